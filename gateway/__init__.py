@@ -1,0 +1,94 @@
+"""The application factory: settings, extensions, blueprints, commands."""
+import logging
+
+from flask import Flask, jsonify
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine
+
+from config import DEV_SECRET, INSTANCE_DIR, config_for
+
+from .errors import register_error_handlers
+from .extensions import babel, csrf, db, limiter, login_manager, migrate
+
+
+def create_app(overrides=None):
+    """Build a configured application; `overrides` wins over the environment (tests use it)."""
+    app = Flask(__name__, instance_path=str(INSTANCE_DIR), template_folder="../templates",
+                static_folder="../static")
+    settings = config_for((overrides or {}).get("APP_ENV"))
+    app.config.from_object(settings)
+    app.config.from_pyfile("settings.py", silent=True)
+    app.config.update(overrides or {})
+    check_production_secrets(app)
+    app.json.sort_keys = False
+    app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["REDIS_URL"] or "memory://")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    register_extensions(app)
+    register_error_handlers(app)
+    register_blueprints(app)
+    register_commands(app)
+    return app
+
+
+def check_production_secrets(app):
+    """Refuse to start production with a missing or development secret."""
+    if app.config["APP_ENV"] != "production":
+        return
+    secret = app.config.get("SECRET_KEY")
+    if not secret or secret == DEV_SECRET or len(secret) < 32:
+        raise RuntimeError("SECRET_KEY must be set to a random value of at least 32 characters in production.")
+
+
+def register_extensions(app):
+    """Bind each extension to this application."""
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(app.root_path + "/../migrations"))
+    csrf.init_app(app)
+    limiter.init_app(app)
+    babel.init_app(app)
+    login_manager.init_app(app)
+
+    @login_manager.user_loader
+    def load_user(user_id):
+        """The signed-in panel user, or None when deactivated or gone."""
+        from .models import User
+
+        user = db.session.get(User, int(user_id)) if str(user_id).isdigit() else None
+        return user if user is not None and user.active else None
+
+
+def register_blueprints(app):
+    """The REST API, the health check, and the pages."""
+    from .api import register_api
+
+    register_api(app)
+
+    @app.get("/healthz")
+    def healthz():
+        """Liveness and database reachability for load balancers."""
+        try:
+            db.session.execute(text("SELECT 1"))
+        except Exception:  # noqa: BLE001 - any database failure means unhealthy
+            db.session.rollback()
+            return jsonify(status="unavailable", database="unreachable"), 503
+        return jsonify(status="ok", database="ok")
+
+
+def register_commands(app):
+    """The `flask gateway …` operator commands."""
+    from .cli import gateway_cli
+
+    app.cli.add_command(gateway_cli)
+
+
+@event.listens_for(Engine, "connect")
+def tune_sqlite(dbapi_connection, connection_record):
+    """WAL and a busy timeout let SQLite serve concurrent requests; foreign keys are enforced."""
+    if type(dbapi_connection).__module__.startswith("sqlite3"):
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=10000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()

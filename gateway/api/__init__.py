@@ -1,0 +1,35 @@
+"""The merchant REST API under /api/v1, documented from the schemas that validate it."""
+from flask import send_from_directory
+from flask_smorest import Api
+from swagger_ui_bundle import swagger_ui_path
+
+from ..extensions import csrf
+
+DOCS_ASSETS = "/api/v1/docs-assets/"
+
+
+class GatewayApi(Api):
+    """flask-smorest's Api, leaving error rendering to gateway.errors."""
+
+    def _register_error_handlers(self):
+        """The app-wide renderer in gateway.errors already answers every error."""
+
+
+def register_api(app):
+    """Attach every resource blueprint, the OpenAPI document and the offline docs page."""
+    from . import payments
+
+    app.config.setdefault("OPENAPI_SWAGGER_UI_PATH", "docs")
+    app.config.setdefault("OPENAPI_SWAGGER_UI_URL", DOCS_ASSETS)
+    api = GatewayApi(app, spec_kwargs={"info": {"description": "Merchant payment gateway API."}})
+    api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
+    api.spec.options["security"] = [{"bearer": []}]
+    for module in (payments,):
+        csrf.exempt(module.blp)
+        api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")
+    app.extensions["gateway_api"] = api
+
+    @app.get(DOCS_ASSETS + "<path:filename>")
+    def docs_assets(filename):
+        """Swagger UI's files, served from the installed bundle rather than a CDN."""
+        return send_from_directory(swagger_ui_path, filename)

@@ -1,0 +1,66 @@
+"""Bearer-key authentication and scope checks for every API request."""
+from datetime import timedelta
+
+from flask import g, request
+
+from ..clock import utcnow
+from ..errors import ApiError
+from ..extensions import db
+from ..models import ApiKey, Brand, User
+from ..services.api_keys import find_active_key
+
+# last_used_at is refreshed at most this often, so reads do not become writes.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+METHOD_SCOPES = {"GET": {"read"}, "HEAD": {"read"}, "OPTIONS": set()}
+
+
+def bearer_token():
+    """The token of an `Authorization: Bearer …` header, or None when absent."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def authenticate(extra_scopes=()):
+    """Resolve the key, its brand and check the scopes this request needs."""
+    token = bearer_token()
+    if token is None:
+        raise ApiError(401, "MISSING_TOKEN", "Send your API key as `Authorization: Bearer <API_KEY>`.")
+    key = find_active_key(token) if token else None
+    if key is None:
+        raise ApiError(401, "INVALID_TOKEN", "The API key does not exist or has been revoked.")
+    needed = METHOD_SCOPES.get(request.method, {"write"}) | set(extra_scopes)
+    missing = needed - key.scope_set
+    if missing:
+        raise ApiError(403, "INSUFFICIENT_SCOPE",
+                       f"This key lacks the scope(s) {', '.join(sorted(missing))} for this action.")
+    g.api_key = key
+    g.brand = db.session.get(Brand, key.brand_id)
+    touch_last_used(key)
+
+
+def touch_last_used(key):
+    """Record use of the key, writing at most once a minute per key."""
+    now = utcnow()
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        db.session.execute(
+            db.update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+
+
+def require_super_admin():
+    """Key operations also need the X-Super-Admin-Email of an active platform super-administrator."""
+    email = (request.headers.get("X-Super-Admin-Email") or "").strip().lower()
+    if not email:
+        raise ApiError(400, "SUPER_ADMIN_EMAIL_REQUIRED", "Send the X-Super-Admin-Email header.")
+    user = db.session.execute(
+        db.select(User).where(db.func.lower(User.email) == email, User.role == "super_admin",
+                              User.active.is_(True))
+    ).scalar_one_or_none()
+    if user is None:
+        raise ApiError(403, "INVALID_SUPER_ADMIN", "That address is not an active super-administrator.")
+    g.super_admin = user

@@ -1,0 +1,55 @@
+"""The blueprint every API resource is built on: auth, body checks, idempotency, rate limit."""
+import hashlib
+
+from flask import current_app, request
+from flask_smorest import Blueprint
+
+from ..errors import ApiError
+from ..extensions import limiter
+from . import idempotency
+from .auth import authenticate, require_super_admin
+
+BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def resource_blueprint(name, description, extra_scopes=(), super_admin=False):
+    """A flask-smorest Blueprint whose every request is authenticated and checked."""
+    blp = Blueprint(name, __name__ + "." + name, description=description)
+
+    @blp.before_request
+    def guard():
+        authenticate(extra_scopes)
+        if super_admin:
+            require_super_admin()
+        check_json_body()
+        return idempotency.replay_or_reserve()
+
+    blp.after_request(idempotency.store_response)
+    limiter.limit(api_rate_limit, key_func=api_key_identity, error_message="RATE_LIMITED")(blp)
+    return blp
+
+
+def api_rate_limit():
+    """The per-key limit, e.g. `100/second` (API_RATE_LIMIT)."""
+    return current_app.config["API_RATE_LIMIT"]
+
+
+def api_key_identity():
+    """Rate-limit bucket: a digest of the presented key, else the client address."""
+    header = request.headers.get("Authorization", "")
+    if header:
+        return "key:" + hashlib.sha256(header.encode()).hexdigest()[:32]
+    return "addr:" + (request.remote_addr or "unknown")
+
+
+def check_json_body():
+    """A body, when sent, must be JSON that parses (415 and 400 otherwise)."""
+    if request.method not in BODY_METHODS:
+        return
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        return
+    if not request.is_json:
+        raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with `Content-Type: application/json`.")
+    if request.get_json(silent=True) is None:
+        raise ApiError(400, "INVALID_JSON", "The request body is not valid JSON.")

@@ -1,0 +1,103 @@
+"""`flask gateway …`: the operator's commands; each exits non-zero with a clear message on bad input."""
+import click
+from flask.cli import AppGroup
+
+from .errors import ApiError
+from .extensions import db
+from .models import Brand, User
+from .services.api_keys import generate_key, revoke_key
+
+gateway_cli = AppGroup("gateway", help="Operate the payment gateway.")
+
+DEMO_EMAIL = "admin@example.com"
+
+
+def default_brand():
+    """The deployment's brand (the first one), or a clear error when bootstrap has not run."""
+    brand = db.session.execute(db.select(Brand).order_by(Brand.id).limit(1)).scalar_one_or_none()
+    if brand is None:
+        raise click.ClickException("No brand yet: run `flask gateway bootstrap` first.")
+    return brand
+
+
+def fail_on_api_error(error):
+    """Turn a service's ApiError into a command-line failure."""
+    raise click.ClickException(error.message)
+
+
+@gateway_cli.command("bootstrap")
+@click.option("--brand-name", default="Demo Shop", show_default=True)
+@click.option("--email", default=DEMO_EMAIL, show_default=True, help="The super-administrator's sign-in.")
+@click.option("--password", default=None, help="Defaults to a random one, printed once.")
+def bootstrap(brand_name, email, password):
+    """Create the brand, a super-administrator and a first API key; running it again changes nothing."""
+    import secrets
+
+    if db.session.execute(db.select(Brand).limit(1)).scalar_one_or_none() is not None:
+        click.echo("Already bootstrapped: nothing changed.")
+        return
+    brand = Brand(name=brand_name, slug="default")
+    db.session.add(brand)
+    db.session.flush()
+    password = password or secrets.token_urlsafe(12)
+    admin = User(brand_id=brand.id, email=email.lower(), name="Administrator", role="super_admin")
+    admin.set_password(password)
+    db.session.add(admin)
+    db.session.commit()
+    for hook in BOOTSTRAP_HOOKS:
+        hook(brand)
+    _, secret = generate_key(brand, "default", ["read", "write", "admin"])
+    click.echo(f"Brand:        {brand.name}")
+    click.echo(f"Admin login:  {admin.email}")
+    click.echo(f"Password:     {password}")
+    click.echo("API key (shown once, keep it safe):")
+    click.echo(secret)
+
+
+# Later parts of the gateway add steps here (e.g. a first payment method).
+BOOTSTRAP_HOOKS = []
+
+
+@gateway_cli.command("create-admin")
+@click.option("--email", required=True)
+@click.option("--password", required=True)
+@click.option("--super-admin", is_flag=True, help="Grant every permission, keys and settings included.")
+def create_admin(email, password, super_admin):
+    """Create a panel user (staff unless --super-admin)."""
+    brand = default_brand()
+    email = email.strip().lower()
+    if "@" not in email or len(email) > 254:
+        raise click.ClickException(f"Not an e-mail address: {email!r}")
+    if len(password) < 8:
+        raise click.ClickException("The password must have at least 8 characters.")
+    if db.session.execute(db.select(User).where(User.email == email)).scalar_one_or_none():
+        raise click.ClickException(f"A user with e-mail {email} already exists.")
+    user = User(brand_id=brand.id, email=email, role="super_admin" if super_admin else "staff")
+    user.set_password(password)
+    db.session.add(user)
+    db.session.commit()
+    click.echo(f"Created {user.role} {email}.")
+
+
+@gateway_cli.command("create-key")
+@click.option("--label", required=True)
+@click.option("--scopes", default="read,write", show_default=True, help="Comma-separated: read, write, admin.")
+def create_key(label, scopes):
+    """Generate an API key; the key alone is printed on the last line."""
+    try:
+        key, secret = generate_key(default_brand(), label, scopes)
+    except ApiError as error:
+        fail_on_api_error(error)
+    click.echo(f"Created key {key.label!r} with scopes {key.scopes}. It is shown once:")
+    click.echo(secret)
+
+
+@gateway_cli.command("revoke-key")
+@click.argument("label")
+def revoke_key_command(label):
+    """Revoke the active key with this label; it stops working on the next request."""
+    try:
+        revoke_key(default_brand(), label=label)
+    except ApiError as error:
+        fail_on_api_error(error)
+    click.echo(f"Revoked key {label!r}.")

@@ -1,0 +1,151 @@
+"""The one error renderer: every API failure leaves in the documented envelope."""
+import logging
+import uuid
+
+from flask import g, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    422: "VALIDATION_ERROR",
+    429: "RATE_LIMITED",
+}
+REQUIRED_MESSAGES = {"Missing data for required field."}
+
+
+class ApiError(Exception):
+    """A failure with an HTTP status, a machine code and, for validation, the fields at fault."""
+
+    def __init__(self, status, code, message, errors=None, headers=None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.errors = errors
+        self.headers = headers or {}
+
+
+def not_found(thing):
+    """The 404 for a resource the calling brand cannot see, e.g. PAYMENT_NOT_FOUND."""
+    return ApiError(404, f"{thing.upper()}_NOT_FOUND", f"No such {thing.replace('_', ' ')}.")
+
+
+def invalid_state(message):
+    """The 409 for an action the resource's current state does not allow."""
+    return ApiError(409, "INVALID_STATE", message)
+
+
+def field_error(field, message, code="invalid"):
+    """A 422 naming one field at fault."""
+    return ApiError(422, "VALIDATION_ERROR", message, [{"field": field, "code": code, "message": message}])
+
+
+def flatten_messages(messages, prefix=""):
+    """Marshmallow/webargs nested messages as a flat list of {field, code, message}."""
+    errors = []
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            if key in ("json", "query", "path", "headers") and not prefix:
+                errors.extend(flatten_messages(value, ""))
+                continue
+            name = str(key) if key != "_schema" else (prefix.rstrip(".") or "body")
+            path = f"{prefix}{name}" if key != "_schema" else name
+            errors.extend(flatten_messages(value, path + "." if isinstance(value, dict) else path))
+    elif isinstance(messages, (list, tuple)):
+        for item in messages:
+            if isinstance(item, (dict, list)):
+                errors.extend(flatten_messages(item, prefix))
+            else:
+                field = prefix.rstrip(".") or "body"
+                code = "required" if item in REQUIRED_MESSAGES else "invalid"
+                errors.append({"field": field, "code": code, "message": str(item)})
+    else:
+        errors.append({"field": prefix.rstrip(".") or "body", "code": "invalid", "message": str(messages)})
+    return errors
+
+
+def request_id():
+    """This request's id, taken from a sane X-Request-ID header or made fresh."""
+    if "request_id" not in g:
+        incoming = request.headers.get("X-Request-ID", "")
+        g.request_id = incoming if 0 < len(incoming) <= 64 and incoming.replace("-", "").isalnum() else uuid.uuid4().hex
+    return g.request_id
+
+
+def error_response(status, code, message, errors=None, headers=None):
+    """The JSON error envelope of CONTRACT.md."""
+    body = {"success": False, "error": True, "message": message, "code": code}
+    if errors:
+        body["errors"] = errors
+    if status >= 500:
+        body["request_id"] = request_id()
+    response = jsonify(body)
+    response.status_code = status
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def wants_json():
+    """Whether this request should get JSON errors rather than a page."""
+    return request.path.startswith("/api/") or request.path == "/healthz"
+
+
+def render_http_exception(error):
+    """An HTTPException (abort, webargs validation, rate limit, 404 routing) as an envelope or a page."""
+    if not wants_json():
+        return render_template("error.html", status=error.code, message=error.description), error.code
+    data = getattr(error, "data", None) or {}
+    headers = dict(data.get("headers") or {})
+    if error.code == 429:
+        retry_after = getattr(error, "retry_after", None)
+        headers.setdefault("Retry-After", str(retry_after or 1))
+        return error_response(429, "RATE_LIMITED", "Too many requests; slow down.", headers=headers)
+    if error.code == 422 and "messages" in data:
+        return error_response(422, "VALIDATION_ERROR", "The request has invalid fields.",
+                              flatten_messages(data["messages"]), headers)
+    if error.code == 413:
+        return error_response(413, "PAYLOAD_TOO_LARGE", "The request body is too large.")
+    code = HTTP_CODES.get(error.code, "ERROR")
+    return error_response(error.code, code, data.get("message") or error.description or code, headers=headers)
+
+
+def render_api_error(error):
+    """An ApiError raised by a view or a service."""
+    if not wants_json():
+        return render_template("error.html", status=error.status, message=error.message), error.status
+    return error_response(error.status, error.code, error.message, error.errors, error.headers)
+
+
+def render_unexpected(error):
+    """Anything else: logged with its trace, answered without one."""
+    if isinstance(error, HTTPException):
+        return render_http_exception(error)
+    log.exception("unhandled error in request %s", request_id())
+    from .extensions import db
+    db.session.rollback()
+    if not wants_json():
+        return render_template("error.html", status=500, message="Something went wrong."), 500
+    return error_response(500, "INTERNAL_ERROR", "Internal error; quote the request id when reporting it.")
+
+
+def register_error_handlers(app):
+    """Attach the renderers and the X-Request-ID header to every response."""
+    app.register_error_handler(ApiError, render_api_error)
+    app.register_error_handler(HTTPException, render_http_exception)
+    app.register_error_handler(Exception, render_unexpected)
+
+    @app.after_request
+    def add_request_id(response):
+        response.headers["X-Request-ID"] = request_id()
+        return response
+

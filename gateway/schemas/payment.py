@@ -1,0 +1,101 @@
+"""Payment request and response shapes, shared by the API, the checkout and the panel."""
+from datetime import timezone
+
+import marshmallow as ma
+from flask import current_app
+from marshmallow import fields, validate
+
+from ..models import PAYMENT_STATUSES
+from .common import Amount, BaseSchema, HttpUrl, PageArgs, Phone, Timestamp, positive_amount
+
+METADATA_MAX_KEYS = 20
+
+
+class PaymentCreateSchema(BaseSchema):
+    """Body of POST /payments."""
+
+    amount = Amount(required=True)
+    currency = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z]{3}$", error="Currency must be a three-letter ISO 4217 code."))
+    reference = fields.String(validate=validate.Length(min=1, max=255))
+    callback_url = HttpUrl()
+    redirect_url = HttpUrl()
+    cancel_url = HttpUrl()
+    customer_name = fields.String(validate=validate.Length(max=200))
+    customer_mail = fields.Email(validate=validate.Length(max=254), metadata={"description": "Alias: customer_email."})
+    customer_phone = Phone()
+    metadata = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=40)),
+                           values=fields.Raw(allow_none=True))
+
+    @ma.pre_load
+    def accept_aliases(self, data, **kwargs):
+        """`customer_email` is accepted for `customer_mail`."""
+        if isinstance(data, dict) and "customer_email" in data and "customer_mail" not in data:
+            data = dict(data)
+            data["customer_mail"] = data.pop("customer_email")
+        return data
+
+    @ma.validates("amount")
+    def amount_in_bounds(self, value, **kwargs):
+        positive_amount(current_app.config["MAX_AMOUNT"])(value)
+
+    @ma.validates("metadata")
+    def metadata_is_small(self, value, **kwargs):
+        if len(value) > METADATA_MAX_KEYS:
+            raise ma.ValidationError(f"At most {METADATA_MAX_KEYS} metadata keys.")
+        for item in value.values():
+            if isinstance(item, (dict, list)) or (isinstance(item, str) and len(item) > 500):
+                raise ma.ValidationError("Metadata values must be strings of at most 500 characters, numbers or booleans.")
+
+    @ma.post_load
+    def normalise(self, data, **kwargs):
+        data["currency"] = data["currency"].upper()
+        return data
+
+
+class PaymentCreatedSchema(BaseSchema):
+    """`data` of the POST /payments response (spec 2.3)."""
+
+    payment_id = fields.String(attribute="public_id")
+    token = fields.String()
+    checkout_url = fields.Method("get_checkout_url")
+    status = fields.String()
+
+    def get_checkout_url(self, payment):
+        from ..services.payments import checkout_url
+        return checkout_url(payment)
+
+
+class CustomerSummarySchema(BaseSchema):
+    name = fields.String(attribute="customer_name", allow_none=True)
+    email = fields.String(attribute="customer_email", allow_none=True)
+    phone = fields.String(attribute="customer_phone", allow_none=True)
+
+
+class PaymentSchema(PaymentCreatedSchema):
+    """`data` of GET /payments/{payment_id} (spec 2.4 and CONTRACT.md)."""
+
+    trx_id = fields.Method("get_trx_id", allow_none=True)
+    reference = fields.String(allow_none=True)
+    amount = Amount()
+    amount_refunded = Amount()
+    currency = fields.String()
+    provider = fields.String(allow_none=True)
+    provider_trx_id = fields.String(allow_none=True)
+    review_reason = fields.String(allow_none=True)
+    created_at = Timestamp()
+    completed_at = Timestamp(allow_none=True)
+    expires_at = Timestamp()
+    customer = fields.Function(lambda payment: CustomerSummarySchema().dump(payment))
+    metadata = fields.Raw(attribute="metadata_json", allow_none=True)
+
+    def get_trx_id(self, payment):
+        return payment.transaction.trx_id if payment.transaction else None
+
+
+class PaymentListArgs(PageArgs):
+    """Query of GET /payments."""
+
+    status = fields.String(validate=validate.OneOf(PAYMENT_STATUSES))
+    reference = fields.String(validate=validate.Length(max=255))
+    from_ = fields.AwareDateTime(data_key="from", attribute="from", default_timezone=timezone.utc)
+    to = fields.AwareDateTime(default_timezone=timezone.utc)

@@ -1,0 +1,82 @@
+"""API keys: generated with a secret shown once, stored as a hash, revoked by label."""
+import hashlib
+import hmac
+import secrets
+
+from flask import current_app
+from sqlalchemy.exc import IntegrityError
+
+from ..clock import utcnow
+from ..errors import ApiError, field_error
+from ..extensions import db
+from ..models import SCOPES, ApiKey
+
+DISPLAY_CHARS = 6
+
+
+def hash_secret(secret):
+    """The SHA-256 hex digest stored in place of a key's secret (the secret has 256 random bits)."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def find_active_key(secret):
+    """The active key whose secret this is, compared in constant time; None otherwise."""
+    digest = hash_secret(secret)
+    key = db.session.execute(db.select(ApiKey).where(ApiKey.key_hash == digest)).scalar_one_or_none()
+    if key is None or not hmac.compare_digest(key.key_hash, digest) or key.revoked_at is not None:
+        return None
+    return key
+
+
+def normalise_scopes(scopes):
+    """A sorted, de-duplicated list of known scopes, or a 422 naming the bad one."""
+    if isinstance(scopes, str):
+        scopes = [part.strip() for part in scopes.split(",")]
+    chosen = {scope for scope in scopes if scope}
+    unknown = chosen - set(SCOPES)
+    if not chosen or unknown:
+        raise field_error("scopes", f"Scopes must be drawn from {', '.join(SCOPES)}.")
+    return [scope for scope in SCOPES if scope in chosen]
+
+
+def generate_key(brand, label, scopes):
+    """Create a key; returns (key, secret) — the secret exists only in this return value."""
+    label = (label or "").strip()
+    if not label or len(label) > 100:
+        raise field_error("label", "A label of 1 to 100 characters is required.", "required" if not label else "invalid")
+    scopes = normalise_scopes(scopes)
+    secret = current_app.config["API_KEY_PREFIX"] + secrets.token_urlsafe(32)
+    key = ApiKey(brand_id=brand.id, label=label, scopes=",".join(scopes), key_hash=hash_secret(secret),
+                 display_prefix=secret[: len(current_app.config["API_KEY_PREFIX"]) + DISPLAY_CHARS])
+    db.session.add(key)
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise ApiError(409, "LABEL_TAKEN", f"An active key is already labelled {label!r}.",
+                       [{"field": "label", "code": "taken", "message": "Labels are unique among active keys."}])
+    return key, secret
+
+
+def list_keys(brand):
+    """The brand's keys, newest first, revoked ones included for the record."""
+    return db.session.execute(
+        db.select(ApiKey).where(ApiKey.brand_id == brand.id).order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
+    ).scalars().all()
+
+
+def revoke_key(brand, *, key_id=None, label=None):
+    """Deactivate a key by id or label; every later request with it fails with INVALID_TOKEN."""
+    query = db.select(ApiKey).where(ApiKey.brand_id == brand.id, ApiKey.revoked_at.is_(None))
+    query = query.where(ApiKey.id == key_id) if key_id is not None else query.where(ApiKey.label == label)
+    key = db.session.execute(query).scalar_one_or_none()
+    if key is None:
+        raise ApiError(404, "API_KEY_NOT_FOUND", "No active key by that id or label.")
+    revoked = db.session.execute(
+        db.update(ApiKey).where(ApiKey.id == key.id, ApiKey.revoked_at.is_(None)).values(revoked_at=utcnow())
+    ).rowcount
+    db.session.commit()
+    if not revoked:
+        raise ApiError(404, "API_KEY_NOT_FOUND", "No active key by that id or label.")
+    db.session.refresh(key)
+    return key

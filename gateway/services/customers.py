@@ -1,0 +1,110 @@
+"""Customer profiles: upserted from payments, managed through the API and the panel."""
+from sqlalchemy.exc import IntegrityError
+
+from ..errors import ApiError, not_found
+from ..extensions import db
+from ..models import PAID_STATUSES, Customer, Payment
+
+
+def upsert_customer(brand, name=None, email=None, phone=None):
+    """The brand's customer with this e-mail (else phone), created or filled in; None without either."""
+    email = email.lower() if email else None
+    if not email and not phone:
+        return None
+    for _ in range(2):
+        customer = find_by_contact(brand, email, phone)
+        if customer is None:
+            customer = Customer(brand_id=brand.id, name=name, email=email, phone=phone)
+            db.session.add(customer)
+        else:
+            customer.name = name or customer.name
+            customer.email = customer.email or email
+            customer.phone = phone or customer.phone
+        try:
+            with db.session.begin_nested():
+                db.session.flush()
+            return customer
+        except IntegrityError:
+            # A concurrent request created the same e-mail first: use that row.
+            continue
+    return find_by_contact(brand, email, phone)
+
+
+def find_by_contact(brand, email, phone):
+    """The brand's customer by e-mail first, then by phone."""
+    if email:
+        found = db.session.execute(
+            db.select(Customer).where(Customer.brand_id == brand.id, Customer.email == email)
+        ).scalar_one_or_none()
+        if found:
+            return found
+    if phone:
+        return db.session.execute(
+            db.select(Customer).where(Customer.brand_id == brand.id, Customer.phone == phone)
+            .order_by(Customer.id).limit(1)
+        ).scalar_one_or_none()
+    return None
+
+
+def get_customer(brand, ident):
+    """A customer of this brand by id, e-mail or phone; 404 otherwise."""
+    ident = str(ident).strip()
+    query = db.select(Customer).where(Customer.brand_id == brand.id)
+    if ident.isdigit() and len(ident) < 12:
+        query = query.where(Customer.id == int(ident))
+    elif "@" in ident:
+        query = query.where(Customer.email == ident.lower())
+    else:
+        query = query.where(Customer.phone == ident).order_by(Customer.id).limit(1)
+    customer = db.session.execute(query).scalar_one_or_none()
+    if customer is None:
+        raise not_found("customer")
+    return customer
+
+
+def create_customer(brand, data):
+    """A new profile; an e-mail already on file is a 409."""
+    customer = Customer(brand_id=brand.id, name=data.get("name"), email=(data.get("email") or None) and data["email"].lower(),
+                        phone=data.get("phone"))
+    db.session.add(customer)
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise ApiError(409, "CUSTOMER_EXISTS", "A customer with this e-mail already exists.",
+                       [{"field": "email", "code": "taken", "message": "E-mail already on file."}])
+    return customer
+
+
+def update_customer(customer, data):
+    """Change a profile's name, e-mail or phone."""
+    for field in ("name", "email", "phone"):
+        if field in data:
+            value = data[field]
+            setattr(customer, field, value.lower() if field == "email" and value else value)
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise ApiError(409, "CUSTOMER_EXISTS", "A customer with this e-mail already exists.",
+                       [{"field": "email", "code": "taken", "message": "E-mail already on file."}])
+    return customer
+
+
+def delete_customer(customer):
+    """Remove a profile; its payments stay, unlinked, for the books."""
+    db.session.execute(db.update(Payment).where(Payment.customer_id == customer.id).values(customer_id=None))
+    db.session.delete(customer)
+    db.session.commit()
+
+
+def customer_totals(customer_ids):
+    """Payment count and paid total per customer id, in one query."""
+    if not customer_ids:
+        return {}
+    rows = db.session.execute(
+        db.select(Payment.customer_id, db.func.count(Payment.id),
+                  db.func.sum(db.case((Payment.status.in_(PAID_STATUSES), Payment.amount), else_=0)))
+        .where(Payment.customer_id.in_(customer_ids)).group_by(Payment.customer_id)
+    ).all()
+    return {row[0]: (row[1], row[2]) for row in rows}

@@ -1,0 +1,104 @@
+"""Fixtures: an app per engine (SQLite file, or PostgreSQL with TEST_DB=postgres), a clean database per test."""
+import os
+
+import pytest
+from sqlalchemy import text
+
+from gateway import create_app
+from gateway.extensions import db
+from gateway.models import Brand
+from gateway.services.api_keys import generate_key
+from tests.services import POSTGRES_URL, postgres_reachable, unavailable
+
+ENGINE = os.environ.get("TEST_DB", "sqlite")
+
+
+def database_url(tmp_path_factory):
+    """The engine this run tests: a SQLite file (so threads share it) or the test PostgreSQL."""
+    if ENGINE == "postgres":
+        try:
+            postgres_reachable()
+        except Exception as error:  # noqa: BLE001 - any failure to connect
+            unavailable("PostgreSQL", error)
+        return POSTGRES_URL
+    return f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite3'}"
+
+
+@pytest.fixture(scope="session")
+def app(tmp_path_factory):
+    """One application for the session, its schema created from the models."""
+    app = create_app({
+        "APP_ENV": "testing",
+        "SQLALCHEMY_DATABASE_URI": database_url(tmp_path_factory),
+        "REDIS_URL": None,
+        "RATELIMIT_ENABLED": False,
+        "WTF_CSRF_ENABLED": True,
+        "SERVER_NAME": None,
+    })
+    with app.app_context():
+        db.drop_all()
+        db.create_all()
+    yield app
+    with app.app_context():
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def clean_database(app):
+    """Every test starts with empty tables and an application context."""
+    with app.app_context():
+        yield
+        db.session.remove()
+        tables = [table.name for table in reversed(db.metadata.sorted_tables)]
+        with db.engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                connection.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
+            else:
+                for table in tables:
+                    connection.execute(text(f"DELETE FROM {table}"))
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def brand():
+    """The brand most tests act for."""
+    brand = Brand(name="Test Shop", slug="test-shop", currencies="BDT,USD")
+    db.session.add(brand)
+    db.session.commit()
+    return brand
+
+
+@pytest.fixture
+def other_brand():
+    """A second brand, to prove the first never sees its rows."""
+    brand = Brand(name="Other Shop", slug="other-shop")
+    db.session.add(brand)
+    db.session.commit()
+    return brand
+
+
+@pytest.fixture
+def make_key():
+    """Generate a key for a brand with given scopes; returns the Authorization header dict."""
+    counter = iter(range(10_000))
+
+    def make(brand, scopes=("read", "write")):
+        _, secret = generate_key(brand, f"key-{next(counter)}", list(scopes))
+        return {"Authorization": f"Bearer {secret}"}
+    return make
+
+
+@pytest.fixture
+def auth(brand, make_key):
+    """Authorization header of a read+write key of `brand`."""
+    return make_key(brand)
