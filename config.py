@@ -32,7 +32,8 @@ class Config:
     APP_ENV = "development"
     SECRET_KEY = os.environ.get("SECRET_KEY", DEV_SECRET)
     SQLALCHEMY_DATABASE_URI = database_url("gateway.sqlite3")
-    SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
+    # PostgreSQL connections can go stale behind a restart; SQLite files cannot.
+    SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True} if SQLALCHEMY_DATABASE_URI.startswith("postgresql") else {}
     REDIS_URL = os.environ.get("REDIS_URL") or None
     BASE_URL = os.environ.get("BASE_URL", "http://127.0.0.1:5000").rstrip("/")
     API_KEY_PREFIX = os.environ.get("API_KEY_PREFIX", "gw_live_")

@@ -1,4 +1,5 @@
 """The unbound extension objects; create_app binds them to an application."""
+from flask import request
 from flask_babel import Babel
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
@@ -22,4 +23,16 @@ migrate = Migrate()
 csrf = CSRFProtect()
 login_manager = LoginManager()
 babel = Babel()
-limiter = Limiter(key_func=get_remote_address, default_limits=[])
+
+
+class GatewayLimiter(Limiter):
+    """Flask-Limiter for pages and device endpoints; the merchant API counts its own per-key limit."""
+
+    def _check_request_limit(self, callable_name=None, in_middleware=True):
+        # gateway.api.rate_limit already counted this request; skip the per-request view scan.
+        if in_middleware and request.path.startswith("/api/v1/"):
+            return None
+        return super()._check_request_limit(callable_name, in_middleware)
+
+
+limiter = GatewayLimiter(key_func=get_remote_address, default_limits=[])

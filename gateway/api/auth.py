@@ -6,7 +6,7 @@ from flask import g, request
 from ..clock import utcnow
 from ..errors import ApiError
 from ..extensions import db
-from ..models import ApiKey, Brand, User
+from ..models import ApiKey, User
 from ..services.api_keys import find_active_key
 
 # last_used_at is refreshed at most this often, so reads do not become writes.
@@ -37,7 +37,7 @@ def authenticate(extra_scopes=()):
         raise ApiError(403, "INSUFFICIENT_SCOPE",
                        f"This key lacks the scope(s) {', '.join(sorted(missing))} for this action.")
     g.api_key = key
-    g.brand = db.session.get(Brand, key.brand_id)
+    g.brand = key.brand
     touch_last_used(key)
 
 

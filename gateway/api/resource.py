@@ -1,13 +1,11 @@
 """The blueprint every API resource is built on: auth, body checks, idempotency, rate limit."""
-import hashlib
-
-from flask import current_app, request
+from flask import request
 from flask_smorest import Blueprint
 
 from ..errors import ApiError
-from ..extensions import limiter
 from . import idempotency
 from .auth import authenticate, require_super_admin
+from .rate_limit import check_api_rate_limit
 
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
@@ -18,6 +16,7 @@ def resource_blueprint(name, description, extra_scopes=(), super_admin=False):
 
     @blp.before_request
     def guard():
+        check_api_rate_limit()
         authenticate(extra_scopes)
         if super_admin:
             require_super_admin()
@@ -25,21 +24,7 @@ def resource_blueprint(name, description, extra_scopes=(), super_admin=False):
         return idempotency.replay_or_reserve()
 
     blp.after_request(idempotency.store_response)
-    limiter.limit(api_rate_limit, key_func=api_key_identity, error_message="RATE_LIMITED")(blp)
     return blp
-
-
-def api_rate_limit():
-    """The per-key limit, e.g. `100/second` (API_RATE_LIMIT)."""
-    return current_app.config["API_RATE_LIMIT"]
-
-
-def api_key_identity():
-    """Rate-limit bucket: a digest of the presented key, else the client address."""
-    header = request.headers.get("Authorization", "")
-    if header:
-        return "key:" + hashlib.sha256(header.encode()).hexdigest()[:32]
-    return "addr:" + (request.remote_addr or "unknown")
 
 
 def check_json_body():

@@ -25,6 +25,9 @@ class ApiKey(db.Model):
     last_used_at = db.Column(UTCDateTime)
     revoked_at = db.Column(UTCDateTime)
 
+    # Joined so that authenticating a request is one query for key and brand together.
+    brand = db.relationship("Brand", lazy="joined")
+
     @property
     def scope_set(self):
         """The key's scopes as a set."""

@@ -6,6 +6,7 @@ from flask import current_app
 from marshmallow import fields, validate
 
 from ..models import PAYMENT_STATUSES
+from ..services.payments import checkout_url
 from .common import Amount, BaseSchema, HttpUrl, PageArgs, Phone, Timestamp, positive_amount
 
 METADATA_MAX_KEYS = 20
@@ -61,7 +62,6 @@ class PaymentCreatedSchema(BaseSchema):
     status = fields.String()
 
     def get_checkout_url(self, payment):
-        from ..services.payments import checkout_url
         return checkout_url(payment)
 
 
@@ -69,6 +69,9 @@ class CustomerSummarySchema(BaseSchema):
     name = fields.String(attribute="customer_name", allow_none=True)
     email = fields.String(attribute="customer_email", allow_none=True)
     phone = fields.String(attribute="customer_phone", allow_none=True)
+
+
+CUSTOMER_SUMMARY = CustomerSummarySchema()
 
 
 class PaymentSchema(PaymentCreatedSchema):
@@ -85,7 +88,7 @@ class PaymentSchema(PaymentCreatedSchema):
     created_at = Timestamp()
     completed_at = Timestamp(allow_none=True)
     expires_at = Timestamp()
-    customer = fields.Function(lambda payment: CustomerSummarySchema().dump(payment))
+    customer = fields.Function(lambda payment: CUSTOMER_SUMMARY.dump(payment))
     metadata = fields.Raw(attribute="metadata_json", allow_none=True)
 
     def get_trx_id(self, payment):

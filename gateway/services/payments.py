@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import joinedload
 
 from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
@@ -51,10 +52,17 @@ def create_payment(brand, data):
     return payment
 
 
+# Built once: the merchant's read-back after every webhook runs it.
+PAYMENT_BY_PUBLIC_ID = (
+    db.select(Payment).options(joinedload(Payment.transaction))
+    .where(Payment.public_id == db.bindparam("public_id"), Payment.brand_id == db.bindparam("brand_id"))
+)
+
+
 def get_payment(brand, public_id):
     """A payment of this brand by its payment_id; 404 for anything else, another brand's included."""
     payment = db.session.execute(
-        db.select(Payment).where(Payment.public_id == str(public_id), Payment.brand_id == brand.id)
+        PAYMENT_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand.id}
     ).scalar_one_or_none()
     if payment is None:
         raise not_found("payment")
