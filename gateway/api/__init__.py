@@ -17,14 +17,14 @@ class GatewayApi(Api):
 
 def register_api(app):
     """Attach every resource blueprint, the OpenAPI document and the offline docs page."""
-    from . import payments
+    from . import dashboard, payments, refunds, transactions
 
     app.config.setdefault("OPENAPI_SWAGGER_UI_PATH", "docs")
     app.config.setdefault("OPENAPI_SWAGGER_UI_URL", DOCS_ASSETS)
     api = GatewayApi(app, spec_kwargs={"info": {"description": "Merchant payment gateway API."}})
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
     api.spec.options["security"] = [{"bearer": []}]
-    for module in (payments,):
+    for module in (payments, transactions, refunds, dashboard):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")
     app.extensions["gateway_api"] = api

@@ -1,0 +1,35 @@
+"""Refunds: refund a completed transaction in full or in part, list and read refunds."""
+from flask import g
+
+from ..schemas.common import envelope
+from ..schemas.refund import RefundCreateSchema, RefundListArgs, RefundSchema
+from ..services import refunds
+from .paging import listing, paginate, single
+from .resource import resource_blueprint
+
+URL = "refunds"
+blp = resource_blueprint("refunds", "Full and partial refunds of completed transactions.")
+
+
+@blp.post("")
+@blp.arguments(RefundCreateSchema)
+@blp.response(201, envelope(RefundSchema))
+def create_refund(data):
+    """Refund a transaction; without `amount`, everything that remains is refunded."""
+    trx_ref = data["trx_id"] if "trx_id" in data else data["transaction_id"]
+    return single(refunds.create_refund(g.brand, trx_ref, data.get("amount"), data.get("reason")))
+
+
+@blp.get("")
+@blp.arguments(RefundListArgs, location="query")
+@blp.response(200, envelope(RefundSchema, many=True))
+def list_refunds(args):
+    """The brand's refunds, newest first."""
+    return listing(*paginate(refunds.list_refunds_query(g.brand, args), args))
+
+
+@blp.get("/<refund_id>")
+@blp.response(200, envelope(RefundSchema))
+def read_refund(refund_id):
+    """Read one refund by its id."""
+    return single(refunds.get_refund(g.brand, refund_id))

@@ -1,0 +1,41 @@
+"""The dashboard summary's response shape."""
+from marshmallow import fields
+
+from ..models import PAYMENT_STATUSES
+from .common import Amount, BaseSchema, Timestamp
+
+
+def per_currency(description):
+    """An object of amounts keyed by ISO 4217 currency code."""
+    return fields.Dict(keys=fields.String(), values=Amount(), metadata={"description": description})
+
+
+StatusCountsSchema = BaseSchema.from_dict({status: fields.Integer() for status in PAYMENT_STATUSES},
+                                          name="StatusCounts")
+
+
+class DaySchema(BaseSchema):
+    """One local day: completed payments by completion time and their gross volume."""
+
+    date = fields.Date(metadata={"description": "The day in the brand's time zone."})
+    count = fields.Integer()
+    volume = per_currency("Gross amount of the payments completed that day, per currency.")
+
+
+class DashboardSummarySchema(BaseSchema):
+    """`data` of GET /dashboard/summary."""
+
+    timezone = fields.String(metadata={"description": "The brand's time zone that days are counted in."})
+    generated_at = Timestamp()
+    counts = fields.Nested(StatusCountsSchema, metadata={"description": "All-time payments per status."})
+    total_count = fields.Integer(metadata={"description": "All-time payments in any status."})
+    completed_volume = per_currency("Gross amount of completed, partially refunded and refunded payments.")
+    refunded_volume = per_currency("Amount refunded on those payments.")
+    net_volume = per_currency("completed_volume minus refunded_volume.")
+    success_rate = fields.String(allow_none=True, metadata={
+        "description": "Percentage, two decimals: payments that were paid (completed, partially_refunded, "
+                       "refunded) out of all payments, open ones (created, processing) included; "
+                       "null when there are no payments.",
+        "example": "66.67"})
+    today = fields.Nested(DaySchema, metadata={"description": "The current day in the brand's time zone."})
+    daily = fields.List(fields.Nested(DaySchema), metadata={"description": "The last 30 local days, oldest first, today last."})

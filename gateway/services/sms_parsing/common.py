@@ -1,0 +1,275 @@
+"""Shared SMS helpers: text clean-up, look-alike folding, money, field finders and the rule engine."""
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+CENT = Decimal("0.01")
+# Longest concatenated SMS plus a forwarder's wrapper; bounds regex work on hostile input.
+MAX_TEXT = 4096
+# More digits than any wallet holds: refuse rather than build absurd Decimals.
+MAX_DIGITS = 15
+
+# Greek and Cyrillic letters that render like Latin ones; one character each, so positions survive folding.
+_LOOKALIKES = str.maketrans({
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "ο": "o", "ν": "v", "ρ": "p", "κ": "k", "ι": "i", "υ": "u",
+    "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K", "М": "M", "О": "O",
+    "Р": "P", "Ѕ": "S", "Т": "T", "Х": "X", "У": "Y", "Ү": "Y", "а": "a", "с": "c", "е": "e", "һ": "h",
+    "і": "i", "ј": "j", "к": "k", "о": "o", "р": "p", "ѕ": "s", "х": "x", "у": "y", "ԁ": "d", "ԛ": "q",
+    "ԝ": "w",
+})
+
+# Regex building blocks; every pattern runs case-insensitively on the folded text.
+CURRENCY = r"(?:tk|bdt|taka|৳|টাকা)"
+NUMBER = r"[0-9]+(?:,[0-9]+)*(?:\.[0-9]{1,2})?|\.[0-9]{1,2}"
+HOUR = r"[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\s?[ap]\.?m\b)?"
+DATE = r"[0-9]{1,2}[-/.](?:[0-9]{1,2}|[a-z]{3})[-/.][0-9]{2,4}"
+SLASH_DATE = r"[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}"
+# Labels that may follow a value with no space in between (flattened texts glue fields together).
+_GLUED_LABELS = r"(?-i:TxnID|TrxID|TxnId|TrxId|Ref|Fee|Balance|Bal|NetBal|Comm|Amount|Amt|Date)"
+# A counterparty: a phone or masked account number, else a short name up to the end of its clause.
+PARTY = (r"(?P<cp>\+?[0-9*]{5,}(?![0-9*])|[^\n]{1,100}?(?=\s+is\s+(?:un)?successful|\s+successful|\s+in\s+your"
+         r"|\s*[,;!]|\.+(?:\s|$)|\.(?=(?-i:[A-Z][a-z]))|\s*" + _GLUED_LABELS + r"(?=[\s:.\-]|$)|\n|$))")
+
+
+def money(name="amount"):
+    """Regex source for a printed sum with its currency mark ('Tk 1,000.00', 'Tk.00', 'BDT 45,000')."""
+    return rf"(?<![a-z]){CURRENCY}\.?\s*(?P<{name}>{NUMBER})"
+
+
+M = money()
+_TRX = re.compile(r"(?:tr[xn]|tx[nr])\s?(?:id|no)|transaction\s*id", re.I)
+_TRX_VALUE = re.compile(r"\s*[:#.\-]?\s*(?P<trx>[^\W_]{4,32}?)(?=" + _GLUED_LABELS + r"|[\W_]|$)", re.I)
+_FEE = re.compile(r"(?<![a-z])(?:fee|charge)\s*[:.]?\s*" + money("fee"), re.I)
+_BALANCE = re.compile(
+    rf"(?<![a-z])(?:net\s*bal(?:ance)?|balance(?:\s+is)?|bal|c/b)\s*[:.]?\s*(?:{CURRENCY}\.?\s*)?(?P<balance>{NUMBER})",
+    re.I)
+_MONEY = re.compile(M, re.I)
+# Sums right after these labels are fees, commissions or balances, never the transferred amount.
+_NOT_AMOUNT = re.compile(
+    r"(?<![a-z])(?:fee|charge|vat|comm(?:ission)?|net\s*bal(?:ance)?|bal(?:ance)?(?:\s+is)?|c/b)\s*[:.\-]?\s*$", re.I)
+_ANY_TIME = re.compile(rf"(?<![0-9])(?P<time>{DATE}(?:\s+{HOUR})?)", re.I)
+_OTP = re.compile(r"\b(?:otp|one[\s-]*time[\s-]*pass(?:word|code)|verification\s+code|security\s+code)\b", re.I)
+_PROMO = re.compile(r"https?://|www\.|\b(?:offer|win|discount|click|dial|enjoy|free)\b", re.I)
+
+
+@dataclass(frozen=True)
+class ParsedSms:
+    """What one SMS says: who sent the money, how much, under which provider TrxID."""
+
+    provider: str | None = None
+    incoming: bool = False
+    kind: str = "unknown"
+    amount: Decimal | None = None
+    trx_id: str | None = None
+    counterparty: str | None = None
+    fee: Decimal | None = None
+    balance: Decimal | None = None
+    printed_time: str | None = None
+    recognised: bool = False
+
+    @property
+    def trx_key(self):
+        """The TrxID in the form claims are matched on: look-alikes folded to Latin, upper case."""
+        return canonical_trx_id(self.trx_id)
+
+
+@dataclass(frozen=True)
+class Text:
+    """An SMS body cleaned for parsing (`raw`, as printed) and its look-alike-folded twin of equal length."""
+
+    raw: str
+    folded: str
+
+    @classmethod
+    def of(cls, text):
+        """Clean and fold a body once; patterns match `folded`, values are sliced from `raw`."""
+        raw = clean_text(text)
+        return cls(raw, fold_lookalikes(raw))
+
+    def grab(self, match, group):
+        """The text of a named group as printed, or None when the group did not take part."""
+        if match is None or group not in match.re.groupindex or match.start(group) < 0:
+            return None
+        return self.raw[match.start(group):match.end(group)]
+
+
+def as_text(value):
+    """Any input coerced to a str, so odd payloads (None, bytes, numbers) cannot break parsing."""
+    if value is None:
+        return ""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    return value if isinstance(value, str) else str(value)
+
+
+def fold_lookalikes(text):
+    """Latin letters in place of Greek/Cyrillic look-alikes ('ΝΑGΑD' -> 'NAGAD'); same length."""
+    return text.translate(_LOOKALIKES)
+
+
+def ascii_digits(text):
+    """ASCII digits in place of Bangla (০-৯) and any other script's decimal digits; same length."""
+    return "".join(str(unicodedata.decimal(c)) if not c.isascii() and c.isdecimal() else c for c in text)
+
+
+def clean_text(text):
+    """An SMS body normalised for parsing: compatibility forms, ASCII digits, tidy spaces, line breaks kept."""
+    text = unicodedata.normalize("NFKC", as_text(text)[:MAX_TEXT])[:MAX_TEXT]
+    lines = []
+    for line in text.splitlines():
+        # Zero-width and control characters hide between letters and break keyword matches.
+        line = "".join(" " if c == "\t" else c for c in line if unicodedata.category(c) not in ("Cc", "Cf") or c == "\t")
+        line = re.sub(r"\s+", " ", ascii_digits(line)).strip()
+        if line:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def canonical_trx_id(value):
+    """A TrxID reduced to the form a customer types: look-alikes folded, spaces dropped, upper case."""
+    if not value:
+        return None
+    # Upper-case before folding: a Greek 'ν' is an 'N' in capitals, though it looks like a 'v'.
+    key = re.sub(r"\s+", "", fold_lookalikes(ascii_digits(unicodedata.normalize("NFKC", value)).upper()))
+    return key or None
+
+
+def to_decimal(number):
+    """A two-place Decimal from a printed number ('1,000.00', '.00', '30'); None when it is not one."""
+    if not number:
+        return None
+    digits = number.replace(",", "").strip()
+    if not re.fullmatch(r"[0-9]*\.?[0-9]+|[0-9]+\.", digits) or len(digits) > MAX_DIGITS + 3:
+        return None
+    try:
+        return Decimal(digits).quantize(CENT, rounding=ROUND_HALF_UP)
+    except InvalidOperation:
+        return None
+
+
+def parse_amount(text):
+    """A two-place Decimal from a printed sum with or without its currency ('Tk. 900.00', 'BDT 45,000', '৫০০')."""
+    cleaned = clean_text(text).replace("\n", " ")
+    cleaned = re.sub(rf"^\s*{CURRENCY}\.?\s*|\s*{CURRENCY}\.?\s*$", "", cleaned, flags=re.I)
+    return to_decimal(cleaned.replace(" ", ""))
+
+
+def first_amount(t, start=0):
+    """The first sum from `start` that no fee, commission or balance label claims."""
+    for match in _MONEY.finditer(t.folded, start):
+        if not _NOT_AMOUNT.search(t.folded[max(0, match.start() - 24):match.start()]):
+            return to_decimal(t.grab(match, "amount"))
+    return None
+
+
+def find_trx(t):
+    """The provider TrxID, upper-cased as printed; the last label wins because a sender's Ref comes first."""
+    found = None
+    for label in _TRX.finditer(t.folded):
+        value = _TRX_VALUE.match(t.folded, label.end())
+        if value:
+            found = t.grab(value, "trx").upper()
+    return found
+
+
+def find_fee(t):
+    """The fee the provider printed, if any (a commission is not a fee)."""
+    return to_decimal(t.grab(_FEE.search(t.folded), "fee"))
+
+
+def find_balance(t):
+    """The balance after the transaction; the last one wins because a sender's Ref comes first."""
+    matches = list(_BALANCE.finditer(t.folded))
+    return to_decimal(t.grab(matches[-1], "balance")) if matches else None
+
+
+def find_time(t, patterns=()):
+    """The printed date and time: the last hit of the first provider pattern that hits, else any date."""
+    for pattern in (*patterns, _ANY_TIME):
+        matches = list(pattern.finditer(t.folded))
+        if matches:
+            return t.grab(matches[-1], "time")
+    return None
+
+
+def find_party(t, pattern):
+    """A counterparty from a pattern with a 'cp' group, trimmed of clause punctuation."""
+    return tidy_party(t.grab(pattern.search(t.folded), "cp")) if pattern else None
+
+
+def tidy_party(value):
+    """A counterparty without surrounding spaces, quotes or trailing clause punctuation."""
+    value = (value or "").strip().strip("'\"‘’`").rstrip(" .,;:").strip()
+    return value or None
+
+
+def looks_like_otp(t):
+    """Whether the text is a one-time code or PIN message."""
+    return bool(_OTP.search(t.folded))
+
+
+def looks_like_promotion(t):
+    """Whether the text reads like marketing (links, offers)."""
+    return bool(_PROMO.search(t.folded))
+
+
+def has_money_or_trx(t):
+    """Whether the text carries a sum or a TrxID label, i.e. might be a transaction we failed to read."""
+    return bool(_MONEY.search(t.folded) or _TRX.search(t.folded))
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One message type of a provider: how to spot it and where its amount and counterparty are."""
+
+    kind: str
+    incoming: bool
+    trigger: re.Pattern
+    amount: re.Pattern | None = None
+    party: re.Pattern | None = None
+
+
+def rule(kind, incoming, trigger, amount=None, party=None):
+    """A Rule from regex sources, compiled case-insensitively."""
+    compiled = [re.compile(p, re.I) if p else None for p in (trigger, amount, party)]
+    return Rule(kind, incoming, *compiled)
+
+
+# Types that are notices when they carry no TrxID (a loan offer, a cashback announcement).
+NOTICE_KINDS = frozenset({"otp", "promotion", "notice", "loan", "cashback", "reward", "interest"})
+
+
+def pick_rule(rules, t):
+    """The rule whose trigger appears earliest (the message's own header beats words in a Ref); ties by order."""
+    best = None
+    for index, candidate in enumerate(rules):
+        match = candidate.trigger.search(t.folded)
+        if match and (best is None or match.start() < best[1].start()):
+            best = (candidate, match, index)
+    return best[:2] if best else (None, None)
+
+
+def apply_rules(provider, rules, t, time_patterns=(), needs_trx=True):
+    """Parse `t` with a provider's rules; None when no rule matches (so another parser may try)."""
+    chosen, match = pick_rule(rules, t)
+    if chosen is None:
+        return None
+    amount = to_decimal(t.grab(match, "amount"))
+    if amount is None and chosen.amount is not None:
+        amount = to_decimal(t.grab(chosen.amount.search(t.folded), "amount"))
+    if amount is None:
+        amount = first_amount(t, match.start())
+    if amount is None:
+        amount = first_amount(t)
+    party = tidy_party(t.grab(match, "cp")) or find_party(t, chosen.party)
+    parsed = ParsedSms(provider=provider, incoming=chosen.incoming, kind=chosen.kind, amount=amount,
+                       trx_id=find_trx(t), counterparty=party, fee=find_fee(t), balance=find_balance(t),
+                       printed_time=find_time(t, time_patterns), recognised=True)
+    if needs_trx and parsed.trx_id is None:
+        # A wallet transaction always prints its TrxID; without one it is a notice or a text we misread.
+        if chosen.kind in NOTICE_KINDS:
+            return ParsedSms(provider=provider, kind=chosen.kind, recognised=True)
+        return replace(parsed, incoming=False, kind="unknown", recognised=False)
+    return parsed
