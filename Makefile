@@ -16,11 +16,12 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
 
 setup: $(VENV)/.installed
 
-# Debian's Chromium for the browser tests (Playwright drives it; it never downloads its own).
+# Debian's Chromium for the browser tests (Playwright drives it; it never downloads its own),
+# and a Bengali font so that the Bangla checkout screenshot shows letters, not boxes.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi; }
+	@{ command -v chromium && fc-list :lang=bn | grep -q .; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-lohit-beng-bengali >/dev/null; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-lohit-beng-bengali >/dev/null; fi; }
 
 db: setup
 	$(BIN)/flask db upgrade

@@ -41,8 +41,13 @@ class Config:
     MAX_AMOUNT = os.environ.get("MAX_AMOUNT", "1000000.00")
     ALLOW_PRIVATE_CALLBACKS = env_bool("ALLOW_PRIVATE_CALLBACKS", True)
     SMS_PROVIDER_URL = os.environ.get("SMS_PROVIDER_URL") or None
+    # Background work (docs/jobs.md): a claim on a delivery lasts this long; sweeps run this often.
+    WEBHOOK_LEASE_SECONDS = int(os.environ.get("WEBHOOK_LEASE_SECONDS", 60))
+    SWEEP_INTERVAL = int(os.environ.get("SWEEP_INTERVAL", 15))
+    JOBS_IN_PROCESS = True
     API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "100/second")
     LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10/minute")
+    CHECKOUT_CLAIM_RATE_LIMIT = os.environ.get("CHECKOUT_CLAIM_RATE_LIMIT", "10/hour")
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
     RATELIMIT_HEADERS_ENABLED = True
     MAX_CONTENT_LENGTH = 1024 * 1024
@@ -73,6 +78,8 @@ class Testing(Config):
     SECRET_KEY = "testing-secret"
     SQLALCHEMY_DATABASE_URI = os.environ.get("TEST_DATABASE_URL") or "sqlite://"
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", False)
+    # Wake-ups stay queued in the database unless a test runs them: no stray threads between tests.
+    JOBS_IN_PROCESS = False
 
 
 class Production(Config):

@@ -7,8 +7,10 @@ from sqlalchemy.engine import Engine
 
 from config import DEV_SECRET, INSTANCE_DIR, config_for
 
+from . import jobs
 from .errors import register_error_handlers
 from .extensions import babel, csrf, db, limiter, login_manager, migrate
+from .i18n import init_i18n
 
 
 def create_app(overrides=None):
@@ -47,7 +49,9 @@ def register_extensions(app):
     csrf.init_app(app)
     limiter.init_app(app)
     babel.init_app(app)
+    init_i18n(app)
     login_manager.init_app(app)
+    jobs.init_app(app)
 
     @login_manager.user_loader
     def load_user(user_id):
@@ -63,6 +67,15 @@ def register_blueprints(app):
     from .api import register_api
 
     register_api(app)
+    from .checkout import register_checkout
+
+    register_checkout(app)
+    from .panel import register_panel
+
+    register_panel(app)
+    from .mobile import register_mobile
+
+    register_mobile(app)
 
     @app.get("/healthz")
     def healthz():

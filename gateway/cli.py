@@ -1,6 +1,8 @@
 """`flask gateway …`: the operator's commands; each exits non-zero with a clear message on bad input."""
 import click
+from flask import current_app
 from flask.cli import AppGroup
+from marshmallow import ValidationError, validate
 
 from .errors import ApiError
 from .extensions import db
@@ -20,9 +22,23 @@ def default_brand():
     return brand
 
 
+def is_email(text):
+    """Whether the text is an e-mail address, by the rule the API's schemas apply."""
+    try:
+        validate.Email()(text)
+    except ValidationError:
+        return False
+    return len(text) <= 254
+
+
 def fail_on_api_error(error):
     """Turn a service's ApiError into a command-line failure."""
     raise click.ClickException(error.message)
+
+
+def echo_sign_in():
+    """Where the merchant panel's sign-in page is."""
+    click.echo(f"Panel:        {current_app.config['BASE_URL']}/panel/sign-in")
 
 
 @gateway_cli.command("bootstrap")
@@ -35,12 +51,17 @@ def bootstrap(brand_name, email, password):
 
     if db.session.execute(db.select(Brand).limit(1)).scalar_one_or_none() is not None:
         click.echo("Already bootstrapped: nothing changed.")
+        echo_sign_in()
         return
+    if not is_email(email.strip().lower()):
+        raise click.ClickException(f"Not an e-mail address: {email!r}")
+    if password is not None and len(password) < 8:
+        raise click.ClickException("The password must have at least 8 characters.")
     brand = Brand(name=brand_name, slug="default")
     db.session.add(brand)
     db.session.flush()
     password = password or secrets.token_urlsafe(12)
-    admin = User(brand_id=brand.id, email=email.lower(), name="Administrator", role="super_admin")
+    admin = User(brand_id=brand.id, email=email.strip().lower(), name="Administrator", role="super_admin")
     admin.set_password(password)
     db.session.add(admin)
     db.session.commit()
@@ -48,6 +69,7 @@ def bootstrap(brand_name, email, password):
         hook(brand)
     _, secret = generate_key(brand, "default", ["read", "write", "admin"])
     click.echo(f"Brand:        {brand.name}")
+    echo_sign_in()
     click.echo(f"Admin login:  {admin.email}")
     click.echo(f"Password:     {password}")
     click.echo("API key (shown once, keep it safe):")
@@ -66,7 +88,7 @@ def create_admin(email, password, super_admin):
     """Create a panel user (staff unless --super-admin)."""
     brand = default_brand()
     email = email.strip().lower()
-    if "@" not in email or len(email) > 254:
+    if not is_email(email):
         raise click.ClickException(f"Not an e-mail address: {email!r}")
     if len(password) < 8:
         raise click.ClickException("The password must have at least 8 characters.")
@@ -101,3 +123,8 @@ def revoke_key_command(label):
     except ApiError as error:
         fail_on_api_error(error)
     click.echo(f"Revoked key {label!r}.")
+
+
+from . import cli_checkout  # noqa: E402,F401 - registers add-method and the bootstrap bKash method
+from . import cli_mobile  # noqa: E402,F401 - registers pair-code and simulate-sms
+from . import cli_jobs  # noqa: E402,F401 - registers worker, sweep and rotate-webhook-secret

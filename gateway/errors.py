@@ -75,9 +75,13 @@ def flatten_messages(messages, prefix=""):
 
 def request_id():
     """This request's id, taken from a sane X-Request-ID header or made fresh."""
-    if "request_id" not in g:
+    # Kept on the request, not on `g`: an app context (and its `g`) can outlive one request.
+    environ = request.environ
+    if "gateway.request_id" not in environ:
         incoming = request.headers.get("X-Request-ID", "")
-        g.request_id = incoming if 0 < len(incoming) <= 64 and incoming.replace("-", "").isalnum() else uuid.uuid4().hex
+        environ["gateway.request_id"] = (incoming if 0 < len(incoming) <= 64 and incoming.replace("-", "").isascii()
+                                         and incoming.replace("-", "").isalnum() else uuid.uuid4().hex)
+    g.request_id = environ["gateway.request_id"]
     return g.request_id
 
 

@@ -59,6 +59,16 @@ def clean_database(app):
                     connection.execute(text(f"DELETE FROM {table}"))
 
 
+@pytest.fixture(autouse=True)
+def restore_rate_limiter():
+    """Flask-Limiter keeps its on/off switch on one shared object; an app built with limits on must not leak it."""
+    from gateway.extensions import limiter
+
+    was_enabled = limiter.enabled
+    yield
+    limiter.enabled = was_enabled
+
+
 @pytest.fixture
 def client(app):
     return app.test_client()

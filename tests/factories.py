@@ -85,3 +85,45 @@ def completed_payment(**kwargs):
     payment = PaymentFactory(**kwargs)
     complete_payment(payment, provider="bkash", provider_trx_id=f"BK{secrets.token_hex(4).upper()}")
     return payment
+
+
+def paired_device(brand, device_id=None, name="Shop phone"):
+    """A device paired through the real pairing service; returns (device, tokens, aes_key)."""
+    from gateway.services.pairing import create_pairing_code, pair_device
+
+    return pair_device({"pairing_code": create_pairing_code(brand), "device_id": device_id or uuid.uuid4().hex,
+                        "device_name": name, "app_version": "1.0.0", "platform": "android"})
+
+
+def sms_message(aes_key, text, sender="bKash", local_id=None, received_at=None):
+    """One item of POST /sms as the companion app builds it: the text encrypted under the device key."""
+    from gateway.services.sms_crypto import encrypt_payload
+
+    return {"local_id": local_id or uuid.uuid4().hex[:12], "sender": sender,
+            "encrypted_payload": encrypt_payload(aes_key, text),
+            "received_at": received_at or utcnow().isoformat()}
+
+
+def bkash_text(amount="500.00", trx_id="8N7A6B5C4D", counterparty="01712345678", balance="1500.00"):
+    """A real-format bKash 'You have received' text."""
+    from gateway.services.sms_parsing import build_sms_text
+
+    return build_sms_text("bkash", Decimal(amount), trx_id, counterparty, Decimal(balance), utcnow())
+
+
+from gateway.models import PaymentMethod  # noqa: E402 - appended with the factory below
+
+
+class PaymentMethodFactory(BaseFactory):
+    """A receiving number shown at checkout (bKash personal unless told)."""
+
+    class Meta:
+        model = PaymentMethod
+
+    brand = factory.SubFactory(BrandFactory)
+    provider = "bkash"
+    number = factory.Sequence(lambda n: f"0171{n:07d}")
+    kind = "personal"
+    ask_sender_number = False
+    enabled = True
+    position = factory.Sequence(lambda n: n)

@@ -4,12 +4,15 @@ from flask_smorest import Api
 from swagger_ui_bundle import swagger_ui_path
 
 from ..extensions import csrf
+from ..schemas.common import ErrorSchema
 
 DOCS_ASSETS = "/api/v1/docs-assets/"
 
 
 class GatewayApi(Api):
     """flask-smorest's Api, leaving error rendering to gateway.errors."""
+
+    ERROR_SCHEMA = ErrorSchema  # documents the envelope gateway.errors renders, not flask-smorest's own
 
     def _register_error_handlers(self):
         """The app-wide renderer in gateway.errors already answers every error."""
@@ -18,13 +21,15 @@ class GatewayApi(Api):
 def register_api(app):
     """Attach every resource blueprint, the OpenAPI document and the offline docs page."""
     from . import dashboard, payments, refunds, transactions
+    from . import outbound_sms, webhooks
+    from . import api_keys, customers
 
     app.config.setdefault("OPENAPI_SWAGGER_UI_PATH", "docs")
     app.config.setdefault("OPENAPI_SWAGGER_UI_URL", DOCS_ASSETS)
     api = GatewayApi(app, spec_kwargs={"info": {"description": "Merchant payment gateway API."}})
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
     api.spec.options["security"] = [{"bearer": []}]
-    for module in (payments, transactions, refunds, dashboard):
+    for module in (payments, transactions, refunds, dashboard, webhooks, outbound_sms, customers, api_keys):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")
     app.extensions["gateway_api"] = api

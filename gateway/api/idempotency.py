@@ -27,7 +27,7 @@ def replay_or_reserve():
     key = request.headers.get("Idempotency-Key")
     if request.method != "POST" or key is None:
         return None
-    if not key or len(key) > MAX_KEY_LENGTH:
+    if not key or len(key) > MAX_KEY_LENGTH or "\x00" in key:
         raise ApiError(422, "VALIDATION_ERROR", "Idempotency-Key must be 1 to 255 characters.",
                        [{"field": "Idempotency-Key", "code": "invalid",
                          "message": "Idempotency-Key must be 1 to 255 characters."}])
@@ -49,6 +49,8 @@ def reserve(key, fingerprint):
     ).scalar_one_or_none()
     if stale is not None:
         db.session.delete(stale)
+        # Flushed on its own: a unit of work inserts before it deletes, which would hit the unique key.
+        db.session.flush()
     record = IdempotencyRecord(brand_id=brand_id, key=key, request_hash=fingerprint)
     db.session.add(record)
     try:
@@ -64,7 +66,11 @@ def replay(key, fingerprint):
     record = db.session.execute(
         db.select(IdempotencyRecord).where(IdempotencyRecord.brand_id == g.brand.id,
                                            IdempotencyRecord.key == key)
-    ).scalar_one()
+    ).scalar_one_or_none()
+    if record is None:
+        # The first request failed on our side and released the key between our insert and this read.
+        raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS",
+                       "A request with this Idempotency-Key is still being processed.")
     if record.request_hash != fingerprint:
         raise ApiError(422, "IDEMPOTENCY_KEY_REUSED",
                        "This Idempotency-Key was used with a different request.")

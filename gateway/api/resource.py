@@ -10,8 +10,11 @@ from .rate_limit import check_api_rate_limit
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-def resource_blueprint(name, description, extra_scopes=(), super_admin=False):
-    """A flask-smorest Blueprint whose every request is authenticated and checked."""
+def resource_blueprint(name, description, extra_scopes=(), super_admin=False, idempotent=True):
+    """A flask-smorest Blueprint whose every request is authenticated and checked.
+
+    `idempotent=False` ignores Idempotency-Key, for answers that must never be stored (key secrets).
+    """
     blp = Blueprint(name, __name__ + "." + name, description=description)
 
     @blp.before_request
@@ -20,11 +23,19 @@ def resource_blueprint(name, description, extra_scopes=(), super_admin=False):
         authenticate(extra_scopes)
         if super_admin:
             require_super_admin()
+        check_path_arguments()
         check_json_body()
-        return idempotency.replay_or_reserve()
+        return idempotency.replay_or_reserve() if idempotent else None
 
-    blp.after_request(idempotency.store_response)
+    if idempotent:
+        blp.after_request(idempotency.store_response)
     return blp
+
+
+def check_path_arguments():
+    """No id holds a NUL character, and PostgreSQL cannot even compare one: answer 404 before a query."""
+    if any("\x00" in str(value) for value in (request.view_args or {}).values()):
+        raise ApiError(404, "NOT_FOUND", "No such resource.")
 
 
 def check_json_body():

@@ -1,4 +1,7 @@
 """Fields and schema pieces shared by the API, the checkout and the panel."""
+import math
+import re
+from collections.abc import Mapping
 from decimal import Decimal
 
 import marshmallow as ma
@@ -9,6 +12,7 @@ from ..clock import isoformat
 from ..money import InvalidAmount, format_amount, parse_amount
 
 MAX_URL_LENGTH = 2048
+PHONE_CHARACTERS = re.compile(r"\+?[0-9 ()./-]{1,30}")
 _envelopes = {}
 
 
@@ -18,6 +22,33 @@ class BaseSchema(ma.Schema):
     class Meta:
         unknown = ma.EXCLUDE
         ordered = True
+
+    @ma.pre_load
+    def refuse_unstorable_values(self, data, **kwargs):
+        """NUL, lone surrogates, NaN and Infinity cannot be stored: a 422 on their field, not a 500."""
+        if isinstance(data, Mapping):
+            known = {field.data_key or name for name, field in self.load_fields.items()}
+            bad = [name for name in data if name in known and unstorable(data[name])]
+            if bad:
+                raise ma.ValidationError({name: [UNSTORABLE_MESSAGE] for name in bad})
+        return data
+
+
+UNSTORABLE_MESSAGE = "Must not contain NUL characters, unpaired surrogates, NaN or Infinity."
+_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable(value):
+    """Whether a parsed JSON value holds text or a number no database column can take, keys included."""
+    if isinstance(value, str):
+        return _UNSTORABLE_TEXT.search(value) is not None
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(unstorable(key) or unstorable(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(unstorable(item) for item in value)
+    return False
 
 
 class Amount(fields.Field):
@@ -66,6 +97,9 @@ class Phone(fields.String):
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs).strip()
+        # phonenumbers would read letters as a keypad's digits ("+880ABC…"): only digits are a number here.
+        if not PHONE_CHARACTERS.fullmatch(text):
+            raise ma.ValidationError("Not a telephone number; use international format such as +8801712345678.")
         try:
             number = phonenumbers.parse(text, "BD")
         except phonenumbers.NumberParseException as error:
@@ -111,6 +145,23 @@ def envelope(schema_cls, many=False):
             attrs["meta"] = fields.Nested(PageMeta)
         _envelopes[name] = type(name, (BaseSchema,), attrs)
     return _envelopes[name]
+
+
+class ErrorDetailSchema(BaseSchema):
+    field = fields.String(metadata={"example": "amount"})
+    code = fields.String(metadata={"example": "invalid"})
+    message = fields.String()
+
+
+class ErrorSchema(BaseSchema):
+    """The error envelope every failed API request answers with (gateway.errors renders it)."""
+
+    success = fields.Boolean(required=True, metadata={"enum": [False]})
+    error = fields.Boolean(required=True, metadata={"enum": [True]})
+    message = fields.String(required=True)
+    code = fields.String(required=True, metadata={"example": "VALIDATION_ERROR"})
+    errors = fields.List(fields.Nested(ErrorDetailSchema), metadata={"description": "The fields at fault."})
+    request_id = fields.String(metadata={"description": "On 5xx answers: quote it when reporting the error."})
 
 
 class DeletedSchema(BaseSchema):

@@ -1,4 +1,7 @@
 """Customer profiles: upserted from payments, managed through the API and the panel."""
+from decimal import Decimal
+
+import phonenumbers
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import ApiError, not_found
@@ -50,16 +53,50 @@ def get_customer(brand, ident):
     """A customer of this brand by id, e-mail or phone; 404 otherwise."""
     ident = str(ident).strip()
     query = db.select(Customer).where(Customer.brand_id == brand.id)
-    if ident.isdigit() and len(ident) < 12:
+    # A local number such as 01712345678 is all digits too: ids never start with 0.
+    if ident.isdigit() and not ident.startswith("0") and len(ident) < 12:
         query = query.where(Customer.id == int(ident))
     elif "@" in ident:
         query = query.where(Customer.email == ident.lower())
     else:
-        query = query.where(Customer.phone == ident).order_by(Customer.id).limit(1)
+        query = query.where(Customer.phone == normalise_phone(ident)).order_by(Customer.id).limit(1)
     customer = db.session.execute(query).scalar_one_or_none()
     if customer is None:
         raise not_found("customer")
     return customer
+
+
+def normalise_phone(text):
+    """A telephone number in the E.164 form profiles store, or the text as given when it is not one."""
+    try:
+        number = phonenumbers.parse(text, "BD")
+    except phonenumbers.NumberParseException:
+        return text
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def list_customers_query(brand, filters):
+    """The brand's customers, newest first, narrowed by e-mail, phone or a search text."""
+    query = db.select(Customer).where(Customer.brand_id == brand.id)
+    if filters.get("email"):
+        query = query.where(Customer.email == filters["email"].strip().lower())
+    if filters.get("phone"):
+        query = query.where(Customer.phone == filters["phone"])
+    if filters.get("q"):
+        pattern = "%" + filters["q"].strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = query.where(db.or_(*(db.func.lower(column).like(pattern, escape="\\")
+                                     for column in (Customer.name, Customer.email, Customer.phone))))
+    return query.order_by(Customer.created_at.desc(), Customer.id.desc())
+
+
+def with_totals(customers):
+    """The customers, each given `payment_count` and `total_paid`, from one query for them all."""
+    totals = customer_totals([customer.id for customer in customers])
+    for customer in customers:
+        count, paid = totals.get(customer.id, (0, None))
+        customer.payment_count = count
+        customer.total_paid = Decimal(paid or 0).quantize(Decimal("0.01"))
+    return customers
 
 
 def create_customer(brand, data):
@@ -82,6 +119,11 @@ def update_customer(customer, data):
         if field in data:
             value = data[field]
             setattr(customer, field, value.lower() if field == "email" and value else value)
+    if not customer.email and not customer.phone:
+        db.session.rollback()
+        raise ApiError(422, "VALIDATION_ERROR", "A customer keeps an e-mail address or a telephone number.",
+                       [{"field": field, "code": "required", "message": "Keep an e-mail address or a telephone number."}
+                        for field in ("email", "phone")])
     try:
         db.session.commit()
     except IntegrityError:

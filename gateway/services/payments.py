@@ -12,7 +12,10 @@ from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import OPEN_STATUSES, Payment, Transaction
+from .callback_urls import check_callback_url
 from .customers import upsert_customer
+from .events import emit_event
+from .outbound_sms import queue_receipt_sms
 
 
 def new_trx_id():
@@ -36,6 +39,7 @@ def create_payment(brand, data):
     currency = data["currency"]
     if currency not in brand.currency_list:
         raise field_error("currency", f"Currency must be one of {', '.join(brand.currency_list)}.")
+    check_callback_url(data.get("callback_url"))
     customer = upsert_customer(brand, data.get("customer_name"), data.get("customer_mail"), data.get("customer_phone"))
     now = utcnow()
     payment = Payment(
@@ -124,6 +128,8 @@ def complete_payment(payment, provider=None, provider_trx_id=None, sender_number
     except IntegrityError:  # pragma: no cover - an 80-bit trx_id collision
         db.session.rollback()
         raise
+    emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
+    queue_receipt_sms(payment, transaction)
     db.session.commit()
     db.session.refresh(payment)
     return transaction
@@ -134,6 +140,7 @@ def cancel_payment(payment):
     if not transition(payment, OPEN_STATUSES, "cancelled", cancelled_at=utcnow()):
         db.session.rollback()
         raise invalid_state(f"A {payment.status} payment cannot be cancelled.")
+    emit_event("payment.cancelled", payment.brand, payment=payment)
     db.session.commit()
     db.session.refresh(payment)
     return payment
@@ -148,6 +155,18 @@ def expire_due_payments(now=None):
     expired = []
     for payment in due:
         if transition(payment, OPEN_STATUSES, "expired"):
+            emit_event("payment.expired", payment.brand, payment=payment)
             expired.append(payment)
     db.session.commit()
     return expired
+
+
+def fail_payment(payment, reason):
+    """Reject a processing payment's claim (the merchant, in the panel): processing → failed."""
+    if not transition(payment, ("processing",), "failed", review_reason=(reason or "")[:255] or None):
+        db.session.rollback()
+        raise invalid_state(f"Only a processing payment can be failed; this one is {payment.status}.")
+    emit_event("payment.failed", payment.brand, payment=payment)
+    db.session.commit()
+    db.session.refresh(payment)
+    return payment

@@ -4,6 +4,7 @@ from ..errors import ApiError, field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import PAID_STATUSES, Payment, Refund, Transaction
 from ..money import format_amount
+from .events import emit_event
 from .transactions import get_transaction
 
 # A refunded transaction is still "paid" but has nothing left: that is a 422, not a 409.
@@ -32,6 +33,7 @@ def create_refund(brand, trx_ref, amount=None, reason=None):
     db.session.add(refund)
     db.session.flush()
     # refund.completed event is recorded here, in the same transaction
+    emit_event("refund.completed", brand, payment=transaction.payment, transaction=transaction, refund=refund)
     db.session.commit()
     return refund
 

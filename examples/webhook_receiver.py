@@ -1,0 +1,77 @@
+"""A merchant's webhook receiver: verify the signature and timestamp, then read the payment back.
+
+Run it next to your shop (Flask and requests are its only dependencies):
+
+    WEBHOOK_SECRET=whsec_... GATEWAY_API_KEY=gw_live_... \\
+    GATEWAY_API=http://127.0.0.1:5000/api/v1 python examples/webhook_receiver.py
+
+It listens on http://127.0.0.1:8000/webhooks (PORT changes the port); use that address as the
+payment's `callback_url` or as the brand's webhook URL. See docs/webhooks.md.
+"""
+import hashlib
+import hmac
+import json
+import os
+import time
+
+import requests
+from flask import Flask, request
+
+TOLERANCE = 300  # seconds between the gateway signing a webhook and us accepting it
+
+
+def signature_is_valid(secret, raw_body, signature):
+    """Spec 6.3 steps 1-3: HMAC-SHA256 of the raw bytes, compared in constant time."""
+    expected = hmac.new(secret.encode(), raw_body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, signature or "")
+
+
+def timestamp_is_fresh(timestamp, now=None):
+    """Spec 6.3 step 4: the signing time is within 300 seconds of ours."""
+    if not (timestamp or "").isdigit():
+        return False
+    return abs((now if now is not None else time.time()) - int(timestamp)) <= TOLERANCE
+
+
+def read_payment(api_base, api_key, payment_id):
+    """Spec 6.3 step 5: the payment as the gateway holds it now, or None if it cannot be read."""
+    response = requests.get(f"{api_base.rstrip('/')}/payments/{payment_id}",
+                            headers={"Authorization": f"Bearer {api_key}"}, timeout=10)
+    return response.json()["data"] if response.status_code == 200 else None
+
+
+def create_receiver(secret, api_base, api_key, fulfil):
+    """The receiving application; `fulfil(payment)` ships the order once the payment is confirmed."""
+    app = Flask(__name__)
+    handled = set()  # event ids already processed: webhooks may arrive more than once (keep these in your database)
+
+    @app.post("/webhooks")
+    def webhook():
+        raw = request.get_data()  # the raw bytes: never re-serialise parsed JSON before verifying
+        if not signature_is_valid(secret, raw, request.headers.get("X-Service-Signature")):
+            return "invalid signature", 401
+        if not timestamp_is_fresh(request.headers.get("X-Service-Timestamp")):
+            return "stale timestamp", 400
+        event = json.loads(raw)
+        if event["id"] in handled:
+            return "OK", 200
+        if event["event"] == "payment.completed":
+            # The webhook only says "look now": the API's answer is what we fulfil on.
+            payment = read_payment(api_base, api_key, event["data"]["payment_id"])
+            if payment is None:
+                return "could not confirm the payment yet", 503  # the gateway retries later
+            if payment["status"] == "completed":
+                fulfil(payment)  # also check amount and currency against your order here
+        handled.add(event["id"])
+        return "OK", 200
+
+    return app
+
+
+if __name__ == "__main__":
+    receiver = create_receiver(
+        os.environ["WEBHOOK_SECRET"], os.environ.get("GATEWAY_API", "http://127.0.0.1:5000/api/v1"),
+        os.environ["GATEWAY_API_KEY"],
+        fulfil=lambda payment: print(f"Fulfil order {payment['reference']}: {payment['amount']} {payment['currency']}"),
+    )
+    receiver.run(host="127.0.0.1", port=int(os.environ.get("PORT", "8000")))

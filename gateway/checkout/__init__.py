@@ -1,0 +1,8 @@
+"""The hosted checkout at /checkout/<token>: the page a customer pays on, in the brand's name."""
+
+
+def register_checkout(app):
+    """Attach the checkout pages to an application."""
+    from .views import bp
+
+    app.register_blueprint(bp)

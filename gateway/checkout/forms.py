@@ -1,0 +1,54 @@
+"""The checkout's forms: every one carries a CSRF token (Flask-WTF)."""
+import re
+
+from flask_babel import lazy_gettext as _l
+from flask_wtf import FlaskForm
+from wtforms import HiddenField, StringField
+from wtforms.validators import DataRequired, Length, Regexp, ValidationError
+
+from ..services.payment_methods import normalize_mobile_number
+
+# The matching service's refusals, by error code, in the customer's language.
+CLAIM_REFUSALS = {
+    "already_used": _l("This TrxID has already been used for another payment."),
+    None: _l("This TrxID was not accepted. Check it against your confirmation SMS."),
+}
+METHOD_GONE = _l("That way to pay is no longer offered; please choose another.")
+
+
+def without_spaces(value):
+    """Drop the spaces people paste around and inside a TrxID."""
+    return re.sub(r"\s+", "", value) if isinstance(value, str) else value
+
+
+class ClaimForm(FlaskForm):
+    """The provider TrxID the customer received, and the number they paid from when the method asks."""
+
+    method_id = HiddenField(validators=[DataRequired()])
+    trx_id = StringField(_l("Transaction ID (TrxID)"), filters=[without_spaces], validators=[
+        DataRequired(message=_l("Enter the TrxID from your confirmation message.")),
+        Length(min=6, max=20, message=_l("A TrxID has 6 to 20 letters and digits.")),
+        Regexp(r"^[A-Za-z0-9]+$", message=_l("A TrxID has only letters and digits.")),
+    ])
+    sender_number = StringField(_l("The number you paid from"))
+
+    def __init__(self, *args, method=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.method = method
+
+    def validate_sender_number(self, field):
+        """Required when the method asks for it; a Bangladeshi mobile number whenever given."""
+        value = (field.data or "").strip()
+        if not value:
+            if self.method is not None and self.method.ask_sender_number:
+                raise ValidationError(_l("Enter the number you sent the money from."))
+            field.data = None
+            return
+        normalized = normalize_mobile_number(value)
+        if normalized is None:
+            raise ValidationError(_l("Enter an 11-digit mobile number such as 01712345678."))
+        field.data = normalized
+
+
+class CancelForm(FlaskForm):
+    """Cancelling needs nothing but the CSRF token."""

@@ -1,0 +1,85 @@
+"""Rendering checkout pages: the shared context, the result pages, error pages and protective headers."""
+from urllib.parse import urlsplit
+
+from flask import g, render_template, request, url_for
+from werkzeug.exceptions import HTTPException
+
+from ..extensions import db
+from ..models import Payment
+from ..services.payment_methods import PROVIDER_NAMES
+from .presenters import KIND_NAMES, format_money, return_url
+from .theme import brand_theme
+
+# Which result page each HTTP failure shows; the texts live in the template.
+ERROR_KINDS = {400: "form_expired", 404: "not_found", 429: "rate_limited"}
+
+
+def find_payment(token):
+    """The payment behind a checkout token, or None (tokens are long and random; no brand scoping needed)."""
+    if not token or len(token) > 64:
+        return None
+    return db.session.execute(db.select(Payment).where(Payment.token == token)).scalar_one_or_none()
+
+
+def page_url(payment):
+    """The checkout page of a payment."""
+    return url_for("checkout.checkout_page", token=payment.token)
+
+
+def language_url(code):
+    """This page in another language; pages answered to a POST switch on the checkout page instead."""
+    token = (request.view_args or {}).get("token")
+    if request.method == "GET" or not token:
+        return url_for(request.endpoint, **(request.view_args or {}), lang=code) if request.endpoint \
+            else f"{request.path}?lang={code}"
+    return url_for("checkout.checkout_page", token=token, lang=code)
+
+
+def render_checkout(template, payment=None, status=200, **context):
+    """A checkout template in the brand's name and colours, with the payment's amount ready to show."""
+    brand = payment.brand if payment is not None else None
+    if brand is not None and brand.logo_url:
+        g.checkout_logo_origin = "{0.scheme}://{0.netloc}".format(urlsplit(brand.logo_url))
+    context.update(
+        payment=payment, brand=brand, theme=brand_theme(brand), language_url=language_url,
+        provider_names=PROVIDER_NAMES, kind_names=KIND_NAMES,
+        amount_text=format_money(payment.amount, payment.currency) if payment is not None else None,
+    )
+    return render_template(template, **context), status
+
+
+def render_result(kind, payment=None, status=200):
+    """A final page (completed, cancelled, expired, failed) or a failure page, with the way back to the shop."""
+    back_url = None
+    if payment is not None and kind == "completed":
+        back_url = return_url(payment.redirect_url, payment, "completed")
+    elif payment is not None and kind in ("cancelled", "expired", "failed"):
+        back_url = return_url(payment.cancel_url, payment, payment.status if kind != "expired" else "expired")
+    return render_checkout("checkout/result.html", payment, status, kind=kind, back_url=back_url)
+
+
+def render_http_error(error):
+    """Any HTTP failure under /checkout as a page in the brand's look, never a trace."""
+    kind = ERROR_KINDS.get(error.code, "error")
+    payment = find_payment((request.view_args or {}).get("token")) if kind != "not_found" else None
+    return render_result(kind, payment, error.code)
+
+
+def protect_response(response):
+    """No caching of payment pages, no token in Referer headers, no framing, nothing from other origins."""
+    logo = g.get("checkout_logo_origin", "")
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        f"img-src 'self' data: {logo}".rstrip() + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+    )
+    return response
+
+
+def register_pages(blueprint):
+    """Attach the error page and the headers to the checkout blueprint."""
+    blueprint.register_error_handler(HTTPException, render_http_error)
+    blueprint.after_request(protect_response)

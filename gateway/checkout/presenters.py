@@ -1,0 +1,103 @@
+"""What the checkout pages show: money and times in the brand's format, steps per method, QR codes."""
+from decimal import Decimal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import segno
+from babel.dates import format_time
+from flask import current_app
+from flask_babel import get_locale, lazy_gettext as _l
+from markupsafe import Markup
+
+from ..clock import utcnow
+from ..models import PAID_STATUSES
+from ..services.payment_methods import PROVIDER_NAMES
+
+CURRENCY_SYMBOLS = {"BDT": "৳", "USD": "$", "EUR": "€", "GBP": "£", "INR": "₹"}
+# Short USSD codes let a customer on a feature phone pay without the app.
+USSD_CODES = {"bkash": "*247#", "nagad": "*167#", "rocket": "*322#", "upay": "*268#"}
+# What the provider's app calls the action for each kind of receiving account.
+KIND_ACTIONS = {"personal": _l("Send Money"), "agent": _l("Cash Out"), "merchant": _l("Payment")}
+KIND_NAMES = {"personal": _l("Personal"), "agent": _l("Agent"), "merchant": _l("Merchant")}
+
+
+def format_money(amount, currency):
+    """An amount as customers read it: ৳1,500.00, $12.50, or the code for other currencies."""
+    text = f"{Decimal(amount):,.2f}"
+    symbol = CURRENCY_SYMBOLS.get(currency)
+    return f"{symbol}{text}" if symbol else f"{currency} {text}"
+
+
+def brand_zone(brand):
+    """The brand's time zone, falling back to DEFAULT_TIMEZONE when it is not a known zone."""
+    for name in (getattr(brand, "timezone", None), current_app.config.get("DEFAULT_TIMEZONE"), "UTC"):
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, TypeError, ValueError):
+            continue
+    return ZoneInfo("UTC")  # pragma: no cover - UTC always exists
+
+
+def local_time(moment, brand):
+    """A clock time in the brand's zone and the page's language, e.g. 2:35 PM."""
+    return format_time(moment, "short", tzinfo=brand_zone(brand), locale=str(get_locale() or "en"))
+
+
+def seconds_left(payment):
+    """Whole seconds until the payment expires, never negative."""
+    return max(0, int((payment.expires_at - utcnow()).total_seconds()))
+
+
+def checkout_state(payment):
+    """The page a payment needs: created, processing, completed, cancelled, expired or failed.
+
+    A created payment past its expiry reads as expired before the sweep job gets to it.
+    """
+    if payment.status == "created" and payment.expires_at <= utcnow():
+        return "expired"
+    if payment.status in PAID_STATUSES:
+        return "completed"
+    return payment.status
+
+
+def return_url(base, payment, status):
+    """The merchant's URL with ?payment_id=…&status=… (replacing any already there), or None."""
+    if not base:
+        return None
+    parts = urlsplit(base)
+    query = [(name, value) for name, value in parse_qsl(parts.query, keep_blank_values=True)
+             if name not in ("payment_id", "status")]
+    query += [("payment_id", payment.public_id), ("status", status)]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def qr_svg(number):
+    """An inline SVG QR code of the receiving number, scaled by CSS."""
+    code = segno.make(number, error="m", micro=False)
+    svg = code.svg_inline(scale=1, border=2, dark="#111827", light="#ffffff", omitsize=True,
+                          svgclass="qr", title=str(_l("QR code of %(number)s", number=number)))
+    return Markup(svg.replace("<svg ", '<svg role="img" ', 1))
+
+
+def method_steps(method, amount_text, reference):
+    """The numbered steps for paying to one method, in the page's language."""
+    action = KIND_ACTIONS[method.kind]
+    steps = [
+        _l("Open the %(provider)s app, or dial %(ussd)s.", provider=provider_name(method.provider),
+           ussd=USSD_CODES[method.provider]),
+        _l("Choose “%(action)s”.", action=action),
+        _l("Enter the number %(number)s.", number=method.number),
+        _l("Enter the amount %(amount)s.", amount=amount_text),
+    ]
+    if reference:
+        steps.append(_l("If asked for a reference, enter %(reference)s.", reference=reference))
+    steps += [
+        _l("Confirm with your PIN."),
+        _l("Enter the TrxID from the confirmation message below."),
+    ]
+    return steps
+
+
+def provider_name(provider):
+    """The provider as it writes its own name."""
+    return PROVIDER_NAMES.get(provider, provider)

@@ -1,0 +1,134 @@
+"""Checkout routes: the pay page, the TrxID claim, cancel, the waiting page and its JSON status."""
+from flask import Blueprint, abort, current_app, g, jsonify, redirect, request, url_for
+
+from ..errors import ApiError
+from ..extensions import limiter
+from ..services import payment_methods
+from ..services.matching import submit_claim
+from ..services.payments import cancel_payment
+from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
+from .pages import find_payment, page_url, register_pages, render_checkout, render_result
+from .presenters import checkout_state, local_time, method_steps, qr_svg, return_url, seconds_left
+
+bp = Blueprint("checkout", __name__, url_prefix="/checkout")
+register_pages(bp)
+
+
+def payment_or_404(token):
+    """The payment behind the token, or the checkout's not-found page."""
+    payment = find_payment(token)
+    if payment is None:
+        abort(404)
+    return payment
+
+
+def completion_url(payment):
+    """Where a paid customer goes: the merchant's redirect_url, else our own success page."""
+    return return_url(payment.redirect_url, payment, "completed") or page_url(payment)
+
+
+def waiting_url(payment):
+    """The page that waits for the payment to be confirmed."""
+    return url_for("checkout.waiting", token=payment.token)
+
+
+def render_pay_page(payment, form=None, chosen=None, status=200):
+    """The pay page: amount, countdown, each enabled method with its number, QR, steps and form."""
+    methods = payment_methods.list_enabled_methods(payment.brand)
+    typed_amount = f"{payment.amount:.2f}"
+    return render_checkout(
+        "checkout/pay.html", payment, status, methods=methods, form=form or ClaimForm(),
+        chosen=chosen or (methods[0].id if methods else None),
+        seconds_left=seconds_left(payment), expires_at_text=local_time(payment.expires_at, payment.brand),
+        steps={method.id: method_steps(method, typed_amount, payment.reference) for method in methods},
+        qr_codes={method.id: qr_svg(method.number) for method in methods},
+    )
+
+
+@bp.get("/<token>")
+def checkout_page(token):
+    """What the customer sees at checkout_url, whatever state the payment is in."""
+    payment = payment_or_404(token)
+    state = checkout_state(payment)
+    if state == "created":
+        return render_pay_page(payment)
+    if state == "processing":
+        return redirect(waiting_url(payment))
+    return render_result(state, payment)
+
+
+def claim_rate_limit():
+    """TrxID attempts allowed per payment, e.g. 10/hour (CHECKOUT_CLAIM_RATE_LIMIT)."""
+    return current_app.config["CHECKOUT_CLAIM_RATE_LIMIT"]
+
+
+def claim_bucket():
+    """Attempts are counted per payment, so guessing TrxIDs for one payment is slow from any address."""
+    return "checkout-claim:" + (request.view_args or {}).get("token", "")
+
+
+@bp.post("/<token>/claim")
+@limiter.limit(claim_rate_limit, key_func=claim_bucket,
+               deduct_when=lambda response: g.get("claim_attempted", False))
+def claim(token):
+    """The customer's provider TrxID: move the payment to processing (or straight to completed)."""
+    payment = payment_or_404(token)
+    if checkout_state(payment) != "created":
+        return redirect(page_url(payment), 303)
+    method = payment_methods.enabled_method(payment.brand, request.form.get("method_id"))
+    form = ClaimForm(method=method)
+    if method is None:
+        form.method_id.errors = [METHOD_GONE]
+        return render_pay_page(payment, form, status=422)
+    if not form.validate():
+        return render_pay_page(payment, form, chosen=method.id, status=422)
+    g.claim_attempted = True  # only TrxIDs that reach matching count against the limit, not typos
+    try:
+        submit_claim(payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data)
+    except ApiError as error:
+        if error.status == 409:
+            return redirect(page_url(payment), 303)
+        codes = [item.get("code") for item in error.errors or []]
+        form.trx_id.errors = [CLAIM_REFUSALS.get(codes[0] if codes else None, CLAIM_REFUSALS[None])]
+        return render_pay_page(payment, form, chosen=method.id, status=error.status)
+    return redirect(waiting_url(payment), 303)
+
+
+@bp.post("/<token>/cancel")
+def cancel(token):
+    """The customer gives up: cancel and send them to the merchant's cancel_url."""
+    payment = payment_or_404(token)
+    if not CancelForm().validate_on_submit():
+        abort(400)
+    try:
+        cancel_payment(payment)
+    except ApiError:
+        return redirect(page_url(payment), 303)
+    return redirect(return_url(payment.cancel_url, payment, "cancelled") or page_url(payment), 303)
+
+
+@bp.get("/<token>/wait")
+def waiting(token):
+    """Waiting for the SMS: refreshes itself (meta refresh, or JavaScript polling) until the payment settles."""
+    payment = payment_or_404(token)
+    state = checkout_state(payment)
+    if state == "completed":
+        return redirect(completion_url(payment))
+    if state != "processing":
+        return redirect(page_url(payment))
+    return render_checkout("checkout/waiting.html", payment, status_url=url_for("checkout.status", token=token))
+
+
+@bp.get("/<token>/status")
+def status(token):
+    """The small JSON the waiting page polls: {status, redirect_to}."""
+    payment = find_payment(token)
+    if payment is None:
+        return jsonify(status="not_found", redirect_to=None), 404
+    state = checkout_state(payment)
+    redirect_to = None
+    if state == "completed":
+        redirect_to = completion_url(payment)
+    elif state != "processing":
+        redirect_to = page_url(payment)
+    return jsonify(status=state, redirect_to=redirect_to)

@@ -1,0 +1,24 @@
+"""Device authentication: a bearer access token resolves g.device and g.brand."""
+from flask import Blueprint, g
+
+from ..api.auth import bearer_token
+from ..errors import ApiError
+from ..services.device_tokens import device_for_access_token
+
+
+def authenticate_device():
+    """Resolve the paired device of the request's access token, or answer 401."""
+    token = bearer_token()
+    if token is None:
+        raise ApiError(401, "MISSING_TOKEN", "Send the device's access token as `Authorization: Bearer <token>`.")
+    if not token:
+        raise ApiError(401, "INVALID_TOKEN", "Not a valid access token.")
+    g.device = device_for_access_token(token)
+    g.brand = g.device.brand
+
+
+def device_blueprint(name):
+    """A blueprint whose every request comes from a paired device."""
+    blp = Blueprint(f"mobile_{name}", __name__ + "." + name)
+    blp.before_request(authenticate_device)
+    return blp

@@ -1,0 +1,14 @@
+"""The filter rules the app applies before forwarding an SMS."""
+from flask import g
+
+from ..services.filter_rules import filter_rules
+from .auth import device_blueprint
+from .http import ok
+
+blp = device_blueprint("config")
+
+
+@blp.get("/config/filter-rules")
+def read_filter_rules():
+    """Allowed senders, keywords and how often to check for new rules."""
+    return ok(filter_rules(g.brand))

@@ -1,0 +1,14 @@
+"""The phone's home screen: today's SMS, payments waiting, notifications."""
+from flask import g
+
+from ..services.devices import device_dashboard
+from .auth import device_blueprint
+from .http import ok
+
+blp = device_blueprint("dashboard")
+
+
+@blp.get("/dashboard")
+def dashboard():
+    """Today's figures for this brand, as the phone shows them."""
+    return ok(device_dashboard(g.device))

@@ -1,0 +1,21 @@
+"""The device itself: heartbeats and unpairing."""
+from flask import g
+
+from ..schemas.mobile import HeartbeatSchema
+from ..services.devices import record_heartbeat, unpair_device
+from .auth import device_blueprint
+from .http import load, ok
+
+blp = device_blueprint("devices")
+
+
+@blp.post("/devices/heartbeats")
+def heartbeat():
+    """The phone is alive; store its battery and network, answer with what changed."""
+    return ok(record_heartbeat(g.device, load(HeartbeatSchema)))
+
+
+@blp.delete("/devices/<ref>")
+def unpair(ref):
+    """Unpair this device (`self` or its own uuid); its tokens stop working at once."""
+    return ok(unpair_device(g.device, ref))

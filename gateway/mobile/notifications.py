@@ -1,0 +1,21 @@
+"""Notifications for the phone, and their acknowledgement."""
+from flask import g
+
+from ..schemas.mobile import AcknowledgeSchema, NotificationSchema
+from ..services.notifications import acknowledge_notifications, pending_notifications
+from .auth import device_blueprint
+from .http import load, ok
+
+blp = device_blueprint("notifications")
+
+
+@blp.get("/notifications")
+def list_notifications():
+    """The oldest unacknowledged notifications for this device."""
+    return ok({"notifications": NotificationSchema(many=True).dump(pending_notifications(g.device))})
+
+
+@blp.post("/notifications/acknowledgements")
+def acknowledge():
+    """Mark notifications read; unknown ids are ignored."""
+    return ok({"acknowledged": acknowledge_notifications(g.device, load(AcknowledgeSchema)["ids"])})

@@ -1,0 +1,17 @@
+"""SMS in: a phone forwards a batch of encrypted texts and learns what became of each."""
+from flask import g
+
+from ..schemas.mobile import SmsBatchSchema
+from ..services.sms_ingest import ingest_batch
+from .auth import device_blueprint
+from .http import load, ok
+
+blp = device_blueprint("sms")
+
+
+@blp.post("/sms")
+def forward_sms():
+    """Store and match up to 200 texts; each gets accepted, duplicate or rejected."""
+    results = ingest_batch(g.device, load(SmsBatchSchema)["messages"])
+    counts = {status: sum(1 for r in results if r["status"] == status) for status in ("accepted", "duplicate", "rejected")}
+    return ok({"results": results, **counts})

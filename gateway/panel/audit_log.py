@@ -1,0 +1,28 @@
+"""The audit log page: who changed what, when and from where (super-administrators only)."""
+from flask import render_template, request
+
+from ..api.paging import paginate
+from ..extensions import db
+from ..models import AuditLog
+from . import bp
+from .access import current_brand, super_admin_required
+from .payments import page_number
+
+PER_PAGE = 50
+
+
+@bp.get("/audit-log")
+@super_admin_required
+def audit_log():
+    """The brand's audit entries, newest first, narrowed by action when asked."""
+    action = (request.args.get("action") or "").strip()[:60]
+    query = db.select(AuditLog).where(AuditLog.brand_id == current_brand().id)
+    if action:
+        query = query.where(AuditLog.action == action)
+    rows, meta = paginate(query.order_by(AuditLog.created_at.desc(), AuditLog.id.desc()),
+                          {"page": page_number(), "per_page": PER_PAGE})
+    actions = db.session.execute(
+        db.select(AuditLog.action).where(AuditLog.brand_id == current_brand().id).distinct().order_by(AuditLog.action)
+    ).scalars().all()
+    return render_template("panel/audit_log.html", entries=rows, meta=meta, action=action, actions=actions,
+                           filters={"action": action} if action else {})

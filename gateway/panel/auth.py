@@ -1,0 +1,117 @@
+"""Signing in and out of the panel, and changing one's own password."""
+from urllib.parse import urlsplit
+
+from flask import current_app, flash, redirect, render_template, request, session, url_for
+from flask_babel import gettext as _
+from flask_login import current_user, login_user, logout_user
+
+from ..checkout.theme import brand_theme
+from ..errors import ApiError
+from ..extensions import db, limiter
+from ..models import Brand
+from ..services.users import authenticate, change_password, find_user_by_email
+from . import bp, render_error
+from .access import staff_required
+from .audit import client_address, record_audit
+from .forms import ActionForm, PasswordForm, SignInForm, attach_error
+
+
+def sign_in_limit():
+    """Attempts allowed per address and e-mail (LOGIN_RATE_LIMIT, e.g. 10/minute)."""
+    return current_app.config["LOGIN_RATE_LIMIT"]
+
+
+def sign_in_bucket():
+    """Attempts are counted per client address and e-mail, so one victim cannot lock out everyone."""
+    return f"sign-in:{client_address()}:{(request.form.get('email') or '').strip().lower()}"
+
+
+def failed_attempt(response):
+    """Only failed attempts count against the limit; a successful sign-in redirects."""
+    return response.status_code != 302
+
+
+def safe_next(target):
+    """The page to return to after sign-in: a path inside the panel, never another site."""
+    if not target:
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/panel/") or target.startswith("//"):
+        return None
+    return target
+
+
+def reset_session():
+    """Empty the session (an old one is never carried into a new sign-in), keeping the language choice."""
+    language = session.get("lang")
+    session.clear()
+    if language:
+        session["lang"] = language
+
+
+@bp.route("/sign-in", methods=["GET", "POST"])
+@limiter.limit(sign_in_limit, key_func=sign_in_bucket, methods=["POST"], deduct_when=failed_attempt)
+def sign_in():
+    """The sign-in form; on success, the page asked for or the dashboard."""
+    if current_user.is_authenticated:
+        return redirect(url_for("panel.dashboard"))
+    form = SignInForm()
+    if form.validate_on_submit():
+        user = authenticate(form.email.data, form.password.data)
+        if user is not None:
+            reset_session()
+            login_user(user)
+            record_audit(user, "sign_in")
+            return redirect(safe_next(request.args.get("next")) or url_for("panel.dashboard"))
+        known = find_user_by_email(form.email.data)
+        if known is not None:
+            record_audit(None, "sign_in.failed", known, brand_id=known.brand_id)
+        form.password.errors = [_("The e-mail or password is not correct.")]
+    return render_sign_in(form)
+
+
+def render_sign_in(form, status=200, limited=None):
+    """The sign-in page in the deployment's name and colours (its first brand)."""
+    brand = db.session.execute(db.select(Brand).order_by(Brand.id).limit(1)).scalar_one_or_none()
+    return render_template("panel/sign_in.html", form=form, limited=limited, brand=brand,
+                           theme=brand_theme(brand)), status
+
+
+@bp.errorhandler(429)
+def too_many_attempts(error):
+    """Past a limit: on sign-in, the form again saying when to retry; elsewhere, the panel's error page."""
+    message = _("Too many attempts. Wait a minute, then try again.")
+    page = render_sign_in(SignInForm(formdata=None), 429, message) if request.endpoint == "panel.sign_in" \
+        else render_error(429, message)
+    response = current_app.make_response(page)
+    response.headers["Retry-After"] = str(getattr(error, "retry_after", None) or 60)
+    return response
+
+
+@bp.post("/sign-out")
+@staff_required
+def sign_out():
+    """End the session (the button carries a CSRF token so no other site can sign you out)."""
+    if ActionForm().validate_on_submit():
+        record_audit(current_user, "sign_out")
+        logout_user()
+        reset_session()
+        flash(_("You are signed out."), "info")
+    return redirect(url_for("panel.sign_in"))
+
+
+@bp.route("/account/password", methods=["GET", "POST"])
+@staff_required
+def password():
+    """Change one's own password after giving the current one."""
+    form = PasswordForm()
+    if form.validate_on_submit():
+        try:
+            change_password(current_user, form.current_password.data, form.new_password.data)
+        except ApiError as error:
+            attach_error(form, error)
+        else:
+            record_audit(current_user, "password.change", current_user)
+            flash(_("Your password is changed."), "success")
+            return redirect(url_for("panel.dashboard"))
+    return render_template("panel/password.html", form=form), 422 if form.errors else 200

@@ -1,0 +1,97 @@
+"""The dashboard: today, the last 30 days, the review queue and the companion phone's pulse."""
+from datetime import datetime, time, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+from flask import redirect, render_template, url_for
+from flask_babel import gettext as _
+
+from ..clock import utcnow
+from ..extensions import db
+from ..models import Device, Payment, Refund, Transaction
+from ..services.dashboard import dashboard_summary
+from ..services.payments import list_payments_query
+from . import bp
+from .access import current_brand, staff_required
+from .charts import daily_bars
+from .formatting import local_date, money
+
+HEARTBEAT_FRESH = timedelta(minutes=15)
+RECENT = 6
+
+
+def review_queue(brand):
+    """Processing payments held with a review reason (an SMS that did not fit the claim)."""
+    return db.session.execute(
+        db.select(db.func.count()).select_from(Payment)
+        .where(Payment.brand_id == brand.id, Payment.status == "processing", Payment.review_reason.is_not(None))
+    ).scalar_one()
+
+
+def last_heartbeat(brand):
+    """When a paired (not revoked) phone of the brand last checked in, or None."""
+    return db.session.execute(
+        db.select(db.func.max(Device.last_heartbeat_at))
+        .where(Device.brand_id == brand.id, Device.revoked_at.is_(None))
+    ).scalar_one()
+
+
+def phone_state(heartbeat, now):
+    """"online" within 15 minutes of a heartbeat, "stale" after, "never" without one."""
+    if heartbeat is None:
+        return "never"
+    return "online" if now - heartbeat <= HEARTBEAT_FRESH else "stale"
+
+
+def refunds_since(brand, since):
+    """Refunded amounts per currency and the number of refunds made since a moment."""
+    rows = db.session.execute(
+        db.select(Transaction.currency, db.func.count(Refund.id), db.func.sum(Refund.amount))
+        .join(Transaction, Refund.transaction_id == Transaction.id)
+        .where(Refund.brand_id == brand.id, Refund.created_at >= since).group_by(Transaction.currency)
+    ).all()
+    return {"count": sum(row[1] for row in rows), "volume": {row[0]: row[2] for row in rows}}
+
+
+def window_totals(daily, currencies):
+    """Completed count and volume per currency over the days of the series."""
+    return {
+        "count": sum(day["count"] for day in daily),
+        "volume": {currency: sum(day["volume"].get(currency, 0) for day in daily) for currency in currencies},
+    }
+
+
+def chart_for(summary, currency):
+    """The 30-day SVG chart of completed volume in the brand's first currency."""
+    days = [{"label": local_date(day["date"]), "value": day["volume"].get(currency, 0), "count": day["count"],
+             "value_text": money(day["volume"].get(currency, 0), currency)} for day in summary["daily"]]
+    return daily_bars(days, _("Completed payments per day, last 30 days (%(currency)s)", currency=currency),
+                      _("Volume"), _("Day"))
+
+
+def local_midnight(day, zone_name):
+    """The UTC instant a local date begins."""
+    return datetime.combine(day, time.min, tzinfo=ZoneInfo(zone_name)).astimezone(timezone.utc)
+
+
+@bp.get("/")
+def home():
+    """/panel itself opens the dashboard."""
+    return redirect(url_for("panel.dashboard"))
+
+
+@bp.get("/dashboard")
+@staff_required
+def dashboard():
+    """Today and the last 30 days at a glance."""
+    brand, now = current_brand(), utcnow()
+    summary = dashboard_summary(brand, now)
+    currency = brand.currency_list[0] if brand.currency_list else "BDT"
+    daily, heartbeat = summary["daily"], last_heartbeat(brand)
+    recent = db.session.execute(list_payments_query(brand, {}).limit(RECENT)).scalars().all()
+    return render_template(
+        "panel/dashboard.html", summary=summary, currency=currency, recent=recent,
+        month=window_totals(daily, brand.currency_list), review_count=review_queue(brand),
+        heartbeat=heartbeat, phone=phone_state(heartbeat, now), chart=chart_for(summary, currency),
+        refunds_today=refunds_since(brand, local_midnight(daily[-1]["date"], summary["timezone"])),
+        refunds_month=refunds_since(brand, local_midnight(daily[0]["date"], summary["timezone"])),
+    )

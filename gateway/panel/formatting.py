@@ -1,0 +1,82 @@
+"""Jinja filters of the panel: money in the currency's format, times in the brand's time zone."""
+from datetime import datetime, time, timezone
+from decimal import Decimal
+from types import SimpleNamespace
+
+from babel.dates import format_date, format_datetime
+from flask_babel import get_locale, lazy_gettext as _l
+from flask_login import current_user
+
+from ..checkout.presenters import CURRENCY_SYMBOLS
+from ..services.dashboard import brand_zone
+from ..services.payment_methods import PROVIDER_NAMES
+
+STATUS_NAMES = {
+    "created": _l("Created"), "processing": _l("Processing"), "completed": _l("Completed"),
+    "partially_refunded": _l("Partly refunded"), "refunded": _l("Refunded"), "cancelled": _l("Cancelled"),
+    "expired": _l("Expired"), "failed": _l("Failed"), "review": _l("In review"),
+    "pending": _l("Pending"), "retrying": _l("Retrying"), "success": _l("Delivered"),
+}
+
+
+def money(amount, currency="BDT"):
+    """An amount as the merchant reads it: ৳ 1,250.00, $ 12.50, or the code for other currencies."""
+    if amount is None:
+        return "—"
+    text = f"{Decimal(amount):,.2f}"
+    return f"{CURRENCY_SYMBOLS.get(currency, currency)} {text}"
+
+
+def page_locale():
+    """The page's language code for Babel (en or bn)."""
+    return str(get_locale() or "en")
+
+
+def current_zone():
+    """The signed-in user's brand time zone (DEFAULT_TIMEZONE before sign-in)."""
+    brand = current_user.brand if getattr(current_user, "is_authenticated", False) else None
+    return brand_zone(brand or SimpleNamespace(timezone=None))
+
+
+def local_datetime(moment, style="d MMM y, HH:mm"):
+    """A UTC datetime in the brand's zone and the page's language, e.g. 2 Jan 2025, 00:30."""
+    if moment is None:
+        return "—"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return format_datetime(moment, style, tzinfo=current_zone(), locale=page_locale())
+
+
+def local_date(value, style="d MMM"):
+    """A calendar date (or a datetime's local date) in the page's language."""
+    if value is None:
+        return "—"
+    if isinstance(value, datetime):
+        value = value.astimezone(current_zone()).date()
+    return format_date(value, style, locale=page_locale())
+
+
+def provider_name(provider):
+    """A provider as it writes its own name (bKash), or a dash when none."""
+    return PROVIDER_NAMES.get(provider, provider) if provider else "—"
+
+
+def status_name(status):
+    """A status as the merchant reads it, in the page's language."""
+    return STATUS_NAMES.get(status, (status or "").replace("_", " ").capitalize())
+
+
+def day_bounds(day_from, day_to):
+    """Local calendar dates as an aware UTC [start, end] range for filtering (either may be None)."""
+    zone = current_zone()
+    start = datetime.combine(day_from, time.min, tzinfo=zone).astimezone(timezone.utc) if day_from else None
+    end = datetime.combine(day_to, time.max, tzinfo=zone).astimezone(timezone.utc) if day_to else None
+    return start, end
+
+
+def register_filters(state):
+    """Install the filters on the application the panel blueprint joins."""
+    state.app.jinja_env.filters.update(
+        money=money, local_datetime=local_datetime, local_date=local_date, status_name=status_name,
+        provider_name=provider_name,
+    )

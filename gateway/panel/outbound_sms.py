@@ -1,0 +1,83 @@
+"""Outbound SMS: the queue a phone or the SMS provider sends from; queue a message, retry a failed one."""
+import marshmallow as ma
+from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_login import current_user
+
+from ..api.paging import paginate
+from ..errors import ApiError
+from ..extensions import db
+from ..models import OutboundSms
+from ..schemas.outbound_sms import OutboundSmsCreateSchema
+from ..services.outbound_sms import MAX_ATTEMPTS, create_outbound_sms, list_outbound_sms_query, retry_outbound_sms
+from . import bp
+from .access import current_brand, staff_required
+from .audit import record_audit
+from .forms import ActionForm
+from .forms_sms import OUTBOUND_STATUS_NAMES, OutboundSmsForm
+from .payments import PER_PAGE, page_number
+
+
+def status_counts(brand):
+    """How many of the brand's messages are in each status."""
+    return dict(db.session.execute(
+        db.select(OutboundSms.status, db.func.count()).where(OutboundSms.brand_id == brand.id)
+        .group_by(OutboundSms.status)
+    ).all())
+
+
+def render_outbound(form=None, status=200):
+    """The queue, newest first and filtered by status, under the form that queues a message."""
+    wanted = request.args.get("status")
+    filters = {"status": wanted} if wanted in OUTBOUND_STATUS_NAMES else {}
+    rows, meta = paginate(list_outbound_sms_query(current_brand(), filters),
+                          {"page": page_number(), "per_page": PER_PAGE})
+    return render_template(
+        "panel/outbound_sms.html", messages=rows, meta=meta, filters=filters, counts=status_counts(current_brand()),
+        form=form if form is not None else OutboundSmsForm(formdata=None), status_names=OUTBOUND_STATUS_NAMES,
+        max_attempts=MAX_ATTEMPTS,
+    ), status
+
+
+@bp.get("/outbound-sms")
+@staff_required
+def outbound_sms():
+    """Every message the brand queued (receipts included), with its attempts and last error."""
+    return render_outbound()
+
+
+@bp.post("/outbound-sms")
+@staff_required
+def outbound_sms_queue():
+    """Queue a message, checked by the API's own schema (E.164 number, 1–1000 characters)."""
+    form = OutboundSmsForm()
+    if not form.validate_on_submit():
+        return render_outbound(form, 422)
+    try:
+        data = OutboundSmsCreateSchema().load({"to": form.to.data, "body": form.body.data})
+    except ma.ValidationError as error:
+        for name, messages in error.messages.items():
+            field = getattr(form, name, form.to)
+            field.errors = list(field.errors) + list(messages)
+        return render_outbound(form, 422)
+    message = create_outbound_sms(current_brand(), data)
+    record_audit(current_user, "outbound_sms.queue", ("outbound sms", message.id), {"to": message.to_number})
+    flash(_("Message to %(to)s queued.", to=message.to_number), "success")
+    return redirect(url_for("panel.outbound_sms"))
+
+
+@bp.post("/outbound-sms/<int:message_id>/retry")
+@staff_required
+def outbound_sms_retry(message_id):
+    """Put a failed message back in the queue, as POST /sms/outbound/{id}/retry does."""
+    if ActionForm().validate_on_submit():
+        try:
+            message = retry_outbound_sms(current_brand(), message_id)
+        except ApiError as error:
+            if error.status == 404:
+                raise
+            flash(error.message, "error")
+        else:
+            record_audit(current_user, "outbound_sms.retry", ("outbound sms", message.id), {"to": message.to_number})
+            flash(_("Message to %(to)s queued again.", to=message.to_number), "success")
+    return redirect(url_for("panel.outbound_sms"))

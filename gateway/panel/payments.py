@@ -1,0 +1,97 @@
+"""Payments: the searchable list and the detail page with its timeline and action forms."""
+import re
+
+from flask import render_template, request
+
+from ..api.paging import paginate
+from ..extensions import db
+from ..models import OPEN_STATUSES, Payment, Transaction
+from ..services.payments import checkout_url, get_payment, list_payments_query
+from ..services.refunds import REFUNDABLE_STATUSES
+from . import bp
+from .access import current_brand, staff_required
+from .formatting import day_bounds
+from .forms import PaymentFilterForm, RefundForm, RejectForm
+from .timeline import payment_timeline
+
+PER_PAGE = 25
+
+
+def like_pattern(text):
+    """A LIKE pattern matching `text` anywhere, its wildcards taken literally."""
+    return "%" + re.sub(r"([\\%_])", r"\\\1", text) + "%"
+
+
+def search_clause(text):
+    """Rows whose reference, TrxID (ours or the provider's), payment ID, phone or e-mail match `text`."""
+    pattern = like_pattern(text)
+    ours = db.select(Transaction.payment_id).where(Transaction.trx_id == text.upper())
+    clauses = [Payment.reference.ilike(pattern, escape="\\"), Payment.provider_trx_id == text.upper(),
+               Payment.public_id == text.lower(), Payment.customer_email == text.lower(), Payment.id.in_(ours)]
+    digits = re.sub(r"\D", "", text)
+    if len(digits) >= 4:
+        # Phones are stored as +8801…; people type 01…, so match on the digits they gave.
+        clauses.append(Payment.customer_phone.like(like_pattern(digits.lstrip("0") or digits), escape="\\"))
+    return db.or_(*clauses)
+
+
+def valid(field):
+    """A filter's value, or None when it is empty or invalid (an invalid filter is ignored, not an error page)."""
+    return None if field.errors else field.data or None
+
+
+def filtered_payments(brand, form):
+    """The brand's payments narrowed by the filter form."""
+    status, method, text = valid(form.status), valid(form.method), valid(form.q)
+    start, end = day_bounds(valid(form.date_from), valid(form.date_to))
+    query = list_payments_query(brand, {"status": "processing" if status == "review" else status,
+                                        "from": start, "to": end})
+    if status == "review":
+        query = query.where(Payment.review_reason.is_not(None))
+    if method:
+        query = query.where(Payment.provider == method)
+    if text:
+        query = query.where(search_clause(text))
+    return query
+
+
+def page_number():
+    """The ?page= asked for, 1 when missing or nonsense."""
+    page = request.args.get("page", "1")
+    return min(int(page), 100000) if page.isdigit() and int(page) > 0 else 1
+
+
+@bp.get("/payments")
+@staff_required
+def payments():
+    """The brand's payments, newest first, filtered and paginated."""
+    form = PaymentFilterForm(request.args)
+    form.validate()
+    query = filtered_payments(current_brand(), form)
+    rows, meta = paginate(query, {"page": page_number(), "per_page": PER_PAGE})
+    filters = {key: value for key, value in request.args.items() if key != "page" and value}
+    return render_template("panel/payments.html", form=form, payments=rows, meta=meta, filters=filters)
+
+
+def review_pending(payment):
+    """Whether the payment waits for the merchant: processing, held with a review reason."""
+    return payment.status == "processing" and bool(payment.review_reason)
+
+
+def render_payment(payment, refund_form=None, status=200):
+    """The detail page, with a refund form carrying errors when one was just refused."""
+    context = dict(
+        payment=payment, timeline=payment_timeline(payment), reject_form=RejectForm(formdata=None),
+        refund_form=refund_form or RefundForm(formdata=None), in_review=review_pending(payment),
+        can_cancel=payment.status in OPEN_STATUSES, checkout_link=checkout_url(payment),
+        can_refund=payment.transaction is not None and payment.status in REFUNDABLE_STATUSES,
+        remaining=payment.amount - payment.amount_refunded,
+    )
+    return render_template("panel/payment.html", **context), status
+
+
+@bp.get("/payments/<payment_id>")
+@staff_required
+def payment_detail(payment_id):
+    """One payment: its facts, timeline and what can be done with it."""
+    return render_payment(get_payment(current_brand(), payment_id))

@@ -1,0 +1,89 @@
+"""Settings (super-administrators): the brand's name and look, its currencies, and the receiving numbers."""
+from flask import flash, redirect, render_template, url_for
+from flask_babel import gettext as _
+from flask_login import current_user
+
+from ..errors import ApiError
+from ..services.brands import update_brand_settings
+from ..services.payment_methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
+from . import bp
+from .access import current_brand, super_admin_required
+from .audit import record_audit
+from .forms import ActionForm, MethodForm, SettingsForm, attach_error
+
+COMMON_ZONES = ("Asia/Dhaka", "Asia/Kolkata", "Asia/Karachi", "Asia/Dubai", "Asia/Singapore", "Europe/London", "UTC")
+
+
+def settings_form(brand):
+    """The brand form filled from the brand (the lifetime shown in minutes)."""
+    form = SettingsForm(obj=brand)
+    if not form.is_submitted():
+        form.payment_ttl_minutes.data = brand.payment_ttl // 60 if brand.payment_ttl else None
+    return form
+
+
+def render_settings(settings=None, method_form=None, status=200):
+    """The settings page: brand form, payment methods and the add-a-number form."""
+    brand = current_brand()
+    return render_template(
+        "panel/settings.html", form=settings or settings_form(brand), method_form=method_form or MethodForm(formdata=None),
+        methods=list_methods(brand), zones=COMMON_ZONES,
+    ), status
+
+
+@bp.route("/settings", methods=["GET", "POST"])
+@super_admin_required
+def settings():
+    """Edit the brand's settings; every change lands in the audit log with its old and new value."""
+    brand = current_brand()
+    form = settings_form(brand)
+    if form.validate_on_submit():
+        minutes = form.payment_ttl_minutes.data
+        try:
+            changed = update_brand_settings(brand, {
+                "name": form.name.data, "logo_url": form.logo_url.data, "primary_color": form.primary_color.data,
+                "base_url": form.base_url.data, "timezone": form.timezone.data, "currencies": form.currencies.data,
+                "payment_ttl": minutes * 60 if minutes else None, "receipt_sms_enabled": form.receipt_sms_enabled.data,
+            })
+        except ApiError as error:
+            if error.errors and error.errors[0]["field"] == "payment_ttl":
+                error.errors[0]["field"] = "payment_ttl_minutes"
+            attach_error(form, error)
+            return render_settings(form, status=422)
+        if changed:
+            record_audit(current_user, "settings.update", brand, changed)
+        flash(_("Settings saved."), "success")
+        return redirect(url_for("panel.settings"))
+    return render_settings(form, status=422 if form.is_submitted() else 200)
+
+
+@bp.post("/settings/methods")
+@super_admin_required
+def settings_method_add():
+    """Add a receiving number for a provider."""
+    form = MethodForm()
+    if not form.validate_on_submit():
+        return render_settings(method_form=form, status=422)
+    try:
+        method = add_method(current_brand(), form.provider.data, form.number.data, form.kind.data,
+                            instructions=form.instructions.data, ask_sender_number=form.ask_sender_number.data)
+    except ApiError as error:
+        attach_error(form, error)
+        return render_settings(method_form=form, status=error.status)
+    record_audit(current_user, "payment_method.add", method, {"provider": method.provider, "number": method.number})
+    flash(_("%(provider)s %(number)s added.", provider=PROVIDER_NAMES[method.provider], number=method.number), "success")
+    return redirect(url_for("panel.settings", _anchor="methods"))
+
+
+@bp.post("/settings/methods/<int:method_id>/toggle")
+@super_admin_required
+def settings_method_toggle(method_id):
+    """Switch a receiving number off (hidden at checkout) or back on."""
+    method = get_method(current_brand(), method_id)
+    if ActionForm().validate_on_submit():
+        update_method(method, enabled=not method.enabled)
+        record_audit(current_user, "payment_method.enable" if method.enabled else "payment_method.disable", method,
+                     {"provider": method.provider, "number": method.number})
+        flash(_("%(number)s is switched on.", number=method.number) if method.enabled
+              else _("%(number)s is switched off.", number=method.number), "success")
+    return redirect(url_for("panel.settings", _anchor="methods"))

@@ -1,0 +1,95 @@
+"""The SMS inbox: every forwarded text with its parse and match status; match one by hand, or set it aside."""
+from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_login import current_user
+
+from ..api.paging import paginate
+from ..errors import ApiError
+from ..extensions import db
+from ..models import InboundSms
+from ..money import format_amount
+from ..services.matching import HAND_MATCHABLE, match_sms_by_hand
+from ..services.sms_inbox import (find_payment_to_match, get_inbound_sms, ignore_sms, list_inbound_sms_query,
+                                  match_candidates, parser_reading)
+from ..services.sms_parsing import sender_provider
+from . import bp
+from .access import current_brand, staff_required
+from .audit import record_audit
+from .forms import ActionForm, attach_error
+from .forms_sms import SMS_STATUS_NAMES, MatchForm, SmsFilterForm
+from .payments import PER_PAGE, page_number
+
+
+def status_counts(brand):
+    """How many of the brand's texts are in each status."""
+    return dict(db.session.execute(
+        db.select(InboundSms.status, db.func.count()).where(InboundSms.brand_id == brand.id).group_by(InboundSms.status)
+    ).all())
+
+
+@bp.get("/sms-inbox")
+@staff_required
+def sms_inbox():
+    """Every text the brand's phones forwarded, newest first, filtered and paginated."""
+    form = SmsFilterForm(request.args)
+    form.validate()
+    filters = {name: value for name, value in form.data.items() if value and not form[name].errors}
+    rows, meta = paginate(list_inbound_sms_query(current_brand(), filters),
+                          {"page": page_number(), "per_page": PER_PAGE})
+    return render_template("panel/sms_inbox.html", form=form, messages=rows, meta=meta, filters=filters,
+                           counts=status_counts(current_brand()), status_names=SMS_STATUS_NAMES)
+
+
+def render_message(sms, form=None, status=200):
+    """One text: what the parser read, what it paid, and the match and ignore forms while it is open."""
+    return render_template(
+        "panel/sms_inbox_message.html", sms=sms, reading=parser_reading(sms), form=form or MatchForm(formdata=None),
+        candidates=match_candidates(sms), open_for_match=sms.status in HAND_MATCHABLE and sms.payment_id is None,
+        official_sender=sender_provider(sms.sender), status_names=SMS_STATUS_NAMES,
+    ), status
+
+
+@bp.get("/sms-inbox/<sms_id>")
+@staff_required
+def sms_inbox_message(sms_id):
+    """A text in full with its parse result."""
+    return render_message(get_inbound_sms(current_brand(), sms_id))
+
+
+@bp.post("/sms-inbox/<sms_id>/match")
+@staff_required
+def sms_inbox_match(sms_id):
+    """Bind the text to the payment named (ID or reference) and complete it, as a matching claim would."""
+    brand = current_brand()
+    sms = get_inbound_sms(brand, sms_id)
+    form = MatchForm()
+    if not form.validate_on_submit():
+        return render_message(sms, form, 422)
+    try:
+        payment = find_payment_to_match(brand, form.payment.data)
+        transaction = match_sms_by_hand(sms, payment)
+    except ApiError as error:
+        attach_error(form, error)
+        return render_message(get_inbound_sms(brand, sms_id), form, error.status)
+    record_audit(current_user, "sms.match", payment, {
+        "sms": sms.public_id, "trx_id": transaction.trx_id, "provider_trx_id": transaction.provider_trx_id,
+        "amount": format_amount(payment.amount)})
+    flash(_("Matched: payment %(ref)s is completed.", ref=payment.reference or payment.public_id[:8]), "success")
+    return redirect(url_for("panel.sms_inbox_message", sms_id=sms.public_id))
+
+
+@bp.post("/sms-inbox/<sms_id>/ignore")
+@staff_required
+def sms_inbox_ignore(sms_id):
+    """Mark a text that pays nothing as ignored, so it leaves the list of texts waiting for a claim."""
+    sms = get_inbound_sms(current_brand(), sms_id)
+    if ActionForm().validate_on_submit():
+        previous = sms.status
+        try:
+            ignore_sms(sms)
+        except ApiError as error:
+            flash(error.message, "error")
+        else:
+            record_audit(current_user, "sms.ignore", ("sms", sms.public_id), {"status": [previous, "ignored"]})
+            flash(_("The SMS is marked as ignored."), "success")
+    return redirect(url_for("panel.sms_inbox_message", sms_id=sms.public_id))

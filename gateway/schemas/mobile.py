@@ -1,0 +1,116 @@
+"""Request and response shapes of the companion app's protocol (/api/mobile/v1)."""
+from datetime import datetime, timezone
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from .common import BaseSchema, Timestamp
+
+MAX_BATCH = 200
+MAX_PAYLOAD = 16 * 1024
+
+
+class PairDeviceSchema(BaseSchema):
+    """Body of POST /devices."""
+
+    pairing_code = fields.String(required=True, validate=validate.Regexp(r"^\d{6}$", error="The pairing code has six digits."))
+    device_id = fields.String(required=True, validate=validate.Length(min=1, max=128))
+    device_name = fields.String(required=True, validate=validate.Length(min=1, max=120))
+    app_version = fields.String(load_default=None, validate=validate.Length(max=32))
+    platform = fields.String(load_default=None, validate=validate.Length(max=20))
+
+    @ma.pre_load
+    def trim(self, data, **kwargs):
+        """Codes typed by hand arrive with spaces."""
+        if isinstance(data, dict) and isinstance(data.get("pairing_code"), str):
+            data = {**data, "pairing_code": data["pairing_code"].replace(" ", "").strip()}
+        return data
+
+
+class TokenRefreshSchema(BaseSchema):
+    """Body of POST /devices/token-refreshes."""
+
+    refresh_token = fields.String(required=True, validate=validate.Length(min=1, max=2048))
+    fingerprint = fields.String(load_default=None, validate=validate.Length(max=128))
+
+
+class ReceivedAt(fields.Field):
+    """When the phone received an SMS: ISO 8601 (naive means UTC) or epoch milliseconds."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        try:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+            parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except (TypeError, ValueError, OverflowError, OSError) as error:
+            raise ma.ValidationError("Send received_at as ISO 8601 or epoch milliseconds.") from error
+        return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+
+
+class LocalId(fields.Field):
+    """The app's own id of a message: a string or an integer, kept as a string."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or not 0 < len(str(value)) <= 64:
+            raise ma.ValidationError("local_id must be a string or integer of at most 64 characters.")
+        return str(value)
+
+
+class SmsMessageSchema(BaseSchema):
+    """One forwarded SMS of a batch."""
+
+    local_id = LocalId(required=True)
+    sender = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    encrypted_payload = fields.String(required=True, validate=validate.Length(min=1, max=MAX_PAYLOAD))
+    received_at = ReceivedAt(load_default=None)
+
+
+class SmsBatchSchema(BaseSchema):
+    """Body of POST /sms: each message is checked on its own, so one bad item is rejected alone."""
+
+    messages = fields.List(fields.Raw(), required=True,
+                           validate=validate.Length(min=1, max=MAX_BATCH, error=f"Send between 1 and {MAX_BATCH} messages per call."))
+
+
+class SmsResultSchema(BaseSchema):
+    local_id = fields.String()
+    status = fields.String()
+    server_ref = fields.String(allow_none=True)
+    reason = fields.String()
+
+
+class HeartbeatSchema(BaseSchema):
+    """Body of POST /devices/heartbeats: all optional, what the phone knows about itself."""
+
+    battery_level = fields.Integer(validate=validate.Range(min=0, max=100))
+    is_charging = fields.Boolean()
+    network = fields.String(validate=validate.Length(max=40))
+    signal_strength = fields.Integer(validate=validate.Range(min=-200, max=100))
+    app_version = fields.String(validate=validate.Length(max=32))
+    pending_sms = fields.Integer(validate=validate.Range(min=0, max=1_000_000))
+    last_sms_at = ReceivedAt()
+
+
+class NotificationSchema(BaseSchema):
+    id = fields.Integer()
+    kind = fields.String()
+    title = fields.String()
+    body = fields.String(allow_none=True)
+    created_at = Timestamp()
+
+
+class AcknowledgeSchema(BaseSchema):
+    """Body of POST /notifications/acknowledgements."""
+
+    ids = fields.List(fields.Integer(strict=True), required=True, validate=validate.Length(min=1, max=500))
+
+
+class OutboundLeaseArgs(BaseSchema):
+    limit = fields.Integer(load_default=10, validate=validate.Range(min=1, max=50))
+
+
+class OutboundResultSchema(BaseSchema):
+    """Body of POST /sms/queues/{id}/results."""
+
+    status = fields.String(required=True, validate=validate.OneOf(("sent", "failed")))
+    error = fields.String(load_default=None, validate=validate.Length(max=500))

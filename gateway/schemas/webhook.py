@@ -1,0 +1,41 @@
+"""Webhook delivery records (spec 2.6) and the webhook test request."""
+from marshmallow import fields
+
+from .common import BaseSchema, HttpUrl, Timestamp
+
+
+class DeliverySchema(BaseSchema):
+    """An element of GET /webhooks/deliveries: exactly the fields of spec 2.6."""
+
+    id = fields.Integer()
+    transaction_id = fields.Integer(allow_none=True)
+    event = fields.String(metadata={"example": "payment.completed"})
+    url = fields.String()
+    payload = fields.String(metadata={"description": "The notification body as sent, a JSON-encoded string."})
+    response_status = fields.Integer(allow_none=True)
+    response_body = fields.String(allow_none=True)
+    attempts = fields.Integer()
+    status = fields.String(metadata={"enum": ["pending", "retrying", "success", "failed"]})
+    created_at = Timestamp()
+
+
+class AttemptSchema(BaseSchema):
+    attempted_at = Timestamp()
+    response_status = fields.Integer(allow_none=True)
+    response_body = fields.String(allow_none=True)
+    duration_ms = fields.Integer(allow_none=True)
+    error = fields.String(allow_none=True)
+
+
+class DeliveryDetailSchema(DeliverySchema):
+    """One delivery with its event id, next attempt and the log of every attempt."""
+
+    event_id = fields.String()
+    next_attempt_at = Timestamp(allow_none=True)
+    attempt_log = fields.List(fields.Nested(AttemptSchema))
+
+
+class WebhookTestSchema(BaseSchema):
+    """Body of POST /webhooks/tests: where to send, default the brand's webhook URL."""
+
+    url = HttpUrl(metadata={"description": "Defaults to the brand's webhook URL."})

@@ -1,0 +1,59 @@
+"""Where webhooks may go: callback URLs resolving to private addresses are refused unless allowed."""
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from flask import current_app
+
+from ..errors import field_error
+
+
+def private_callbacks_allowed():
+    """Whether this deployment may post webhooks to private, loopback or link-local addresses."""
+    return bool(current_app.config.get("ALLOW_PRIVATE_CALLBACKS"))
+
+
+def is_public_address(address):
+    """Whether an IP address is globally routable (an IPv4-mapped IPv6 address is judged as IPv4)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    # is_global is False for private, loopback, link-local, shared (100.64/10), reserved and multicast.
+    return ip.is_global and not ip.is_multicast
+
+
+def resolve(host, port):
+    """Every address a host name resolves to; an IP literal resolves to itself."""
+    infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    return {info[4][0] for info in infos}
+
+
+def private_destination(url, strict=True):
+    """Why `url` may not receive webhooks here, or None when it may.
+
+    `strict` (at delivery) also refuses a host that does not resolve; at creation such a host is
+    let through, since its DNS may not exist yet and every delivery checks again.
+    """
+    if private_callbacks_allowed():
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if not host or host.lower() == "localhost" or host.lower().endswith(".localhost"):
+        return "The callback URL points to a private address."
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        addresses = resolve(host, port)
+    except (OSError, ValueError, UnicodeError):
+        return "The callback URL's host does not resolve." if strict else None
+    if not all(is_public_address(address) for address in addresses):
+        return "The callback URL resolves to a private, loopback or link-local address."
+    return None
+
+
+def check_callback_url(url, field="callback_url"):
+    """Raise a 422 on `field` when the URL may not receive webhooks; None and '' pass."""
+    if not url:
+        return
+    reason = private_destination(url, strict=False)
+    if reason is not None:
+        raise field_error(field, reason, code="private_address")

@@ -1,0 +1,48 @@
+"""Claims and stored SMS by provider TrxID: index probes whatever the engine's statistics say."""
+from ..clock import utcnow
+from ..extensions import db
+from ..models import InboundSms, Payment
+
+
+def stored_sms(brand_id, provider, trx_id):
+    """The one stored SMS holding this TrxID for the brand (a unique-index probe), or None."""
+    return db.session.execute(
+        db.select(InboundSms).where(InboundSms.brand_id == brand_id, InboundSms.provider == provider,
+                                    InboundSms.provider_trx_id == trx_id)
+        .execution_options(populate_existing=True)
+    ).scalar_one_or_none()
+
+
+def open_claims(brand_id, provider, trx_id, exclude=None):
+    """The brand's live processing payments claiming this TrxID, earliest claim first.
+
+    Only (provider, provider_trx_id) is asked of the database, so every engine probes that index
+    whatever its statistics; the few payments sharing a TrxID are narrowed here.
+    """
+    now = utcnow()
+    payments = db.session.execute(
+        db.select(Payment).where(Payment.provider == provider, Payment.provider_trx_id == trx_id)
+        .execution_options(populate_existing=True)
+    ).scalars().all()
+    live = [p for p in payments if p.brand_id == brand_id and p.status == "processing" and p.expires_at > now
+            and p.id != exclude]
+    return sorted(live, key=lambda p: (p.claimed_at or p.created_at, p.id))
+
+
+def claimed_trx_ids(provider, trx_ids):
+    """Which of these TrxIDs some processing payment claims: one index probe for a whole batch."""
+    if not trx_ids:
+        return set()
+    rows = db.session.execute(
+        db.select(Payment.provider_trx_id, Payment.status)
+        .where(Payment.provider == provider, Payment.provider_trx_id.in_(trx_ids))
+    ).all()
+    return {trx_id for trx_id, status in rows if status == "processing"}
+
+
+def claimed_elsewhere(payment, provider, trx_id):
+    """Whether another payment of the brand already holds or consumed this TrxID."""
+    sms = stored_sms(payment.brand_id, provider, trx_id)
+    if sms is not None and sms.payment_id not in (None, payment.id):
+        return True
+    return bool(open_claims(payment.brand_id, provider, trx_id, exclude=payment.id))

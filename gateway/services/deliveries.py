@@ -1,0 +1,85 @@
+"""The merchant's side of webhooks: the delivery log, redelivery, test events and the signing secret."""
+from sqlalchemy.orm import selectinload
+
+from .. import jobs
+from ..clock import utcnow
+from ..errors import field_error, invalid_state, not_found
+from ..extensions import db
+from ..models import WebhookDelivery, new_webhook_secret
+from .callback_urls import check_callback_url
+from .events import emit_event
+
+LOG_SIZE = 50  # spec 4.4 and 8: the 50 most recent records
+
+
+def recent_deliveries(brand):
+    """The brand's 50 most recent delivery records, newest first."""
+    return db.session.execute(
+        db.select(WebhookDelivery).where(WebhookDelivery.brand_id == brand.id)
+        .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc()).limit(LOG_SIZE)
+    ).scalars().all()
+
+
+def get_delivery(brand, delivery_id):
+    """A delivery of this brand with its attempt log; 404 for anything else, another brand's included."""
+    delivery_id = str(delivery_id)
+    delivery = None
+    if delivery_id.isdigit() and len(delivery_id) <= 18:
+        delivery = db.session.execute(
+            db.select(WebhookDelivery).options(selectinload(WebhookDelivery.attempt_log))
+            .where(WebhookDelivery.id == int(delivery_id), WebhookDelivery.brand_id == brand.id)
+        ).scalar_one_or_none()
+    if delivery is None:
+        raise not_found("webhook_delivery")
+    return delivery
+
+
+def retry_delivery(brand, delivery_id):
+    """Redeliver now, whatever the record's status, unless an attempt is in flight (409)."""
+    delivery = get_delivery(brand, delivery_id)
+    now = utcnow()
+    changed = db.session.execute(
+        db.update(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery.id,
+               db.or_(WebhookDelivery.lease_expires_at.is_(None), WebhookDelivery.lease_expires_at < now))
+        .values(status=db.case((WebhookDelivery.attempts == 0, "pending"), else_="retrying"),
+                next_attempt_at=now, updated_at=now)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if changed != 1:
+        db.session.rollback()
+        raise invalid_state("An attempt of this delivery is in progress; retry when it has finished.")
+    jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id)
+    db.session.commit()
+    db.session.refresh(delivery)
+    return delivery
+
+
+def send_test_webhook(brand, url=None):
+    """Record a signed `webhook.test` event for `url` (default: the brand's webhook URL)."""
+    url = url or brand.webhook_url
+    if not url:
+        raise field_error("url", "Send a url, or set the brand's webhook URL first.", code="required")
+    check_callback_url(url, "url")
+    delivery = emit_event("webhook.test", brand, url=url)
+    db.session.commit()
+    return delivery
+
+
+def rotate_webhook_secret(brand):
+    """Replace the brand's webhook signing secret; every attempt from now on is signed with the new one."""
+    brand.webhook_secret = new_webhook_secret()
+    db.session.commit()
+    return brand.webhook_secret
+
+
+def set_webhook_url(brand, url):
+    """Set (or, with an empty value, clear) the brand's default webhook URL; {from, to} when it changed."""
+    url = (url or "").strip() or None
+    check_callback_url(url, "webhook_url")
+    if url == brand.webhook_url:
+        return None
+    change = {"from": brand.webhook_url, "to": url}
+    brand.webhook_url = url
+    db.session.commit()
+    return change

@@ -1,0 +1,166 @@
+"""Matching an SMS to a customer's claim, in either order: one SMS pays at most one payment."""
+import re
+
+from sqlalchemy.exc import IntegrityError
+
+from ..clock import utcnow
+from ..errors import ApiError, field_error, invalid_state, not_found
+from ..extensions import db
+from ..models import PROVIDERS, InboundSms, Payment
+from ..money import format_amount
+from .claims import claimed_elsewhere, open_claims, stored_sms
+from .notifications import notify_devices
+from .payments import complete_payment, transition
+from .sms_parsing import canonical_trx_id
+
+TRX_ID_PATTERN = re.compile(r"^[A-Z0-9]{6,20}$")
+SMS_CURRENCY = "BDT"
+
+
+def normalise_trx_id(value):
+    """A TrxID as stored: trimmed, upper-case, look-alike letters folded, exactly as the parser stores it."""
+    return canonical_trx_id((value or "").strip()) or ""
+
+
+def submit_claim(payment, provider, provider_trx_id, sender_number=None):
+    """The customer's TrxID at checkout: created → processing, then settled with an SMS already here."""
+    provider = (provider or "").strip().lower()
+    trx_id = normalise_trx_id(provider_trx_id)
+    if provider not in PROVIDERS:
+        raise field_error("provider", f"Provider must be one of {', '.join(PROVIDERS)}.")
+    if not TRX_ID_PATTERN.match(trx_id):
+        raise field_error("provider_trx_id", "Enter the transaction ID exactly as the provider's SMS shows it.")
+    now = utcnow()
+    if payment.status == "created" and payment.expires_at <= now:
+        raise invalid_state("This payment has expired.")
+    if claimed_elsewhere(payment, provider, trx_id):
+        raise field_error("provider_trx_id", "This transaction ID has already been used for another payment.",
+                          code="already_used")
+    if not transition(payment, ("created",), "processing", provider=provider, provider_trx_id=trx_id,
+                      sender_number=sender_number or None, claimed_at=now, review_reason=None):
+        db.session.rollback()
+        db.session.refresh(payment)
+        raise invalid_state(f"A {payment.status} payment cannot take a transaction ID.")
+    # Committed before looking for the SMS: an ingest committing meanwhile then sees this claim.
+    db.session.commit()
+    sms = stored_sms(payment.brand_id, provider, trx_id)
+    if sms is not None and sms.status == "unmatched":
+        settle(sms, payment)
+    db.session.refresh(payment)
+    return payment
+
+
+def match_sms_to_claim(sms):
+    """At ingest: settle a new incoming SMS with the processing payment that claimed its TrxID."""
+    if sms.status != "unmatched" or not sms.provider_trx_id:
+        return None
+    claims = open_claims(sms.brand_id, sms.provider, sms.provider_trx_id)
+    if not claims:
+        return None
+    # Of several claims of one TrxID, the earliest with the right amount wins.
+    return settle(sms, next((p for p in claims if p.amount == sms.amount), claims[0]))
+
+
+def mismatch_reason(sms, payment):
+    """Why this SMS cannot pay this payment outright (shown in the panel), or None."""
+    if payment.currency != SMS_CURRENCY:
+        return f"SMS amounts are in {SMS_CURRENCY}; the payment is in {payment.currency}"
+    if sms.amount is None or sms.amount != payment.amount:
+        return f"SMS amount {format_amount(sms.amount) or 'unknown'} differs from {format_amount(payment.amount)}"
+    claimed, sent = last_digits(payment.sender_number), last_digits(sms.counterparty)
+    if claimed and sent and claimed != sent:
+        return f"SMS sender {sms.counterparty} differs from the number entered, {payment.sender_number}"
+    return None
+
+
+def last_digits(number):
+    """The last ten digits of a phone number, to compare 01712… with +8801712…; None when masked."""
+    digits = re.sub(r"\D", "", number or "")
+    return digits[-10:] if len(digits) >= 10 else None
+
+
+def settle(sms, payment):
+    """Bind one SMS to one payment and complete it, or hold both for review; None when a rival won."""
+    reason = mismatch_reason(sms, payment)
+    try:
+        won = db.session.execute(
+            db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.is_(None),
+                                        InboundSms.status == "unmatched")
+            .values(payment_id=payment.id, status="review" if reason else "matched", review_reason=reason,
+                    matched_at=utcnow())
+            .execution_options(synchronize_session=False)
+        ).rowcount
+    except IntegrityError:  # the payment already consumed another SMS
+        won = 0
+    if won != 1:
+        db.session.rollback()
+        return None
+    if reason:
+        return hold_for_review(payment, reason)
+    try:
+        complete_payment(payment, provider=sms.provider, provider_trx_id=sms.provider_trx_id,
+                         sender_number=payment.sender_number or sms.counterparty)
+    except ApiError:  # cancelled or expired meanwhile; complete_payment rolled the SMS back too
+        return None
+    flag_rival_claims(payment)
+    return "matched"
+
+
+def hold_for_review(payment, reason):
+    """Keep the payment processing with a review reason; the SMS stays bound to it."""
+    held = db.session.execute(
+        db.update(Payment).where(Payment.id == payment.id, Payment.status == "processing")
+        .values(review_reason=reason[:255], updated_at=utcnow()).execution_options(synchronize_session=False)
+    ).rowcount
+    if held != 1:
+        db.session.rollback()
+        return None
+    notify_devices(payment.brand_id, "payment.review", f"Payment {payment.reference or payment.public_id} needs review",
+                   body=reason)
+    db.session.commit()
+    return "review"
+
+
+def flag_rival_claims(payment):
+    """Other processing payments that claimed the same TrxID learn why they will not complete."""
+    rivals = [p.id for p in open_claims(payment.brand_id, payment.provider, payment.provider_trx_id, exclude=payment.id)]
+    if rivals:
+        db.session.execute(
+            db.update(Payment).where(Payment.id.in_(rivals), Payment.status == "processing")
+            .values(review_reason=f"TrxID {payment.provider_trx_id} paid another payment ({payment.public_id})")
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+
+
+HAND_MATCHABLE = ("unmatched", "unparsed")
+
+
+def match_sms_by_hand(sms, payment):
+    """The merchant binds a stored SMS no claim took to an open payment, which completes; the amount rule holds."""
+    if sms.brand_id != payment.brand_id:
+        raise not_found("payment")
+    if sms.payment_id is not None or sms.status not in HAND_MATCHABLE:
+        raise invalid_state(f"A {sms.status} SMS cannot be matched by hand.")
+    # An unparsed text has no amount: the person matching it has read it; a parsed one must fit exactly.
+    if sms.amount is not None and (payment.currency != SMS_CURRENCY or sms.amount != payment.amount):
+        raise field_error("payment", mismatch_reason(sms, payment), code="amount_mismatch")
+    try:
+        won = db.session.execute(
+            db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.is_(None),
+                                        InboundSms.status.in_(HAND_MATCHABLE))
+            .values(payment_id=payment.id, status="matched", review_reason=None, matched_at=utcnow())
+            .execution_options(synchronize_session=False)
+        ).rowcount
+    except IntegrityError:
+        db.session.rollback()
+        raise invalid_state("This payment has already consumed another SMS.") from None
+    if won != 1:
+        db.session.rollback()
+        raise invalid_state("This SMS was matched or ignored meanwhile.")
+    transaction = complete_payment(payment, provider=sms.provider if sms.provider in PROVIDERS else None,
+                                   provider_trx_id=sms.provider_trx_id,
+                                   sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None)
+    flag_rival_claims(payment)
+    db.session.refresh(sms)
+    return transaction

@@ -1,0 +1,59 @@
+"""The second way out for outbound SMS: an HTTP SMS provider at SMS_PROVIDER_URL."""
+import logging
+from datetime import timedelta
+
+import requests
+
+from .. import jobs
+from ..clock import utcnow
+from ..extensions import db
+from ..models import OutboundSms
+from .outbound_sms import provider_url
+from .sms_leases import outcome_values, take_lease
+
+log = logging.getLogger(__name__)
+
+HOLDER = "provider"
+PROVIDER_LEASE = timedelta(seconds=60)
+
+
+def send_outbound_sms(message_id):
+    """Post one queued, due message to the provider if this process wins its lease; else do nothing.
+
+    The provider receives `{"id", "to", "body"}` as JSON; any 2xx within 10 s means sent.
+    """
+    url = provider_url()
+    now = utcnow()
+    if not url or not take_lease(message_id, HOLDER, now + PROVIDER_LEASE, now):
+        db.session.rollback()
+        return None
+    db.session.commit()
+    message = db.session.get(OutboundSms, message_id)
+    error = post_to_provider(url, message)
+    finished = utcnow()
+    values = outcome_values(message.attempts, "sent" if error is None else "failed", error, finished)
+    db.session.execute(
+        db.update(OutboundSms)
+        .where(OutboundSms.id == message.id, OutboundSms.status == "leased", OutboundSms.leased_by == HOLDER,
+               OutboundSms.attempts == message.attempts)
+        .values(**values).execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+    if values["status"] == "queued":
+        try:
+            jobs.enqueue_at(values["next_attempt_at"], jobs.SMS, jobs.SEND_SMS, message.id)
+        except Exception as failure:  # noqa: BLE001 - the sweep wakes it when due
+            log.warning("sms %s: retry not scheduled (%s); the sweep will wake it", message.id, failure)
+    return values["status"]
+
+
+def post_to_provider(url, message):
+    """POST the message; None when the provider took it, else why not."""
+    try:
+        response = requests.post(url, json={"id": message.id, "to": message.to_number, "body": message.body},
+                                 timeout=(5, 10), allow_redirects=False)
+    except requests.RequestException as error:
+        return f"SMS provider unreachable: {str(error)[:200]}"
+    if 200 <= response.status_code < 300:
+        return None
+    return f"SMS provider answered {response.status_code}: {response.text[:200]}"

@@ -1,0 +1,48 @@
+/* Copy buttons for secrets and the pairing code's countdown. Without JavaScript the pages still say
+   everything: the secret is selectable text and the code's expiry time is printed. */
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll("[data-copy]").forEach(function (button) {
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    var status = document.getElementById(button.getAttribute("data-copy-status"));
+    if (!source) return;
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var text = source.textContent.trim();
+      var done = function () {
+        if (status) status.textContent = button.getAttribute("data-copied") || "Copied";
+      };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(done, function () { selectText(source); });
+      } else {
+        selectText(source);
+        try { if (document.execCommand("copy")) done(); } catch (error) { /* the text stays selected */ }
+      }
+    });
+  });
+
+  function selectText(element) {
+    var range = document.createRange();
+    range.selectNodeContents(element);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
+  // Counted from the seconds the server gave, not from the phone's own clock, which may be wrong.
+  document.querySelectorAll("[data-seconds-left]").forEach(function (clock) {
+    var root = clock.closest("[data-countdown]") || document.body;
+    var label = clock.querySelector("[data-remaining]");
+    var deadline = Date.now() + parseInt(clock.getAttribute("data-seconds-left"), 10) * 1000;
+    function tick() {
+      var rest = deadline - Date.now();
+      var left = Math.max(0, Math.ceil(rest / 1000));
+      if (label) label.textContent = Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
+      if (left > 0) return window.setTimeout(tick, (rest % 1000 || 1000) + 15);
+      root.classList.add("pairing-expired");
+      clock.textContent = clock.getAttribute("data-expired-text");
+      clock.setAttribute("role", "alert");
+      root.querySelectorAll("[data-when-expired]").forEach(function (element) { element.hidden = false; });
+    }
+    tick();
+  });
+});

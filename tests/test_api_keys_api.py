@@ -1,0 +1,221 @@
+"""The /api-keys API: list, generate (secret shown once), revoke; labels, scopes and brand isolation."""
+import pytest
+
+from gateway.extensions import db
+from gateway.models import ApiKey, IdempotencyRecord
+from tests.factories import UserFactory
+
+URL = "/api/v1/api-keys"
+KEY_FIELDS = ["id", "label", "display_prefix", "scopes", "created_at", "last_used_at", "revoked_at", "active"]
+
+
+@pytest.fixture
+def admin(brand, make_key):
+    """Headers of a read+write+admin key with an active super-administrator's address."""
+    UserFactory(brand=brand, role="super_admin", email="root@example.com")
+    return {**make_key(brand, ["read", "write", "admin"]), "X-Super-Admin-Email": "root@example.com"}
+
+
+def key_count():
+    return db.session.scalar(db.select(db.func.count()).select_from(ApiKey))
+
+
+def bearer(secret):
+    return {"Authorization": f"Bearer {secret}"}
+
+
+def test_generate_key_returns_201_and_the_secret_once(client, app, admin):
+    response = client.post(URL, json={"label": "Shop server", "scopes": ["read", "write"]}, headers=admin)
+
+    assert response.status_code == 201
+    data = response.json["data"]
+    assert list(data) == KEY_FIELDS + ["key"]
+    assert data["key"].startswith(app.config["API_KEY_PREFIX"])
+    assert data["key"].startswith(data["display_prefix"])
+    assert len(data["display_prefix"]) < len(data["key"])
+    assert (data["label"], data["scopes"], data["active"]) == ("Shop server", ["read", "write"], True)
+    assert data["last_used_at"] is None and data["revoked_at"] is None
+    assert client.get("/api/v1/payments", headers=bearer(data["key"])).status_code == 200
+    listed = client.get(URL, headers=admin).json["data"]
+    assert "key" not in listed[0] and data["key"] not in str(listed)
+
+
+def test_generate_key_accepts_name_for_label_and_defaults_to_read_write(client, admin):
+    response = client.post(URL, json={"name": "Plugin"}, headers=admin)
+
+    assert response.status_code == 201
+    assert (response.json["data"]["label"], response.json["data"]["scopes"]) == ("Plugin", ["read", "write"])
+
+
+def test_generated_scopes_are_deduplicated_in_a_fixed_order(client, admin):
+    response = client.post(URL, json={"label": "all", "scopes": ["admin", "read", "admin", "write"]}, headers=admin)
+
+    assert response.json["data"]["scopes"] == ["read", "write", "admin"]
+
+
+@pytest.mark.parametrize("body, field", [
+    ({}, "label"),
+    ({"label": ""}, "label"),
+    ({"label": "x" * 101}, "label"),
+    ({"label": 12}, "label"),
+    ({"label": None}, "label"),
+    ({"label": "ok", "scopes": ["root"]}, "scopes"),
+    ({"label": "ok", "scopes": []}, "scopes"),
+    ({"label": "ok", "scopes": "read"}, "scopes"),
+    ({"label": "ok", "scopes": None}, "scopes"),
+    ({"label": "ok", "scopes": [1]}, "scopes"),
+    ({"label": "nul\u0000"}, "label"),
+])
+def test_generate_key_refuses_bad_bodies_and_writes_nothing(client, admin, body, field):
+    before = key_count()
+
+    response = client.post(URL, json=body, headers=admin)
+
+    assert response.status_code == 422
+    assert response.json["code"] == "VALIDATION_ERROR"
+    assert any(error["field"].split(".")[0] == field for error in response.json["errors"])
+    assert key_count() == before
+
+
+def test_a_blank_label_is_refused_by_the_service(client, admin):
+    response = client.post(URL, json={"label": "   "}, headers=admin)
+
+    assert response.status_code == 422
+    assert response.json["errors"][0]["field"] == "label"
+
+
+def test_labels_are_unique_among_active_keys_only(client, admin):
+    first = client.post(URL, json={"label": "twin"}, headers=admin).json["data"]
+
+    taken = client.post(URL, json={"label": "twin"}, headers=admin)
+    assert taken.status_code == 409
+    assert taken.json["code"] == "LABEL_TAKEN"
+    assert taken.json["errors"][0]["field"] == "label"
+
+    assert client.delete(f"{URL}/{first['id']}", headers=admin).status_code == 200
+    assert client.post(URL, json={"label": "twin"}, headers=admin).status_code == 201
+
+
+def test_another_brand_may_use_the_same_label(client, admin, other_brand, make_key):
+    UserFactory(brand=other_brand, role="super_admin", email="boss@other.example")
+    theirs = {**make_key(other_brand, ["read", "write", "admin"]), "X-Super-Admin-Email": "boss@other.example"}
+
+    assert client.post(URL, json={"label": "same"}, headers=admin).status_code == 201
+    assert client.post(URL, json={"label": "same"}, headers=theirs).status_code == 201
+
+
+def test_list_keys_shows_the_brands_keys_newest_first_without_secrets(client, brand, other_brand, admin, make_key):
+    make_key(other_brand, ["read"])
+    client.post(URL, json={"label": "newest"}, headers=admin)
+
+    response = client.get(URL, headers=admin)
+
+    assert response.status_code == 200
+    rows = response.json["data"]
+    assert [row["label"] for row in rows][0] == "newest"
+    assert {row["label"] for row in rows} == {"newest", "key-0"}
+    assert all(list(row) == KEY_FIELDS for row in rows)
+    assert "key_hash" not in response.get_data(as_text=True)
+
+
+def test_revoke_key_by_id_takes_effect_on_the_next_request(client, admin):
+    created = client.post(URL, json={"label": "doomed", "scopes": ["read"]}, headers=admin).json["data"]
+    assert client.get("/api/v1/payments", headers=bearer(created["key"])).status_code == 200
+
+    response = client.delete(f"{URL}/{created['id']}", headers=admin)
+
+    assert response.status_code == 200
+    assert response.json["success"] is True
+    assert (response.json["data"]["id"], response.json["data"]["active"]) == (created["id"], False)
+    assert response.json["data"]["revoked_at"] is not None
+    after = client.get("/api/v1/payments", headers=bearer(created["key"]))
+    assert (after.status_code, after.json["code"]) == (401, "INVALID_TOKEN")
+    listed = {row["id"]: row for row in client.get(URL, headers=admin).json["data"]}
+    assert listed[created["id"]]["active"] is False
+
+
+def test_revoking_twice_or_an_unknown_id_is_404(client, admin):
+    created = client.post(URL, json={"label": "once"}, headers=admin).json["data"]
+    client.delete(f"{URL}/{created['id']}", headers=admin)
+
+    for path in [f"{URL}/{created['id']}", f"{URL}/999999"]:
+        response = client.delete(path, headers=admin)
+        assert (response.status_code, response.json["code"]) == (404, "API_KEY_NOT_FOUND")
+    response = client.delete(f"{URL}/not-a-number", headers=admin)
+    assert (response.status_code, response.json["success"]) == (404, False)
+
+
+def test_a_key_of_another_brand_cannot_be_revoked(client, admin, other_brand, make_key):
+    theirs = make_key(other_brand, ["read"])
+    their_id = db.session.execute(db.select(ApiKey.id).where(ApiKey.brand_id == other_brand.id)).scalar_one()
+
+    response = client.delete(f"{URL}/{their_id}", headers=admin)
+
+    assert response.status_code == 404
+    assert client.get("/api/v1/payments", headers=theirs).status_code == 200
+
+
+def test_key_operations_need_write_and_admin(client, brand, make_key):
+    UserFactory(brand=brand, role="super_admin", email="root@example.com")
+    header = {"X-Super-Admin-Email": "root@example.com"}
+    for scopes in (["read", "write"], ["read", "admin"], ["admin"]):
+        headers = {**make_key(brand, scopes), **header}
+        for response in [client.get(URL, headers=headers), client.post(URL, json={"label": "x"}, headers=headers),
+                         client.delete(f"{URL}/1", headers=headers)]:
+            assert (response.status_code, response.json["code"]) == (403, "INSUFFICIENT_SCOPE"), scopes
+    assert key_count() == 3
+
+
+def test_an_idempotency_key_never_stores_the_secret(client, admin):
+    headers = {**admin, "Idempotency-Key": "create-key-1"}
+
+    first = client.post(URL, json={"label": "retry-safe"}, headers=headers)
+    again = client.post(URL, json={"label": "retry-safe"}, headers=headers)
+
+    assert first.status_code == 201
+    assert again.status_code == 409  # the label, not a replay that would show the secret twice
+    assert db.session.scalar(db.select(db.func.count()).select_from(IdempotencyRecord)) == 0
+    secret = first.json["data"]["key"]
+    assert db.session.scalar(db.select(db.func.count()).select_from(ApiKey).where(ApiKey.key_hash == secret)) == 0
+
+
+# --- the service rules, without HTTP ------------------------------------------------------------
+
+
+def test_revoke_key_by_label_or_id_and_find_active_key_forgets_it(brand):
+    from gateway.services.api_keys import find_active_key, generate_key, revoke_key
+
+    by_label, label_secret = generate_key(brand, "by-label", ["read"])
+    by_id, id_secret = generate_key(brand, "by-id", ["read"])
+    assert find_active_key(label_secret) is by_label
+
+    revoke_key(brand, label="by-label")
+    revoke_key(brand, key_id=by_id.id)
+
+    assert find_active_key(label_secret) is None
+    assert find_active_key(id_secret) is None
+
+
+def test_revoke_key_only_sees_its_own_brands_keys(brand, other_brand):
+    from gateway.errors import ApiError
+    from gateway.services.api_keys import find_active_key, generate_key, revoke_key
+
+    _, secret = generate_key(other_brand, "theirs", ["read"])
+
+    with pytest.raises(ApiError) as raised:
+        revoke_key(brand, label="theirs")
+
+    assert raised.value.code == "API_KEY_NOT_FOUND"
+    assert find_active_key(secret) is not None
+
+
+@pytest.mark.parametrize("scopes", [[], ["read", "sudo"], "", "read,,root"])
+def test_generate_key_refuses_unknown_or_no_scopes(brand, scopes):
+    from gateway.errors import ApiError
+    from gateway.services.api_keys import generate_key
+
+    with pytest.raises(ApiError) as raised:
+        generate_key(brand, "bad-scopes", scopes)
+
+    assert raised.value.errors[0]["field"] == "scopes"
+    assert key_count() == 0

@@ -1,0 +1,169 @@
+"""Background work: wake-ups after commit only, Redis outages survived, sweeps, periodic jobs, commands."""
+import logging
+import socket
+import threading
+from datetime import timedelta
+
+import pytest
+from freezegun import freeze_time
+from rq import Queue
+
+from gateway import jobs
+from gateway.clock import utcnow
+from gateway.extensions import db
+from gateway.models import IdempotencyRecord, Payment, WebhookDelivery
+from gateway.rq_queues import enqueue_periodic
+from gateway.services.events import emit_event
+from gateway.services.outbox import sweep_outbox
+from gateway.services.payments import complete_payment, create_payment
+from tests.factories import PaymentFactory
+from tests.webhook_support import receiver, rq_redis  # noqa: F401,F811 - fixtures
+
+CALLBACK = "https://merchant.example/hooks"
+
+
+def webhook_jobs(redis):
+    return Queue(jobs.WEBHOOKS, connection=redis).count
+
+
+@pytest.fixture
+def closed_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_without_redis_the_in_process_executor_delivers_after_commit(app, brand, receiver, monkeypatch):
+    monkeypatch.setitem(app.config, "JOBS_IN_PROCESS", True)
+    complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))
+
+    assert receiver.wait_for(1)
+    assert receiver.events()[0]["event"] == "payment.completed"
+    assert wait_for_delivery_status("success")
+
+
+def test_first_request_of_a_serving_process_starts_the_periodic_sweep(app, client, brand, receiver, monkeypatch):
+    emit_event("webhook.test", brand, url=receiver.url)
+    db.session.commit()  # jobs are off: nothing woke this delivery
+    monkeypatch.setitem(app.config, "JOBS_IN_PROCESS", True)
+    client.get("/healthz")
+
+    assert receiver.wait_for(1)
+    assert receiver.events()[0]["event"] == "webhook.test"
+    assert wait_for_delivery_status("success")
+
+
+def wait_for_delivery_status(status):
+    """Poll the single delivery until a background thread has recorded `status`."""
+    pause = threading.Event()
+    for _ in range(50):
+        db.session.expire_all()
+        if db.session.execute(db.select(WebhookDelivery.status)).scalar_one() == status:
+            return True
+        pause.wait(0.1)
+    return False
+
+
+def test_wakeup_is_enqueued_only_when_the_transaction_commits(brand, rq_redis):
+    emit_event("webhook.test", brand, url=CALLBACK)
+    db.session.flush()
+    assert webhook_jobs(rq_redis) == 0
+    db.session.commit()
+    assert webhook_jobs(rq_redis) == 1
+
+
+def test_wakeup_of_a_rolled_back_transaction_is_forgotten(brand, rq_redis):
+    emit_event("webhook.test", brand, url=CALLBACK)
+    db.session.rollback()
+    brand.name = "Renamed"
+    db.session.commit()
+    assert webhook_jobs(rq_redis) == 0
+    assert db.session.execute(db.select(WebhookDelivery)).first() is None
+
+
+def test_completion_commits_when_redis_is_unreachable(app, brand, closed_port, monkeypatch, caplog):
+    monkeypatch.setitem(app.config, "REDIS_URL", f"redis://127.0.0.1:{closed_port}/0")
+    payment = PaymentFactory(brand=brand, callback_url=CALLBACK)
+    with caplog.at_level(logging.WARNING, logger="gateway.jobs"):
+        complete_payment(payment)
+
+    db.session.expire_all()
+    assert db.session.get(Payment, payment.id).status == "completed"
+    assert db.session.execute(db.select(WebhookDelivery.status)).scalar_one() == "pending"
+    assert "the sweep will pick it up" in caplog.text
+
+
+def test_sweep_enqueues_each_due_delivery_once_per_attempt(brand, rq_redis):
+    due, leased, later = (emit_event("webhook.test", brand, url=CALLBACK) for _ in range(3))
+    leased.lease_expires_at = utcnow() + timedelta(seconds=60)
+    later.status, later.next_attempt_at = "retrying", utcnow() + timedelta(minutes=5)
+    db.session.commit()
+    rq_redis.flushdb()  # Redis lost every wake-up: only the database remembers
+
+    assert sweep_outbox() == 1
+    assert sweep_outbox() == 1  # found again, but its wake-up is already on its way
+    assert webhook_jobs(rq_redis) == 1
+    assert Queue(jobs.WEBHOOKS, connection=rq_redis).jobs[0].args == (jobs.DELIVER_WEBHOOK, due.id)
+
+
+def test_expiry_job_expires_open_payments_after_the_payment_ttl(brand):
+    payment = create_payment(brand, {"amount": 100, "currency": "BDT", "callback_url": CALLBACK})
+    with freeze_time(utcnow() + timedelta(minutes=29)):
+        jobs.run_job("gateway.services.payments.expire_due_payments")
+        db.session.expire_all()
+        assert db.session.get(Payment, payment.id).status == "created"
+    with freeze_time(utcnow() + timedelta(minutes=31)):
+        jobs.run_job("gateway.services.payments.expire_due_payments")
+    db.session.expire_all()
+    assert db.session.get(Payment, payment.id).status == "expired"
+    assert db.session.execute(db.select(WebhookDelivery.event)).scalar_one() == "payment.expired"
+
+
+def test_prune_job_deletes_idempotency_records_older_than_a_day(brand):
+    now = utcnow()
+    for key, age in (("old", timedelta(hours=25)), ("fresh", timedelta(hours=23))):
+        db.session.add(IdempotencyRecord(brand_id=brand.id, key=key, request_hash="x", created_at=now - age))
+    db.session.commit()
+    jobs.run_job("gateway.api.idempotency.prune_idempotency_records")
+    assert db.session.execute(db.select(IdempotencyRecord.key)).scalars().all() == ["fresh"]
+
+
+def test_periodic_jobs_are_enqueued_once_per_interval_by_many_workers(app, rq_redis):
+    stop = threading.Event()
+    workers = [threading.Thread(target=enqueue_periodic, args=(app, rq_redis, stop)) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    threading.Event().wait(1.5)
+    stop.set()
+    for worker in workers:
+        worker.join()
+    queued = Queue(jobs.MAINTENANCE, connection=rq_redis).jobs
+    assert sorted(job.args[0] for job in queued) == sorted(path for _, path, _ in jobs.PERIODIC)
+
+
+def test_worker_command_explains_that_it_needs_redis(runner):
+    result = runner.invoke(args=["gateway", "worker"])
+    assert result.exit_code != 0
+    assert "REDIS_URL is not set" in result.output
+
+
+def test_worker_command_refuses_unknown_queues(app, runner, monkeypatch):
+    monkeypatch.setitem(app.config, "REDIS_URL", "redis://127.0.0.1:6379/4")
+    result = runner.invoke(args=["gateway", "worker", "--queues", "webhooks,emails"])
+    assert result.exit_code != 0
+    assert "emails" in result.output
+
+
+def test_sweep_command_runs_each_periodic_job_once(runner, brand):
+    PaymentFactory(brand=brand, expires_at=utcnow() - timedelta(minutes=1))
+    result = runner.invoke(args=["gateway", "sweep"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == ["sweep-outbox: 0", "expire-payments: 1", "prune-idempotency: 0"]
+
+
+def test_rotate_webhook_secret_prints_the_new_secret_last(runner, brand):
+    old = brand.webhook_secret
+    result = runner.invoke(args=["gateway", "rotate-webhook-secret"])
+    assert result.exit_code == 0
+    db.session.expire_all()
+    assert result.output.splitlines()[-1] == brand.webhook_secret != old

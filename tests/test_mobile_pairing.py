@@ -1,0 +1,319 @@
+"""The companion app's pairing and tokens: one-time codes, rotation, reuse detection, token types."""
+import json
+import re
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import jwt
+import pytest
+from freezegun import freeze_time
+
+from gateway.clock import utcnow
+from gateway.errors import ApiError
+from gateway.extensions import db, limiter
+from gateway.models import Device, Notification, PairingCode
+from gateway.services.device_tokens import rotate_tokens
+from gateway.services.pairing import create_pairing_code, pairing_qr_payload, pairing_qr_svg
+from gateway.services.sms_crypto import open_device_key
+from tests.factories import paired_device
+
+PAIR = "/api/mobile/v1/devices"
+REFRESH = "/api/mobile/v1/devices/token-refreshes"
+DASHBOARD = "/api/mobile/v1/dashboard"
+
+
+@pytest.fixture(autouse=True)
+def limits_off():
+    """The suite runs with limits off, but a test that builds a limited app can leave the shared limiter on."""
+    was_enabled = limiter.enabled
+    limiter.enabled = False
+    yield
+    limiter.enabled = was_enabled
+
+
+def pair(client, code, device_id="phone-1", **extra):
+    body = {"pairing_code": code, "device_id": device_id, "device_name": "Counter phone",
+            "app_version": "2.3.0", "platform": "android", **extra}
+    return client.post(PAIR, json=body)
+
+
+def bearer(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_pairing_with_a_fresh_code_returns_tokens_and_the_device_key(client, brand):
+    response = pair(client, create_pairing_code(brand))
+
+    assert response.status_code == 201
+    data = response.get_json()["data"]
+    assert re.fullmatch(r"[0-9a-f]{64}", data["aes_key"])
+    assert data["expires_in"] == 900
+    device = db.session.execute(db.select(Device)).scalar_one()
+    assert (device.uuid, device.brand_id, device.name, device.platform) == (data["device_uuid"], brand.id, "Counter phone", "android")
+    # The key is kept sealed at rest, never in clear.
+    assert data["aes_key"] not in device.aes_key_sealed
+    assert open_device_key(device.aes_key_sealed, device.uuid) == data["aes_key"]
+    assert client.get(DASHBOARD, headers=bearer(data["access_token"])).status_code == 200
+
+
+def test_pairing_code_works_only_once(client, brand):
+    code = create_pairing_code(brand)
+    assert pair(client, code).status_code == 201
+
+    response = pair(client, code, device_id="phone-2")
+
+    assert response.status_code == 422
+    body = response.get_json()
+    assert body["code"] == "PAIRING_CODE_USED"
+    assert body["errors"][0]["field"] == "pairing_code"
+    assert db.session.execute(db.select(db.func.count()).select_from(Device)).scalar_one() == 1
+
+
+def test_expired_pairing_code_is_refused(client, brand):
+    with freeze_time(utcnow()) as frozen:
+        code = create_pairing_code(brand)
+        frozen.tick(timedelta(minutes=5, seconds=1))
+
+        response = pair(client, code)
+
+    assert response.status_code == 422
+    assert response.get_json()["code"] == "PAIRING_CODE_EXPIRED"
+    assert db.session.execute(db.select(Device)).first() is None
+
+
+def test_wrong_pairing_code_is_refused(client, brand):
+    code = create_pairing_code(brand)
+    wrong = f"{(int(code) + 1) % 1_000_000:06d}"
+
+    response = pair(client, wrong)
+
+    assert response.status_code == 422
+    assert response.get_json()["code"] == "INVALID_PAIRING_CODE"
+    assert db.session.execute(db.select(PairingCode.used_at)).scalar_one() is None
+
+
+@pytest.mark.parametrize("code", ["12345", "1234567", "abcdef", "", 123456, None])
+def test_malformed_pairing_code_names_the_field(client, brand, code):
+    response = pair(client, code)
+
+    assert response.status_code == 422
+    body = response.get_json()
+    assert body["code"] == "VALIDATION_ERROR"
+    assert [e["field"] for e in body["errors"]] == ["pairing_code"]
+
+
+def test_pairing_requires_device_id_and_name(client, brand):
+    response = client.post(PAIR, json={"pairing_code": create_pairing_code(brand)})
+
+    assert response.status_code == 422
+    assert {e["field"] for e in response.get_json()["errors"]} == {"device_id", "device_name"}
+
+
+def test_pairing_body_must_be_json(client, brand):
+    response = client.post(PAIR, data="pairing_code=123456", content_type="application/x-www-form-urlencoded")
+
+    assert response.status_code == 415
+    assert response.get_json()["code"] == "UNSUPPORTED_MEDIA_TYPE"
+
+
+def test_pairing_the_same_phone_again_unpairs_its_old_pairing(client, brand):
+    first = pair(client, create_pairing_code(brand), device_id="phone-1").get_json()["data"]
+    second = pair(client, create_pairing_code(brand), device_id="phone-1").get_json()["data"]
+
+    assert client.get(DASHBOARD, headers=bearer(first["access_token"])).get_json()["code"] == "DEVICE_REVOKED"
+    assert client.get(DASHBOARD, headers=bearer(second["access_token"])).status_code == 200
+
+
+def test_pairing_welcomes_the_device_with_a_notification(client, brand):
+    data = pair(client, create_pairing_code(brand)).get_json()["data"]
+
+    notes = client.get("/api/mobile/v1/notifications", headers=bearer(data["access_token"])).get_json()["data"]
+    assert [n["kind"] for n in notes["notifications"]] == ["device.paired"]
+
+
+def test_pair_code_command_prints_a_code_that_pairs(runner, client, brand):
+    result = runner.invoke(args=["gateway", "pair-code", "--qr"])
+
+    assert result.exit_code == 0, result.output
+    code = result.output.strip().splitlines()[-1]
+    assert re.fullmatch(r"\d{6}", code)
+    assert pair(client, code).status_code == 201
+
+
+def test_pairing_qr_code_carries_server_url_and_code(app, brand):
+    code = create_pairing_code(brand)
+
+    assert json.loads(pairing_qr_payload(code)) == {"server_url": app.config["BASE_URL"], "otp": code}
+    assert pairing_qr_svg(code).startswith("<svg")
+
+
+def test_refresh_rotates_both_tokens(client, brand):
+    _, tokens, _ = paired_device(brand)
+
+    response = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"})
+
+    assert response.status_code == 200
+    fresh = response.get_json()["data"]
+    assert fresh["access_token"] != tokens["access_token"]
+    assert fresh["refresh_token"] != tokens["refresh_token"]
+    assert client.get(DASHBOARD, headers=bearer(fresh["access_token"])).status_code == 200
+    again = client.post(REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"})
+    assert again.status_code == 200
+
+
+def test_reused_refresh_token_revokes_the_device(client, brand):
+    device, tokens, _ = paired_device(brand)
+    fresh = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"]}).get_json()["data"]
+
+    reuse = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"]})
+
+    assert reuse.status_code == 401
+    assert reuse.get_json()["code"] == "REFRESH_TOKEN_REUSED"
+    db.session.refresh(device)
+    assert device.revoked_at is not None
+    # Everything the thief or the owner holds stops working: the newest pair included.
+    assert client.get(DASHBOARD, headers=bearer(fresh["access_token"])).get_json()["code"] == "DEVICE_REVOKED"
+    assert client.post(REFRESH, json={"refresh_token": fresh["refresh_token"]}).status_code == 401
+
+
+def test_one_refresh_token_presented_twice_rotates_once(app, brand):
+    device, tokens, _ = paired_device(brand)
+    rotate_tokens(tokens["refresh_token"])
+
+    with pytest.raises(ApiError) as error:
+        rotate_tokens(tokens["refresh_token"])
+
+    assert error.value.code == "REFRESH_TOKEN_REUSED"
+
+
+def test_another_fingerprint_is_refused_without_revoking(client, brand):
+    device, tokens, _ = paired_device(brand)
+    fresh = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}).get_json()["data"]
+
+    response = client.post(REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-other"})
+
+    assert response.status_code == 401
+    assert response.get_json()["code"] == "FINGERPRINT_MISMATCH"
+    assert client.post(REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"}).status_code == 200
+
+
+def test_access_token_is_not_accepted_as_refresh_token(client, brand):
+    _, tokens, _ = paired_device(brand)
+
+    response = client.post(REFRESH, json={"refresh_token": tokens["access_token"]})
+
+    assert response.status_code == 401
+    assert response.get_json()["code"] == "INVALID_TOKEN"
+
+
+def test_refresh_token_is_not_accepted_as_access_token(client, brand):
+    _, tokens, _ = paired_device(brand)
+
+    response = client.get(DASHBOARD, headers=bearer(tokens["refresh_token"]))
+
+    assert response.status_code == 401
+    assert response.get_json()["code"] == "INVALID_TOKEN"
+
+
+def test_access_token_expires_after_fifteen_minutes(client, brand):
+    with freeze_time(utcnow()) as frozen:
+        _, tokens, _ = paired_device(brand)
+        frozen.tick(timedelta(minutes=14))
+        assert client.get(DASHBOARD, headers=bearer(tokens["access_token"])).status_code == 200
+        frozen.tick(timedelta(minutes=2))
+
+        response = client.get(DASHBOARD, headers=bearer(tokens["access_token"]))
+
+    assert response.status_code == 401
+    assert response.get_json()["code"] == "TOKEN_EXPIRED"
+
+
+@pytest.mark.parametrize("header, code", [
+    (None, "MISSING_TOKEN"),
+    ("Bearer ", "INVALID_TOKEN"),
+    ("Bearer not-a-jwt", "INVALID_TOKEN"),
+    ("Basic dXNlcjpwYXNz", "INVALID_TOKEN"),
+])
+def test_requests_without_a_valid_access_token_are_refused(client, brand, header, code):
+    response = client.get(DASHBOARD, headers={"Authorization": header} if header else {})
+
+    assert response.status_code == 401
+    assert response.get_json()["code"] == code
+
+
+def test_token_signed_with_another_key_is_refused(client, brand):
+    device, tokens, _ = paired_device(brand)
+    claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
+    forged = jwt.encode(claims, "x" * 32, algorithm="HS256")
+
+    response = client.get(DASHBOARD, headers=bearer(forged))
+
+    assert response.status_code == 401
+    assert response.get_json()["code"] == "INVALID_TOKEN"
+
+
+def test_device_can_unpair_itself(client, brand):
+    device, tokens, _ = paired_device(brand)
+
+    response = client.delete("/api/mobile/v1/devices/self", headers=bearer(tokens["access_token"]))
+
+    assert response.status_code == 200
+    assert response.get_json()["data"] == {"id": device.uuid, "deleted": True}
+    assert client.get(DASHBOARD, headers=bearer(tokens["access_token"])).get_json()["code"] == "DEVICE_REVOKED"
+
+
+def test_device_cannot_unpair_another_device(client, brand):
+    other, _, _ = paired_device(brand)
+    _, tokens, _ = paired_device(brand)
+
+    response = client.delete(f"/api/mobile/v1/devices/{other.uuid}", headers=bearer(tokens["access_token"]))
+
+    assert response.status_code == 404
+    assert response.get_json()["code"] == "DEVICE_NOT_FOUND"
+    db.session.refresh(other)
+    assert other.revoked_at is None
+
+
+def test_notifications_are_listed_and_acknowledged(client, brand, other_brand):
+    device, tokens, _ = paired_device(brand)
+    mine = Notification(brand_id=brand.id, kind="payment.review", title="Check payment")
+    theirs = Notification(brand_id=other_brand.id, kind="payment.review", title="Not yours")
+    db.session.add_all([mine, theirs])
+    db.session.commit()
+    headers = bearer(tokens["access_token"])
+
+    listed = client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"]["notifications"]
+    assert {n["title"] for n in listed} == {"Shop phone paired", "Check payment"}
+
+    ack = client.post("/api/mobile/v1/notifications/acknowledgements", headers=headers,
+                      json={"ids": [n["id"] for n in listed] + [theirs.id]})
+
+    assert ack.get_json()["data"] == {"acknowledged": 2}
+    assert client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"]["notifications"] == []
+    db.session.refresh(theirs)
+    assert theirs.acknowledged_at is None
+
+
+def test_pairing_attempts_are_rate_limited_per_address():
+    """Ten guesses a minute from one address, then 429 (its own process: the limiter is app-wide state)."""
+    script = (
+        "from gateway import create_app\n"
+        "from gateway.extensions import db\n"
+        "app = create_app({'APP_ENV': 'testing', 'SQLALCHEMY_DATABASE_URI': 'sqlite://', 'RATELIMIT_ENABLED': True,"
+        " 'RATELIMIT_STORAGE_URI': 'memory://'})\n"
+        "with app.app_context():\n    db.create_all()\n"
+        "client = app.test_client()\n"
+        "body = {'pairing_code': '000000', 'device_id': 'x', 'device_name': 'y'}\n"
+        "codes = [client.post('/api/mobile/v1/devices', json=body).status_code for _ in range(11)]\n"
+        "last = client.post('/api/mobile/v1/devices', json=body)\n"
+        "print(codes, last.get_json()['code'], last.headers['Retry-After'])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                            cwd=Path(__file__).resolve().parent.parent)
+
+    assert result.returncode == 0, result.stderr
+    codes, code, retry_after = result.stdout.strip().splitlines()[-1].rsplit(" ", 2)
+    assert codes == str([422] * 10 + [429])
+    assert code == "RATE_LIMITED" and int(retry_after) > 0

@@ -1,0 +1,189 @@
+"""The outbound SMS queue: API, device leases and reports, the HTTP provider, backoff, receipts."""
+import json
+import threading
+from datetime import timedelta
+
+import pytest
+from freezegun import freeze_time
+
+from gateway.clock import utcnow
+from gateway.errors import ApiError
+from gateway.extensions import db
+from gateway.models import Brand, OutboundSms
+from gateway.services.outbound_sms import (DEVICE_LEASE, MAX_ATTEMPTS, RETRY_DELAYS, lease_outbound_sms,
+                                           queue_sms, report_outbound_sms)
+from gateway.services.outbox import sweep_outbox
+from gateway.services.sms_provider import send_outbound_sms
+from tests.factories import PaymentFactory, completed_payment
+from tests.webhook_support import drain_queues, rq_redis  # noqa: F401,F811 - fixtures
+
+PHONE = "+8801712345678"
+
+
+def message(brand, body="Your code is 1234"):
+    sms = queue_sms(brand, PHONE, body)
+    db.session.commit()
+    return sms
+
+
+def reload(sms):
+    db.session.expire_all()
+    return db.session.get(OutboundSms, sms.id)
+
+
+def test_queue_list_and_shape_through_the_api(client, auth):
+    response = client.post("/api/v1/sms/outbound", json={"to": "01712345678", "body": "Hello"}, headers=auth)
+    assert response.status_code == 201
+    data = response.get_json()["data"]
+    assert list(data) == ["id", "to", "body", "status", "attempts", "last_error", "created_at", "sent_at"]
+    assert (data["to"], data["status"], data["attempts"]) == (PHONE, "queued", 0)
+    listed = client.get("/api/v1/sms/outbound?status=queued", headers=auth).get_json()
+    assert [item["id"] for item in listed["data"]] == [data["id"]]
+    assert listed["meta"]["total"] == 1
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"to": "12", "body": "Hi"}, "to"), ({"to": PHONE, "body": ""}, "body"), ({"body": "Hi"}, "to"),
+    ({"to": PHONE, "body": "x" * 1001}, "body"),
+])
+def test_bad_messages_are_refused_with_the_field(client, auth, body, field):
+    response = client.post("/api/v1/sms/outbound", json=body, headers=auth)
+    assert response.status_code == 422
+    assert response.get_json()["errors"][0]["field"] == field
+
+
+def test_retry_is_only_for_failed_messages(client, auth, brand):
+    sms = message(brand)
+    response = client.post(f"/api/v1/sms/outbound/{sms.id}/retry", headers=auth)
+    assert response.status_code == 409
+    assert response.get_json()["code"] == "INVALID_STATE"
+    sms.status = "failed"
+    db.session.commit()
+    response = client.post(f"/api/v1/sms/outbound/{sms.id}/retry", headers=auth)
+    assert response.status_code == 200
+    assert response.get_json()["data"]["status"] == "queued"
+
+
+def test_another_brands_message_is_not_found(client, auth, other_brand):
+    sms = message(other_brand)
+    assert client.post(f"/api/v1/sms/outbound/{sms.id}/retry", headers=auth).status_code == 404
+    assert client.get("/api/v1/sms/outbound", headers=auth).get_json()["data"] == []
+
+
+def test_a_device_leases_a_message_once_and_reports_it_sent(brand):
+    sms = message(brand)
+    [leased] = lease_outbound_sms(brand, "device-1", limit=10)
+    assert (leased.id, leased.status, leased.attempts) == (sms.id, "leased", 1)
+    assert lease_outbound_sms(brand, "device-2", limit=10) == []
+
+    report_outbound_sms(brand, sms.id, "sent")
+    sms = reload(sms)
+    assert (sms.status, sms.last_error) == ("sent", None)
+    assert sms.sent_at is not None
+    with pytest.raises(ApiError) as error:
+        report_outbound_sms(brand, sms.id, "failed", "late")
+    assert error.value.code == "INVALID_STATE"
+
+
+def test_leases_respect_the_limit_and_the_brand(brand, other_brand):
+    for _ in range(3):
+        message(brand)
+    message(other_brand)
+    assert len(lease_outbound_sms(brand, "device-1", limit=2)) == 2
+    assert len(lease_outbound_sms(brand, "device-1", limit=10)) == 1
+
+
+def test_racing_devices_never_lease_the_same_message(app, brand):
+    for _ in range(12):
+        message(brand)
+    start, leased = threading.Barrier(3), []
+
+    def device(number):
+        with app.app_context():
+            own_brand = db.session.get(Brand, brand.id)
+            start.wait()
+            leased.extend(sms.id for sms in lease_outbound_sms(own_brand, f"device-{number}", limit=12))
+    threads = [threading.Thread(target=device, args=(number,)) for number in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(leased) == len(set(leased)) <= 12
+    assert db.session.execute(db.select(db.func.sum(OutboundSms.attempts))).scalar_one() == len(leased)
+
+
+def test_an_unreported_lease_returns_to_the_queue_after_five_minutes(brand):
+    with freeze_time(utcnow()) as clock:
+        sms = message(brand)
+        lease_outbound_sms(brand, "device-1", limit=1)
+        clock.tick(DEVICE_LEASE - timedelta(seconds=1))
+        assert lease_outbound_sms(brand, "device-2", limit=1) == []
+        clock.tick(timedelta(seconds=2))
+        [again] = lease_outbound_sms(brand, "device-2", limit=1)
+    assert (again.id, again.attempts) == (sms.id, 2)
+
+
+def test_failures_back_off_then_stay_failed_after_five_attempts(brand):
+    with freeze_time(utcnow()) as clock:
+        sms = message(brand)
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            [leased] = lease_outbound_sms(brand, "device-1", limit=1)
+            assert leased.attempts == attempt
+            report_outbound_sms(brand, sms.id, "failed", f"no signal {attempt}")
+            if attempt < MAX_ATTEMPTS:
+                clock.tick(RETRY_DELAYS[attempt - 1] - timedelta(seconds=1))
+                assert lease_outbound_sms(brand, "device-1", limit=1) == [], "leased before its backoff ended"
+                clock.tick(timedelta(seconds=1))
+        clock.tick(timedelta(days=1))
+        assert lease_outbound_sms(brand, "device-1", limit=1) == []
+    sms = reload(sms)
+    assert (sms.status, sms.attempts, sms.last_error) == ("failed", 5, "no signal 5")
+
+
+def test_report_status_must_be_sent_or_failed(brand):
+    sms = message(brand)
+    with pytest.raises(ApiError) as error:
+        report_outbound_sms(brand, sms.id, "delivered")
+    assert error.value.errors[0]["field"] == "status"
+
+
+def test_the_provider_sends_queued_messages_through_rq(app, brand, httpserver, rq_redis, monkeypatch):
+    monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", httpserver.url_for("/sms"))
+    httpserver.expect_oneshot_request("/sms", method="POST").respond_with_data("busy", status=503)
+    httpserver.expect_oneshot_request("/sms", method="POST").respond_with_json({"ok": True})
+    with freeze_time(utcnow()) as clock:
+        sms = message(brand)
+        assert lease_outbound_sms(brand, "device-1", limit=5) == []  # the provider owns the queue
+        drain_queues()
+        assert (reload(sms).status, reload(sms).last_error) == ("queued", "SMS provider answered 503: busy")
+        clock.tick(RETRY_DELAYS[0] + timedelta(seconds=1))
+        sweep_outbox()
+        drain_queues()
+
+    sms = reload(sms)
+    assert (sms.status, sms.attempts) == ("sent", 2)
+    posted = json.loads(httpserver.log[-1][0].get_data())
+    assert posted == {"id": sms.id, "to": PHONE, "body": "Your code is 1234"}
+
+
+def test_provider_job_does_nothing_for_a_message_not_due(app, brand, httpserver, monkeypatch):
+    monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", httpserver.url_for("/sms"))
+    sms = message(brand)
+    sms.status = "sent"
+    db.session.commit()
+    assert send_outbound_sms(sms.id) is None
+    assert httpserver.log == []
+
+
+def test_receipt_sms_is_queued_on_completion_when_the_brand_wants_it(brand):
+    completed_payment(brand=brand, customer_phone=PHONE)
+    assert db.session.execute(db.select(OutboundSms)).first() is None
+    brand.receipt_sms_enabled = True
+    db.session.commit()
+    payment = completed_payment(brand=brand, customer_phone=PHONE)
+    PaymentFactory(brand=brand)  # an open payment sends nothing
+
+    [receipt] = db.session.execute(db.select(OutboundSms)).scalars().all()
+    assert (receipt.to_number, receipt.payment_id, receipt.status) == (PHONE, payment.id, "queued")
+    assert payment.transaction.trx_id in receipt.body and "500.00 BDT" in receipt.body

@@ -1,0 +1,193 @@
+"""Sending webhooks through RQ to a real receiver: signatures, retries on schedule, claims, limits."""
+import json
+import socket
+import threading
+from datetime import timedelta
+
+import pytest
+from freezegun import freeze_time
+
+from gateway import jobs
+from gateway.clock import utcnow
+from gateway.extensions import db
+from gateway.models import WebhookAttempt, WebhookDelivery
+from gateway.services.outbox import sweep_outbox
+from gateway.services.webhooks import ABANDONED, RETRY_DELAYS, deliver_webhook
+from tests.factories import PaymentFactory, completed_payment
+from tests.webhook_support import drain_queues, receiver, rq_redis  # noqa: F401,F811 - fixtures
+
+
+def the_delivery():
+    db.session.expire_all()
+    return db.session.execute(db.select(WebhookDelivery)).scalar_one()
+
+
+def attempts_of(delivery):
+    return db.session.execute(
+        db.select(WebhookAttempt).where(WebhookAttempt.delivery_id == delivery.id).order_by(WebhookAttempt.id)
+    ).scalars().all()
+
+
+def test_completed_payment_webhook_arrives_signed_with_the_stored_body(brand, receiver, rq_redis):
+    payment = completed_payment(brand=brand, callback_url=receiver.url)
+    drain_queues()
+
+    assert receiver.wait_for(1)
+    [hit] = receiver.received
+    delivery = the_delivery()
+    assert hit["raw"] == delivery.payload.encode()
+    assert hit["json"]["event"] == "payment.completed"
+    assert hit["json"]["data"]["payment_id"] == payment.public_id
+    assert hit["json"]["data"]["trx_id"] == payment.transaction.trx_id
+    assert hit["headers"]["X-Service-Event"] == "payment.completed"
+    assert hit["headers"]["X-Service-Delivery"] == str(delivery.id)
+    assert hit["headers"]["Content-Type"] == "application/json"
+    assert (delivery.status, delivery.attempts, delivery.response_status, delivery.response_body) == (
+        "success", 1, 200, "OK")
+
+
+def test_receiver_failing_once_gives_one_record_with_two_attempts(brand, receiver, rq_redis):
+    receiver.plan = [500]
+    with freeze_time(utcnow()) as clock:
+        completed_payment(brand=brand, callback_url=receiver.url)
+        drain_queues()
+        assert the_delivery().status == "retrying"
+        clock.tick(RETRY_DELAYS[0] + timedelta(seconds=1))
+        sweep_outbox()
+        drain_queues()
+
+    delivery = the_delivery()
+    assert (delivery.status, delivery.attempts, delivery.response_status) == ("success", 2, 200)
+    assert [a.response_status for a in attempts_of(delivery)] == [500, 200]
+    assert len(receiver.received) == 2
+    assert receiver.received[0]["raw"] == receiver.received[1]["raw"]
+
+
+@pytest.fixture
+def silent_endpoint():
+    """A listening socket that accepts connections and never answers."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(32)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/hooks"
+
+
+def test_receiver_that_never_answers_is_retried_on_schedule_then_failed(
+        app, brand, rq_redis, silent_endpoint, monkeypatch):
+    monkeypatch.setitem(app.config, "WEBHOOK_TIMEOUT", 0.2)
+    with freeze_time(utcnow()) as clock:
+        completed_payment(brand=brand, callback_url=silent_endpoint)
+        drain_queues()
+        for delay in RETRY_DELAYS:
+            clock.tick(delay - timedelta(seconds=1))
+            sweep_outbox()
+            drain_queues()
+            assert the_delivery().attempts == RETRY_DELAYS.index(delay) + 1, "attempted before it was due"
+            clock.tick(timedelta(seconds=1))
+            sweep_outbox()
+            drain_queues()
+
+    delivery = the_delivery()
+    log = attempts_of(delivery)
+    assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == ("failed", 8, None)
+    assert len(log) == 8
+    assert [later.attempted_at - earlier.attempted_at for earlier, later in zip(log, log[1:])] == list(RETRY_DELAYS)
+    assert all(a.error and a.response_status is None for a in log)
+
+
+def test_the_same_delivery_enqueued_twice_is_sent_once(brand, receiver, rq_redis):
+    completed_payment(brand=brand, callback_url=receiver.url)
+    delivery = the_delivery()
+    jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id)
+    jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id)
+    sweep_outbox()
+    drain_queues()
+
+    assert len(receiver.received) == 1
+    assert the_delivery().attempts == 1
+
+
+def test_racing_workers_send_each_attempt_once(app, brand, receiver):
+    completed_payment(brand=brand, callback_url=receiver.url)
+    delivery_id = the_delivery().id
+    start = threading.Barrier(4)
+    results = []
+
+    def worker():
+        with app.app_context():
+            start.wait()
+            results.append(deliver_webhook(delivery_id))
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(results, key=str) == [None, None, None, "success"]
+    assert len(receiver.received) == 1
+    assert the_delivery().attempts == 1
+
+
+def test_a_second_process_cannot_claim_a_leased_delivery(brand, receiver):
+    completed_payment(brand=brand, callback_url=receiver.url)
+    delivery = the_delivery()
+    delivery.lease_expires_at = utcnow() + timedelta(seconds=60)
+    db.session.commit()
+
+    assert deliver_webhook(delivery.id) is None
+    assert receiver.received == []
+
+
+def test_a_lease_left_by_a_crashed_process_is_taken_over(brand, receiver):
+    with freeze_time(utcnow()) as clock:
+        completed_payment(brand=brand, callback_url=receiver.url)
+        delivery = the_delivery()
+        delivery.attempts, delivery.lease_expires_at = 1, utcnow() + timedelta(seconds=60)
+        db.session.commit()
+        clock.tick(timedelta(seconds=61))
+        sweep_outbox()  # no Redis: the in-process executor is off in tests, so deliver by hand
+        assert deliver_webhook(delivery.id) == "success"
+
+    delivery = the_delivery()
+    assert (delivery.status, delivery.attempts) == ("success", 2)
+    assert [(a.error, a.response_status) for a in attempts_of(delivery)] == [(ABANDONED, None), (None, 200)]
+
+
+def test_redirects_are_not_followed_and_bodies_are_capped(brand, receiver, httpserver):
+    httpserver.expect_request("/moved").respond_with_data("", status=302, headers={"Location": receiver.url})
+    httpserver.expect_request("/big").respond_with_data("x" * 100_000, status=200)
+    for path in ("/moved", "/big"):
+        completed_payment(brand=brand, callback_url=httpserver.url_for(path))
+    for delivery in db.session.execute(db.select(WebhookDelivery).order_by(WebhookDelivery.id)).scalars():
+        deliver_webhook(delivery.id)
+
+    moved, big = db.session.execute(db.select(WebhookDelivery).order_by(WebhookDelivery.id)).scalars().all()
+    assert (moved.status, moved.response_status) == ("retrying", 302)
+    assert receiver.received == []
+    assert (big.status, len(big.response_body)) == ("success", 2048)
+
+
+def test_private_callback_is_refused_at_delivery_when_not_allowed(app, brand, receiver, monkeypatch):
+    completed_payment(brand=brand, callback_url=receiver.url)
+    monkeypatch.setitem(app.config, "ALLOW_PRIVATE_CALLBACKS", False)
+    deliver_webhook(the_delivery().id)
+
+    delivery = the_delivery()
+    assert receiver.received == []
+    assert delivery.status == "retrying"
+    assert "private" in attempts_of(delivery)[0].error
+
+
+def test_a_rotated_secret_signs_the_next_attempt(brand, receiver, runner):
+    payment = PaymentFactory(brand=brand, callback_url=receiver.url)
+    result = runner.invoke(args=["gateway", "rotate-webhook-secret"])
+    new_secret = result.output.strip().splitlines()[-1]
+    db.session.expire_all()
+    assert new_secret.startswith("whsec_") and new_secret == brand.webhook_secret
+    receiver.secret = new_secret
+    from gateway.services.payments import complete_payment
+    complete_payment(payment)
+    deliver_webhook(the_delivery().id)
+
+    assert len(receiver.received) == 1
+    assert json.loads(the_delivery().payload)["event"] == "payment.completed"

@@ -1,0 +1,168 @@
+"""Real things webhook tests run against: a verifying HTTP receiver, the test Redis, RQ workers."""
+import hashlib
+import hmac
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+from werkzeug.wrappers import Request, Response
+
+from tests.services import REDIS_URL, redis_client, unavailable
+
+ROOT = Path(__file__).resolve().parent.parent
+TOLERANCE = 300
+
+
+class WebhookReceiver:
+    """A local HTTP endpoint that checks every webhook's signature and timestamp (spec 6.3)."""
+
+    def __init__(self, secret):
+        self.secret = secret
+        self.received = []   # verified requests: {"headers", "raw", "json"}
+        self.rejected = []   # why a request failed verification
+        self.plan = []       # statuses to answer, in order; 200 once empty
+        self.hold = None     # a threading.Event that requests wait for before answering
+        self.arrived = threading.Condition()
+        self.server = make_server("127.0.0.1", 0, self.wsgi, threaded=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server.server_port}/hooks"
+
+    def verify(self, headers, raw):
+        """Why this request fails verification, or None (raw body, timing-safe compare, 300 s)."""
+        expected = hmac.new(self.secret.encode(), raw, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, headers.get("X-Service-Signature", "")):
+            return "bad signature"
+        timestamp = headers.get("X-Service-Timestamp", "")
+        if not timestamp.isdigit() or abs(time.time() - int(timestamp)) > TOLERANCE:
+            return "stale timestamp"
+        return None
+
+    def wsgi(self, environ, start_response):
+        request = Request(environ)
+        raw = request.get_data()
+        reason = self.verify(request.headers, raw)
+        with self.arrived:
+            if reason is None:
+                self.received.append({"headers": dict(request.headers), "raw": raw, "json": json.loads(raw)})
+            else:
+                self.rejected.append(reason)
+            status = (self.plan.pop(0) if self.plan else 200) if reason is None else 401
+            self.arrived.notify_all()
+        if self.hold is not None:
+            self.hold.wait(30)
+        return Response("OK" if status == 200 else "nope", status=status)(environ, start_response)
+
+    def wait_for(self, count, timeout=20):
+        """Block until `count` verified requests have arrived; False on timeout."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: len(self.received) >= count, timeout)
+
+    def events(self):
+        return [item["json"] for item in self.received]
+
+    def close(self):
+        if self.hold is not None:
+            self.hold.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver(brand):
+    """A verifying receiver holding `brand`'s webhook secret; it must never see a bad signature."""
+    receiver = WebhookReceiver(brand.webhook_secret)
+    yield receiver
+    receiver.close()
+    assert receiver.rejected == [], "the gateway sent a webhook that failed verification"
+
+
+@pytest.fixture
+def rq_redis(app, monkeypatch):
+    """The test Redis database, empty, and the app enqueueing onto it."""
+    try:
+        client = redis_client()
+    except Exception as error:  # noqa: BLE001 - any failure to connect
+        unavailable("Redis", error)
+    client.flushdb()
+    monkeypatch.setitem(app.config, "REDIS_URL", REDIS_URL)
+    yield client
+    client.flushdb()
+
+
+def drain_queues():
+    """Run a real RQ worker, with its scheduler, in this process until nothing is due (freezegun reaches it)."""
+    from redis import Redis
+    from rq import Queue, SimpleWorker
+
+    from gateway.jobs import QUEUES
+
+    connection = Redis.from_url(REDIS_URL)
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        SimpleWorker([Queue(name, connection=connection) for name in QUEUES], connection=connection).work(
+            burst=True, with_scheduler=True, logging_level="WARNING")
+    finally:
+        signal.signal(signal.SIGINT, handlers[0])
+        signal.signal(signal.SIGTERM, handlers[1])
+        connection.close()
+
+
+class WorkerProcess:
+    """`flask gateway worker` in a subprocess of its own session, on the test database and Redis."""
+
+    def __init__(self, app, tmp_path, **settings):
+        database = app.config["SQLALCHEMY_DATABASE_URI"]
+        env = {**os.environ, "APP_ENV": "testing", "TEST_DATABASE_URL": database, "DATABASE_URL": database,
+               "REDIS_URL": REDIS_URL, "FLASK_APP": "app.py", "PYTHONUNBUFFERED": "1",
+               "SWEEP_INTERVAL": "1", "WEBHOOK_LEASE_SECONDS": "2", **settings}
+        self.log_path = tmp_path / f"worker-{time.monotonic_ns()}.log"
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "flask", "gateway", "worker"], cwd=ROOT,
+                                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def kill(self):
+        """SIGKILL the worker and everything it started (its scheduler), as a crash would."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self):
+        """A warm shutdown, then a kill if it does not come."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        try:  # the scheduler child may outlive a killed parent; it is in the same process group
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def output(self):
+        return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def start_worker(app, rq_redis, tmp_path):
+    """Start real RQ worker subprocesses; every one is stopped after the test."""
+    workers = []
+
+    def start(**settings):
+        worker = WorkerProcess(app, tmp_path, **settings)
+        workers.append(worker)
+        return worker
+    yield start
+    for worker in workers:
+        worker.stop()
