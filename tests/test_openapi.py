@@ -171,3 +171,8 @@ def test_the_response_check_catches_an_undocumented_field(client, spec, auth):
 
     with pytest.raises(AssertionError, match="surprise"):
         assert_documented(spec, "get", "/api/v1/payments", response)
+
+
+def test_the_deliveries_listing_keeps_the_specifications_operation_name(client):
+    spec = client.get("/api/v1/openapi.json").get_json()
+    assert spec["paths"]["/api/v1/webhooks/deliveries"]["get"]["operationId"] == "listWebhookDeliveries"

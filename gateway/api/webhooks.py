@@ -12,6 +12,7 @@ blp = resource_blueprint("webhooks", "Webhook deliveries: audit, redeliver, test
 
 
 @blp.get("/deliveries")
+@blp.doc(operationId="listWebhookDeliveries")
 @blp.response(200, envelope(DeliverySchema, many=True))
 def list_deliveries():
     """The 50 most recent delivery records of your brand, newest first (listWebhookDeliveries)."""
