@@ -155,6 +155,16 @@ def test_a_key_of_another_brand_cannot_be_revoked(client, admin, other_brand, ma
     assert client.get("/api/v1/payments", headers=theirs).status_code == 200
 
 
+def test_another_brands_super_admin_email_is_refused_403_invalid_super_admin(client, brand, other_brand, make_key):
+    UserFactory(brand=other_brand, role="super_admin", email="boss@other.example")
+    mine = {**make_key(brand, ["read", "write", "admin"]), "X-Super-Admin-Email": "Boss@Other.example"}
+
+    for response in [client.get(URL, headers=mine), client.post(URL, json={"label": "hijack"}, headers=mine),
+                     client.delete(f"{URL}/1", headers=mine)]:
+        assert (response.status_code, response.json["code"]) == (403, "INVALID_SUPER_ADMIN")
+    assert key_count() == 1
+
+
 def test_key_operations_need_write_and_admin(client, brand, make_key):
     UserFactory(brand=brand, role="super_admin", email="root@example.com")
     header = {"X-Super-Admin-Email": "root@example.com"}

@@ -205,3 +205,140 @@ def test_a_repeat_while_the_first_is_running_is_409_in_progress(live_server, aut
     assert after.status_code == 201 and after.headers["Idempotent-Replayed"] == "true"
     assert after.json() == answers["first"].json()
     assert count(Payment) == 1
+
+
+# --- refused requests release their key; abandoned reservations are taken over after a lease ----
+
+
+@pytest.mark.parametrize("send, status", [
+    (dict(json={**BODY, "amount": "-1"}), 422),
+    (dict(data="{not json", content_type="application/json"), 400),
+    (dict(data="amount=1", content_type="application/x-www-form-urlencoded"), 415),
+    (dict(data=b"x" * (1024 * 1024 + 1), content_type="application/json"), 413),
+])
+def test_a_refused_request_writes_no_record_and_the_key_takes_a_corrected_body(client, auth, send, status):
+    refused = client.post(URL, headers=keyed(auth, "fix-and-retry"), **send)
+    assert refused.status_code == status
+    assert count(IdempotencyRecord) == 0
+
+    corrected = client.post(URL, json=BODY, headers=keyed(auth, "fix-and-retry"))
+    again = client.post(URL, json=BODY, headers=keyed(auth, "fix-and-retry"))
+
+    assert corrected.status_code == 201
+    assert "Idempotent-Replayed" not in corrected.headers
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert count(Payment) == 1
+    assert count(IdempotencyRecord) == 1
+
+
+def test_a_refused_request_does_not_block_the_key_with_key_reused(client, auth):
+    client.post(URL, json={**BODY, "amount": "-1"}, headers=keyed(auth, "typo"))
+
+    response = client.post(URL, json={**BODY, "amount": "5.00"}, headers=keyed(auth, "typo"))
+
+    assert response.status_code == 201
+    assert response.json.get("code") != "IDEMPOTENCY_KEY_REUSED"
+
+
+def abandoned(brand, key, when, body=BODY):
+    """An in-progress record left behind by a request that died before answering; its id."""
+    with app_request(brand, body):
+        from gateway.api.idempotency import request_fingerprint
+
+        fingerprint = request_fingerprint()
+    record = IdempotencyRecord(brand_id=brand.id, key=key, request_hash=fingerprint, created_at=when)
+    db.session.add(record)
+    db.session.commit()
+    return record.id
+
+
+def app_request(brand, body=BODY):
+    """A request context of a POST to the payments URL, acting for `brand`."""
+    from flask import current_app, g
+
+    context = current_app.test_request_context(URL, method="POST", json=body)
+
+    class Acting:
+        def __enter__(self):
+            context.push()
+            g.brand = brand
+            return context
+
+        def __exit__(self, *exc):
+            context.pop()
+
+    return Acting()
+
+
+def test_an_in_progress_record_is_409_within_its_lease_and_taken_over_after_it(client, auth, brand):
+    start = datetime(2030, 6, 1, 9, 0, tzinfo=timezone.utc)
+    abandoned(brand, "died-mid-request", start)
+
+    with freeze_time(start) as frozen:
+        frozen.move_to(start + timedelta(seconds=59))
+        during = client.post(URL, json=BODY, headers=keyed(auth, "died-mid-request"))
+
+        frozen.move_to(start + timedelta(seconds=61))
+        taken_over = client.post(URL, json=BODY, headers=keyed(auth, "died-mid-request"))
+        replayed = client.post(URL, json=BODY, headers=keyed(auth, "died-mid-request"))
+
+    assert (during.status_code, during.json["code"]) == (409, "IDEMPOTENCY_IN_PROGRESS")
+    assert taken_over.status_code == 201
+    assert "Idempotent-Replayed" not in taken_over.headers
+    assert replayed.headers["Idempotent-Replayed"] == "true"
+    assert replayed.json == taken_over.json
+    assert count(Payment) == 1
+    record = db.session.execute(db.select(IdempotencyRecord)).scalar_one()
+    assert (record.response_status, record.created_at) == (201, start + timedelta(seconds=61))
+
+
+def test_a_finished_record_is_never_taken_over_by_the_lease(client, auth):
+    with freeze_time("2030-06-01 09:00:00") as frozen:
+        first = client.post(URL, json=BODY, headers=keyed(auth, "finished"))
+        frozen.tick(timedelta(hours=2))
+        again = client.post(URL, json=BODY, headers=keyed(auth, "finished"))
+
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json == first.json
+    assert count(Payment) == 1
+
+
+def test_taking_over_an_abandoned_record_is_race_safe(brand):
+    from gateway.api.idempotency import release_if_stale, reserve
+
+    start = datetime(2030, 6, 1, 9, 0, tzinfo=timezone.utc)
+    abandoned(brand, "contested", start)
+    seen = db.session.execute(
+        db.select(IdempotencyRecord.id, IdempotencyRecord.created_at, IdempotencyRecord.response_status)
+    ).one()
+
+    with freeze_time(start + timedelta(seconds=90)), app_request(brand):
+        winner = reserve("contested", "f" * 64)
+        # A second request that read the same abandoned record before the winner took it over.
+        assert release_if_stale(seen, start + timedelta(seconds=90)) == 0
+        db.session.commit()
+        loser = reserve("contested", "f" * 64)
+
+    assert winner is not None and loser is None
+    record = db.session.execute(db.select(IdempotencyRecord)).scalar_one()
+    assert (record.id, record.created_at, record.response_status) == (winner[0], winner[1], None)
+
+
+def test_a_late_answer_of_the_abandoned_request_does_not_overwrite_the_new_reservation(brand):
+    from flask import g
+
+    from gateway.api.idempotency import current_response, reserve, store_response
+
+    start = datetime(2030, 6, 1, 9, 0, tzinfo=timezone.utc)
+    old_id = abandoned(brand, "slow-first", start)
+
+    with freeze_time(start + timedelta(seconds=90)), app_request(brand):
+        winner = reserve("slow-first", "f" * 64)
+        # The first request was slow, not dead, and answers now: with a success and with a failure.
+        for status in (201, 422):
+            g.idempotency_reservation = (old_id, start)
+            store_response(current_response('{"late": true}', status))
+
+    record = db.session.execute(db.select(IdempotencyRecord)).scalar_one()
+    assert (record.id, record.created_at) == winner
+    assert (record.response_status, record.response_body) == (None, None)

@@ -53,13 +53,16 @@ def touch_last_used(key):
 
 
 def require_super_admin():
-    """Key operations also need the X-Super-Admin-Email of an active platform super-administrator."""
+    """Key operations also need the X-Super-Admin-Email of an active super-administrator of the key's brand.
+
+    Addresses are stored lower-cased, so the header is lowered and the column compared as is (its index serves).
+    """
     email = (request.headers.get("X-Super-Admin-Email") or "").strip().lower()
     if not email:
         raise ApiError(400, "SUPER_ADMIN_EMAIL_REQUIRED", "Send the X-Super-Admin-Email header.")
     user = db.session.execute(
-        db.select(User).where(db.func.lower(User.email) == email, User.role == "super_admin",
-                              User.active.is_(True))
+        db.select(User).where(User.email == email, User.brand_id == g.brand.id,
+                              User.role == "super_admin", User.active.is_(True))
     ).scalar_one_or_none()
     if user is None:
         raise ApiError(403, "INVALID_SUPER_ADMIN", "That address is not an active super-administrator.")

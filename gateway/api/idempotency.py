@@ -11,6 +11,8 @@ from ..extensions import db
 from ..models import IdempotencyRecord
 
 RETENTION = timedelta(hours=24)
+# A record still in progress after this long belongs to a request that died; the key is free again.
+LEASE = timedelta(seconds=60)
 MAX_KEY_LENGTH = 255
 
 
@@ -32,33 +34,58 @@ def replay_or_reserve():
                        [{"field": "Idempotency-Key", "code": "invalid",
                          "message": "Idempotency-Key must be 1 to 255 characters."}])
     fingerprint = request_fingerprint()
-    record = reserve(key, fingerprint)
-    if record is None:
+    reservation = reserve(key, fingerprint)
+    if reservation is None:
         return replay(key, fingerprint)
-    g.idempotency_record_id = record.id
+    g.idempotency_reservation = reservation
     return None
 
 
 def reserve(key, fingerprint):
-    """Insert the in-progress record; None when the key is already taken."""
+    """Insert the in-progress record; (id, created_at) of it, or None when the key is already taken.
+
+    A record past the 24-hour window, or still in progress after its lease, is released first.
+    The release names the old created_at, so of two requests reclaiming the same record only one
+    deletes it; the other then meets the unique key and is answered from the store.
+    """
     brand_id = g.brand.id
-    stale = db.session.execute(
-        db.select(IdempotencyRecord).where(IdempotencyRecord.brand_id == brand_id,
-                                           IdempotencyRecord.key == key,
-                                           IdempotencyRecord.created_at < utcnow() - RETENTION)
-    ).scalar_one_or_none()
-    if stale is not None:
-        db.session.delete(stale)
-        # Flushed on its own: a unit of work inserts before it deletes, which would hit the unique key.
-        db.session.flush()
-    record = IdempotencyRecord(brand_id=brand_id, key=key, request_hash=fingerprint)
+    now = utcnow()
+    existing = db.session.execute(
+        db.select(IdempotencyRecord.id, IdempotencyRecord.created_at, IdempotencyRecord.response_status)
+        .where(IdempotencyRecord.brand_id == brand_id, IdempotencyRecord.key == key)
+    ).one_or_none()
+    if existing is not None:
+        release_if_stale(existing, now)
+    record = IdempotencyRecord(brand_id=brand_id, key=key, request_hash=fingerprint, created_at=now)
     db.session.add(record)
     try:
+        db.session.flush()
+        record_id = record.id
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
         return None
-    return record
+    return record_id, now
+
+
+def release_if_stale(seen, now):
+    """Delete the record `seen` (id, created_at, response_status) if expired or abandoned; rows deleted.
+
+    The DELETE repeats what was seen in its WHERE: when another request has meanwhile reclaimed
+    the key (a new created_at) or the first request has finished (a status), nothing is deleted.
+    """
+    if seen.created_at < now - RETENTION:
+        guard = IdempotencyRecord.created_at < now - RETENTION
+    elif seen.response_status is None and seen.created_at < now - LEASE:
+        guard = IdempotencyRecord.response_status.is_(None)
+    else:
+        return 0
+    result = db.session.execute(
+        db.delete(IdempotencyRecord)
+        .where(IdempotencyRecord.id == seen.id, IdempotencyRecord.created_at == seen.created_at, guard)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount
 
 
 def replay(key, fingerprint):
@@ -90,19 +117,24 @@ def current_response(body, status):
 
 
 def store_response(response):
-    """Keep the first answer for replay; forget the key when the request failed on our side."""
-    record_id = g.pop("idempotency_record_id", None)
-    if record_id is None:
+    """Keep the first answer for replay; release the key when the request failed (4xx or 5xx).
+
+    A refused request changed nothing, so its key stays free for a corrected body. Only the
+    reservation this request made is touched: one taken over after its lease is left alone.
+    """
+    reservation = g.pop("idempotency_reservation", None)
+    if reservation is None:
         return response
+    record_id, reserved_at = reservation
     db.session.rollback()
-    record = db.session.get(IdempotencyRecord, record_id)
-    if record is None:
-        return response
-    if response.status_code >= 500:
-        db.session.delete(record)
+    mine = (IdempotencyRecord.id == record_id, IdempotencyRecord.created_at == reserved_at,
+            IdempotencyRecord.response_status.is_(None))
+    if response.status_code >= 400:
+        statement = db.delete(IdempotencyRecord).where(*mine)
     else:
-        record.response_status = response.status_code
-        record.response_body = response.get_data(as_text=True)
+        statement = db.update(IdempotencyRecord).where(*mine).values(
+            response_status=response.status_code, response_body=response.get_data(as_text=True))
+    db.session.execute(statement.execution_options(synchronize_session=False))
     db.session.commit()
     return response
 
