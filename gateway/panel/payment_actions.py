@@ -8,13 +8,14 @@ from flask_login import current_user
 
 from ..errors import ApiError
 from ..money import format_amount
-from ..services.payments import cancel_payment, complete_payment, fail_payment, get_payment
+from ..services.matching import approve_review, reject_review
+from ..services.payments import cancel_payment, get_payment
 from ..services.refunds import create_refund
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit
 from .forms import ActionForm, RefundForm, RejectForm, attach_error
-from .payments import render_payment, review_pending
+from .payments import render_payment
 
 
 def back_to(payment):
@@ -63,15 +64,12 @@ def cancel(payment_id):
 @bp.post("/payments/<payment_id>/approve")
 @staff_required
 def approve(payment_id):
-    """Accept a payment held for review: it completes like any matched payment."""
+    """Accept a payment held for review: its held SMS is matched and the payment completes (the service decides)."""
     payment = get_payment(current_brand(), payment_id)
     if ActionForm().validate_on_submit():
-        if not review_pending(payment):
-            flash(_("This payment is not waiting for review."), "error")
-            return back_to(payment)
         reason = payment.review_reason
         try:
-            transaction = complete_payment(payment)
+            transaction = approve_review(payment)
         except ApiError as error:
             flash(error.message, "error")
         else:
@@ -83,16 +81,13 @@ def approve(payment_id):
 @bp.post("/payments/<payment_id>/reject")
 @staff_required
 def reject(payment_id):
-    """Refuse a payment held for review: it fails, and the customer's claim is not honoured."""
+    """Refuse a payment held for review: it fails, and its held SMS is released to be matched by hand."""
     payment = get_payment(current_brand(), payment_id)
     form = RejectForm()
     if form.validate_on_submit():
-        if not review_pending(payment):
-            flash(_("This payment is not waiting for review."), "error")
-            return back_to(payment)
         review_reason = payment.review_reason
         try:
-            fail_payment(payment, form.reason.data or review_reason)
+            reject_review(payment, form.reason.data or review_reason)
         except ApiError as error:
             flash(error.message, "error")
         else:

@@ -6,11 +6,11 @@ from sqlalchemy.exc import IntegrityError
 from ..clock import utcnow
 from ..errors import ApiError, field_error, invalid_state, not_found
 from ..extensions import db
-from ..models import PROVIDERS, InboundSms, Payment
+from ..models import PAID_STATUSES, PROVIDERS, InboundSms, Payment
 from ..money import format_amount
 from .claims import claimed_elsewhere, open_claims, stored_sms
 from .notifications import notify_devices
-from .payments import complete_payment, transition
+from .payments import complete_payment, fail_payment, transition
 from .sms_parsing import canonical_trx_id
 
 TRX_ID_PATTERN = re.compile(r"^[A-Z0-9]{6,20}$")
@@ -164,3 +164,78 @@ def match_sms_by_hand(sms, payment):
     flag_rival_claims(payment)
     db.session.refresh(sms)
     return transaction
+
+
+NOT_IN_REVIEW = "This payment is not waiting for review."
+
+
+def in_review(payment):
+    """Whether the payment waits for the merchant: processing, held with a review reason."""
+    return payment.status == "processing" and bool(payment.review_reason)
+
+
+def held_sms(payment):
+    """The SMS bound to this payment and held with it for review, or None."""
+    return db.session.execute(
+        db.select(InboundSms).where(InboundSms.payment_id == payment.id, InboundSms.status == "review")
+        .execution_options(populate_existing=True)
+    ).scalar_one_or_none()
+
+
+def trx_id_paid_elsewhere(payment, sms):
+    """Whether the SMS's TrxID already paid another payment of the brand (one TrxID pays once)."""
+    return db.session.execute(
+        db.select(Payment.id).where(Payment.provider == sms.provider, Payment.provider_trx_id == sms.provider_trx_id,
+                                    Payment.brand_id == payment.brand_id, Payment.id != payment.id,
+                                    Payment.status.in_(PAID_STATUSES)).limit(1)
+    ).first() is not None
+
+
+def approve_review(payment):
+    """The merchant accepts a payment held for review: its held SMS becomes matched and the payment completes.
+
+    Refused (INVALID_STATE, nothing changed) when the payment is not in review, when no SMS is held
+    for it (a rival's claim was paid with its TrxID), or when the TrxID already paid another payment.
+    The SMS update and the completion commit together; a racing approve, reject or cancel loses.
+    """
+    db.session.refresh(payment)
+    if not in_review(payment):
+        raise invalid_state(NOT_IN_REVIEW)
+    sms = held_sms(payment)
+    if sms is None:
+        raise invalid_state("No SMS is held for this payment: its TrxID paid another payment or no text arrived. "
+                            "Reject it, or match an SMS to it by hand.")
+    if trx_id_paid_elsewhere(payment, sms):
+        raise invalid_state(f"TrxID {sms.provider_trx_id} already paid another payment.")
+    won = db.session.execute(
+        db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id == payment.id,
+                                    InboundSms.status == "review")
+        .values(status="matched", matched_at=utcnow()).execution_options(synchronize_session=False)
+    ).rowcount
+    if won != 1:
+        db.session.rollback()
+        raise invalid_state("The SMS held for this payment was released or matched meanwhile.")
+    # complete_payment rolls the SMS update back too when the payment left `processing` meanwhile.
+    transaction = complete_payment(payment, provider=sms.provider if sms.provider in PROVIDERS else None,
+                                   provider_trx_id=sms.provider_trx_id,
+                                   sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None)
+    flag_rival_claims(payment)
+    return transaction
+
+
+def reject_review(payment, reason=None):
+    """The merchant refuses a payment held for review: it fails, and its held SMS is released.
+
+    The SMS goes back to `unmatched` with no payment, so it can be matched by hand to the payment
+    it really pays. Release and failure commit together; nothing changes when the payment has left review.
+    """
+    db.session.refresh(payment)
+    if not in_review(payment):
+        raise invalid_state(NOT_IN_REVIEW)
+    db.session.execute(
+        db.update(InboundSms).where(InboundSms.payment_id == payment.id, InboundSms.status == "review")
+        .values(payment_id=None, status="unmatched", review_reason=None, matched_at=None)
+        .execution_options(synchronize_session=False)
+    )
+    # fail_payment's guarded processing → failed commits the release, or rolls it back with itself.
+    return fail_payment(payment, reason or payment.review_reason)

@@ -146,15 +146,30 @@ def cancel_payment(payment):
     return payment
 
 
+def expirable():
+    """Open payments the sweep may expire: not one held for review, which waits for the merchant."""
+    return db.and_(Payment.status.in_(OPEN_STATUSES),
+                   db.or_(Payment.status == "created", Payment.review_reason.is_(None)))
+
+
 def expire_due_payments(now=None):
-    """Expire every open payment past its expires_at; returns the payments expired."""
+    """Expire every open payment past its expires_at, except those held for review; returns those expired.
+
+    A processing payment with a review reason holds its SMS (or learnt a rival paid its TrxID); only the
+    merchant's approve or reject settles it, so the sweep leaves it alone. The guard is repeated
+    in the UPDATE: a hold for review committing meanwhile wins over the sweep.
+    """
     now = now or utcnow()
     due = db.session.execute(
-        db.select(Payment).where(Payment.status.in_(OPEN_STATUSES), Payment.expires_at <= now).limit(500)
+        db.select(Payment).where(expirable(), Payment.expires_at <= now).limit(500)
     ).scalars().all()
     expired = []
     for payment in due:
-        if transition(payment, OPEN_STATUSES, "expired"):
+        changed = db.session.execute(
+            db.update(Payment).where(Payment.id == payment.id, expirable(), Payment.expires_at <= now)
+            .values(status="expired", updated_at=utcnow()).execution_options(synchronize_session=False)
+        ).rowcount
+        if changed == 1:
             emit_event("payment.expired", payment.brand, payment=payment)
             expired.append(payment)
     db.session.commit()

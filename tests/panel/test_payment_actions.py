@@ -1,11 +1,15 @@
 """Refund, cancel, approve and reject from the payment page: the API's rules, the rows, and the audit log."""
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 
+from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import AuditLog, Refund, Transaction
-from tests.factories import PaymentFactory, completed_payment
+from gateway.models import AuditLog, InboundSms, Refund, Transaction, WebhookDelivery
+from gateway.services.matching import submit_claim
+from gateway.services.sms_ingest import ingest_batch
+from tests.factories import PaymentFactory, bkash_text, completed_payment, paired_device, sms_message
 from tests.panel.conftest import audit_actions, post_form, reloaded
 
 
@@ -15,11 +19,22 @@ def refunds_of(payment):
         db.select(Refund).join(Transaction).where(Transaction.payment_id == payment.id).order_by(Refund.id)).scalars()]
 
 
+def forward(brand, text):
+    """Ingest one bKash text from a paired phone of the brand; returns the stored row."""
+    device, _, aes_key = paired_device(brand)
+    [result] = ingest_batch(device, [sms_message(aes_key, text)])
+    return db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one()
+
+
 @pytest.fixture
 def review(brand):
-    """A payment held because the SMS amount did not match."""
-    return PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="BK12AB34CD",
-                          review_reason="SMS amount 450.00 differs from 500.00")
+    """A payment held because the SMS amount did not match: a real SMS of 450 bound to it in `review`."""
+    payment = PaymentFactory(brand=brand, amount=Decimal("500.00"), callback_url="https://merchant.example/hooks")
+    submit_claim(payment, "bkash", "BK12AB34CD")
+    sms = forward(brand, bkash_text("450.00", "BK12AB34CD"))
+    assert (reloaded(sms).status, sms.payment_id) == ("review", payment.id)
+    assert reloaded(payment).review_reason == "SMS amount 450.00 differs from 500.00"
+    return payment
 
 
 def test_a_partial_refund_is_recorded_and_audited(as_staff, brand, staff):
@@ -132,3 +147,40 @@ def test_actions_on_another_brand_s_payment_read_as_not_found(as_admin, other_br
     assert response.status_code == 404
     assert reloaded(theirs).status == "processing"
     assert db.session.execute(db.select(AuditLog).where(AuditLog.action.like("payment.%"))).first() is None
+
+
+def held_sms_of(payment):
+    return db.session.execute(db.select(InboundSms).where(InboundSms.provider_trx_id == payment.provider_trx_id)
+                              .execution_options(populate_existing=True)).scalar_one()
+
+
+def test_approving_from_the_panel_marks_the_held_sms_matched_and_sends_one_completion(as_staff, review):
+    post_form(as_staff, f"/panel/payments/{review.public_id}/approve")
+    sms = held_sms_of(review)
+    assert (reloaded(review).status, sms.status, sms.payment_id) == ("completed", "matched", review.id)
+    assert db.session.execute(db.select(db.func.count()).select_from(Transaction)).scalar() == 1
+    assert db.session.execute(db.select(WebhookDelivery.event)).scalars().all() == ["payment.completed"]
+
+
+def test_rejecting_from_the_panel_releases_the_held_sms(as_staff, review):
+    post_form(as_staff, f"/panel/payments/{review.public_id}/reject", {"reason": "Paid short"})
+    sms = held_sms_of(review)
+    assert reloaded(review).status == "failed"
+    assert (sms.status, sms.payment_id) == ("unmatched", None)
+
+
+def test_a_payment_whose_trx_id_paid_another_cannot_be_approved_from_the_panel(as_staff, brand):
+    now = utcnow()
+    rival = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="BK77EE88FF", claimed_at=now)
+    winner = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="BK77EE88FF",
+                            claimed_at=now - timedelta(seconds=5))
+    forward(brand, bkash_text("500.00", "BK77EE88FF"))
+    assert reloaded(rival).review_reason == f"TrxID BK77EE88FF paid another payment ({winner.public_id})"
+
+    response = post_form(as_staff, f"/panel/payments/{rival.public_id}/approve", follow_redirects=True)
+
+    assert "No SMS is held for this payment" in response.get_data(as_text=True)
+    assert (reloaded(rival).status, rival.transaction) == ("processing", None)
+    assert held_sms_of(rival).payment_id == winner.id
+    assert db.session.execute(db.select(db.func.count()).select_from(Transaction)).scalar() == 1
+    assert "payment.approve" not in [action for action, _, _ in audit_actions(brand)]
