@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export FLASK_APP := app.py
 
-.PHONY: run test test-sqlite test-postgres setup browser db bench clean
+.PHONY: run test test-sqlite test-postgres setup browser db bench bench-tools clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,17 @@ test-postgres: setup browser
 # The whole suite on the embedded SQLite, then again on PostgreSQL.
 test: test-sqlite test-postgres
 
-bench: setup
+# wrk, from Debian, drives the API benchmark from a second process.
+bench-tools:
+	@command -v wrk >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; fi; }
+
+# Every benchmark, each printing its figures (Redis db 4 must be idle for the webhook one).
+bench: setup bench-tools
 	$(BIN)/python bench/api_load.py
+	$(BIN)/python bench/webhooks.py --redis-url redis://127.0.0.1:6379/4
+	$(BIN)/python bench/sms_ingest.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

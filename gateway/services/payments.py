@@ -10,7 +10,7 @@ from sqlalchemy.orm import joinedload
 
 from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
-from ..extensions import db
+from ..extensions import commit_without_expiring, db
 from ..models import OPEN_STATUSES, Payment, Transaction
 from .callback_urls import check_callback_url
 from .customers import upsert_customer
@@ -52,7 +52,7 @@ def create_payment(brand, data):
         created_at=now, updated_at=now, expires_at=now + payment_ttl(brand),
     )
     db.session.add(payment)
-    db.session.commit()
+    commit_without_expiring()
     return payment
 
 
