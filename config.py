@@ -50,6 +50,9 @@ class Config:
     CHECKOUT_CLAIM_RATE_LIMIT = os.environ.get("CHECKOUT_CLAIM_RATE_LIMIT", "10/hour")
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
     RATELIMIT_HEADERS_ENABLED = True
+    # How many reverse proxies (TLS terminators, load balancers) stand in front of the app; 0 trusts no
+    # X-Forwarded-* header. Set it to the exact count: one too many lets clients forge their address.
+    TRUSTED_PROXIES = int(os.environ.get("TRUSTED_PROXIES", 0))
     MAX_CONTENT_LENGTH = 1024 * 1024
     JSON_SORT_KEYS = False
     SESSION_COOKIE_HTTPONLY = True

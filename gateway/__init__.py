@@ -4,6 +4,7 @@ import logging
 from flask import Flask, jsonify
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from config import DEV_SECRET, INSTANCE_DIR, config_for
 
@@ -25,6 +26,7 @@ def create_app(overrides=None):
     app.json.sort_keys = False
     app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["REDIS_URL"] or "memory://")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    trust_proxies(app)
 
     register_extensions(app)
     register_error_handlers(app)
@@ -40,6 +42,17 @@ def check_production_secrets(app):
     secret = app.config.get("SECRET_KEY")
     if not secret or secret == DEV_SECRET or len(secret) < 32:
         raise RuntimeError("SECRET_KEY must be set to a random value of at least 32 characters in production.")
+
+
+def trust_proxies(app):
+    """Behind TRUSTED_PROXIES reverse proxies, take the client's address and scheme from X-Forwarded-For/-Proto.
+
+    The audit log and the sign-in rate limit then see the client, not the proxy; with 0 the headers are ignored.
+    X-Forwarded-Host is not trusted: many proxies pass a client's own value through untouched.
+    """
+    hops = int(app.config.get("TRUSTED_PROXIES") or 0)
+    if hops > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=0, x_port=0, x_prefix=0)
 
 
 def register_extensions(app):

@@ -3,7 +3,7 @@
 Pairing is for super-administrators, since a paired phone's texts complete payments; anyone may
 revoke a phone (a lost phone should not wait for the owner).
 """
-from flask import current_app, flash, redirect, render_template, url_for
+from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 from markupsafe import Markup
@@ -11,7 +11,7 @@ from markupsafe import Markup
 from ..clock import utcnow
 from ..errors import ApiError
 from ..services.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
-from ..services.pairing import pairing_qr_svg
+from ..services.pairing import pairing_qr_svg, server_url
 from . import bp
 from .access import current_brand, staff_required, super_admin_required
 from .audit import record_audit
@@ -35,10 +35,11 @@ def device_pairing():
     """A fresh 6-digit code and its QR; rendered, not redirected, so the code lives in no URL or session."""
     if not ActionForm().validate_on_submit():
         return redirect(url_for("panel.devices"))
-    code, expires_at = start_pairing(current_brand())
+    brand = current_brand()
+    code, expires_at = start_pairing(brand)
     record_audit(current_user, "device.pairing_code", None, {"expires_at": expires_at.isoformat()})
-    return render_template("panel/devices_pair.html", code=code, qr=Markup(pairing_qr_svg(code)), expires_at=expires_at,
-                           seconds=seconds_left(expires_at), server_url=current_app.config["BASE_URL"])
+    return render_template("panel/devices_pair.html", code=code, qr=Markup(pairing_qr_svg(code, brand)),
+                           expires_at=expires_at, seconds=seconds_left(expires_at), server_url=server_url(brand))
 
 
 @bp.post("/devices/<device_uuid>/revoke")

@@ -44,14 +44,19 @@ def create_pairing_code(brand):
     return code
 
 
-def pairing_qr_payload(code):
+def server_url(brand=None):
+    """The address a phone should talk to: the brand's own base URL when it has one, else BASE_URL (as checkout links)."""
+    return (brand is not None and brand.base_url) or current_app.config["BASE_URL"]
+
+
+def pairing_qr_payload(code, brand=None):
     """What the pairing QR code holds: {"server_url", "otp"} as compact JSON."""
-    return json.dumps({"server_url": current_app.config["BASE_URL"], "otp": code}, separators=(",", ":"))
+    return json.dumps({"server_url": server_url(brand), "otp": code}, separators=(",", ":"))
 
 
-def pairing_qr_svg(code):
+def pairing_qr_svg(code, brand=None):
     """An inline SVG QR code of the pairing payload, for the panel to show beside the code."""
-    return segno.make(pairing_qr_payload(code), error="m").svg_inline(scale=5, title="Pairing code")
+    return segno.make(pairing_qr_payload(code, brand), error="m").svg_inline(scale=5, title="Pairing code")
 
 
 def code_error(code, message):

@@ -6,6 +6,7 @@ from sqlalchemy.exc import IntegrityError
 from ..errors import ApiError, field_error, not_found
 from ..extensions import db
 from ..models import METHOD_KINDS, PROVIDERS, PaymentMethod
+from .users import row_id
 
 PROVIDER_NAMES = {"bkash": "bKash", "nagad": "Nagad", "rocket": "Rocket", "upay": "Upay"}
 # Bangladeshi mobile numbers: 01, an operator digit 3-9, eight more digits.
@@ -76,7 +77,10 @@ def add_method(brand, provider, number, kind="personal", **options):
 
 
 def get_method(brand, method_id):
-    """One of the brand's methods by id; 404 for anything else."""
+    """One of the brand's methods by id; 404 for anything else, an id no row can have included."""
+    method_id = row_id(method_id)
+    if method_id is None:
+        raise not_found("payment_method")
     method = db.session.execute(
         db.select(PaymentMethod).where(PaymentMethod.id == method_id, PaymentMethod.brand_id == brand.id)
     ).scalar_one_or_none()

@@ -7,6 +7,7 @@ from ..errors import ApiError, field_error, not_found
 from ..extensions import db
 from ..models import PROVIDERS, SmsTemplate
 from .sms_parsing import ParsedSms, parse_sms, parse_with_template, sender_for, sender_provider, validate_template
+from .users import row_id
 
 MAX_SAMPLE = 2000
 
@@ -34,7 +35,8 @@ def list_templates(brand):
 
 def get_template(brand, template_id):
     """A template of this brand; 404 for anything else, another brand's included."""
-    template = db.session.get(SmsTemplate, template_id) if str(template_id).isdigit() else None
+    template_id = row_id(template_id)
+    template = db.session.get(SmsTemplate, template_id) if template_id is not None else None
     if template is None or template.brand_id != brand.id:
         raise not_found("sms_template")
     return template

@@ -13,6 +13,17 @@ from ..models import ROLES, User
 
 MIN_PASSWORD_LENGTH = 8
 MAX_EMAIL_LENGTH = 254
+# Primary keys are INTEGER columns: PostgreSQL's int4 tops out here, and a larger number cannot name a row.
+MAX_ROW_ID = 2**31 - 1
+
+
+def row_id(value):
+    """`value` as a primary key that can exist (1 .. MAX_ROW_ID), else None, so getters answer 404, not a DB error."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if 1 <= number <= MAX_ROW_ID else None
 
 
 @cache
@@ -80,7 +91,10 @@ def invite_user(brand, email, name=None, role="staff"):
 
 
 def get_user(brand, user_id):
-    """A user of this brand by id; 404 for anyone else's."""
+    """A user of this brand by id; 404 for anyone else's, or for an id no row can have."""
+    user_id = row_id(user_id)
+    if user_id is None:
+        raise not_found("user")
     user = db.session.execute(
         db.select(User).where(User.id == user_id, User.brand_id == brand.id)
     ).scalar_one_or_none()
