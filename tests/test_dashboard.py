@@ -117,3 +117,28 @@ def test_summary_needs_a_valid_read_key(client, brand, make_key):
     assert client.get("/api/v1/dashboard/summary").get_json()["code"] == "MISSING_TOKEN"
     refused = client.get("/api/v1/dashboard/summary", headers=make_key(brand, ["write"]))
     assert (refused.status_code, refused.get_json()["code"]) == (403, "INSUFFICIENT_SCOPE")
+
+
+def test_status_counts_and_success_rate_for_today_and_the_last_30_days(brand, history):
+    with freeze_time("2024-05-10 19:10:00"):                     # 01:10 today in Dhaka, still open
+        PaymentFactory(brand=brand, status="created")
+
+    windows = dashboard_summary(brand, now=datetime(2024, 5, 10, 20, tzinfo=timezone.utc))["windows"]
+
+    today, month = windows["today"], windows["last_30_days"]
+    assert (today["counts"]["completed"], today["counts"]["created"], today["total_count"]) == (2, 1, 3)
+    assert today["success_rate"] == Decimal("66.67")
+    # The 10th, 1 May and 12 April (local) are in the window; 11 April and the open rows made "now" are not.
+    assert month["counts"] == {
+        "created": 1, "processing": 0, "completed": 3, "partially_refunded": 1, "refunded": 1,
+        "cancelled": 0, "expired": 0, "failed": 0,
+    }
+    assert month["success_rate"] == Decimal("83.33")
+
+
+def test_summary_endpoint_carries_the_windows(client, auth, brand, history):
+    with freeze_time(NOW):
+        data = client.get("/api/v1/dashboard/summary", headers=auth).get_json()["data"]
+
+    assert data["windows"]["today"]["success_rate"] == "100.00"
+    assert data["windows"]["last_30_days"]["total_count"] == 5

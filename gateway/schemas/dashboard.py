@@ -22,6 +22,21 @@ class DaySchema(BaseSchema):
     volume = per_currency("Gross amount of the payments completed that day, per currency.")
 
 
+class StatusWindowSchema(BaseSchema):
+    """Payments created within a window: per status, in all, and the share that was paid."""
+
+    counts = fields.Nested(StatusCountsSchema)
+    total_count = fields.Integer()
+    success_rate = fields.String(allow_none=True, metadata={"description": "As success_rate, within the window."})
+
+
+class WindowsSchema(BaseSchema):
+    """The status figures for today and for the last 30 days, by the brand's local midnights."""
+
+    today = fields.Nested(StatusWindowSchema)
+    last_30_days = fields.Nested(StatusWindowSchema)
+
+
 class DashboardSummarySchema(BaseSchema):
     """`data` of GET /dashboard/summary."""
 
@@ -37,5 +52,7 @@ class DashboardSummarySchema(BaseSchema):
                        "refunded) out of all payments, open ones (created, processing) included; "
                        "null when there are no payments.",
         "example": "66.67"})
+    windows = fields.Nested(WindowsSchema, metadata={
+        "description": "Counts by status and success rate of the payments created today and in the last 30 days."})
     today = fields.Nested(DaySchema, metadata={"description": "The current day in the brand's time zone."})
     daily = fields.List(fields.Nested(DaySchema), metadata={"description": "The last 30 local days, oldest first, today last."})

@@ -22,6 +22,7 @@ def dashboard_summary(brand, now=None):
     paid = sum(counts[status] for status in PAID_STATUSES)
     completed, refunded = paid_volumes(brand)
     daily = daily_series(brand, zone, now)
+    _, starts, end = local_days(zone, now)
     return {
         "timezone": zone.key,
         "generated_at": now,
@@ -30,7 +31,9 @@ def dashboard_summary(brand, now=None):
         "completed_volume": completed,
         "refunded_volume": refunded,
         "net_volume": {currency: completed[currency] - refunded[currency] for currency in completed},
-        "success_rate": (Decimal(paid * 100) / total).quantize(CENT) if total else None,
+        "success_rate": rate(paid, total),
+        "windows": {"today": status_window(brand, starts[-1], end),
+                    "last_30_days": status_window(brand, starts[0], end)},
         "today": daily[-1],
         "daily": daily,
     }
@@ -50,11 +53,26 @@ def zeroed(brand):
     return {currency: Decimal("0.00") for currency in brand.currency_list}
 
 
-def status_counts(brand):
-    """Number of the brand's payments in each status (every status present, zeros included)."""
-    rows = db.session.execute(
-        db.select(Payment.status, db.func.count()).where(Payment.brand_id == brand.id).group_by(Payment.status)
-    ).all()
+def rate(paid, total):
+    """Paid payments as a percentage of all, two decimals; None when there are none."""
+    return (Decimal(paid * 100) / total).quantize(CENT) if total else None
+
+
+def status_window(brand, since, until):
+    """Counts by status, total and success rate of the payments created in [since, until)."""
+    counts = status_counts(brand, since, until)
+    total = sum(counts.values())
+    return {"counts": counts, "total_count": total,
+            "success_rate": rate(sum(counts[status] for status in PAID_STATUSES), total)}
+
+
+def status_counts(brand, since=None, until=None):
+    """Number of the brand's payments in each status (every status present, zeros included), optionally
+    only those created in [since, until)."""
+    query = db.select(Payment.status, db.func.count()).where(Payment.brand_id == brand.id)
+    if since is not None:
+        query = query.where(Payment.created_at >= since, Payment.created_at < until)
+    rows = db.session.execute(query.group_by(Payment.status)).all()
     counts = dict.fromkeys(PAYMENT_STATUSES, 0)
     counts.update({status: count for status, count in rows})
     return counts
