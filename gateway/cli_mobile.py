@@ -1,12 +1,11 @@
 """`flask gateway pair-code` and `flask gateway simulate-sms`: the companion app's side, from a terminal."""
 import click
 import segno
-from flask import current_app
 
 from .cli import default_brand, gateway_cli
 from .models import PROVIDERS
 from .money import InvalidAmount, parse_amount
-from .services.pairing import CODE_TTL, create_pairing_code, pairing_qr_payload
+from .services.pairing import CODE_TTL, create_pairing_code, pairing_qr_payload, server_url
 from .services.sms_simulator import forward_as_device, simulated_text, simulator_device, stored_sms
 
 
@@ -14,10 +13,11 @@ from .services.sms_simulator import forward_as_device, simulated_text, simulator
 @click.option("--qr", is_flag=True, help="Also draw the QR code the app scans.")
 def pair_code(qr):
     """Create a one-time pairing code for the companion app; the code is the last line."""
-    code = create_pairing_code(default_brand())
+    brand = default_brand()
+    code = create_pairing_code(brand)
     if qr:
-        segno.make(pairing_qr_payload(code), error="m").terminal(compact=True)
-    click.echo(f"Pairing code for {current_app.config['BASE_URL']} (single use, {int(CODE_TTL.total_seconds() // 60)} minutes):")
+        segno.make(pairing_qr_payload(code, brand), error="m").terminal(compact=True)
+    click.echo(f"Pairing code for {server_url(brand)} (single use, {int(CODE_TTL.total_seconds() // 60)} minutes):")
     click.echo(code)
 
 

@@ -317,3 +317,13 @@ def test_pairing_attempts_are_rate_limited_per_address():
     codes, code, retry_after = result.stdout.strip().splitlines()[-1].rsplit(" ", 2)
     assert codes == str([422] * 10 + [429])
     assert code == "RATE_LIMITED" and int(retry_after) > 0
+
+
+def test_pair_code_command_names_the_brands_own_address(runner, brand):
+    brand.base_url = "https://pay.shop.example"
+    db.session.commit()
+
+    result = runner.invoke(args=["gateway", "pair-code"])
+
+    assert result.exit_code == 0, result.output
+    assert "Pairing code for https://pay.shop.example " in result.output
