@@ -9,11 +9,12 @@ from .services.deliveries import rotate_webhook_secret
 
 
 @gateway_cli.command("worker")
-@click.option("--queues", default=",".join(QUEUES), show_default=True, help="Comma-separated queues to serve.")
+@click.option("--queues", default=",".join(QUEUES), show_default=True,
+              help="Comma-separated queues to serve; only a worker serving maintenance enqueues the periodic jobs.")
 @click.option("--burst", is_flag=True, help="Quit once the queues are empty (no periodic jobs).")
 @click.option("--log-level", default="INFO", show_default=True, help="WARNING drops RQ's three lines per job.")
 def worker(queues, burst, log_level):
-    """Run an RQ worker with its scheduler and the periodic sweeps, under this app's configuration."""
+    """Run an RQ worker with its scheduler, and the periodic sweeps when it serves maintenance."""
     if not current_app.config.get("REDIS_URL"):
         raise click.ClickException("REDIS_URL is not set: without Redis the web process runs every job itself.")
     names = [name.strip() for name in queues.split(",") if name.strip()]

@@ -167,3 +167,43 @@ def test_rotate_webhook_secret_prints_the_new_secret_last(runner, brand):
     assert result.exit_code == 0
     db.session.expire_all()
     assert result.output.splitlines()[-1] == brand.webhook_secret != old
+
+
+@pytest.mark.parametrize("scheduled", [False, True])
+def test_a_failed_enqueue_leaves_no_wakeup_key_behind(app, rq_redis, monkeypatch, scheduled):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    def refuse(*args, **kwargs):
+        raise RedisConnectionError("Redis went away mid-enqueue")
+
+    def wake():
+        if scheduled:
+            return jobs.enqueue_at(utcnow() + timedelta(minutes=1), jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, 1, 0,
+                                   unique="delivery:evt_x:0")
+        return jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, 1, unique="delivery:evt_x:0")
+
+    method = "enqueue_at" if scheduled else "enqueue"
+    with monkeypatch.context() as patch:
+        patch.setattr(Queue, method, refuse)
+        with pytest.raises(RedisConnectionError):
+            wake()
+    assert rq_redis.keys("gateway:wake*") == []
+    assert wake() is not None  # the next wake-up of the same attempt is not suppressed
+    assert wake() is None
+
+
+def run_worker_serving(app, monkeypatch, names):
+    """Whether `run_worker` for `names` (RQ's work loop stubbed) starts the periodic jobs."""
+    from gateway import rq_queues
+
+    started = threading.Event()
+    monkeypatch.setattr(rq_queues, "enqueue_periodic", lambda app, redis, stop: started.set())
+    monkeypatch.setattr(rq_queues.SimpleWorker, "work", lambda self, **kwargs: started.wait(0.5))
+    rq_queues.run_worker(app, names)
+    return started.is_set()
+
+
+def test_only_a_worker_serving_maintenance_enqueues_the_periodic_jobs(app, rq_redis, monkeypatch):
+    assert not run_worker_serving(app, monkeypatch, [jobs.WEBHOOKS])
+    assert not run_worker_serving(app, monkeypatch, [jobs.WEBHOOKS, jobs.SMS])
+    assert run_worker_serving(app, monkeypatch, [jobs.MAINTENANCE, jobs.WEBHOOKS])

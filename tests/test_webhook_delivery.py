@@ -191,3 +191,128 @@ def test_a_rotated_secret_signs_the_next_attempt(brand, receiver, runner):
 
     assert len(receiver.received) == 1
     assert json.loads(the_delivery().payload)["event"] == "payment.completed"
+
+
+def scheduled_wakeups(redis):
+    """(args, score) of every wake-up in the webhooks queue's RQ schedule."""
+    from rq.registry import ScheduledJobRegistry
+    from rq.job import Job
+
+    registry = ScheduledJobRegistry(jobs.WEBHOOKS, connection=redis)
+    return [(Job.fetch(job_id, connection=redis).args, int(redis.zscore(registry.key, job_id)))
+            for job_id in registry.get_job_ids()]
+
+
+def test_a_retry_scheduled_at_a_fraction_of_a_second_is_made_when_due_not_minutes_late(brand, receiver, rq_redis):
+    receiver.plan = [500]
+    start = utcnow().replace(microsecond=500_000)
+    with freeze_time(start) as clock:
+        completed_payment(brand=brand, callback_url=receiver.url)
+        drain_queues()
+        due = the_delivery().next_attempt_at
+        assert due == start + RETRY_DELAYS[0]
+        clock.tick(RETRY_DELAYS[0] - timedelta(seconds=0.5))  # the whole second before the due time
+        sweep_outbox()
+        drain_queues()
+        assert the_delivery().attempts == 1, "attempted before it was due"
+        clock.tick(timedelta(seconds=0.5))
+        sweep_outbox()
+        drain_queues()
+
+    delivery = the_delivery()
+    assert (delivery.status, delivery.attempts) == ("success", 2)
+    assert [a.attempted_at for a in attempts_of(delivery)] == [start, due]
+
+
+def test_scheduled_retry_is_rounded_up_to_the_next_whole_second(brand, rq_redis):
+    when = utcnow().replace(microsecond=1) + timedelta(minutes=1)
+    jobs.enqueue_at(when, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, 7, 1, unique="delivery:evt_x:1")
+    [(args, score)] = scheduled_wakeups(rq_redis)
+    assert args == (jobs.DELIVER_WEBHOOK, 7, 1)
+    assert score == int(when.timestamp()) + 1
+
+
+def retrying_delivery(brand, url, attempts, next_attempt_at, lease_expires_at=None):
+    completed_payment(brand=brand, callback_url=url)
+    delivery = the_delivery()
+    delivery.status, delivery.attempts = "retrying", attempts
+    delivery.next_attempt_at, delivery.lease_expires_at = next_attempt_at, lease_expires_at
+    db.session.commit()
+    return delivery
+
+
+def test_an_early_wakeup_frees_its_key_so_the_sweep_wakes_the_delivery_when_due(brand, receiver, rq_redis):
+    with freeze_time(utcnow()) as clock:
+        delivery = retrying_delivery(brand, receiver.url, 1, utcnow() + timedelta(seconds=30))
+        rq_redis.flushdb()
+        unique = f"delivery:{delivery.event_id}:1"
+        jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=unique)  # a wake-up too early
+        drain_queues()
+        assert receiver.received == [] and the_delivery().attempts == 1
+        assert not rq_redis.exists(f"gateway:wake:{unique}")
+        clock.tick(timedelta(seconds=30))
+        assert sweep_outbox() == 1
+        drain_queues()
+
+    assert len(receiver.received) == 1
+    assert (the_delivery().status, the_delivery().attempts) == ("success", 2)
+
+
+def test_a_scheduled_retry_that_fires_early_is_scheduled_again_at_its_due_time(brand, receiver, rq_redis):
+    due = utcnow().replace(microsecond=250_000) + timedelta(seconds=30)
+    delivery = retrying_delivery(brand, receiver.url, 1, due)
+    rq_redis.flushdb()
+
+    assert deliver_webhook(delivery.id, 1) is None
+    assert receiver.received == []
+    assert scheduled_wakeups(rq_redis) == [((jobs.DELIVER_WEBHOOK, delivery.id, 1), int(due.timestamp()) + 1)]
+
+
+def test_a_stale_scheduled_retry_that_fires_early_is_not_scheduled_again(brand, receiver, rq_redis):
+    delivery = retrying_delivery(brand, receiver.url, 2, utcnow() + timedelta(minutes=5))
+    rq_redis.flushdb()
+
+    assert deliver_webhook(delivery.id, 1) is None  # scheduled for attempt 2, which has already been made
+    assert scheduled_wakeups(rq_redis) == []
+
+
+def test_a_retrying_delivery_that_used_every_attempt_is_failed_not_attempted_again(brand, receiver):
+    now = utcnow()
+    delivery = retrying_delivery(brand, receiver.url, 8, now - timedelta(minutes=2),
+                                 lease_expires_at=now - timedelta(minutes=1))  # the 8th attempt was abandoned
+
+    assert deliver_webhook(delivery.id) is None
+    delivery = the_delivery()
+    assert receiver.received == []
+    assert (delivery.status, delivery.attempts, delivery.next_attempt_at, delivery.lease_expires_at) == (
+        "failed", 8, None, None)
+    assert [(a.error, a.attempted_at) for a in attempts_of(delivery)] == [(ABANDONED, now - timedelta(minutes=1))]
+    assert sweep_outbox() == 0
+
+
+def test_a_delivery_at_the_attempt_cap_with_a_live_lease_is_left_to_its_attempt(brand, receiver):
+    now = utcnow()
+    delivery = retrying_delivery(brand, receiver.url, 8, now - timedelta(seconds=5),
+                                 lease_expires_at=now + timedelta(seconds=55))
+
+    assert deliver_webhook(delivery.id) is None
+    assert receiver.received == []
+    assert (the_delivery().status, the_delivery().attempts) == ("retrying", 8)
+
+
+def test_nul_bytes_in_a_response_body_and_error_are_stripped_before_storing(brand, httpserver, monkeypatch):
+    httpserver.expect_request("/nul").respond_with_data("bad\x00answer", status=500)
+    completed_payment(brand=brand, callback_url=httpserver.url_for("/nul"))
+    assert deliver_webhook(the_delivery().id) == "retrying"
+
+    delivery = the_delivery()
+    assert (delivery.response_status, delivery.response_body) == (500, "badanswer")
+    assert attempts_of(delivery)[0].response_body == "badanswer"
+
+    from gateway.services import webhooks
+    from gateway.services.webhook_http import Outcome
+    monkeypatch.setattr(webhooks, "post_webhook", lambda claim: Outcome(error="Could not connect: \x00oops"))
+    delivery.next_attempt_at = utcnow()
+    db.session.commit()
+    assert deliver_webhook(delivery.id) == "retrying"
+    assert attempts_of(the_delivery())[1].error == "Could not connect: oops"

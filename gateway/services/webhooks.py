@@ -43,24 +43,31 @@ class Claim:
     secret: str
 
 
-def deliver_webhook(delivery_id):
-    """Make the next attempt of a due delivery if this process wins its claim; else do nothing."""
-    claim = claim_delivery(delivery_id)
+def deliver_webhook(delivery_id, attempts=None):
+    """Make the next attempt of a due delivery if this process wins its claim; else do nothing.
+
+    `attempts`, given by a scheduled retry, is how many attempts the row had when it was scheduled.
+    """
+    claim = claim_delivery(delivery_id, attempts)
     if claim is None:
         return None
     return record_attempt(claim, post_webhook(claim))
 
 
-def claim_delivery(delivery_id):
+def claim_delivery(delivery_id, scheduled_attempts=None):
     """Take the row's lease with a guarded UPDATE; a Claim when this process owns the next attempt."""
     now = utcnow()
     row = db.session.execute(
         db.select(WebhookDelivery.event_id, WebhookDelivery.attempts, WebhookDelivery.lease_expires_at,
+                  WebhookDelivery.status, WebhookDelivery.next_attempt_at,
                   WebhookDelivery.url, WebhookDelivery.payload, WebhookDelivery.event, Brand.webhook_secret)
         .join(Brand, Brand.id == WebhookDelivery.brand_id).where(WebhookDelivery.id == delivery_id)
     ).first()
     if row is None:
         db.session.rollback()
+        return None
+    if exhausted(row):
+        fail_exhausted(delivery_id, row, now)
         return None
     lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
     # `attempts` unchanged since the read proves nobody claimed in between: every claim increments it.
@@ -68,17 +75,75 @@ def claim_delivery(delivery_id):
         db.update(WebhookDelivery)
         .where(WebhookDelivery.id == delivery_id, WebhookDelivery.status.in_(DUE_STATUSES),
                WebhookDelivery.next_attempt_at <= now, WebhookDelivery.attempts == row.attempts,
+               db.or_(WebhookDelivery.attempts < MAX_ATTEMPTS, redelivery_requested()),
                db.or_(WebhookDelivery.lease_expires_at.is_(None), WebhookDelivery.lease_expires_at < now))
         .values(lease_expires_at=lease, attempts=row.attempts + 1)
         .execution_options(synchronize_session=False)
     ).rowcount == 1
     if not won:
         db.session.rollback()
+        if only_not_yet_due(row, now):
+            wake_when_due(delivery_id, row, rescheduled=scheduled_attempts == row.attempts)
         return None
     if row.lease_expires_at is not None:
         db.session.add(WebhookAttempt(delivery_id=delivery_id, attempted_at=row.lease_expires_at, error=ABANDONED))
     db.session.commit()
     return Claim(delivery_id, row.event_id, row.attempts + 1, lease, row.url, row.payload, row.event, row.webhook_secret)
+
+
+def redelivery_requested():
+    """SQL: the row was put back by hand (`retry_delivery`) since its last claim, which may exceed the cap.
+
+    A claim leases past `next_attempt_at` and a recorded attempt clears the lease, so a lease still set
+    and not before `next_attempt_at` is an abandoned attempt nobody asked to redeliver; a hand retry
+    either finds no lease or moves `next_attempt_at` past the expired one.
+    """
+    return db.or_(WebhookDelivery.lease_expires_at.is_(None),
+                  WebhookDelivery.lease_expires_at < WebhookDelivery.next_attempt_at)
+
+
+def exhausted(row):
+    """Whether the row has used all MAX_ATTEMPTS attempts, its last one abandoned, with no hand retry since."""
+    return (row.attempts >= MAX_ATTEMPTS and row.status in DUE_STATUSES and row.lease_expires_at is not None
+            and (row.next_attempt_at is None or row.lease_expires_at >= row.next_attempt_at))
+
+
+def fail_exhausted(delivery_id, row, now):
+    """A due row that has used every attempt (its last one abandoned) is `failed`, never attempted again."""
+    failed = db.session.execute(
+        db.update(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery_id, WebhookDelivery.status.in_(DUE_STATUSES),
+               WebhookDelivery.attempts == row.attempts, WebhookDelivery.lease_expires_at == row.lease_expires_at,
+               WebhookDelivery.lease_expires_at < now)
+        .values(status="failed", next_attempt_at=None, lease_expires_at=None, updated_at=now)
+        .execution_options(synchronize_session=False)
+    ).rowcount == 1
+    if failed and row.lease_expires_at is not None:
+        db.session.add(WebhookAttempt(delivery_id=delivery_id, attempted_at=row.lease_expires_at, error=ABANDONED))
+    db.session.commit()
+    if failed:
+        log.warning("delivery %s: all %s attempts used; marked failed", delivery_id, MAX_ATTEMPTS)
+
+
+def only_not_yet_due(row, now):
+    """Whether the read row was free to claim but for its next attempt time (a wake-up that came early)."""
+    return (row.status in DUE_STATUSES and row.next_attempt_at is not None and row.next_attempt_at > now
+            and (row.lease_expires_at is None or row.lease_expires_at < now))
+
+
+def wake_when_due(delivery_id, row, rescheduled):
+    """An early wake-up came to nothing: free the attempt's wake-up keys so the sweep may wake it when due,
+    and, if it was this attempt's scheduled retry, schedule it again at the due time."""
+    unique = f"delivery:{row.event_id}:{row.attempts}"
+    try:
+        forget = getattr(jobs.backend(current_app._get_current_object()), "forget_wake", None)
+        if forget is not None:
+            forget(unique)
+        if rescheduled:
+            jobs.enqueue_at(row.next_attempt_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id, row.attempts,
+                            unique=unique)
+    except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
+        log.warning("delivery %s: early wake-up not rescheduled (%s); the sweep will wake it", delivery_id, error)
 
 
 def post_webhook(claim):
@@ -106,18 +171,23 @@ def next_state(attempts, outcome, now):
     return "retrying", now + RETRY_DELAYS[attempts - 1]
 
 
+def without_nul(text):
+    """`text` without NUL characters, which PostgreSQL text columns refuse."""
+    return None if text is None else text.replace("\x00", "")
+
+
 def record_attempt(claim, outcome):
     """Log the attempt and move the delivery on, unless its lease was lost to another process."""
     now = utcnow()
     status, next_at = next_state(claim.attempts, outcome, now)
+    body, error = without_nul(outcome.body), without_nul(outcome.error)
     db.session.add(WebhookAttempt(delivery_id=claim.delivery_id, attempted_at=now, response_status=outcome.status,
-                                  response_body=outcome.body, duration_ms=outcome.duration_ms,
-                                  error=outcome.error))
+                                  response_body=body, duration_ms=outcome.duration_ms, error=error))
     kept = db.session.execute(
         db.update(WebhookDelivery)
         .where(WebhookDelivery.id == claim.delivery_id, WebhookDelivery.lease_expires_at == claim.lease)
         .values(status=status, next_attempt_at=next_at, lease_expires_at=None, updated_at=now,
-                response_status=outcome.status, response_body=outcome.body)
+                response_status=outcome.status, response_body=body)
         .execution_options(synchronize_session=False)
     ).rowcount == 1
     db.session.commit()
@@ -126,7 +196,7 @@ def record_attempt(claim, outcome):
         return None
     if status == "retrying":
         try:
-            jobs.enqueue_at(next_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, claim.delivery_id,
+            jobs.enqueue_at(next_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, claim.delivery_id, claim.attempts,
                             unique=f"delivery:{claim.event_id}:{claim.attempts}")
         except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
             log.warning("delivery %s: retry not scheduled (%s); the sweep will wake it", claim.delivery_id, error)
