@@ -68,11 +68,10 @@ def register_extensions(app):
 
     @login_manager.user_loader
     def load_user(user_id):
-        """The signed-in panel user, or None when deactivated or gone."""
+        """The signed-in panel user, or None when deactivated, gone, or the password changed since sign-in."""
         from .models import User
 
-        user = db.session.get(User, int(user_id)) if str(user_id).isdigit() else None
-        return user if user is not None and user.active else None
+        return User.from_session_id(user_id)
 
 
 def register_blueprints(app):

@@ -1,4 +1,7 @@
 """A person who signs in to the merchant panel; super-administrators may also authorise key operations."""
+import hashlib
+import hmac
+
 from flask_login import UserMixin
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -39,3 +42,20 @@ class User(UserMixin, db.Model):
     def check_password(self, password):
         """Whether the password matches the stored hash."""
         return check_password_hash(self.password_hash, password)
+
+    def session_stamp(self):
+        """A digest of the password hash: it changes with the password, ending every older session."""
+        return hashlib.sha256(self.password_hash.encode()).hexdigest()[:32]
+
+    def get_id(self):
+        """What the session keeps: the id and the stamp, so a session from before a password change is refused."""
+        return f"{self.id}:{self.session_stamp()}"
+
+    @classmethod
+    def from_session_id(cls, session_id):
+        """The active user a session id names, if its stamp still matches the password; else None."""
+        user_id, _, stamp = str(session_id).partition(":")
+        user = db.session.get(cls, int(user_id)) if user_id.isdigit() and len(user_id) < 10 else None
+        if user is None or not user.active or not hmac.compare_digest(stamp, user.session_stamp()):
+            return None
+        return user

@@ -112,6 +112,8 @@ def password():
             attach_error(form, error)
         else:
             record_audit(current_user, "password.change", current_user)
+            # The new password ends every other session; this one carries on under the new stamp.
+            login_user(current_user._get_current_object(), fresh=True)
             flash(_("Your password is changed."), "success")
             return redirect(url_for("panel.dashboard"))
     return render_template("panel/password.html", form=form), 422 if form.errors else 200

@@ -122,6 +122,26 @@ def test_a_changed_password_is_the_one_that_signs_in(as_admin, client, brand, ad
     assert sign_in(client, admin, "a new long secret").status_code == 302
 
 
+
+def test_a_password_change_ends_every_other_session_but_keeps_this_one(app, as_admin, admin):
+    laptop = panel_client(app)
+    assert sign_in(laptop, admin).status_code == 302 and signed_in(laptop)
+
+    response = post_form(as_admin, "/panel/account/password", {
+        "current_password": PASSWORD, "new_password": "a new long secret", "confirm_password": "a new long secret"})
+
+    assert response.status_code == 302
+    assert signed_in(as_admin)
+    assert not signed_in(laptop)
+
+
+def test_a_session_id_without_the_current_password_stamp_is_refused(admin):
+    assert User.from_session_id(admin.get_id()) == admin
+    assert User.from_session_id(str(admin.id)) is None
+    assert User.from_session_id(f"{admin.id}:{'0' * 32}") is None
+    assert User.from_session_id("99999999999999999999:x") is None
+
+
 @pytest.fixture
 def limited_app(app):
     """The same database behind an app that enforces LOGIN_RATE_LIMIT=3/minute; the shared limiter is restored after."""
