@@ -187,3 +187,23 @@ def test_approving_a_review_payment_cancelled_meanwhile_changes_nothing(held):
         approve_review(reload(payment))
     assert (reload(sms).status, reload(sms).payment_id) == ("review", payment.id)
     assert transactions() == []
+
+
+def test_cancelling_a_payment_held_for_review_releases_its_sms_to_be_matched_by_hand(client, auth, brand, held):
+    payment, sms = held
+
+    response = client.post(f"/api/v1/payments/{payment.public_id}/cancel", headers=auth)
+
+    assert response.status_code == 200 and response.json["data"]["status"] == "cancelled"
+    payment, sms = reload(payment), reload(sms)
+    assert payment.status == "cancelled"
+    assert (sms.status, sms.payment_id, sms.review_reason, sms.matched_at) == ("unmatched", None, None, None)
+    assert transactions() == [] and events() == ["payment.cancelled"]
+
+    right = PaymentFactory(brand=brand, amount=Decimal("400.00"), callback_url=CALLBACK)
+    transaction = match_sms_by_hand(sms, right)
+
+    right, sms = reload(right), reload(sms)
+    assert right.status == "completed" and (sms.status, sms.payment_id) == ("matched", right.id)
+    assert reload(payment).status == "cancelled"
+    assert [t.id for t in transactions()] == [transaction.id] and transaction.payment_id == right.id

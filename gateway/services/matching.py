@@ -223,6 +223,19 @@ def approve_review(payment):
     return transaction
 
 
+def release_held_sms(payment):
+    """Unbind the SMS a payment holds for review: back to `unmatched`, no payment, to be matched by hand.
+
+    Runs in the caller's transaction without committing: the caller's own state change commits
+    the release together with itself, or rolls it back.
+    """
+    db.session.execute(
+        db.update(InboundSms).where(InboundSms.payment_id == payment.id, InboundSms.status == "review")
+        .values(payment_id=None, status="unmatched", review_reason=None, matched_at=None)
+        .execution_options(synchronize_session=False)
+    )
+
+
 def reject_review(payment, reason=None):
     """The merchant refuses a payment held for review: it fails, and its held SMS is released.
 
@@ -232,10 +245,6 @@ def reject_review(payment, reason=None):
     db.session.refresh(payment)
     if not in_review(payment):
         raise invalid_state(NOT_IN_REVIEW)
-    db.session.execute(
-        db.update(InboundSms).where(InboundSms.payment_id == payment.id, InboundSms.status == "review")
-        .values(payment_id=None, status="unmatched", review_reason=None, matched_at=None)
-        .execution_options(synchronize_session=False)
-    )
+    release_held_sms(payment)
     # fail_payment's guarded processing → failed commits the release, or rolls it back with itself.
     return fail_payment(payment, reason or payment.review_reason)

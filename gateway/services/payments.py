@@ -137,9 +137,13 @@ def complete_payment(payment, provider=None, provider_trx_id=None, sender_number
 
 def cancel_payment(payment):
     """Cancel an open payment (customer at checkout, or the merchant through the API)."""
+    from .matching import release_held_sms  # matching imports this module
+
     if not transition(payment, OPEN_STATUSES, "cancelled", cancelled_at=utcnow()):
         db.session.rollback()
         raise invalid_state(f"A {payment.status} payment cannot be cancelled.")
+    # An SMS held for review on this payment goes back to `unmatched`, in the same transaction.
+    release_held_sms(payment)
     emit_event("payment.cancelled", payment.brand, payment=payment)
     db.session.commit()
     db.session.refresh(payment)
