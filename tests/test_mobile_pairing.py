@@ -327,3 +327,52 @@ def test_pair_code_command_names_the_brands_own_address(runner, brand):
 
     assert result.exit_code == 0, result.output
     assert "Pairing code for https://pay.shop.example " in result.output
+
+
+def test_a_refresh_without_the_pinned_fingerprint_is_refused_and_rotates_nothing(client, brand):
+    device, tokens, _ = paired_device(brand)
+    fresh = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}).get_json()["data"]
+    db.session.refresh(device)
+    pinned_hash = device.refresh_token_hash
+
+    # A stolen refresh token alone, with no fingerprint at all (or a null one), is refused like a wrong one.
+    for body in ({"refresh_token": fresh["refresh_token"]}, {"refresh_token": fresh["refresh_token"], "fingerprint": None}):
+        response = client.post(REFRESH, json=body)
+        assert response.status_code == 401
+        assert response.get_json()["code"] == "FINGERPRINT_MISMATCH"
+    with pytest.raises(ApiError) as refused:
+        rotate_tokens(fresh["refresh_token"])
+    assert refused.value.code == "FINGERPRINT_MISMATCH"
+
+    db.session.expire_all()
+    device = db.session.get(Device, device.id)
+    assert (device.refresh_token_hash, device.fingerprint, device.revoked_at) == (pinned_hash, "fp-1", None)
+    assert client.post(REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"}).status_code == 200
+
+
+def test_a_fingerprint_given_at_pairing_is_pinned_from_the_start(client, brand):
+    response = pair(client, create_pairing_code(brand), fingerprint="fp-paired")
+    assert response.status_code == 201
+    tokens = response.get_json()["data"]
+    device = db.session.execute(db.select(Device)).scalar_one()
+    assert device.fingerprint == "fp-paired"
+
+    for body in ({"refresh_token": tokens["refresh_token"]},
+                 {"refresh_token": tokens["refresh_token"], "fingerprint": "fp-other"}):
+        refused = client.post(REFRESH, json=body)
+        assert refused.status_code == 401 and refused.get_json()["code"] == "FINGERPRINT_MISMATCH"
+    db.session.expire_all()
+    assert db.session.get(Device, device.id).revoked_at is None
+
+    accepted = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-paired"})
+    assert accepted.status_code == 200
+
+
+def test_pairing_without_a_fingerprint_pins_none_until_the_first_refresh(client, brand):
+    tokens = pair(client, create_pairing_code(brand)).get_json()["data"]
+    device = db.session.execute(db.select(Device)).scalar_one()
+    assert device.fingerprint is None
+
+    assert client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}).status_code == 200
+    db.session.expire_all()
+    assert db.session.get(Device, device.id).fingerprint == "fp-1"

@@ -3,7 +3,7 @@ from flask import Blueprint
 
 from ..extensions import limiter
 from ..schemas.mobile import PairDeviceSchema, TokenRefreshSchema
-from ..services.device_tokens import rotate_tokens
+from ..services.device_tokens import pin_fingerprint, rotate_tokens
 from ..services.pairing import pair_device
 from .http import load, ok
 
@@ -14,7 +14,9 @@ blp = Blueprint("mobile_pairing", __name__)
 @limiter.limit("10/minute")
 def pair():
     """Exchange a one-time pairing code for tokens and the device's AES key."""
-    device, tokens, aes_key = pair_device(load(PairDeviceSchema))
+    data = load(PairDeviceSchema)
+    device, tokens, aes_key = pair_device(data)
+    pin_fingerprint(device, data["fingerprint"])
     return ok({**tokens, "aes_key": aes_key, "device_uuid": device.uuid}, 201)
 
 

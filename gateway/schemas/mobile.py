@@ -18,6 +18,8 @@ class PairDeviceSchema(BaseSchema):
     device_name = fields.String(required=True, validate=validate.Length(min=1, max=120))
     app_version = fields.String(load_default=None, validate=validate.Length(max=32))
     platform = fields.String(load_default=None, validate=validate.Length(max=20))
+    # Optional: pins the device's fingerprint from the start; every refresh must then present it.
+    fingerprint = fields.String(load_default=None, validate=validate.Length(min=1, max=128))
 
     @ma.pre_load
     def trim(self, data, **kwargs):

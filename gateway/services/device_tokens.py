@@ -48,6 +48,18 @@ def issue_tokens(device):
     return tokens
 
 
+def pin_fingerprint(device, fingerprint):
+    """Pin a device's fingerprint at pairing, unless it is already pinned; later refreshes must present it."""
+    if not fingerprint:
+        return
+    db.session.execute(
+        db.update(Device).where(Device.id == device.id, Device.fingerprint.is_(None))
+        .values(fingerprint=fingerprint).execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+    db.session.refresh(device)
+
+
 def decode(token, typ):
     """The claims of a valid token of this type; 401 otherwise (an access token is no refresh token)."""
     try:
@@ -95,8 +107,9 @@ def rotate_tokens(refresh_token, fingerprint=None):
     if presented != device.refresh_token_hash:
         revoke_device(device, "refresh token reused")
         raise ApiError(401, "REFRESH_TOKEN_REUSED", "This refresh token was already used; the device is unpaired.")
-    # The first fingerprint a device presents is pinned; another one later is refused without revoking.
-    if fingerprint and device.fingerprint and fingerprint != device.fingerprint:
+    # The first fingerprint a device presents is pinned; once pinned, a refresh without that very
+    # fingerprint (another one, or none at all: a stolen token alone) is refused without revoking.
+    if device.fingerprint and fingerprint != device.fingerprint:
         raise ApiError(401, "FINGERPRINT_MISMATCH", "The fingerprint differs from the one this device presented before.")
     tokens, next_hash = new_tokens(device)
     # Guarded on the old hash: of two concurrent refreshes with one token, only one rotates.
