@@ -15,6 +15,8 @@ from gateway.services.sms_parsing import (ParsedSms, build_sms_text, parse_amoun
                                           sender_for, sender_provider, validate_template)
 
 SAMPLES_PATH = Path(__file__).parent / "data" / "sms_samples.jsonl"
+# The shared original the copy above is taken from, beside the repository (absent outside the workspace).
+SHARED_SAMPLES_PATH = Path(__file__).resolve().parent.parent / ".." / "shared" / "sms" / "samples.jsonl"
 SAMPLES = [json.loads(line) for line in SAMPLES_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
 PROVIDERS = ("bkash", "nagad", "rocket", "upay")
 # No example database: the test run must not leave files in the working tree.
@@ -544,3 +546,27 @@ def test_safety_net_turns_an_internal_error_into_an_unrecognised_result(monkeypa
 
     monkeypatch.setattr(sms, "_parse", broken)
     assert parse_sms("bKash", BKASH_RECEIVE) == ParsedSms()
+
+
+def test_the_sample_copy_equals_the_shared_samples_file():
+    if not SHARED_SAMPLES_PATH.is_file():
+        pytest.skip(f"no shared samples file at {SHARED_SAMPLES_PATH} to compare the copy with")
+    assert SAMPLES_PATH.read_bytes() == SHARED_SAMPLES_PATH.read_bytes(), (
+        f"{SAMPLES_PATH} differs from {SHARED_SAMPLES_PATH}; copy the shared file over it")
+
+
+def test_every_incoming_payment_sample_sender_is_in_allowed_senders(brand):
+    from gateway.services.filter_rules import filter_rules
+
+    allowed = set(filter_rules(brand)["allowed_senders"])
+    # Incoming payments of the gateway's wallet providers ("other" samples are bank alerts and noise).
+    senders = {sample["sender"] for sample in SAMPLES if sample["incoming"] and sample["provider"] in PROVIDERS}
+
+    assert senders and all(isinstance(sender, str) for sender in senders)
+    assert senders - allowed == set()
+    # Every spelling a provider's own sender id takes in the samples ("UPAY" as well as "upay"), incoming or not;
+    # not a forged sender the parsers do not take for the provider.
+    spellings = {sample["sender"] for sample in SAMPLES
+                 if sample["provider"] in PROVIDERS and sender_provider(sample["sender"] or "") == sample["provider"]}
+    assert {"UPAY", "upay"} <= spellings
+    assert spellings - allowed == set()

@@ -12,6 +12,9 @@ POSITIVE_KEYWORDS = ("received", "Cash In", "Cash Out", "credited", "deposited",
 # One-time codes never pay and are nobody's business but the phone owner's.
 NEGATIVE_KEYWORDS = ("OTP", "verification code", "one-time password", "one time password")
 CHECK_INTERVAL_HOURS = 6
+# Other spellings of a provider's sender id seen on real phones (tests/data/sms_samples.jsonl): phones
+# may match senders exactly, so each spelling is listed besides the parsers' own sender id.
+SENDER_VARIANTS = {"bkash": ("bKash",), "nagad": ("NAGAD",), "rocket": ("16216",), "upay": ("upay", "UPAY")}
 
 
 def filter_rules(brand):
@@ -19,7 +22,9 @@ def filter_rules(brand):
     providers = set(PROVIDERS) | set(db.session.execute(
         db.select(SmsTemplate.provider).where(SmsTemplate.brand_id == brand.id, SmsTemplate.enabled.is_(True))
     ).scalars())
-    senders = sorted({sender for sender in map(known_sender, providers) if sender}, key=str.lower)
+    # Ties of case ("UPAY", "upay") are broken by the string itself, so `version` is stable across runs.
+    senders = sorted({sender for provider in providers for sender in known_senders(provider)},
+                     key=lambda sender: (sender.lower(), sender))
     rules = {"allowed_senders": senders, "positive_keywords": list(POSITIVE_KEYWORDS),
              "negative_keywords": list(NEGATIVE_KEYWORDS), "check_interval_hours": CHECK_INTERVAL_HOURS}
     version = zlib.crc32(json.dumps(rules, sort_keys=True).encode())
@@ -32,3 +37,11 @@ def known_sender(provider):
         return sender_for(provider)
     except (KeyError, ValueError):
         return None
+
+
+def known_senders(provider):
+    """Every sender id a provider's texts are known to come from: the parsers' own and its variants."""
+    primary = known_sender(provider)
+    if primary is None:
+        return ()
+    return tuple(dict.fromkeys((primary, *SENDER_VARIANTS.get(provider, ()))))
