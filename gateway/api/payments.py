@@ -8,11 +8,12 @@ from .paging import listing, paginate, single
 from .resource import resource_blueprint
 
 URL = "payments"
+# Argument schemas are passed as instances: given a class, webargs builds a new instance per request.
 blp = resource_blueprint("payments", "Payment intents and their status.")
 
 
 @blp.post("")
-@blp.arguments(PaymentCreateSchema)
+@blp.arguments(PaymentCreateSchema())
 @blp.response(201, envelope(PaymentCreatedSchema))
 def create_payment(data):
     """Initiate a payment; redirect the customer to the returned checkout_url."""
@@ -20,7 +21,7 @@ def create_payment(data):
 
 
 @blp.get("")
-@blp.arguments(PaymentListArgs, location="query")
+@blp.arguments(PaymentListArgs(), location="query")
 @blp.response(200, envelope(PaymentSchema, many=True))
 def list_payments(args):
     """The brand's payments, newest first."""

@@ -1,10 +1,13 @@
 """The per-key API rate limit (API_RATE_LIMIT), counted in Redis when REDIS_URL is set.
 
-It calls the `limits` library (the engine under Flask-Limiter) directly: one counter hit per
-request, which keeps the limiter off the API's hot path.
+With Redis it calls the `limits` library (the engine under Flask-Limiter) directly: one counter
+hit per request, which keeps the limiter off the API's hot path. Without Redis the counters are
+this process's own either way, so a plain fixed-window dict does the counting: `limits`' memory
+storage starts a timer thread to expire its keys, which costs more than the rest of the check.
 """
 import hashlib
 import math
+import threading
 import time
 
 from flask import current_app, request
@@ -15,14 +18,54 @@ from limits.strategies import FixedWindowRateLimiter
 from ..errors import ApiError
 
 
+class LocalFixedWindow:
+    """A fixed window per identity, opened by its first hit, as `limits`' memory storage counts it."""
+
+    SWEEP_EVERY = 1000  # expired windows are dropped every this many new windows, keeping memory bounded
+
+    def __init__(self, limit):
+        self.amount = limit.amount
+        self.expiry = limit.get_expiry()
+        self.windows = {}  # identity -> [count, reset_at]
+        self.lock = threading.Lock()
+        self.opened = 0
+
+    def hit(self, identity):
+        """(allowed, reset_at) after counting one request of this identity."""
+        now = time.time()
+        with self.lock:
+            window = self.windows.get(identity)
+            if window is None or window[1] <= now:
+                window = self.windows[identity] = [0, now + self.expiry]
+                self.opened += 1
+                if self.opened % self.SWEEP_EVERY == 0:
+                    self.windows = {key: value for key, value in self.windows.items() if value[1] > now}
+                    self.windows[identity] = window
+            window[0] += 1
+            return window[0] <= self.amount, window[1]
+
+
+class SharedFixedWindow:
+    """The same check over a `limits` storage (Redis), shared between processes."""
+
+    def __init__(self, storage_uri, limit):
+        self.limiter = FixedWindowRateLimiter(storage_from_string(storage_uri))
+        self.limit = limit
+
+    def hit(self, identity):
+        if self.limiter.hit(self.limit, "api", identity):
+            return True, None
+        return False, self.limiter.get_window_stats(self.limit, "api", identity).reset_time
+
+
 def api_limiter(app):
-    """The app's (limiter, limit) pair, built once from its configuration."""
-    state = app.extensions.get("gateway_rate_limit")
-    if state is None:
-        storage = storage_from_string(app.config["RATELIMIT_STORAGE_URI"])
-        state = (FixedWindowRateLimiter(storage), parse(app.config["API_RATE_LIMIT"]))
-        app.extensions["gateway_rate_limit"] = state
-    return state
+    """The app's limiter, built once from its configuration."""
+    limiter = app.extensions.get("gateway_rate_limit")
+    if limiter is None:
+        uri, limit = app.config["RATELIMIT_STORAGE_URI"], parse(app.config["API_RATE_LIMIT"])
+        limiter = LocalFixedWindow(limit) if uri.startswith("memory://") else SharedFixedWindow(uri, limit)
+        app.extensions["gateway_rate_limit"] = limiter
+    return limiter
 
 
 def api_key_identity():
@@ -38,11 +81,9 @@ def check_api_rate_limit():
     app = current_app._get_current_object()
     if not app.config.get("RATELIMIT_ENABLED", True):
         return
-    limiter, limit = api_limiter(app)
-    identity = api_key_identity()
-    if limiter.hit(limit, "api", identity):
+    allowed, reset_at = api_limiter(app).hit(api_key_identity())
+    if allowed:
         return
-    reset_at = limiter.get_window_stats(limit, "api", identity).reset_time
     retry_after = max(1, math.ceil(reset_at - time.time()))
     raise ApiError(429, "RATE_LIMITED", "Too many requests for this API key; slow down.",
                    headers={"Retry-After": str(retry_after)})
