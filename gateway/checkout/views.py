@@ -2,9 +2,10 @@
 from flask import Blueprint, abort, current_app, g, jsonify, redirect, request, url_for
 
 from ..errors import ApiError
-from ..extensions import limiter
+from ..extensions import db, limiter
 from ..services import payment_methods
-from ..services.matching import submit_claim
+from ..services.claims import reopen_claim
+from ..services.matching import in_review, submit_claim
 from ..services.payments import cancel_payment
 from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
 from .pages import find_payment, page_url, register_pages, render_checkout, render_result
@@ -67,9 +68,14 @@ def claim_bucket():
     return "checkout-claim:" + (request.view_args or {}).get("token", "")
 
 
+def claim_limit():
+    """One budget of TrxID attempts per payment, shared by the first claim and every correction."""
+    return limiter.shared_limit(claim_rate_limit, scope="checkout-claim", key_func=claim_bucket,
+                                deduct_when=lambda response: g.get("claim_attempted", False))
+
+
 @bp.post("/<token>/claim")
-@limiter.limit(claim_rate_limit, key_func=claim_bucket,
-               deduct_when=lambda response: g.get("claim_attempted", False))
+@claim_limit()
 def claim(token):
     """The customer's provider TrxID: move the payment to processing (or straight to completed)."""
     payment = payment_or_404(token)
@@ -100,6 +106,8 @@ def cancel(token):
     payment = payment_or_404(token)
     if not CancelForm().validate_on_submit():
         abort(400)
+    if in_review(payment):  # the merchant is checking it: only their approve or reject settles it
+        return redirect(page_url(payment), 303)
     try:
         cancel_payment(payment)
     except ApiError:
@@ -116,7 +124,55 @@ def waiting(token):
         return redirect(completion_url(payment))
     if state != "processing":
         return redirect(page_url(payment))
-    return render_checkout("checkout/waiting.html", payment, status_url=url_for("checkout.status", token=token))
+    return render_waiting_page(payment)
+
+
+def correction_method(payment):
+    """The enabled method of the provider the customer claimed with, whose form takes a corrected TrxID."""
+    return next((method for method in payment_methods.list_enabled_methods(payment.brand)
+                 if method.provider == payment.provider), None)
+
+
+def render_waiting_page(payment, form=None, status=200):
+    """The waiting page; unless the payment is held for review, with a TrxID correction and a cancel form."""
+    held = in_review(payment)
+    method = None if held else correction_method(payment)
+    if form is None and method is not None:
+        form = ClaimForm(method=method, data={"sender_number": payment.sender_number})
+    return render_checkout("checkout/waiting.html", payment, status, held=held, method=method, form=form,
+                           status_url=url_for("checkout.status", token=payment.token))
+
+
+@bp.post("/<token>/correct")
+@claim_limit()
+def correct_claim(token):
+    """A mistyped TrxID entered again: the claim is replaced through the same matching as the first one."""
+    payment = payment_or_404(token)
+    if checkout_state(payment) != "processing" or in_review(payment):
+        return redirect(page_url(payment), 303)
+    method = correction_method(payment)
+    form = ClaimForm(method=method)
+    if method is None:  # the method was switched off meanwhile: nothing to correct against
+        return redirect(waiting_url(payment), 303)
+    if not form.validate():
+        return render_waiting_page(payment, form, status=422)
+    g.claim_attempted = True  # counted like a first claim: corrections cannot be used to guess TrxIDs
+    if not reopen_claim(payment):  # settled, held or expired meanwhile
+        db.session.rollback()
+        return redirect(page_url(payment), 303)
+    try:
+        submit_claim(payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data)
+    except ApiError as error:
+        db.session.rollback()  # the old claim stands
+        db.session.refresh(payment)
+        if error.status == 409:
+            return redirect(page_url(payment), 303)
+        codes = [item.get("code") for item in error.errors or []]
+        form.trx_id.errors = [CLAIM_REFUSALS.get(codes[0] if codes else None, CLAIM_REFUSALS[None])]
+        return render_waiting_page(payment, form, status=error.status)
+    if checkout_state(payment) == "completed":
+        return redirect(completion_url(payment), 303)
+    return redirect(waiting_url(payment), 303)
 
 
 @bp.get("/<token>/status")

@@ -46,3 +46,25 @@ def claimed_elsewhere(payment, provider, trx_id):
     if sms is not None and sms.payment_id not in (None, payment.id):
         return True
     return bool(open_claims(payment.brand_id, provider, trx_id, exclude=payment.id))
+
+
+def reopen_claim(payment):
+    """Take back a processing payment's unsettled claim, so the customer can enter the TrxID again.
+
+    The payment goes back to created with no TrxID, in the caller's transaction and uncommitted: the
+    caller then submits the corrected claim through matching.submit_claim, which commits both steps
+    together (and completes the payment at once when the corrected TrxID's SMS is already stored), or
+    rolls back and the old claim stands. False, nothing changed, when the payment is no longer
+    processing, is held for review, has expired, or has an SMS bound to it.
+    """
+    now = utcnow()
+    bound = db.select(InboundSms.id).where(InboundSms.payment_id == payment.id).exists()
+    reopened = db.session.execute(
+        db.update(Payment)
+        .where(Payment.id == payment.id, Payment.status == "processing", Payment.review_reason.is_(None),
+               Payment.expires_at > now, ~bound)
+        .values(status="created", provider=None, provider_trx_id=None, sender_number=None, claimed_at=None,
+                updated_at=now)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    return reopened == 1

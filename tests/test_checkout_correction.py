@@ -1,0 +1,165 @@
+"""On the waiting page: entering a mistyped TrxID again, cancelling, and neither while held for review."""
+import pytest
+
+from gateway import create_app
+from gateway.extensions import db, limiter
+from gateway.models import InboundSms
+from tests.checkout_helpers import CSRF_FIELD, reloaded, submit_trx_id, text_of
+from tests.factories import PaymentFactory, PaymentMethodFactory
+
+THANKS = "https://shop.example/thanks"
+CART = "https://shop.example/cart?step=2"
+TYPO, REAL = "8N7A6B5C4E", "8N7A6B5C4D"
+CORRECTION_FORM = "Wrong transaction ID? Enter it again"
+
+
+@pytest.fixture
+def bkash(brand):
+    return PaymentMethodFactory(brand=brand, number="01712345678")
+
+
+@pytest.fixture
+def payment(brand):
+    return PaymentFactory(brand=brand, redirect_url=THANKS, cancel_url=CART)
+
+
+def simulate_sms(runner, trx_id, amount="500.00"):
+    """A bKash credit through the real ingestion path (the simulator device, via the test client)."""
+    result = runner.invoke(args=["gateway", "simulate-sms", "--provider", "bkash", "--amount", amount,
+                                 "--trx-id", trx_id, "--via", "local"])
+    assert result.exit_code == 0, result.output
+
+
+def waiting_page(client, payment):
+    """The waiting page as the customer's browser gets it, and the CSRF token it carries."""
+    page = client.get(f"/checkout/{payment.token}/wait")
+    assert page.status_code == 200
+    return text_of(page), CSRF_FIELD.search(text_of(page)).group(1)
+
+
+def correct(client, payment, method, trx_id, **fields):
+    """Post the waiting page's correction form."""
+    _, token = waiting_page(client, payment)
+    data = {"csrf_token": token, "method_id": method.id, "trx_id": trx_id, **fields}
+    return client.post(f"/checkout/{payment.token}/correct", data=data)
+
+
+def cancel_from_waiting_page(client, payment):
+    _, token = waiting_page(client, payment)
+    return client.post(f"/checkout/{payment.token}/cancel", data={"csrf_token": token})
+
+
+def test_the_waiting_page_offers_a_correction_and_a_cancel(client, payment, bkash):
+    submit_trx_id(client, payment, bkash, trx_id=TYPO)
+    page, _ = waiting_page(client, payment)
+    assert CORRECTION_FORM in page and f'action="/checkout/{payment.token}/correct"' in page
+    assert f'action="/checkout/{payment.token}/cancel"' in page and TYPO in page
+
+
+def test_correcting_a_typo_to_a_trx_id_whose_sms_is_here_completes_at_once(client, runner, payment, bkash):
+    submit_trx_id(client, payment, bkash, trx_id=TYPO)
+    simulate_sms(runner, REAL)  # the real SMS arrives; nobody claims it
+    assert reloaded(payment).status == "processing"
+    response = correct(client, payment, bkash, REAL.lower())
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"{THANKS}?payment_id={payment.public_id}&status=completed"
+    stored = reloaded(payment)
+    assert (stored.status, stored.provider_trx_id) == ("completed", REAL)
+    sms = db.session.execute(db.select(InboundSms).where(InboundSms.provider_trx_id == REAL)).scalar_one()
+    assert (sms.status, sms.payment_id) == ("matched", payment.id)
+
+
+def test_a_correction_without_its_sms_waits_with_the_new_trx_id(client, runner, payment, bkash):
+    submit_trx_id(client, payment, bkash, trx_id=TYPO)
+    response = correct(client, payment, bkash, REAL)
+    assert response.status_code == 303 and response.headers["Location"] == f"/checkout/{payment.token}/wait"
+    assert (reloaded(payment).status, reloaded(payment).provider_trx_id) == ("processing", REAL)
+    simulate_sms(runner, REAL)  # claim first, SMS after: the corrected claim is the one matched
+    assert reloaded(payment).status == "completed"
+
+
+@pytest.mark.parametrize("trx_id", ["", "12", "ABC-DEF-!"])
+def test_a_malformed_correction_is_refused_and_the_old_claim_stands(client, payment, bkash, trx_id):
+    submit_trx_id(client, payment, bkash, trx_id=TYPO)
+    response = correct(client, payment, bkash, trx_id)
+    assert response.status_code == 422 and CORRECTION_FORM in text_of(response)
+    assert 'aria-invalid="true"' in text_of(response)
+    assert (reloaded(payment).status, reloaded(payment).provider_trx_id) == ("processing", TYPO)
+
+
+def test_a_correction_to_a_trx_id_another_payment_holds_is_refused(client, payment, brand, bkash):
+    PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=REAL)
+    submit_trx_id(client, payment, bkash, trx_id=TYPO)
+    response = correct(client, payment, bkash, REAL)
+    assert response.status_code == 422
+    assert "already been used for another payment" in text_of(response)
+    assert (reloaded(payment).status, reloaded(payment).provider_trx_id) == ("processing", TYPO)
+
+
+def test_a_correction_without_its_csrf_token_is_refused(client, payment, bkash):
+    submit_trx_id(client, payment, bkash, trx_id=TYPO)
+    response = client.post(f"/checkout/{payment.token}/correct", data={"method_id": bkash.id, "trx_id": REAL})
+    assert response.status_code == 400
+    assert reloaded(payment).provider_trx_id == TYPO
+
+
+def test_cancel_from_the_waiting_page_goes_to_cancel_url(client, payment, bkash):
+    submit_trx_id(client, payment, bkash, trx_id=TYPO)
+    response = cancel_from_waiting_page(client, payment)
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"{CART}&payment_id={payment.public_id}&status=cancelled"
+    assert reloaded(payment).status == "cancelled"
+
+
+def test_a_held_payment_offers_neither_form_and_refuses_both_posts(client, payment, bkash):
+    submit_trx_id(client, payment, bkash, trx_id=TYPO)
+    _, token = waiting_page(client, payment)
+    payment = reloaded(payment)
+    payment.review_reason = "SMS amount 400.00 differs from 500.00"
+    db.session.commit()
+    held = client.get(f"/checkout/{payment.token}/wait")
+    page = text_of(held)
+    assert held.status_code == 200 and "is checking this payment" in page
+    assert CORRECTION_FORM not in page and "/correct" not in page and "/cancel" not in page
+    refused = client.post(f"/checkout/{payment.token}/correct",
+                          data={"csrf_token": token, "method_id": bkash.id, "trx_id": REAL})
+    assert refused.status_code == 303 and refused.headers["Location"] == f"/checkout/{payment.token}"
+    not_cancelled = client.post(f"/checkout/{payment.token}/cancel", data={"csrf_token": token})
+    assert not_cancelled.status_code == 303 and not_cancelled.headers["Location"] == f"/checkout/{payment.token}"
+    stored = reloaded(payment)
+    assert (stored.status, stored.provider_trx_id, stored.review_reason) == (
+        "processing", TYPO, "SMS amount 400.00 differs from 500.00")
+
+
+def test_the_waiting_page_speaks_bangla(client, payment, bkash):
+    submit_trx_id(client, payment, bkash, trx_id=TYPO)
+    page = text_of(client.get(f"/checkout/{payment.token}/wait", headers={"Accept-Language": "bn"}))
+    assert CORRECTION_FORM not in page and "ভুল ট্রানজেকশন আইডি দিয়েছেন? আবার লিখুন" in page
+    assert "বাতিল করে" in page
+
+
+@pytest.fixture
+def limited_app(app):
+    """The same database, served by an app whose claim limit is 2/hour; the shared limiter is restored after."""
+    was_enabled = limiter.enabled
+    limited = create_app({
+        "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+        "REDIS_URL": None, "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": "memory://",
+        "CHECKOUT_CLAIM_RATE_LIMIT": "2/hour",
+    })
+    with limited.app_context():
+        yield limited
+        db.session.remove()
+        db.engine.dispose()
+    limiter.enabled = was_enabled
+
+
+def test_corrections_count_against_the_claim_limit(limited_app):
+    client = limited_app.test_client()
+    method = PaymentMethodFactory()
+    payment = PaymentFactory(brand=method.brand)
+    assert submit_trx_id(client, payment, method, trx_id=TYPO).status_code == 303
+    assert correct(client, payment, method, "TYPO000002").status_code == 303  # the second attempt
+    blocked = correct(client, payment, method, REAL)
+    assert blocked.status_code == 429 and "Too many attempts" in text_of(blocked)
+    assert reloaded(payment).provider_trx_id == "TYPO000002"
