@@ -13,9 +13,13 @@ from playwright.sync_api import expect
 from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.models import Device
+from gateway.services.matching import submit_claim
 from gateway.services.refunds import create_refund
+from gateway.services.sms_ingest import ingest_batch
 from tests.browser.conftest import SCREENSHOTS
-from tests.factories import CustomerFactory, PaymentFactory, PaymentMethodFactory, UserFactory, completed_payment
+from tests.factories import (
+    CustomerFactory, PaymentFactory, PaymentMethodFactory, UserFactory, bkash_text, completed_payment, paired_device,
+    sms_message)
 
 PASSWORD = "correct horse battery"
 DESKTOP = {"viewport": {"width": 1360, "height": 900}}
@@ -88,10 +92,13 @@ def shop_history(brand, days=30):
 
 
 def payment_in_review(brand):
-    """A payment whose SMS showed a different amount than the order."""
+    """A payment held for review the real way: the customer claimed TrxID 9C4D7E2F1A, the SMS said 450.00."""
     now = utcnow()
-    return PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="9C4D7E2F1A",
-                          created_at=now - timedelta(minutes=3), claimed_at=now - timedelta(minutes=1),
-                          sender_number="01712345678", customer_name="Rahim Uddin",
-                          customer_phone="+8801712345678", reference="ORDER-2041",
-                          review_reason="SMS amount 450.00 differs from 500.00")
+    payment = PaymentFactory(brand=brand, amount=Decimal("500.00"), created_at=now - timedelta(minutes=3),
+                             customer_name="Rahim Uddin", customer_phone="+8801712345678", reference="ORDER-2041")
+    submit_claim(payment, "bkash", "9C4D7E2F1A", "01712345678")
+    device, _, aes_key = paired_device(brand, device_id="review-phone")
+    ingest_batch(device, [sms_message(aes_key, bkash_text("450.00", "9C4D7E2F1A"))])
+    db.session.refresh(payment)
+    assert payment.review_reason == "SMS amount 450.00 differs from 500.00"
+    return payment
