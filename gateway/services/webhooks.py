@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from flask import current_app
+from sqlalchemy import bindparam
 
 from .. import jobs
 from ..clock import utcnow
@@ -21,6 +22,45 @@ RETRY_DELAYS = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30
                 timedelta(hours=6), timedelta(hours=12), timedelta(hours=24))
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 USER_AGENT = "PaymentGateway-Webhooks/1.0"
+# The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE bookkeeping.
+DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
+
+
+def redelivery_requested():
+    """SQL: the row was put back by hand (`retry_delivery`) since its last claim, which may exceed the cap.
+
+    A claim leases past `next_attempt_at` and a recorded attempt clears the lease, so a lease still set
+    and not before `next_attempt_at` is an abandoned attempt nobody asked to redeliver; a hand retry
+    either finds no lease or moves `next_attempt_at` past the expired one.
+    """
+    d = DELIVERIES.c
+    return db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < d.next_attempt_at)
+
+
+_D = DELIVERIES.c
+# Built once: statements with bind parameters skip per-call construction and cache-key generation.
+CLAIM_READ = (db.select(_D.event_id, _D.attempts, _D.lease_expires_at, _D.status, _D.next_attempt_at,
+                        _D.url, _D.payload, _D.event, BRANDS.c.webhook_secret)
+              .select_from(DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id)).where(_D.id == bindparam("p_id")))
+# `attempts` unchanged since the read proves nobody claimed in between: every claim increments it.
+CLAIM = (db.update(DELIVERIES)
+         .where(_D.id == bindparam("p_id"), _D.status.in_(DUE_STATUSES),
+                _D.next_attempt_at <= bindparam("p_now", type_=_D.next_attempt_at.type),
+                _D.attempts == bindparam("p_attempts", type_=_D.attempts.type),
+                db.or_(_D.attempts < MAX_ATTEMPTS, redelivery_requested()),
+                db.or_(_D.lease_expires_at.is_(None),
+                       _D.lease_expires_at < bindparam("p_now", type_=_D.lease_expires_at.type)))
+         .values(lease_expires_at=bindparam("p_lease", type_=_D.lease_expires_at.type),
+                 attempts=bindparam("p_next_attempts", type_=_D.attempts.type)))
+RECORD = (db.update(DELIVERIES)
+          .where(_D.id == bindparam("p_id"), _D.lease_expires_at == bindparam("p_lease", type_=_D.lease_expires_at.type))
+          .values(status=bindparam("p_status", type_=_D.status.type),
+                  next_attempt_at=bindparam("p_next_at", type_=_D.next_attempt_at.type), lease_expires_at=None,
+                  updated_at=bindparam("p_now", type_=_D.updated_at.type),
+                  response_status=bindparam("p_response_status", type_=_D.response_status.type),
+                  response_body=bindparam("p_response_body", type_=_D.response_body.type)))
+LOG_ATTEMPT = db.insert(ATTEMPTS)
+
 ABANDONED = "No result: the process sending this attempt stopped before recording one (its lease expired)."
 
 
@@ -57,12 +97,7 @@ def deliver_webhook(delivery_id, attempts=None):
 def claim_delivery(delivery_id, scheduled_attempts=None):
     """Take the row's lease with a guarded UPDATE; a Claim when this process owns the next attempt."""
     now = utcnow()
-    row = db.session.execute(
-        db.select(WebhookDelivery.event_id, WebhookDelivery.attempts, WebhookDelivery.lease_expires_at,
-                  WebhookDelivery.status, WebhookDelivery.next_attempt_at,
-                  WebhookDelivery.url, WebhookDelivery.payload, WebhookDelivery.event, Brand.webhook_secret)
-        .join(Brand, Brand.id == WebhookDelivery.brand_id).where(WebhookDelivery.id == delivery_id)
-    ).first()
+    row = db.session.execute(CLAIM_READ, {"p_id": delivery_id}).first()
     if row is None:
         db.session.rollback()
         return None
@@ -70,36 +105,29 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
         fail_exhausted(delivery_id, row, now)
         return None
     lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
-    # `attempts` unchanged since the read proves nobody claimed in between: every claim increments it.
-    won = db.session.execute(
-        db.update(WebhookDelivery)
-        .where(WebhookDelivery.id == delivery_id, WebhookDelivery.status.in_(DUE_STATUSES),
-               WebhookDelivery.next_attempt_at <= now, WebhookDelivery.attempts == row.attempts,
-               db.or_(WebhookDelivery.attempts < MAX_ATTEMPTS, redelivery_requested()),
-               db.or_(WebhookDelivery.lease_expires_at.is_(None), WebhookDelivery.lease_expires_at < now))
-        .values(lease_expires_at=lease, attempts=row.attempts + 1)
-        .execution_options(synchronize_session=False)
-    ).rowcount == 1
+    won = db.session.execute(CLAIM, {"p_id": delivery_id, "p_now": now, "p_attempts": row.attempts,
+                                     "p_lease": lease, "p_next_attempts": row.attempts + 1}).rowcount == 1
     if not won:
         db.session.rollback()
         if only_not_yet_due(row, now):
             wake_when_due(delivery_id, row, rescheduled=scheduled_attempts == row.attempts)
         return None
     if row.lease_expires_at is not None:
-        db.session.add(WebhookAttempt(delivery_id=delivery_id, attempted_at=row.lease_expires_at, error=ABANDONED))
+        log_abandoned(delivery_id, row.lease_expires_at)
     db.session.commit()
     return Claim(delivery_id, row.event_id, row.attempts + 1, lease, row.url, row.payload, row.event, row.webhook_secret)
 
 
-def redelivery_requested():
-    """SQL: the row was put back by hand (`retry_delivery`) since its last claim, which may exceed the cap.
+def log_attempt(delivery_id, attempted_at, status=None, body=None, duration_ms=None, error=None):
+    """Add one row to the attempt log in the current transaction."""
+    db.session.execute(LOG_ATTEMPT, {"delivery_id": delivery_id, "attempted_at": attempted_at,
+                                     "response_status": status, "response_body": body,
+                                     "duration_ms": duration_ms, "error": error})
 
-    A claim leases past `next_attempt_at` and a recorded attempt clears the lease, so a lease still set
-    and not before `next_attempt_at` is an abandoned attempt nobody asked to redeliver; a hand retry
-    either finds no lease or moves `next_attempt_at` past the expired one.
-    """
-    return db.or_(WebhookDelivery.lease_expires_at.is_(None),
-                  WebhookDelivery.lease_expires_at < WebhookDelivery.next_attempt_at)
+
+def log_abandoned(delivery_id, lease_expires_at):
+    """Log the attempt whose lease expired with no result recorded."""
+    log_attempt(delivery_id, lease_expires_at, error=ABANDONED)
 
 
 def exhausted(row):
@@ -110,16 +138,15 @@ def exhausted(row):
 
 def fail_exhausted(delivery_id, row, now):
     """A due row that has used every attempt (its last one abandoned) is `failed`, never attempted again."""
+    d = DELIVERIES.c
     failed = db.session.execute(
-        db.update(WebhookDelivery)
-        .where(WebhookDelivery.id == delivery_id, WebhookDelivery.status.in_(DUE_STATUSES),
-               WebhookDelivery.attempts == row.attempts, WebhookDelivery.lease_expires_at == row.lease_expires_at,
-               WebhookDelivery.lease_expires_at < now)
+        db.update(DELIVERIES)
+        .where(d.id == delivery_id, d.status.in_(DUE_STATUSES), d.attempts == row.attempts,
+               d.lease_expires_at == row.lease_expires_at, d.lease_expires_at < now)
         .values(status="failed", next_attempt_at=None, lease_expires_at=None, updated_at=now)
-        .execution_options(synchronize_session=False)
     ).rowcount == 1
     if failed and row.lease_expires_at is not None:
-        db.session.add(WebhookAttempt(delivery_id=delivery_id, attempted_at=row.lease_expires_at, error=ABANDONED))
+        log_abandoned(delivery_id, row.lease_expires_at)
     db.session.commit()
     if failed:
         log.warning("delivery %s: all %s attempts used; marked failed", delivery_id, MAX_ATTEMPTS)
@@ -181,15 +208,10 @@ def record_attempt(claim, outcome):
     now = utcnow()
     status, next_at = next_state(claim.attempts, outcome, now)
     body, error = without_nul(outcome.body), without_nul(outcome.error)
-    db.session.add(WebhookAttempt(delivery_id=claim.delivery_id, attempted_at=now, response_status=outcome.status,
-                                  response_body=body, duration_ms=outcome.duration_ms, error=error))
-    kept = db.session.execute(
-        db.update(WebhookDelivery)
-        .where(WebhookDelivery.id == claim.delivery_id, WebhookDelivery.lease_expires_at == claim.lease)
-        .values(status=status, next_attempt_at=next_at, lease_expires_at=None, updated_at=now,
-                response_status=outcome.status, response_body=body)
-        .execution_options(synchronize_session=False)
-    ).rowcount == 1
+    log_attempt(claim.delivery_id, now, outcome.status, body, outcome.duration_ms, error)
+    kept = db.session.execute(RECORD, {"p_id": claim.delivery_id, "p_lease": claim.lease, "p_status": status,
+                                       "p_next_at": next_at, "p_now": now, "p_response_status": outcome.status,
+                                       "p_response_body": body}).rowcount == 1
     db.session.commit()
     if not kept:
         log.warning("delivery %s: lease lost during the attempt; another process owns it now", claim.delivery_id)
