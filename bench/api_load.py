@@ -54,9 +54,9 @@ def start_gunicorn(module, env, port, workers):
     deadline = time.time() + 30
     while time.time() < deadline:
         try:
-            requests.get(f"http://127.0.0.1:{port}/", timeout=1)
+            requests.get(f"http://127.0.0.1:{port}/", timeout=5)
             return process
-        except requests.ConnectionError:
+        except requests.RequestException:  # not listening yet, or a first answer slow on a busy machine
             time.sleep(0.2)
     process.kill()
     raise SystemExit(f"{module} did not start on port {port}")
