@@ -158,11 +158,17 @@ def match_sms_by_hand(sms, payment):
     if won != 1:
         db.session.rollback()
         raise invalid_state("This SMS was matched or ignored meanwhile.")
+    transaction = complete_with_sms(payment, sms)
+    db.session.refresh(sms)
+    return transaction
+
+
+def complete_with_sms(payment, sms):
+    """Complete a payment with the SMS that paid it (provider, TrxID, sender), then flag rivals claiming that TrxID."""
     transaction = complete_payment(payment, provider=sms.provider if sms.provider in PROVIDERS else None,
                                    provider_trx_id=sms.provider_trx_id,
                                    sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None)
     flag_rival_claims(payment)
-    db.session.refresh(sms)
     return transaction
 
 
@@ -216,11 +222,7 @@ def approve_review(payment):
         db.session.rollback()
         raise invalid_state("The SMS held for this payment was released or matched meanwhile.")
     # complete_payment rolls the SMS update back too when the payment left `processing` meanwhile.
-    transaction = complete_payment(payment, provider=sms.provider if sms.provider in PROVIDERS else None,
-                                   provider_trx_id=sms.provider_trx_id,
-                                   sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None)
-    flag_rival_claims(payment)
-    return transaction
+    return complete_with_sms(payment, sms)
 
 
 def release_held_sms(payment):
