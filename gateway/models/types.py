@@ -6,6 +6,22 @@ from sqlalchemy.types import TypeDecorator
 
 from ..money import from_cents, to_cents
 
+# Primary keys are INTEGER columns: PostgreSQL's int4 ends here, so a larger number names no row.
+MAX_ROW_ID = 2**31 - 1
+
+
+def row_id(value):
+    """`value` as a primary key a row can have (ASCII digits, 1 .. MAX_ROW_ID), else None.
+
+    Getters look ids up through this, so an id from a URL that no row can have reads as 404
+    instead of reaching the database (SQLite overflows past 64 bits).
+    """
+    text = str(value)
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_ROW_ID)):
+        return None
+    number = int(text)
+    return number if 1 <= number <= MAX_ROW_ID else None
+
 
 class Money(TypeDecorator):
     """A Decimal amount stored exactly as integer minor units on every engine."""

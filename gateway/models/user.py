@@ -7,7 +7,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..clock import utcnow
 from ..extensions import db
-from .types import UTCDateTime
+from .types import UTCDateTime, row_id
 
 ROLES = ("super_admin", "staff")
 
@@ -55,7 +55,8 @@ class User(UserMixin, db.Model):
     def from_session_id(cls, session_id):
         """The active user a session id names, if its stamp still matches the password; else None."""
         user_id, _, stamp = str(session_id).partition(":")
-        user = db.session.get(cls, int(user_id)) if user_id.isdigit() and len(user_id) < 10 else None
+        user_id = row_id(user_id)
+        user = db.session.get(cls, user_id) if user_id is not None else None
         if user is None or not user.active or not hmac.compare_digest(stamp, user.session_stamp()):
             return None
         return user

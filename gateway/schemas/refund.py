@@ -4,9 +4,9 @@ from datetime import timezone
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from ..models.types import MAX_ROW_ID
 from .common import Amount, BaseSchema, PageArgs, Timestamp, positive_amount
 
-MAX_TRANSACTION_ID = 2**31 - 1  # the integer primary key's range on every engine
 TRX_ID = dict(validate=validate.Length(min=1, max=20), metadata={"example": "TRXAB12CD34EF56"})
 
 
@@ -14,7 +14,7 @@ class RefundCreateSchema(BaseSchema):
     """Body of POST /refunds: `trx_id` or `transaction_id`, `amount` optional (default: the remainder)."""
 
     trx_id = fields.String(**TRX_ID)
-    transaction_id = fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_TRANSACTION_ID),
+    transaction_id = fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_ROW_ID),
                                     metadata={"description": "Internal transaction id, instead of trx_id."})
     amount = Amount(allow_none=True, validate=positive_amount(),
                     metadata={"description": "Omitted or null: refund everything that remains."})

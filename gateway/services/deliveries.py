@@ -6,6 +6,7 @@ from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import WebhookDelivery, new_webhook_secret
+from ..models.types import row_id
 from .callback_urls import check_callback_url
 from .events import emit_event
 
@@ -22,12 +23,12 @@ def recent_deliveries(brand):
 
 def get_delivery(brand, delivery_id):
     """A delivery of this brand with its attempt log; 404 for anything else, another brand's included."""
-    delivery_id = str(delivery_id)
+    delivery_id = row_id(delivery_id)
     delivery = None
-    if delivery_id.isdigit() and len(delivery_id) <= 18:
+    if delivery_id is not None:
         delivery = db.session.execute(
             db.select(WebhookDelivery).options(selectinload(WebhookDelivery.attempt_log))
-            .where(WebhookDelivery.id == int(delivery_id), WebhookDelivery.brand_id == brand.id)
+            .where(WebhookDelivery.id == delivery_id, WebhookDelivery.brand_id == brand.id)
         ).scalar_one_or_none()
     if delivery is None:
         raise not_found("webhook_delivery")

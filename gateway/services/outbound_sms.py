@@ -8,6 +8,7 @@ from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import OutboundSms
+from ..models.types import row_id
 from ..money import format_amount
 from .sms_leases import MAX_ATTEMPTS, RETRY_DELAYS  # noqa: F401 - the queue's limits, shown by the panel
 from .sms_leases import outcome_values, release_expired_leases, take_lease
@@ -65,11 +66,11 @@ def list_outbound_sms_query(brand, filters):
 
 def get_outbound_sms(brand, message_id):
     """A message of this brand by id; 404 for anything else, another brand's included."""
-    message_id = str(message_id)
+    message_id = row_id(message_id)
     message = None
-    if message_id.isdigit() and len(message_id) <= 18:
+    if message_id is not None:
         message = db.session.execute(
-            db.select(OutboundSms).where(OutboundSms.id == int(message_id), OutboundSms.brand_id == brand.id)
+            db.select(OutboundSms).where(OutboundSms.id == message_id, OutboundSms.brand_id == brand.id)
         ).scalar_one_or_none()
     if message is None:
         raise not_found("outbound_sms")

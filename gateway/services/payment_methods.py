@@ -5,8 +5,8 @@ from sqlalchemy.exc import IntegrityError
 
 from ..errors import ApiError, field_error, not_found
 from ..extensions import db
+from ..models.types import row_id
 from ..models import METHOD_KINDS, PROVIDERS, PaymentMethod
-from .users import row_id
 
 PROVIDER_NAMES = {"bkash": "bKash", "nagad": "Nagad", "rocket": "Rocket", "upay": "Upay"}
 # Bangladeshi mobile numbers: 01, an operator digit 3-9, eight more digits.

@@ -3,6 +3,7 @@ from ..clock import utcnow
 from ..errors import ApiError, field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import PAID_STATUSES, Payment, Refund, Transaction
+from ..models.types import row_id
 from ..money import format_amount
 from .events import emit_event
 from .transactions import get_transaction
@@ -109,11 +110,11 @@ def list_refunds_query(brand, filters):
 
 def get_refund(brand, refund_id):
     """A refund of this brand by id (digits); 404 for anything else, another brand's included."""
-    refund_id = str(refund_id)
+    refund_id = row_id(refund_id)
     refund = None
-    if refund_id.isdigit() and len(refund_id) <= 18:
+    if refund_id is not None:
         refund = db.session.execute(
-            db.select(Refund).where(Refund.id == int(refund_id), Refund.brand_id == brand.id)
+            db.select(Refund).where(Refund.id == refund_id, Refund.brand_id == brand.id)
         ).scalar_one_or_none()
     if refund is None:
         raise not_found("refund")

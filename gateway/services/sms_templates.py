@@ -5,9 +5,9 @@ from sqlalchemy.exc import IntegrityError
 
 from ..errors import ApiError, field_error, not_found
 from ..extensions import db
+from ..models.types import row_id
 from ..models import PROVIDERS, SmsTemplate
 from .sms_parsing import ParsedSms, parse_sms, parse_with_template, sender_for, sender_provider, validate_template
-from .users import row_id
 
 MAX_SAMPLE = 2000
 

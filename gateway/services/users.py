@@ -10,20 +10,10 @@ from ..clock import utcnow
 from ..errors import ApiError, field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import ROLES, User
+from ..models.types import row_id
 
 MIN_PASSWORD_LENGTH = 8
 MAX_EMAIL_LENGTH = 254
-# Primary keys are INTEGER columns: PostgreSQL's int4 tops out here, and a larger number cannot name a row.
-MAX_ROW_ID = 2**31 - 1
-
-
-def row_id(value):
-    """`value` as a primary key that can exist (1 .. MAX_ROW_ID), else None, so getters answer 404, not a DB error."""
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        return None
-    return number if 1 <= number <= MAX_ROW_ID else None
 
 
 @cache

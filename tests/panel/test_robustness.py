@@ -10,7 +10,8 @@ from gateway.services.outbound_sms import queue_sms
 from gateway.services.pairing import pairing_qr_payload
 from gateway.services.payment_methods import get_method
 from gateway.services.sms_templates import get_template
-from gateway.services.users import MAX_ROW_ID, get_user, row_id
+from gateway.models.types import MAX_ROW_ID, row_id
+from gateway.services.users import get_user
 from tests.factories import PaymentMethodFactory, UserFactory
 from tests.panel.conftest import post_form
 from tests.panel.test_sms_inbox import forward
