@@ -1,8 +1,13 @@
-"""Helpers the checkout tests share: reading CSRF tokens off pages, posting the forms, reloading rows."""
+"""Helpers the checkout tests share: reading CSRF tokens off pages, posting the forms, reloading rows, and the
+fixtures of a bKash number, a payment with return addresses and an app with a small claim limit."""
 import re
 
-from gateway.extensions import db
+import pytest
+
+from gateway import create_app
+from gateway.extensions import db, limiter
 from gateway.models import Payment
+from tests.factories import PaymentFactory, PaymentMethodFactory
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -33,3 +38,40 @@ def reloaded(payment):
 def text_of(response):
     """The response body as text."""
     return response.get_data(as_text=True)
+
+
+THANKS = "https://shop.example/thanks"
+CART = "https://shop.example/cart?step=2"
+
+
+@pytest.fixture
+def bkash(brand):
+    return PaymentMethodFactory(brand=brand, number="01712345678")
+
+
+@pytest.fixture
+def payment(brand):
+    return PaymentFactory(brand=brand, redirect_url=THANKS, cancel_url=CART)
+
+
+def simulate_sms(runner, trx_id, amount="500.00"):
+    """A bKash credit through the real ingestion path (the simulator device, via the test client)."""
+    result = runner.invoke(args=["gateway", "simulate-sms", "--provider", "bkash", "--amount", amount,
+                                 "--trx-id", trx_id, "--via", "local"])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture
+def limited_app(app):
+    """The same database, served by an app whose claim limit is 2/hour; the shared limiter is restored after."""
+    was_enabled = limiter.enabled
+    limited = create_app({
+        "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+        "REDIS_URL": None, "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": "memory://",
+        "CHECKOUT_CLAIM_RATE_LIMIT": "2/hour",
+    })
+    with limited.app_context():
+        yield limited
+        db.session.remove()
+        db.engine.dispose()
+    limiter.enabled = was_enabled

@@ -3,28 +3,19 @@ import pytest
 
 from gateway.extensions import db
 from gateway.models import Payment
-from tests.checkout_helpers import cancel, csrf_token, reloaded, submit_trx_id, text_of
+from tests.checkout_helpers import (  # noqa: F401 - fixtures
+    CART,
+    THANKS,
+    bkash,
+    cancel,
+    csrf_token,
+    payment,
+    reloaded,
+    simulate_sms,
+    submit_trx_id,
+    text_of,
+)
 from tests.factories import PaymentFactory, PaymentMethodFactory, completed_payment
-
-THANKS = "https://shop.example/thanks"
-CART = "https://shop.example/cart?step=2"
-
-
-@pytest.fixture
-def bkash(brand):
-    return PaymentMethodFactory(brand=brand, number="01712345678")
-
-
-@pytest.fixture
-def payment(brand):
-    return PaymentFactory(brand=brand, redirect_url=THANKS, cancel_url=CART)
-
-
-def simulate_sms(runner, trx_id, amount="500.00"):
-    """A bKash credit through the real ingestion path (the simulator device, via the test client)."""
-    result = runner.invoke(args=["gateway", "simulate-sms", "--provider", "bkash", "--amount", amount,
-                                 "--trx-id", trx_id, "--via", "local"])
-    assert result.exit_code == 0, result.output
 
 
 def test_a_trx_id_moves_the_payment_to_processing_and_shows_the_waiting_page(client, payment, bkash):

@@ -1,33 +1,24 @@
 """On the waiting page: entering a mistyped TrxID again, cancelling, and neither while held for review."""
 import pytest
 
-from gateway import create_app
-from gateway.extensions import db, limiter
+from gateway.extensions import db
 from gateway.models import InboundSms
-from tests.checkout_helpers import CSRF_FIELD, reloaded, submit_trx_id, text_of
+from tests.checkout_helpers import (  # noqa: F401 - fixtures
+    CART,
+    CSRF_FIELD,
+    THANKS,
+    bkash,
+    limited_app,
+    payment,
+    reloaded,
+    simulate_sms,
+    submit_trx_id,
+    text_of,
+)
 from tests.factories import PaymentFactory, PaymentMethodFactory
 
-THANKS = "https://shop.example/thanks"
-CART = "https://shop.example/cart?step=2"
 TYPO, REAL = "8N7A6B5C4E", "8N7A6B5C4D"
 CORRECTION_FORM = "Wrong transaction ID? Enter it again"
-
-
-@pytest.fixture
-def bkash(brand):
-    return PaymentMethodFactory(brand=brand, number="01712345678")
-
-
-@pytest.fixture
-def payment(brand):
-    return PaymentFactory(brand=brand, redirect_url=THANKS, cancel_url=CART)
-
-
-def simulate_sms(runner, trx_id, amount="500.00"):
-    """A bKash credit through the real ingestion path (the simulator device, via the test client)."""
-    result = runner.invoke(args=["gateway", "simulate-sms", "--provider", "bkash", "--amount", amount,
-                                 "--trx-id", trx_id, "--via", "local"])
-    assert result.exit_code == 0, result.output
 
 
 def waiting_page(client, payment):
@@ -136,22 +127,6 @@ def test_the_waiting_page_speaks_bangla(client, payment, bkash):
     page = text_of(client.get(f"/checkout/{payment.token}/wait", headers={"Accept-Language": "bn"}))
     assert CORRECTION_FORM not in page and "ভুল ট্রানজেকশন আইডি দিয়েছেন? আবার লিখুন" in page
     assert "বাতিল করে" in page
-
-
-@pytest.fixture
-def limited_app(app):
-    """The same database, served by an app whose claim limit is 2/hour; the shared limiter is restored after."""
-    was_enabled = limiter.enabled
-    limited = create_app({
-        "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-        "REDIS_URL": None, "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": "memory://",
-        "CHECKOUT_CLAIM_RATE_LIMIT": "2/hour",
-    })
-    with limited.app_context():
-        yield limited
-        db.session.remove()
-        db.engine.dispose()
-    limiter.enabled = was_enabled
 
 
 def test_corrections_count_against_the_claim_limit(limited_app):

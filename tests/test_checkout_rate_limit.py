@@ -1,28 +1,15 @@
 """TrxID attempts per payment are rate limited (in an app with limits on; the test config turns them off)."""
 import pytest
 
-from gateway import create_app
-from gateway.extensions import db, limiter
-from tests.checkout_helpers import reloaded, submit_trx_id, text_of
+from tests.checkout_helpers import (
+    limited_app,  # noqa: F401 - fixtures
+    reloaded,
+    submit_trx_id,
+    text_of,
+)
 from tests.factories import PaymentFactory, PaymentMethodFactory
 
 USED_TRX_ID = "USED000001"
-
-
-@pytest.fixture
-def limited_app(app):
-    """The same database, served by an app whose claim limit is 2/hour; the shared limiter is restored after."""
-    was_enabled = limiter.enabled
-    limited = create_app({
-        "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-        "REDIS_URL": None, "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": "memory://",
-        "CHECKOUT_CLAIM_RATE_LIMIT": "2/hour",
-    })
-    with limited.app_context():
-        yield limited
-        db.session.remove()
-        db.engine.dispose()
-    limiter.enabled = was_enabled
 
 
 @pytest.fixture
