@@ -112,3 +112,12 @@ def make_key():
 def auth(brand, make_key):
     """Authorization header of a read+write key of `brand`."""
     return make_key(brand)
+
+
+@pytest.fixture
+def phone(brand):
+    """A paired device of `brand` and its AES key."""
+    from tests.factories import paired_device
+
+    device, _, aes_key = paired_device(brand)
+    return device, aes_key

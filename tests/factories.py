@@ -127,3 +127,19 @@ class PaymentMethodFactory(BaseFactory):
     ask_sender_number = False
     enabled = True
     position = factory.Sequence(lambda n: n)
+
+
+def forward(phone, text, sender="bKash"):
+    """Ingest one text as the paired phone (device, aes_key) would; returns the stored row."""
+    from gateway.models import InboundSms
+    from gateway.services.sms_ingest import ingest_batch
+
+    device, aes_key = phone
+    [result] = ingest_batch(device, [sms_message(aes_key, text, sender=sender)])
+    return db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one()
+
+
+def reload(row):
+    """A row as the database holds it now."""
+    db.session.expire_all()
+    return db.session.get(type(row), row.id)

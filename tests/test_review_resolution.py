@@ -8,32 +8,14 @@ from freezegun import freeze_time
 from gateway.clock import utcnow
 from gateway.errors import ApiError
 from gateway.extensions import db
-from gateway.models import InboundSms, Payment, Transaction, WebhookDelivery
+from gateway.models import Payment, Transaction, WebhookDelivery
 from gateway.services.matching import approve_review, match_sms_by_hand, reject_review, submit_claim
 from gateway.services.payments import expire_due_payments
-from gateway.services.sms_ingest import ingest_batch
-from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
+from tests.factories import PaymentFactory, bkash_text, forward, reload
 
 TRX = "8N7A6B5C4D"
 CALLBACK = "https://merchant.example/hooks"
 ODD_TEXT = "Dear customer, Tk 500 reached your wallet. Ref QX77PL12 thanks"
-
-
-@pytest.fixture
-def phone(brand):
-    device, _, aes_key = paired_device(brand)
-    return device, aes_key
-
-
-def forward(phone, text, sender="bKash"):
-    device, aes_key = phone
-    [result] = ingest_batch(device, [sms_message(aes_key, text, sender=sender)])
-    return db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one()
-
-
-def reload(row):
-    db.session.expire_all()
-    return db.session.get(type(row), row.id)
 
 
 def transactions():

@@ -12,30 +12,10 @@ from gateway.models import InboundSms, Transaction, WebhookDelivery
 from gateway.services.matching import match_sms_by_hand, submit_claim
 from gateway.services.sms_inbox import (find_payment_to_match, get_inbound_sms, ignore_sms, list_inbound_sms_query,
                                         match_candidates, parser_reading)
-from gateway.services.sms_ingest import ingest_batch
-from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
+from tests.factories import PaymentFactory, bkash_text, forward, paired_device, reload
 
 TRX = "8N7A6B5C4D"
 ODD_TEXT = "Dear customer, Tk 500 reached your wallet. Ref QX77PL12 thanks"
-
-
-@pytest.fixture
-def phone(brand):
-    """A paired device of `brand` and its AES key."""
-    device, _, aes_key = paired_device(brand)
-    return device, aes_key
-
-
-def forward(phone, text, sender="bKash"):
-    """Ingest one text as the phone would; returns the stored row."""
-    device, aes_key = phone
-    [result] = ingest_batch(device, [sms_message(aes_key, text, sender=sender)])
-    return db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one()
-
-
-def reload(row):
-    db.session.expire_all()
-    return db.session.get(type(row), row.id)
 
 
 def test_matching_an_unclaimed_credit_by_hand_completes_the_payment_with_the_sms_trxid(brand, phone):
