@@ -7,7 +7,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask_migrate import upgrade
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, inspect, text
 
 from gateway import create_app
 from gateway.extensions import db
@@ -37,6 +37,40 @@ def migrated_differences(url, engine_options=None):
             db.engine.dispose()
 
 
+def rules(url, engine_options=None, migrate=True):
+    """The CHECK constraints and indexes (with any partial-index WHERE) of a database built by the migrations or
+    by the models, as the database reports them: Alembic's comparison looks at neither."""
+    app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": url, "REDIS_URL": None,
+                      "RATELIMIT_ENABLED": False, "SQLALCHEMY_ENGINE_OPTIONS": engine_options or {}})
+    with app.app_context():
+        try:
+            upgrade(directory=MIGRATIONS) if migrate else db.create_all()
+            with db.engine.connect() as connection:
+                inspector = inspect(connection)
+                found = set()
+                for table in db.metadata.tables:
+                    for check in inspector.get_check_constraints(table):
+                        found.add((table, "check", check["name"], " ".join(str(check["sqltext"]).split())))
+                    for index in inspector.get_indexes(table):
+                        where = {key: str(value) for key, value in index.get("dialect_options", {}).items()
+                                 if key.endswith("_where")}
+                        found.add((table, "index", index["name"], tuple(index["column_names"]),
+                                   bool(index["unique"]), tuple(sorted(where.items()))))
+                return found
+        finally:
+            db.session.remove()
+            db.engine.dispose()
+
+
+def assert_same_rules(migrated, declared):
+    """Fail naming each CHECK or index that only one of the two databases has, or has differently."""
+    assert declared, "the models declare no CHECK constraint or index: the comparison would prove nothing"
+    lines = [f"only migrated: {rule}" for rule in sorted(migrated - declared, key=str)]
+    lines += [f"only in the models: {rule}" for rule in sorted(declared - migrated, key=str)]
+    if lines:
+        pytest.fail("migrations differ from the models:\n" + "\n".join(lines), pytrace=False)
+
+
 def assert_no_differences(differences):
     """Fail with one short line per difference (operation and object names), not pages of reprs."""
     lines = []
@@ -54,26 +88,53 @@ def test_upgrade_on_an_empty_sqlite_file_matches_the_models(tmp_path):
     assert_no_differences(differences)
 
 
+def test_sqlite_checks_and_partial_indexes_match_the_models(tmp_path):
+    migrated = rules(f"sqlite:///{tmp_path / 'migrated.sqlite3'}")
+    declared = rules(f"sqlite:///{tmp_path / 'declared.sqlite3'}", migrate=False)
+
+    assert_same_rules(migrated, declared)
+
+
 @pytest.fixture
-def empty_postgres_schema():
-    """A fresh, empty schema in the test PostgreSQL database, dropped afterwards; yields its name."""
+def postgres_schemas():
+    """Make fresh, empty schemas in the test PostgreSQL database, dropped afterwards; each call returns a name."""
     try:
         postgres_reachable()
     except Exception as error:  # noqa: BLE001 - any failure to connect
         unavailable("PostgreSQL", error)
-    name = f"migration_{uuid.uuid4().hex[:12]}"
-    engine = create_engine(POSTGRES_URL)
+    engine, made = create_engine(POSTGRES_URL), []
+
+    def make():
+        made.append(f"migration_{uuid.uuid4().hex[:12]}")
+        with engine.begin() as connection:
+            connection.execute(text(f'CREATE SCHEMA "{made[-1]}"'))
+        return made[-1]
+    yield make
     with engine.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{name}"'))
-    yield name
-    with engine.begin() as connection:
-        connection.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+        for name in made:
+            connection.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
     engine.dispose()
 
 
-def test_upgrade_on_an_empty_postgresql_schema_matches_the_models(empty_postgres_schema):
-    options = {"connect_args": {"options": f"-csearch_path={empty_postgres_schema}"}}
+@pytest.fixture
+def empty_postgres_schema(postgres_schemas):
+    """A fresh, empty schema in the test PostgreSQL database, dropped afterwards; yields its name."""
+    return postgres_schemas()
 
-    differences = migrated_differences(POSTGRES_URL, options)
+
+def schema_options(name):
+    """Engine options that put every table of a connection in schema `name`."""
+    return {"connect_args": {"options": f"-csearch_path={name}"}}
+
+
+def test_upgrade_on_an_empty_postgresql_schema_matches_the_models(empty_postgres_schema):
+    differences = migrated_differences(POSTGRES_URL, schema_options(empty_postgres_schema))
 
     assert_no_differences(differences)
+
+
+def test_postgresql_checks_and_partial_indexes_match_the_models(postgres_schemas):
+    migrated = rules(POSTGRES_URL, schema_options(postgres_schemas()))
+    declared = rules(POSTGRES_URL, schema_options(postgres_schemas()), migrate=False)
+
+    assert_same_rules(migrated, declared)
