@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from werkzeug.utils import import_string
 
-from .jobs import PERIODIC, interval
+from .jobs import MAINTENANCE, PERIODIC, interval
 
 log = logging.getLogger(__name__)
 
@@ -19,6 +19,7 @@ class InProcessExecutor:
         self.pool = None
         self.periodic = False
         self.lock = threading.Lock()
+        self.pending = set()  # wake-up keys of jobs queued or running on the pool
 
     @property
     def enabled(self):
@@ -39,22 +40,41 @@ class InProcessExecutor:
         return self.pool
 
     def enqueue(self, queue, path, args, unique=None):
+        """Submit the job; a wake-up whose `unique` key is already queued or running is dropped."""
         pool = self.start(periodic=False)
-        return pool.submit(self.run, path, args) if pool is not None else None
+        if pool is None:
+            return None
+        if unique is not None:
+            with self.lock:
+                if unique in self.pending:
+                    return None
+                self.pending.add(unique)
+        try:
+            return pool.submit(self.run, path, args, unique)
+        except BaseException:
+            self.release(unique)
+            raise
+
+    def release(self, unique):
+        """Let the next wake-up with this key through."""
+        with self.lock:
+            self.pending.discard(unique)
 
     def enqueue_at(self, when, queue, path, args, unique=None):
         """Nothing to do: the sweep wakes every due row."""
 
-    def run(self, path, args):
+    def run(self, path, args, unique=None):
         """One job in its own application context; a failure is logged, the row stays due."""
         try:
             with self.app.app_context():
                 return import_string(path)(*args)
         except Exception:  # noqa: BLE001 - a background job must not kill its thread
             log.exception("background job %s%r failed", path, args)
+        finally:
+            self.release(unique)
 
     def run_periodic(self):
-        """Submit each periodic job whenever its interval has passed."""
+        """Submit each periodic job whenever its interval has passed, unless its last run is still going."""
         last_run = {}
         while True:
             now = time.monotonic()
@@ -62,7 +82,7 @@ class InProcessExecutor:
                 if name not in last_run or now - last_run[name] >= interval(self.app, every):
                     last_run[name] = now
                     try:
-                        self.pool.submit(self.run, path, ())
+                        self.enqueue(MAINTENANCE, path, (), unique=f"periodic:{name}")
                     except RuntimeError:  # the interpreter is shutting down
                         return
             time.sleep(1)

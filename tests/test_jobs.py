@@ -11,6 +11,7 @@ from rq import Queue
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
+from gateway.in_process_jobs import InProcessExecutor
 from gateway.models import IdempotencyRecord, Payment, WebhookDelivery
 from gateway.rq_queues import enqueue_periodic
 from gateway.services.events import emit_event
@@ -51,6 +52,70 @@ def test_first_request_of_a_serving_process_starts_the_periodic_sweep(app, clien
     assert receiver.wait_for(1)
     assert receiver.events()[0]["event"] == "webhook.test"
     assert wait_for_delivery_status("success")
+
+
+RUNS = []  # what the jobs below were run with, in order
+RELEASE = threading.Event()
+
+
+def held_job(name):
+    """A job that notes its run, then waits for the test to let it finish."""
+    RUNS.append(name)
+    RELEASE.wait(10)
+
+
+def failing_job(name):
+    """A job that notes its run, then fails."""
+    RUNS.append(name)
+    raise RuntimeError("the job failed")
+
+
+@pytest.fixture
+def executor(app, monkeypatch):
+    """A started in-process executor of its own; its threads are let go and joined after the test."""
+    monkeypatch.setitem(app.config, "JOBS_IN_PROCESS", True)
+    RUNS.clear()
+    RELEASE.clear()
+    executor = InProcessExecutor(app)
+    yield executor
+    RELEASE.set()
+    if executor.pool is not None:
+        executor.pool.shutdown(wait=True)
+
+
+def wait_for_runs(count):
+    pause = threading.Event()
+    for _ in range(100):
+        if len(RUNS) >= count:
+            return True
+        pause.wait(0.05)
+    return False
+
+
+def test_in_process_executor_drops_a_wakeup_whose_job_is_still_queued_or_running(executor):
+    held = f"{__name__}.held_job"
+    busy = [executor.enqueue(jobs.WEBHOOKS, held, (f"busy-{n}",), unique=f"busy:{n}") for n in range(4)]
+    assert wait_for_runs(4)  # every pool thread is taken: the next job waits in the queue
+    queued = executor.enqueue(jobs.WEBHOOKS, held, ("due",), unique="delivery:evt_x:0")
+
+    assert executor.enqueue(jobs.WEBHOOKS, held, ("due again",), unique="delivery:evt_x:0") is None
+    assert executor.enqueue(jobs.WEBHOOKS, held, ("busy-0 again",), unique="busy:0") is None
+    RELEASE.set()
+    for job in (*busy, queued):
+        job.result(10)
+    assert sorted(RUNS) == ["busy-0", "busy-1", "busy-2", "busy-3", "due"]
+    executor.enqueue(jobs.WEBHOOKS, held, ("due once done",), unique="delivery:evt_x:0").result(10)
+    assert RUNS[-1] == "due once done"
+
+
+def test_a_failed_in_process_job_frees_its_wakeup_key(executor, caplog):
+    failing = f"{__name__}.failing_job"
+    with caplog.at_level(logging.ERROR, logger="gateway.in_process_jobs"):
+        executor.enqueue(jobs.SMS, failing, ("first",), unique="sms:1:0").result(10)
+        executor.enqueue(jobs.SMS, failing, ("second",), unique="sms:1:0").result(10)
+
+    assert RUNS == ["first", "second"]
+    assert "the job failed" in caplog.text
 
 
 def wait_for_delivery_status(status):

@@ -5,6 +5,11 @@ from datetime import timedelta
 
 import pytest
 from freezegun import freeze_time
+from rq import Queue
+from rq.registry import ScheduledJobRegistry
+from werkzeug.wrappers import Response
+
+from gateway import jobs
 
 from gateway.clock import utcnow
 from gateway.errors import ApiError
@@ -13,7 +18,8 @@ from gateway.models import Brand, OutboundSms
 from gateway.services.outbound_sms import (DEVICE_LEASE, MAX_ATTEMPTS, RETRY_DELAYS, lease_outbound_sms,
                                            queue_sms, report_outbound_sms)
 from gateway.services.outbox import sweep_outbox
-from gateway.services.sms_provider import send_outbound_sms
+from gateway.services.sms_leases import LEASE_EXPIRED
+from gateway.services.sms_provider import PROVIDER_LEASE, send_outbound_sms
 from tests.factories import PaymentFactory, completed_payment
 from tests.webhook_support import drain_queues, rq_redis  # noqa: F401,F811 - fixtures
 
@@ -174,6 +180,34 @@ def test_provider_job_does_nothing_for_a_message_not_due(app, brand, httpserver,
     db.session.commit()
     assert send_outbound_sms(sms.id) is None
     assert httpserver.log == []
+
+
+def test_each_due_message_is_woken_once_per_attempt(app, brand, rq_redis, monkeypatch):
+    monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", "https://sms.example/send")
+    message(brand)  # woken once its transaction commits
+
+    assert sweep_outbox() == 1
+    assert sweep_outbox() == 1  # found again, but its wake-up is already on its way
+    assert Queue(jobs.SMS, connection=rq_redis).count == 1
+
+
+def test_a_provider_attempt_that_outlives_its_lease_records_nothing_and_schedules_nothing(
+        app, brand, httpserver, rq_redis, monkeypatch):
+    monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", httpserver.url_for("/sms"))
+    with freeze_time(utcnow()) as clock:
+        def slow_provider(request):
+            # While the provider dawdles, the lease runs out and a sweep puts the message back in the queue.
+            clock.tick(PROVIDER_LEASE + timedelta(seconds=1))
+            with app.app_context():
+                sweep_outbox()
+            return Response("busy", status=503)
+        httpserver.expect_oneshot_request("/sms", method="POST").respond_with_handler(slow_provider)
+        sms = message(brand)
+        assert send_outbound_sms(sms.id) is None
+
+    sms = reload(sms)
+    assert (sms.status, sms.attempts, sms.last_error) == ("queued", 1, LEASE_EXPIRED)
+    assert ScheduledJobRegistry(jobs.SMS, connection=rq_redis).count == 0  # no retry of the lost attempt
 
 
 def test_receipt_sms_is_queued_on_completion_when_the_brand_wants_it(brand):

@@ -3,7 +3,9 @@ import socket
 import threading
 
 import pytest
+from rq import Queue
 
+from gateway import jobs
 from gateway.extensions import db
 from gateway.models import WebhookAttempt, WebhookDelivery
 from gateway.services.payments import complete_payment
@@ -80,3 +82,36 @@ def test_delivery_completes_after_its_worker_is_killed_mid_request(brand, receiv
     assert delivery.attempts == 2
     assert [(a.error, a.response_status) for a in log] == [(ABANDONED, None), (None, 200)]
     assert receiver.received[0]["raw"] == receiver.received[1]["raw"]
+
+
+def first_to_exit(workers, timeout=30):
+    """The first of the worker processes to exit, or None if all still run after `timeout` s."""
+    pause = threading.Event()
+    for _ in range(int(timeout / 0.05)):
+        for worker in workers:
+            if worker.process.poll() is not None:
+                return worker
+        pause.wait(0.05)
+    return None
+
+
+def test_two_workers_running_the_same_delivery_at_once_send_it_once(brand, receiver, start_worker, rq_redis):
+    receiver.hold = threading.Event()
+    complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))  # one wake-up
+    jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, the_delivery().id)  # and a second, for the same attempt
+    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 2
+    workers = [start_worker("--burst", "--queues", jobs.WEBHOOKS, "--log-level", "WARNING",
+                            WEBHOOK_LEASE_SECONDS="60") for _ in range(2)]
+
+    assert receiver.wait_for(1), workers[0].output() + workers[1].output()  # one worker is inside the request
+    # The other runs the second job meanwhile, loses the claim and, the queue empty, quits.
+    done = first_to_exit(workers)
+    assert done is not None and done.process.returncode == 0, done and done.output()
+    [held] = [worker for worker in workers if worker is not done]
+    assert held.process.poll() is None, held.output()
+    receiver.hold.set()
+    assert held.process.wait(20) == 0, held.output()
+
+    assert len(receiver.received) == 1
+    delivery = the_delivery()
+    assert (delivery.status, delivery.attempts) == ("success", 1)

@@ -23,20 +23,24 @@ TOLERANCE = 300
 class WebhookReceiver:
     """A local HTTP endpoint that checks every webhook's signature and timestamp (spec 6.3)."""
 
-    def __init__(self, secret):
+    def __init__(self, secret, host="127.0.0.1", port=0, ssl_context=None):
         self.secret = secret
         self.received = []   # verified requests: {"headers", "raw", "json"}
         self.rejected = []   # why a request failed verification
         self.plan = []       # statuses to answer, in order; 200 once empty
         self.hold = None     # a threading.Event that requests wait for before answering
         self.arrived = threading.Condition()
-        self.server = make_server("127.0.0.1", 0, self.wsgi, threaded=True)
+        self.server = make_server(host, port, self.wsgi, threaded=True, ssl_context=ssl_context)
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     @property
+    def port(self):
+        return self.server.server_port
+
+    @property
     def url(self):
-        return f"http://127.0.0.1:{self.server.server_port}/hooks"
+        return f"http://127.0.0.1:{self.port}/hooks"
 
     def verify(self, headers, raw):
         """Why this request fails verification, or None (raw body, timing-safe compare, 300 s)."""
@@ -54,7 +58,8 @@ class WebhookReceiver:
         reason = self.verify(request.headers, raw)
         with self.arrived:
             if reason is None:
-                self.received.append({"headers": dict(request.headers), "raw": raw, "json": json.loads(raw)})
+                self.received.append({"headers": dict(request.headers), "raw": raw, "json": json.loads(raw),
+                                      "client_port": environ.get("REMOTE_PORT")})
             else:
                 self.rejected.append(reason)
             status = (self.plan.pop(0) if self.plan else 200) if reason is None else 401
@@ -119,16 +124,16 @@ def drain_queues():
 
 
 class WorkerProcess:
-    """`flask gateway worker` in a subprocess of its own session, on the test database and Redis."""
+    """`flask gateway worker [args]` in a subprocess of its own session, on the test database and Redis."""
 
-    def __init__(self, app, tmp_path, **settings):
+    def __init__(self, app, tmp_path, *args, **settings):
         database = app.config["SQLALCHEMY_DATABASE_URI"]
         env = {**os.environ, "APP_ENV": "testing", "TEST_DATABASE_URL": database, "DATABASE_URL": database,
                "REDIS_URL": REDIS_URL, "FLASK_APP": "app.py", "PYTHONUNBUFFERED": "1",
                "SWEEP_INTERVAL": "1", "WEBHOOK_LEASE_SECONDS": "2", **settings}
         self.log_path = tmp_path / f"worker-{time.monotonic_ns()}.log"
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "flask", "gateway", "worker"], cwd=ROOT,
+            self.process = subprocess.Popen([sys.executable, "-m", "flask", "gateway", "worker", *args], cwd=ROOT,
                                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def kill(self):
@@ -159,8 +164,8 @@ def start_worker(app, rq_redis, tmp_path):
     """Start real RQ worker subprocesses; every one is stopped after the test."""
     workers = []
 
-    def start(**settings):
-        worker = WorkerProcess(app, tmp_path, **settings)
+    def start(*args, **settings):
+        worker = WorkerProcess(app, tmp_path, *args, **settings)
         workers.append(worker)
         return worker
     yield start

@@ -23,31 +23,39 @@ def is_public_address(address):
 
 
 def resolve(host, port):
-    """Every address a host name resolves to; an IP literal resolves to itself."""
+    """Every address a host name resolves to, in the resolver's order of preference; an IP literal is itself."""
     infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    return {info[4][0] for info in infos}
+    return list(dict.fromkeys(info[4][0] for info in infos))
 
 
-def private_destination(url, strict=True):
-    """Why `url` may not receive webhooks here, or None when it may.
+def checked_destination(url, strict=True):
+    """(why `url` may not receive webhooks here, or None; the checked address to connect to, or None).
 
-    `strict` (at delivery) also refuses a host that does not resolve; at creation such a host is
-    let through, since its DNS may not exist yet and every delivery checks again.
+    The address is None when private callbacks are allowed: the connection may then resolve the name
+    itself. Otherwise the sender must connect to exactly this address, since resolving the name again
+    may give another answer (DNS rebinding). `strict` (at delivery) also refuses a host that does not
+    resolve; at creation such a host is let through, since its DNS may not exist yet and every
+    delivery checks again.
     """
     if private_callbacks_allowed():
-        return None
+        return None, None
     parts = urlsplit(url)
     host = parts.hostname or ""
     if not host or host.lower() == "localhost" or host.lower().endswith(".localhost"):
-        return "The callback URL points to a private address."
+        return "The callback URL points to a private address.", None
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         addresses = resolve(host, port)
     except (OSError, ValueError, UnicodeError):
-        return "The callback URL's host does not resolve." if strict else None
-    if not all(is_public_address(address) for address in addresses):
-        return "The callback URL resolves to a private, loopback or link-local address."
-    return None
+        return ("The callback URL's host does not resolve." if strict else None), None
+    if not addresses or not all(is_public_address(address) for address in addresses):
+        return "The callback URL resolves to a private, loopback or link-local address.", None
+    return None, addresses[0]
+
+
+def private_destination(url, strict=True):
+    """Why `url` may not receive webhooks here, or None when it may."""
+    return checked_destination(url, strict)[0]
 
 
 def check_callback_url(url, field="callback_url"):

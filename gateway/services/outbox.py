@@ -6,7 +6,7 @@ from ..clock import utcnow
 from ..extensions import db
 from ..models import OutboundSms, WebhookDelivery
 from ..models.webhook import DUE_STATUSES
-from .sms_leases import release_expired_leases
+from .sms_leases import release_expired_leases, wake_key
 
 BATCH = 1000
 
@@ -26,10 +26,10 @@ def due_sms_ids(now):
     if not current_app.config.get("SMS_PROVIDER_URL"):
         return []
     return db.session.execute(
-        db.select(OutboundSms.id)
+        db.select(OutboundSms.id, OutboundSms.created_at, OutboundSms.attempts)
         .where(OutboundSms.status == "queued", OutboundSms.next_attempt_at <= now)
         .order_by(OutboundSms.next_attempt_at).limit(BATCH)
-    ).scalars().all()
+    ).all()
 
 
 def sweep_outbox(now=None):
@@ -41,6 +41,6 @@ def sweep_outbox(now=None):
     for delivery_id, event_id, attempts in deliveries:
         # Keyed by the random event id, never by a row id that a restored database could reuse.
         jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id, unique=f"delivery:{event_id}:{attempts}")
-    for message_id in messages:
-        jobs.enqueue(jobs.SMS, jobs.SEND_SMS, message_id)
+    for message_id, created_at, attempts in messages:
+        jobs.enqueue(jobs.SMS, jobs.SEND_SMS, message_id, unique=wake_key(message_id, created_at, attempts))
     return len(deliveries) + len(messages)

@@ -9,7 +9,7 @@ from ..clock import utcnow
 from ..extensions import db
 from ..models import OutboundSms
 from .outbound_sms import provider_url
-from .sms_leases import outcome_values, take_lease
+from .sms_leases import outcome_values, take_lease, wake_key
 
 log = logging.getLogger(__name__)
 
@@ -32,16 +32,22 @@ def send_outbound_sms(message_id):
     error = post_to_provider(url, message)
     finished = utcnow()
     values = outcome_values(message.attempts, "sent" if error is None else "failed", error, finished)
-    db.session.execute(
+    kept = db.session.execute(
         db.update(OutboundSms)
         .where(OutboundSms.id == message.id, OutboundSms.status == "leased", OutboundSms.leased_by == HOLDER,
                OutboundSms.attempts == message.attempts)
         .values(**values).execution_options(synchronize_session=False)
-    )
+    ).rowcount == 1
     db.session.commit()
+    if not kept:
+        # The lease ran out mid-request and the row moved on (back to the queue, or to another sender's
+        # attempt): this attempt's result is no longer the row's to record, nor its retry to schedule.
+        log.warning("sms %s: lease lost during the attempt; its outcome is not recorded", message.id)
+        return None
     if values["status"] == "queued":
         try:
-            jobs.enqueue_at(values["next_attempt_at"], jobs.SMS, jobs.SEND_SMS, message.id)
+            jobs.enqueue_at(values["next_attempt_at"], jobs.SMS, jobs.SEND_SMS, message.id,
+                            unique=wake_key(message.id, message.created_at, message.attempts))
         except Exception as failure:  # noqa: BLE001 - the sweep wakes it when due
             log.warning("sms %s: retry not scheduled (%s); the sweep will wake it", message.id, failure)
     return values["status"]

@@ -1,9 +1,15 @@
-"""The HTTP side of a webhook attempt: POST, no redirects, a capped answer, every failure described."""
+"""The HTTP side of a webhook attempt: POST to a checked address, no redirects, a capped answer, a deadline."""
 import threading
 import time
 from dataclasses import dataclass
+from http.cookiejar import DefaultCookiePolicy
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.exceptions import HTTPError as Urllib3Error
+from urllib3.util import parse_url
+
+from .http_deadline import Deadline, WatchedHTTPPool, WatchedHTTPSPool
 
 BODY_LIMIT = 2048  # bytes of a receiver's answer that are read and kept
 _local = threading.local()
@@ -23,28 +29,63 @@ class Outcome:
         return self.error is None and self.status is not None and 200 <= self.status < 300
 
 
+class PinnedAdapter(HTTPAdapter):
+    """Watched connections; and an https request to an address with a Host header is TLS for that host."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": WatchedHTTPPool, "https": WatchedHTTPSPool}
+
+    def build_connection_pool_key_attributes(self, request, verify, cert=None):
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+        if host_params["scheme"] == "https" and "Host" in request.headers:
+            # SNI and the certificate check are for the host name, not the address. server_hostname alone
+            # does both; assert_hostname would also turn check_hostname off on the SSL context, which some
+            # requests versions share between all their connections.
+            pool_kwargs["server_hostname"] = parse_url("//" + request.headers["Host"]).host.strip("[]")
+        return host_params, pool_kwargs
+
+
 def http_session():
     """This thread's HTTP session: it reuses connections to receivers that keep them alive."""
     if not hasattr(_local, "session"):
-        _local.session = requests.Session()
-        _local.session.trust_env = False  # no proxy from the environment between us and the receiver
+        session = requests.Session()
+        session.trust_env = False  # no proxy from the environment between us and the receiver
+        # Receivers' cookies are never sent back (pinned requests are to an address another host may share).
+        session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
+        for prefix in ("http://", "https://"):
+            session.mount(prefix, PinnedAdapter())
+        _local.session = session
     return _local.session
 
 
-def post_body(url, body, headers, connect_timeout, timeout):
-    """POST `body` as is; never raises for the receiver's faults, and an answer after `timeout` s fails."""
+def prepare_post(url, body, headers, address=None):
+    """The POST request; with `address`, sent there while the Host header (and TLS) keep the URL's host."""
+    request = http_session().prepare_request(requests.Request("POST", url, data=body, headers=headers))
+    if address is not None:
+        parts = parse_url(request.url)
+        request.headers["Host"] = parts.netloc
+        request.url = parts._replace(host=f"[{address}]" if ":" in address else address, auth=None).url
+    return request
+
+
+def post_body(url, body, headers, connect_timeout, timeout, address=None):
+    """POST `body` as is (to `address` when given); never raises for the receiver's faults; `timeout` s in all."""
     started = time.perf_counter()
-    try:
-        with http_session().post(url, data=body, headers=headers, timeout=(connect_timeout, timeout),
-                                 allow_redirects=False, stream=True) as response:
-            text = response.raw.read(BODY_LIMIT, decode_content=True).decode("utf-8", "replace")
-            status = response.status_code
-    except (requests.RequestException, OSError) as error:
-        return Outcome(error=describe(error), duration_ms=elapsed_ms(started))
+    status = text = error = None
+    with Deadline(timeout) as deadline:
+        try:
+            request = prepare_post(url, body, headers, address)
+            with http_session().send(request, timeout=(min(connect_timeout, timeout), timeout),
+                                     allow_redirects=False, stream=True) as response:
+                status = response.status_code
+                text = response.raw.read(BODY_LIMIT, decode_content=True).decode("utf-8", "replace")
+        except (requests.RequestException, Urllib3Error, OSError) as failure:
+            error = describe(failure)
     duration = elapsed_ms(started)
-    if duration > timeout * 1000:
-        return Outcome(status=status, body=text, duration_ms=duration, error=f"No answer within {timeout} s.")
-    return Outcome(status=status, body=text, duration_ms=duration)
+    if deadline.expired or duration > timeout * 1000:
+        error = f"No answer within {timeout} s."
+    return Outcome(status=status, body=text, error=error, duration_ms=duration)
 
 
 def elapsed_ms(started):

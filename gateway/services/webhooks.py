@@ -13,7 +13,7 @@ from ..clock import utcnow
 from ..extensions import db
 from ..models import Brand, WebhookAttempt, WebhookDelivery
 from ..models.webhook import DUE_STATUSES
-from .callback_urls import private_destination
+from .callback_urls import checked_destination
 from .webhook_http import Outcome, post_body
 
 log = logging.getLogger(__name__)
@@ -175,7 +175,7 @@ def wake_when_due(delivery_id, row, rescheduled):
 
 def post_webhook(claim):
     """POST the stored body, signed now, to the delivery's URL; never raises for the receiver's faults."""
-    refusal = private_destination(claim.url)
+    refusal, address = checked_destination(claim.url)
     if refusal is not None:
         return Outcome(error=refusal)
     body = claim.payload.encode()
@@ -185,8 +185,9 @@ def post_webhook(claim):
         "X-Service-Timestamp": str(int(utcnow().timestamp())),
         "X-Service-Event": claim.event, "X-Service-Delivery": str(claim.delivery_id),
     }
+    # To the address just checked, never to a second answer from DNS (which may be private).
     return post_body(claim.url, body, headers, current_app.config.get("WEBHOOK_CONNECT_TIMEOUT", 5),
-                     current_app.config.get("WEBHOOK_TIMEOUT", 10))
+                     current_app.config.get("WEBHOOK_TIMEOUT", 10), address=address)
 
 
 def next_state(attempts, outcome, now):

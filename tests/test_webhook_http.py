@@ -1,0 +1,255 @@
+"""A webhook attempt on the wire: it goes to the address that was checked, and ends after WEBHOOK_TIMEOUT."""
+import socket
+import ssl
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from gateway.extensions import db
+from gateway.models import WebhookAttempt, WebhookDelivery
+from gateway.services import callback_urls
+from gateway.services.webhook_http import http_session
+from gateway.services.webhooks import deliver_webhook
+from tests.factories import completed_payment
+from tests.webhook_support import WebhookReceiver
+
+HOST = "merchant.test"
+PUBLIC = "127.0.0.1"  # stands for the merchant's public server; every other address counts as private
+REAL_GETADDRINFO = socket.getaddrinfo
+
+
+class ScriptedDns:
+    """DNS for HOST that answers from a script, as a rebinding attacker's server with a zero TTL does."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.queries = 0
+
+    def getaddrinfo(self, host, port, *args, **kwargs):
+        if host != HOST:
+            return REAL_GETADDRINFO(host, port, *args, **kwargs)
+        address = self.answers[min(self.queries, len(self.answers) - 1)]
+        self.queries += 1
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port)))]
+
+
+@pytest.fixture
+def refusing_private(app, monkeypatch):
+    """Private callbacks refused; HOST resolved by a scripted DNS that answers PUBLIC unless a test says otherwise."""
+    dns = ScriptedDns(PUBLIC)
+    monkeypatch.setattr(socket, "getaddrinfo", dns.getaddrinfo)
+    monkeypatch.setattr(callback_urls, "is_public_address", lambda address: address == PUBLIC)
+    monkeypatch.setitem(app.config, "ALLOW_PRIVATE_CALLBACKS", False)
+    return dns
+
+
+@pytest.fixture
+def receivers(brand):
+    """Start verifying receivers; each must never see a bad signature, and all are closed after the test."""
+    started = []
+
+    def start(**options):
+        started.append(WebhookReceiver(brand.webhook_secret, **options))
+        return started[-1]
+    yield start
+    for receiver in started:
+        receiver.close()
+        assert receiver.rejected == []
+
+
+def delivery_to(brand, url):
+    """A pending delivery of a completed payment to `url` (the factory stores the URL unchecked)."""
+    payment = completed_payment(brand=brand, callback_url=url)
+    return db.session.execute(db.select(WebhookDelivery).where(WebhookDelivery.payment_id == payment.id)).scalar_one()
+
+
+def attempt_log(delivery_id):
+    db.session.expire_all()
+    return db.session.execute(
+        db.select(WebhookAttempt).where(WebhookAttempt.delivery_id == delivery_id).order_by(WebhookAttempt.id)
+    ).scalars().all()
+
+
+def test_a_host_that_rebinds_to_a_private_address_after_the_check_gets_the_webhook_at_the_checked_one(
+        brand, receivers, refusing_private):
+    internal = receivers(host="127.0.0.2")  # a private service the attacker wants the gateway to call
+    public = receivers(host=PUBLIC, port=internal.port)
+    delivery = delivery_to(brand, f"http://{HOST}:{public.port}/hooks")
+    refusing_private.answers = [PUBLIC, "127.0.0.2"]  # public for the check, private for any later lookup
+
+    assert deliver_webhook(delivery.id) == "success"
+    assert internal.received == []
+    [hit] = public.received
+    assert hit["headers"]["Host"] == f"{HOST}:{public.port}"
+    assert refusing_private.queries == 1
+
+
+class KeepAliveHandler(BaseHTTPRequestHandler):
+    """A receiver that keeps connections open (HTTP/1.1) and notes the client port and Host of each request."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.seen.append((self.client_address[1], self.headers["Host"]))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"OK")
+
+    def log_message(self, *args):
+        """Quiet."""
+
+
+@pytest.fixture
+def keep_alive_receiver():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAliveHandler)
+    server.seen = []
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_deliveries_to_a_checked_address_reuse_one_connection(brand, keep_alive_receiver, refusing_private):
+    port = keep_alive_receiver.server_port
+    first, second = (delivery_to(brand, f"http://{HOST}:{port}/hooks") for _ in range(2))
+
+    assert [deliver_webhook(first.id), deliver_webhook(second.id)] == ["success", "success"]
+    [(client_port, host), again] = keep_alive_receiver.seen
+    assert again == (client_port, host) == (client_port, f"{HOST}:{port}")
+
+
+def tls_files(directory, name):
+    """A throwaway CA and a server certificate for `name` that it signed: (ca.pem, cert.pem, key.pem)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.now(timezone.utc)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Webhook test CA")])
+
+    def certificate(subject, public_key, *extensions):
+        builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca_name).public_key(public_key)
+                   .serial_number(x509.random_serial_number())
+                   .not_valid_before(now - timedelta(minutes=5)).not_valid_after(now + timedelta(days=1)))
+        for extension, critical in extensions:
+            builder = builder.add_extension(extension, critical=critical)
+        return builder.sign(ca_key, hashes.SHA256())
+
+    ca = certificate(ca_name, ca_key.public_key(), (x509.BasicConstraints(ca=True, path_length=None), True),
+                     (x509.KeyUsage(False, False, False, False, False, True, True, False, False), True),
+                     (x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False))
+    leaf = certificate(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]), key.public_key(),
+                       (x509.SubjectAlternativeName([x509.DNSName(name)]), False),
+                       (x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False),
+                       (x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), False))
+    paths = directory / "ca.pem", directory / "cert.pem", directory / "key.pem"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return paths
+
+
+@pytest.mark.parametrize("certified_name", [HOST, "elsewhere.test"])
+def test_https_to_the_checked_address_names_and_verifies_the_callback_host(
+        brand, receivers, refusing_private, tmp_path, monkeypatch, certified_name):
+    ca, cert, key = tls_files(tmp_path, certified_name)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server_names = []
+    context.sni_callback = lambda tls, name, ctx: server_names.append(name)
+    receiver = receivers(ssl_context=context)
+    monkeypatch.setattr(http_session(), "verify", str(ca))  # trust the test CA instead of the public ones
+    delivery = delivery_to(brand, f"https://{HOST}:{receiver.port}/hooks")
+
+    result = deliver_webhook(delivery.id)
+
+    assert server_names == [HOST]
+    if certified_name == HOST:
+        assert result == "success"
+        assert receiver.received[0]["headers"]["Host"] == f"{HOST}:{receiver.port}"
+    else:
+        assert result == "retrying"
+        assert receiver.received == []
+        assert "SSLError" in attempt_log(delivery.id)[0].error
+
+
+class TricklingServer:
+    """Answers every request with `head`, then one byte every 50 ms (`drips` of them, 8 s by default: never
+    slow enough to trip a read timeout), then hangs up."""
+
+    def __init__(self, head, drips=160):
+        self.head, self.drips = head, drips
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.1)
+        self.stopped = threading.Event()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/hooks"
+
+    def serve(self):
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:  # the 0.1 s poll, or the listener closed
+                continue
+            threading.Thread(target=self.trickle, args=(connection,), daemon=True).start()
+
+    def trickle(self, connection):
+        with connection:
+            try:
+                connection.recv(65536)
+                connection.sendall(self.head)
+                for _ in range(self.drips):
+                    if self.stopped.wait(0.05):
+                        return
+                    connection.sendall(b"x")
+            except OSError:  # the sender hung up
+                return
+
+    def close(self):
+        self.stopped.set()
+        self.listener.close()
+
+
+@pytest.mark.parametrize("head", [b"HTTP/1.1 200 OK\r\nX-Slow: ",
+                                  b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"], ids=["headers", "body"])
+def test_a_receiver_trickling_its_answer_is_cut_off_at_the_webhook_timeout(app, brand, monkeypatch, head):
+    server = TricklingServer(head)
+    monkeypatch.setitem(app.config, "WEBHOOK_TIMEOUT", 0.5)
+    delivery = delivery_to(brand, server.url)
+    try:
+        started = time.monotonic()
+        result = deliver_webhook(delivery.id)
+        elapsed = time.monotonic() - started
+    finally:
+        server.close()
+
+    assert result == "retrying"
+    assert elapsed < 2
+    [attempt] = attempt_log(delivery.id)
+    assert attempt.error == "No answer within 0.5 s."
+    assert 400 <= attempt.duration_ms < 2000
+
+
+def test_an_answer_cut_short_is_a_failed_attempt(brand):
+    server = TricklingServer(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", drips=0)
+    delivery = delivery_to(brand, server.url)
+    try:
+        result = deliver_webhook(delivery.id)
+    finally:
+        server.close()
+
+    assert result == "retrying"
+    [attempt] = attempt_log(delivery.id)
+    assert attempt.response_status == 200
+    assert "IncompleteRead" in attempt.error or "Connection broken" in attempt.error
