@@ -261,7 +261,7 @@ def app_request(brand, body=BODY):
     class Acting:
         def __enter__(self):
             context.push()
-            g.brand = brand
+            g.brand, g.brand_id = brand, brand.id  # what authenticate leaves for the views
             return context
 
         def __exit__(self, *exc):

@@ -1,9 +1,8 @@
 """API keys: list, generate (secret shown once), revoke; write+admin and a super-administrator required."""
-from flask import g
-
 from ..schemas.api_key import ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeySchema
 from ..schemas.common import envelope
 from ..services import api_keys
+from .auth import caller_brand
 from .paging import single
 from .resource import resource_blueprint
 
@@ -21,7 +20,7 @@ blp = resource_blueprint("api-keys", "The brand's API keys. Needs the write and 
 @blp.response(200, envelope(ApiKeySchema, many=True))
 def list_keys():
     """Every key of the brand, newest first, revoked ones included."""
-    return single(api_keys.list_keys(g.brand))
+    return single(api_keys.list_keys(caller_brand()))
 
 
 @blp.post("")
@@ -30,7 +29,7 @@ def list_keys():
 @blp.response(201, envelope(ApiKeyCreatedSchema))
 def create_key(data):
     """Generate a key; the `key` in the answer is the only time its secret is shown."""
-    key, secret = api_keys.generate_key(g.brand, data["label"], data["scopes"])
+    key, secret = api_keys.generate_key(caller_brand(), data["label"], data["scopes"])
     key.secret = secret
     return single(key)
 
@@ -40,4 +39,4 @@ def create_key(data):
 @blp.response(200, envelope(ApiKeySchema))
 def revoke_key(key_id):
     """Revoke a key: the next request with it fails with 401 INVALID_TOKEN."""
-    return single(api_keys.revoke_key(g.brand, key_id=key_id))
+    return single(api_keys.revoke_key(caller_brand(), key_id=key_id))

@@ -1,9 +1,8 @@
 """Customer profiles: create, list, read (by id, e-mail or phone), change, delete."""
-from flask import g
-
 from ..schemas.common import DeletedSchema, envelope
 from ..schemas.customer import CustomerCreateSchema, CustomerListArgs, CustomerSchema, CustomerUpdateSchema
 from ..services import customers
+from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint
 
@@ -16,7 +15,7 @@ blp = resource_blueprint("customers", "Customer profiles, upserted from payments
 @blp.response(201, envelope(CustomerSchema))
 def create_customer(data):
     """Create a profile; an e-mail already on file is a 409."""
-    return single(customers.with_totals([customers.create_customer(g.brand, data)])[0])
+    return single(customers.with_totals([customers.create_customer(caller_brand(), data)])[0])
 
 
 @blp.get("")
@@ -24,7 +23,7 @@ def create_customer(data):
 @blp.response(200, envelope(CustomerSchema, many=True))
 def list_customers(args):
     """The brand's customers, newest first, with what each has paid."""
-    rows, meta = paginate(customers.list_customers_query(g.brand, args), args)
+    rows, meta = paginate(customers.list_customers_query(caller_brand(), args), args)
     return listing(customers.with_totals(rows), meta)
 
 
@@ -32,7 +31,7 @@ def list_customers(args):
 @blp.response(200, envelope(CustomerSchema))
 def read_customer(ident):
     """Read a profile by id, e-mail address or telephone number."""
-    return single(customers.with_totals([customers.get_customer(g.brand, ident)])[0])
+    return single(customers.with_totals([customers.get_customer(caller_brand(), ident)])[0])
 
 
 @blp.patch("/<ident>")
@@ -40,7 +39,7 @@ def read_customer(ident):
 @blp.response(200, envelope(CustomerSchema))
 def update_customer(data, ident):
     """Change a profile's name, e-mail or phone."""
-    customer = customers.update_customer(customers.get_customer(g.brand, ident), data)
+    customer = customers.update_customer(customers.get_customer(caller_brand(), ident), data)
     return single(customers.with_totals([customer])[0])
 
 
@@ -48,7 +47,7 @@ def update_customer(data, ident):
 @blp.response(200, envelope(DeletedSchema))
 def delete_customer(ident):
     """Delete a profile; its payments stay, no longer linked to it."""
-    customer = customers.get_customer(g.brand, ident)
+    customer = customers.get_customer(caller_brand(), ident)
     customer_id = customer.id
     customers.delete_customer(customer)
     return single({"id": customer_id, "deleted": True})

@@ -1,9 +1,8 @@
 """The dashboard summary: counts, volumes, success rate, today and the last 30 days."""
-from flask import g
-
 from ..schemas.common import envelope
 from ..schemas.dashboard import DashboardSummarySchema
 from ..services.dashboard import dashboard_summary
+from .auth import caller_brand
 from .paging import single
 from .resource import resource_blueprint
 
@@ -15,4 +14,4 @@ blp = resource_blueprint("dashboard", "Figures for the merchant's dashboard.")
 @blp.response(200, envelope(DashboardSummarySchema))
 def read_summary():
     """Payments per status, paid and refunded volume, success rate, today and a 30-day series."""
-    return single(dashboard_summary(g.brand))
+    return single(dashboard_summary(caller_brand()))

@@ -48,7 +48,7 @@ def reserve(key, fingerprint):
     The release names the old created_at, so of two requests reclaiming the same record only one
     deletes it; the other then meets the unique key and is answered from the store.
     """
-    brand_id = g.brand.id
+    brand_id = g.brand_id
     now = utcnow()
     existing = db.session.execute(
         db.select(IdempotencyRecord.id, IdempotencyRecord.created_at, IdempotencyRecord.response_status)
@@ -91,7 +91,7 @@ def release_if_stale(seen, now):
 def replay(key, fingerprint):
     """The stored answer of the first request with this key, or why there is none."""
     record = db.session.execute(
-        db.select(IdempotencyRecord).where(IdempotencyRecord.brand_id == g.brand.id,
+        db.select(IdempotencyRecord).where(IdempotencyRecord.brand_id == g.brand_id,
                                            IdempotencyRecord.key == key)
     ).scalar_one_or_none()
     if record is None:

@@ -1,9 +1,8 @@
 """The outbound SMS queue: list, queue a message, retry a failed one."""
-from flask import g
-
 from ..schemas.common import envelope
 from ..schemas.outbound_sms import OutboundSmsCreateSchema, OutboundSmsListArgs, OutboundSmsSchema
 from ..services import outbound_sms
+from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint
 
@@ -16,7 +15,7 @@ blp = resource_blueprint("outbound_sms", "Outbound SMS sent by a companion devic
 @blp.response(200, envelope(OutboundSmsSchema, many=True))
 def list_outbound_sms(args):
     """The brand's outbound messages, newest first."""
-    return listing(*paginate(outbound_sms.list_outbound_sms_query(g.brand, args), args))
+    return listing(*paginate(outbound_sms.list_outbound_sms_query(caller_brand(), args), args))
 
 
 @blp.post("")
@@ -24,11 +23,11 @@ def list_outbound_sms(args):
 @blp.response(201, envelope(OutboundSmsSchema))
 def queue_outbound_sms(data):
     """Queue a message; it leaves through a paired device or the configured SMS provider."""
-    return single(outbound_sms.create_outbound_sms(g.brand, data))
+    return single(outbound_sms.create_outbound_sms(caller_brand(), data))
 
 
 @blp.post("/<message_id>/retry")
 @blp.response(200, envelope(OutboundSmsSchema))
 def retry_outbound_sms(message_id):
     """Queue a failed message again (409 INVALID_STATE from any other status)."""
-    return single(outbound_sms.retry_outbound_sms(g.brand, message_id))
+    return single(outbound_sms.retry_outbound_sms(caller_brand(), message_id))

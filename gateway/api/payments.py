@@ -4,6 +4,7 @@ from flask import g
 from ..schemas.common import envelope
 from ..schemas.payment import PaymentCreatedSchema, PaymentCreateSchema, PaymentListArgs, PaymentSchema
 from ..services import payments
+from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint
 
@@ -17,7 +18,7 @@ blp = resource_blueprint("payments", "Payment intents and their status.")
 @blp.response(201, envelope(PaymentCreatedSchema))
 def create_payment(data):
     """Initiate a payment; redirect the customer to the returned checkout_url."""
-    return single(payments.create_payment(g.brand, data))
+    return single(payments.create_payment(caller_brand(), data))
 
 
 @blp.get("")
@@ -25,18 +26,18 @@ def create_payment(data):
 @blp.response(200, envelope(PaymentSchema, many=True))
 def list_payments(args):
     """The brand's payments, newest first."""
-    return listing(*paginate(payments.list_payments_query(g.brand, args), args))
+    return listing(*paginate(payments.list_payment_views_query(g.brand_id, args), args))
 
 
 @blp.get("/<payment_id>")
 @blp.response(200, envelope(PaymentSchema))
 def read_payment(payment_id):
     """Read a payment back; fulfil only when status is `completed`."""
-    return single(payments.get_payment(g.brand, payment_id))
+    return single(payments.get_payment_view(g.brand_id, payment_id))
 
 
 @blp.post("/<payment_id>/cancel")
 @blp.response(200, envelope(PaymentSchema))
 def cancel_payment(payment_id):
     """Cancel a payment that is still created or processing."""
-    return single(payments.cancel_payment(payments.get_payment(g.brand, payment_id)))
+    return single(payments.cancel_payment(payments.get_payment(caller_brand(), payment_id)))

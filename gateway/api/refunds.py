@@ -1,9 +1,8 @@
 """Refunds: refund a completed transaction in full or in part, list and read refunds."""
-from flask import g
-
 from ..schemas.common import envelope
 from ..schemas.refund import RefundCreateSchema, RefundListArgs, RefundSchema
 from ..services import refunds
+from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint
 
@@ -17,7 +16,7 @@ blp = resource_blueprint("refunds", "Full and partial refunds of completed trans
 def create_refund(data):
     """Refund a transaction; without `amount`, everything that remains is refunded."""
     trx_ref = data["trx_id"] if "trx_id" in data else data["transaction_id"]
-    return single(refunds.create_refund(g.brand, trx_ref, data.get("amount"), data.get("reason")))
+    return single(refunds.create_refund(caller_brand(), trx_ref, data.get("amount"), data.get("reason")))
 
 
 @blp.get("")
@@ -25,11 +24,11 @@ def create_refund(data):
 @blp.response(200, envelope(RefundSchema, many=True))
 def list_refunds(args):
     """The brand's refunds, newest first."""
-    return listing(*paginate(refunds.list_refunds_query(g.brand, args), args))
+    return listing(*paginate(refunds.list_refunds_query(caller_brand(), args), args))
 
 
 @blp.get("/<refund_id>")
 @blp.response(200, envelope(RefundSchema))
 def read_refund(refund_id):
     """Read one refund by its id."""
-    return single(refunds.get_refund(g.brand, refund_id))
+    return single(refunds.get_refund(caller_brand(), refund_id))

@@ -1,9 +1,8 @@
 """Webhooks: the delivery log, redelivery and signed test events."""
-from flask import g
-
 from ..schemas.common import envelope
 from ..schemas.webhook import DeliveryDetailSchema, DeliverySchema, WebhookTestSchema
 from ..services import deliveries
+from .auth import caller_brand
 from .paging import single
 from .resource import resource_blueprint
 
@@ -16,21 +15,21 @@ blp = resource_blueprint("webhooks", "Webhook deliveries: audit, redeliver, test
 @blp.response(200, envelope(DeliverySchema, many=True))
 def list_deliveries():
     """The 50 most recent delivery records of your brand, newest first (listWebhookDeliveries)."""
-    return {"success": True, "data": deliveries.recent_deliveries(g.brand)}
+    return {"success": True, "data": deliveries.recent_deliveries(caller_brand())}
 
 
 @blp.get("/deliveries/<delivery_id>")
 @blp.response(200, envelope(DeliveryDetailSchema))
 def read_delivery(delivery_id):
     """One delivery record with its event id, next attempt time and every attempt."""
-    return single(deliveries.get_delivery(g.brand, delivery_id))
+    return single(deliveries.get_delivery(caller_brand(), delivery_id))
 
 
 @blp.post("/deliveries/<delivery_id>/retry")
 @blp.response(202, envelope(DeliverySchema))
 def retry_delivery(delivery_id):
     """Redeliver now; the attempt is made in the background and logged like any other."""
-    return single(deliveries.retry_delivery(g.brand, delivery_id))
+    return single(deliveries.retry_delivery(caller_brand(), delivery_id))
 
 
 @blp.post("/tests")
@@ -38,4 +37,4 @@ def retry_delivery(delivery_id):
 @blp.response(201, envelope(DeliverySchema))
 def send_test(data):
     """Send a signed `webhook.test` event to `url` or, without one, to your brand's webhook URL."""
-    return single(deliveries.send_test_webhook(g.brand, data.get("url")))
+    return single(deliveries.send_test_webhook(caller_brand(), data.get("url")))

@@ -56,6 +56,18 @@ class Payment(db.Model):
     customer = db.relationship("Customer")
     transaction = db.relationship("Transaction", back_populates="payment", uselist=False)
 
+    # The two values the API's payment view reads by join (services.payments.PAYMENT_VIEW), under the
+    # same names, so that one schema renders a Payment and a view row alike.
+    @property
+    def trx_id(self):
+        """The service's transaction reference, once completed."""
+        return self.transaction.trx_id if self.transaction is not None else None
+
+    @property
+    def brand_base_url(self):
+        """The brand's own origin for checkout links, if it has one."""
+        return self.brand.base_url if self.brand is not None else None
+
 
 class Transaction(db.Model):
     __tablename__ = "transactions"

@@ -80,9 +80,9 @@ def customer_summary(payment):
 
 
 class PaymentSchema(PaymentCreatedSchema):
-    """`data` of GET /payments/{payment_id} (spec 2.4 and CONTRACT.md)."""
+    """`data` of GET /payments/{payment_id} (spec 2.4 and CONTRACT.md), from a Payment or a payment view row."""
 
-    trx_id = fields.Method("get_trx_id", allow_none=True)
+    trx_id = fields.String(allow_none=True)
     reference = fields.String(allow_none=True)
     amount = Amount()
     amount_refunded = Amount()
@@ -96,8 +96,9 @@ class PaymentSchema(PaymentCreatedSchema):
     customer = fields.Function(customer_summary)
     metadata = fields.Raw(attribute="metadata_json", allow_none=True)
 
-    def get_trx_id(self, payment):
-        return payment.transaction.trx_id if payment.transaction else None
+    def get_attribute(self, obj, attr, default):
+        """Plain attribute access: a view row answers by name, and marshmallow's item lookup first would raise."""
+        return getattr(obj, attr, default)
 
 
 class PaymentListArgs(PageArgs):

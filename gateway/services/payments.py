@@ -5,13 +5,14 @@ import uuid
 from datetime import timedelta
 
 from flask import current_app
+from sqlalchemy import bindparam
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
-from ..extensions import commit_without_expiring, db
-from ..models import OPEN_STATUSES, Payment, Transaction
+from ..extensions import commit_without_expiring, db, insert_persistent
+from ..models import OPEN_STATUSES, Brand, Payment, Transaction
 from .callback_urls import check_callback_url
 from .customers import upsert_customer
 from .events import emit_event
@@ -24,8 +25,8 @@ def new_trx_id():
 
 
 def checkout_url(payment):
-    """Where the merchant sends the customer: the brand's origin + /checkout/<token>."""
-    base = (payment.brand.base_url if payment.brand and payment.brand.base_url else current_app.config["BASE_URL"])
+    """Where the merchant sends the customer: the brand's origin + /checkout/<token> (a Payment or a view row)."""
+    base = payment.brand_base_url or current_app.config["BASE_URL"]
     return f"{base.rstrip('/')}/checkout/{payment.token}"
 
 
@@ -42,49 +43,77 @@ def create_payment(brand, data):
     check_callback_url(data.get("callback_url"))
     customer = upsert_customer(brand, data.get("customer_name"), data.get("customer_mail"), data.get("customer_phone"))
     now = utcnow()
-    payment = Payment(
-        public_id=str(uuid.uuid4()), token=secrets.token_urlsafe(24), brand_id=brand.id, brand=brand,
-        customer=customer, reference=data.get("reference"), amount=data["amount"], amount_refunded=0,
-        currency=currency, status="created", callback_url=data.get("callback_url"),
-        redirect_url=data.get("redirect_url"), cancel_url=data.get("cancel_url"),
+    payment = insert_persistent(
+        Payment, public_id=str(uuid.uuid4()), token=secrets.token_urlsafe(24), brand_id=brand.id, brand=brand,
+        customer=customer, customer_id=customer.id if customer else None, reference=data.get("reference"),
+        amount=data["amount"], amount_refunded=0, currency=currency, status="created",
+        callback_url=data.get("callback_url"), redirect_url=data.get("redirect_url"), cancel_url=data.get("cancel_url"),
         customer_name=data.get("customer_name"), customer_email=data.get("customer_mail"),
         customer_phone=data.get("customer_phone"), metadata_json=data.get("metadata"),
         created_at=now, updated_at=now, expires_at=now + payment_ttl(brand),
     )
-    db.session.add(payment)
     commit_without_expiring()
     return payment
 
 
-# Built once: the merchant's read-back after every webhook runs it.
-PAYMENT_BY_PUBLIC_ID = (
-    db.select(Payment).options(joinedload(Payment.transaction))
-    .where(Payment.public_id == db.bindparam("public_id"), Payment.brand_id == db.bindparam("brand_id"))
+_P, _T, _B = Payment.__table__, Transaction.__table__, Brand.__table__
+# What the API renders of a payment (PaymentSchema), with its trx_id and its brand's origin, in one
+# Core query: the merchant reads a payment back after every webhook, and loading ORM objects for it
+# cost more than the rest of that request. Labels match the Payment attributes the schema reads.
+PAYMENT_VIEW = (
+    db.select(_P.c.public_id, _P.c.token, _P.c.status, _P.c.reference, _P.c.amount, _P.c.amount_refunded,
+              _P.c.currency, _P.c.provider, _P.c.provider_trx_id, _P.c.review_reason, _P.c.created_at,
+              _P.c.completed_at, _P.c.expires_at, _P.c.customer_name, _P.c.customer_email, _P.c.customer_phone,
+              _P.c.metadata.label("metadata_json"), _T.c.trx_id, _B.c.base_url.label("brand_base_url"))
+    .select_from(_P.join(_B, _B.c.id == _P.c.brand_id).outerjoin(_T, _T.c.payment_id == _P.c.id))
 )
+# Built once, with bind parameters: a prepared statement skips rebuilding and re-keying it.
+PAYMENT_VIEW_BY_PUBLIC_ID = PAYMENT_VIEW.where(_P.c.public_id == bindparam("public_id"),
+                                               _P.c.brand_id == bindparam("brand_id"))
+NEWEST_FIRST = (_P.c.created_at.desc(), _P.c.id.desc())
 
 
 def get_payment(brand, public_id):
     """A payment of this brand by its payment_id; 404 for anything else, another brand's included."""
     payment = db.session.execute(
-        PAYMENT_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand.id}
+        db.select(Payment).options(joinedload(Payment.transaction))
+        .where(_P.c.public_id == str(public_id), _P.c.brand_id == brand.id)
     ).scalar_one_or_none()
     if payment is None:
         raise not_found("payment")
     return payment
 
 
-def list_payments_query(brand, filters):
-    """The brand's payments, newest first, narrowed by status, reference and dates."""
-    query = db.select(Payment).where(Payment.brand_id == brand.id)
+def get_payment_view(brand_id, public_id):
+    """What the API shows of a payment of this brand (a read-only row); 404 for anything else."""
+    row = db.session.execute(PAYMENT_VIEW_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand_id}).first()
+    if row is None:
+        raise not_found("payment")
+    return row
+
+
+def payment_filters(brand_id, filters):
+    """WHERE clauses for a listing: the brand's payments, narrowed by status, reference and dates."""
+    clauses = [_P.c.brand_id == brand_id]
     if filters.get("status"):
-        query = query.where(Payment.status == filters["status"])
+        clauses.append(_P.c.status == filters["status"])
     if filters.get("reference"):
-        query = query.where(Payment.reference == filters["reference"])
+        clauses.append(_P.c.reference == filters["reference"])
     if filters.get("from"):
-        query = query.where(Payment.created_at >= filters["from"])
+        clauses.append(_P.c.created_at >= filters["from"])
     if filters.get("to"):
-        query = query.where(Payment.created_at <= filters["to"])
-    return query.order_by(Payment.created_at.desc(), Payment.id.desc())
+        clauses.append(_P.c.created_at <= filters["to"])
+    return clauses
+
+
+def list_payments_query(brand, filters):
+    """The brand's payments (ORM rows, for the panel), newest first, narrowed as `payment_filters` says."""
+    return db.select(Payment).where(*payment_filters(brand.id, filters)).order_by(*NEWEST_FIRST)
+
+
+def list_payment_views_query(brand_id, filters):
+    """The same listing as the API shows it: view rows, newest first."""
+    return PAYMENT_VIEW.where(*payment_filters(brand_id, filters)).order_by(*NEWEST_FIRST)
 
 
 def transition(payment, from_states, to_state, **values):
