@@ -46,6 +46,7 @@ class Config:
     SWEEP_INTERVAL = int(os.environ.get("SWEEP_INTERVAL", 15))
     JOBS_IN_PROCESS = True
     API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "100/second")
+    API_AUTH_FAILURE_LIMIT = os.environ.get("API_AUTH_FAILURE_LIMIT", "30/minute")
     LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10/minute")
     CHECKOUT_CLAIM_RATE_LIMIT = os.environ.get("CHECKOUT_CLAIM_RATE_LIMIT", "10/hour")
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)

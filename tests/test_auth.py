@@ -275,6 +275,30 @@ def test_the_fourth_request_in_a_minute_is_429_with_retry_after_per_key(limited_
     assert limited.post(PAYMENTS, json=NEW_PAYMENT, headers=first).status_code == 429
 
 
+def test_made_up_keys_from_one_address_share_one_limit(limited_apps, brand, make_key):
+    limited = limited_apps(API_RATE_LIMIT="100/minute", API_AUTH_FAILURE_LIMIT="3/minute").test_client()
+    made_up = [{"Authorization": f"Bearer gw_live_made-up-{number}"} for number in range(5)]
+
+    assert [limited.get(PAYMENTS, headers=headers).status_code for headers in made_up[:3]] == [401, 401, 401]
+    refused = limited.get(PAYMENTS, headers=made_up[3])
+
+    assert_error(refused, 429, "RATE_LIMITED")
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert "made-up" not in refused.get_data(as_text=True)
+    # A real key from the same address is not held back, and another address is counted on its own.
+    assert limited.get(PAYMENTS, headers=make_key(brand, ["read"])).status_code == 200
+    elsewhere = limited.get(PAYMENTS, headers=made_up[4], environ_base={"REMOTE_ADDR": "198.51.100.7"})
+    assert_error(elsewhere, 401, "INVALID_TOKEN")
+
+
+def test_a_valid_key_does_not_count_against_the_refused_key_limit(limited_apps, brand, make_key):
+    limited = limited_apps(API_RATE_LIMIT="100/minute", API_AUTH_FAILURE_LIMIT="1/minute").test_client()
+    headers = make_key(brand, ["read"])
+
+    assert [limited.get(PAYMENTS, headers=headers).status_code for _ in range(5)] == [200] * 5
+    assert_error(limited.get(PAYMENTS, headers={"Authorization": "Bearer made-up"}), 401, "INVALID_TOKEN")
+
+
 def test_rate_limits_are_off_when_disabled(client, auth):
     assert {client.get(PAYMENTS, headers=auth).status_code for _ in range(10)} == {200}
 

@@ -8,6 +8,7 @@ from ..errors import ApiError
 from ..extensions import db
 from ..models import ApiKey, Brand, User
 from ..services.api_keys import find_active_key
+from .rate_limit import count_refused_key
 
 # last_used_at is refreshed at most this often, so reads do not become writes.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -32,6 +33,7 @@ def authenticate(extra_scopes=()):
         raise ApiError(401, "MISSING_TOKEN", "Send your API key as `Authorization: Bearer <API_KEY>`.")
     key = find_active_key(token) if token else None
     if key is None:
+        count_refused_key()
         raise ApiError(401, "INVALID_TOKEN", "The API key does not exist or has been revoked.")
     needed = METHOD_SCOPES.get(request.method, {"write"}) | set(extra_scopes)
     missing = needed.difference(key.scopes.split(","))

@@ -1,4 +1,5 @@
-"""The per-key API rate limit (API_RATE_LIMIT), counted in Redis when REDIS_URL is set.
+"""The per-key API rate limit (API_RATE_LIMIT), counted in Redis when REDIS_URL is set, and the per-address
+limit on refused keys (API_AUTH_FAILURE_LIMIT), which made-up keys cannot dodge by changing each time.
 
 With Redis it calls the `limits` library (the engine under Flask-Limiter) directly: one counter
 hit per request, which keeps the limiter off the API's hot path. Without Redis the counters are
@@ -48,23 +49,24 @@ class LocalFixedWindow:
 class SharedFixedWindow:
     """The same check over a `limits` storage (Redis), shared between processes."""
 
-    def __init__(self, storage_uri, limit):
+    def __init__(self, storage_uri, limit, namespace):
         self.limiter = FixedWindowRateLimiter(storage_from_string(storage_uri))
-        self.limit = limit
+        self.limit, self.namespace = limit, namespace
 
     def hit(self, identity):
-        if self.limiter.hit(self.limit, "api", identity):
+        if self.limiter.hit(self.limit, self.namespace, identity):
             return True, None
-        return False, self.limiter.get_window_stats(self.limit, "api", identity).reset_time
+        return False, self.limiter.get_window_stats(self.limit, self.namespace, identity).reset_time
 
 
-def api_limiter(app):
-    """The app's limiter, built once from its configuration."""
-    limiter = app.extensions.get("gateway_rate_limit")
+def limiter_for(app, setting):
+    """The app's limiter for the limit named by `setting` (e.g. API_RATE_LIMIT), built once."""
+    limiters = app.extensions.setdefault("gateway_rate_limits", {})
+    limiter = limiters.get(setting)
     if limiter is None:
-        uri, limit = app.config["RATELIMIT_STORAGE_URI"], parse(app.config["API_RATE_LIMIT"])
-        limiter = LocalFixedWindow(limit) if uri.startswith("memory://") else SharedFixedWindow(uri, limit)
-        app.extensions["gateway_rate_limit"] = limiter
+        uri, limit = app.config["RATELIMIT_STORAGE_URI"], parse(app.config[setting])
+        limiter = LocalFixedWindow(limit) if uri.startswith("memory://") else SharedFixedWindow(uri, limit, setting)
+        limiters[setting] = limiter
     return limiter
 
 
@@ -76,14 +78,24 @@ def api_key_identity():
     return "addr:" + (request.remote_addr or "unknown")
 
 
-def check_api_rate_limit():
-    """Count this request against its key's limit; 429 RATE_LIMITED with Retry-After past it."""
+def count_against(setting, identity, message):
+    """Count one request of `identity` against the limit `setting`; 429 RATE_LIMITED with Retry-After past it."""
     app = current_app._get_current_object()
     if not app.config.get("RATELIMIT_ENABLED", True):
         return
-    allowed, reset_at = api_limiter(app).hit(api_key_identity())
+    allowed, reset_at = limiter_for(app, setting).hit(identity)
     if allowed:
         return
     retry_after = max(1, math.ceil(reset_at - time.time()))
-    raise ApiError(429, "RATE_LIMITED", "Too many requests for this API key; slow down.",
-                   headers={"Retry-After": str(retry_after)})
+    raise ApiError(429, "RATE_LIMITED", message, headers={"Retry-After": str(retry_after)})
+
+
+def check_api_rate_limit():
+    """Count this request against its key's limit, before anything else is done for it."""
+    count_against("API_RATE_LIMIT", api_key_identity(), "Too many requests for this API key; slow down.")
+
+
+def count_refused_key():
+    """Count a refused key against the client's address: each made-up key would otherwise get a limit of its own."""
+    count_against("API_AUTH_FAILURE_LIMIT", "addr:" + (request.remote_addr or "unknown"),
+                  "Too many requests with unknown or revoked API keys from this address; slow down.")
