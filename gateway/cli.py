@@ -8,6 +8,7 @@ from .errors import ApiError
 from .extensions import db
 from .models import Brand, User
 from .services.api_keys import generate_key, revoke_key
+from .services.brands import create_first_brand
 
 gateway_cli = AppGroup("gateway", help="Operate the payment gateway.")
 
@@ -46,7 +47,7 @@ def echo_sign_in():
 @click.option("--email", default=DEMO_EMAIL, show_default=True, help="The super-administrator's sign-in.")
 @click.option("--password", default=None, help="Defaults to a random one, printed once.")
 def bootstrap(brand_name, email, password):
-    """Create the brand, a super-administrator and a first API key; running it again changes nothing."""
+    """Create the brand, a super-administrator and a first API key at once; running it again changes nothing."""
     import secrets
 
     if db.session.execute(db.select(Brand).limit(1)).scalar_one_or_none() is not None:
@@ -57,17 +58,12 @@ def bootstrap(brand_name, email, password):
         raise click.ClickException(f"Not an e-mail address: {email!r}")
     if password is not None and len(password) < 8:
         raise click.ClickException("The password must have at least 8 characters.")
-    brand = Brand(name=brand_name, slug="default")
-    db.session.add(brand)
-    db.session.flush()
     password = password or secrets.token_urlsafe(12)
-    admin = User(brand_id=brand.id, email=email.strip().lower(), name="Administrator", role="super_admin")
-    admin.set_password(password)
-    db.session.add(admin)
-    db.session.commit()
-    for hook in BOOTSTRAP_HOOKS:
-        hook(brand)
-    _, secret = generate_key(brand, "default", ["read", "write", "admin"])
+    try:
+        brand, admin, secret = create_first_brand(brand_name, email.strip().lower(), password)
+    except ApiError as error:
+        fail_on_api_error(error)
+    run_bootstrap_hooks(brand)
     click.echo(f"Brand:        {brand.name}")
     echo_sign_in()
     click.echo(f"Admin login:  {admin.email}")
@@ -78,6 +74,16 @@ def bootstrap(brand_name, email, password):
 
 # Later parts of the gateway add steps here (e.g. a first payment method).
 BOOTSTRAP_HOOKS = []
+
+
+def run_bootstrap_hooks(brand):
+    """The extra bootstrap steps; one that fails is reported and skipped, since the install is already committed."""
+    for hook in BOOTSTRAP_HOOKS:
+        try:
+            hook(brand)
+        except Exception as error:  # noqa: BLE001 - the admin's password and the key below must still be shown
+            db.session.rollback()
+            click.echo(f"Skipped the bootstrap step {hook.__name__}: {error}", err=True)
 
 
 @gateway_cli.command("create-admin")

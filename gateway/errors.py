@@ -117,6 +117,9 @@ def render_http_exception(error):
     if error.code == 422 and "messages" in data:
         return error_response(422, "VALIDATION_ERROR", "The request has invalid fields.",
                               flatten_messages(data["messages"]), headers)
+    if error.code == 400 and "json" in (data.get("messages") or {}):
+        # webargs' own "Invalid JSON body.", should a body reach it that check_json_body let through.
+        return error_response(400, "INVALID_JSON", "The request body is not valid UTF-8 JSON.", headers=headers)
     if error.code == 413:
         return error_response(413, "PAYLOAD_TOO_LARGE", "The request body is too large.")
     code = HTTP_CODES.get(error.code, "ERROR")

@@ -3,6 +3,7 @@ import pytest
 
 from gateway.extensions import db
 from gateway.models import ApiKey, IdempotencyRecord
+from tests.bad_input import JSON, assert_refused, body_cases, raw_body, send
 from tests.factories import UserFactory
 
 URL = "/api/v1/api-keys"
@@ -187,6 +188,47 @@ def test_an_idempotency_key_never_stores_the_secret(client, admin):
     assert db.session.scalar(db.select(db.func.count()).select_from(IdempotencyRecord)) == 0
     secret = first.json["data"]["key"]
     assert db.session.scalar(db.select(db.func.count()).select_from(ApiKey).where(ApiKey.key_hash == secret)) == 0
+
+
+# --- the wall of bad bodies -------------------------------------------------------------------
+
+GOOD = {"label": "Shop server", "scopes": ["read", "write"]}
+BAD_LABELS = [
+    ("missing", None), ("null", "null"), ("empty", '""'), ("blank", '"   "'), ("too long", '"' + "x" * 101 + '"'),
+    ("huge", '"' + "x" * 100_000 + '"'), ("number", "12"), ("-1 number", "-1"), ("0 number", "0"),
+    ("1.001 number", "1.001"), ("1e3 number", "1e3"), ("NaN literal", "NaN"), ("Infinity literal", "Infinity"),
+    ("huge number", "1" + "0" * 40), ("bool", "true"), ("list", '["label"]'), ("object", '{"a": 1}'),
+    ("nul", '"nul\\u0000"'), ("lone surrogate", '"\\ud800"'),
+]
+BAD_SCOPES = [
+    ("null", "null"), ("empty list", "[]"), ("string", '"read"'), ("comma string", '"read,write"'),
+    ("unknown", '["root"]'), ("one unknown", '["read", "root"]'), ("upper case", '["READ"]'), ("empty item", '[""]'),
+    ("number item", "[1]"), ("-1", '["-1"]'), ("0", "[0]"), ("1.001", "[1.001]"), ("1e3", '["1e3"]'),
+    ("NaN", '["NaN"]'), ("NaN literal", "[NaN]"), ("huge item", '["' + "r" * 100_000 + '"]'),
+    ("nested list", '[["read"]]'), ("object", '{"read": true}'), ("number", "7"), ("nul item", '["read\\u0000"]'),
+    ("many unknown", "[" + ", ".join(['"x"'] * 10_000) + "]"),
+]
+# (id, body, content type, status, code, field at fault)
+BAD_KEY_BODIES = body_cases(GOOD, "label") + [
+    ("no body", None, None, 422, "VALIDATION_ERROR", "label"),
+    ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "label"),
+    ("name alias bad", raw_body(GOOD, label=None, name="42"), JSON, 422, "VALIDATION_ERROR", "label"),
+] + [(f"label {label}", raw_body(GOOD, label=raw), JSON, 422, "VALIDATION_ERROR", "label")
+     for label, raw in BAD_LABELS] + [
+    (f"scopes {label}", raw_body(GOOD, scopes=raw), JSON, 422, "VALIDATION_ERROR", "scopes")
+    for label, raw in BAD_SCOPES]
+
+
+@pytest.mark.parametrize("body, content_type, status, code, field", [case[1:] for case in BAD_KEY_BODIES],
+                         ids=[case[0] for case in BAD_KEY_BODIES])
+def test_bad_key_bodies_are_refused_in_the_envelope_and_write_nothing(client, admin, body, content_type, status,
+                                                                      code, field):
+    before = key_count()
+
+    response = send(client, "post", URL, admin, body, content_type)
+
+    assert_refused(response, status, code, field)
+    assert key_count() == before
 
 
 # --- the service rules, without HTTP ------------------------------------------------------------

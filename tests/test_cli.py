@@ -58,6 +58,40 @@ def test_bootstrap_again_changes_nothing(runner, bootstrapped):
     assert last_line(bootstrapped) not in again.output
 
 
+def test_a_failure_while_creating_the_key_leaves_no_brand_and_no_user(runner, monkeypatch):
+    import gateway.services.brands
+
+    def key_creation_fails(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(gateway.services.brands, "add_key", key_creation_fails)
+        failed = invoke(runner, "bootstrap")
+
+    assert failed.exit_code != 0
+    assert counts() == (0, 0, 0)
+    again = invoke(runner, "bootstrap")
+    assert again.exit_code == 0, again.output
+    assert "nothing changed" not in again.output
+    assert counts() == (1, 1, 1)
+
+
+def test_a_bootstrap_step_that_fails_is_reported_and_the_key_still_shown(runner, client, monkeypatch):
+    import gateway.cli
+
+    def demo_method_fails(brand):
+        raise RuntimeError("no demo number today")
+
+    monkeypatch.setattr(gateway.cli, "BOOTSTRAP_HOOKS", [demo_method_fails])
+
+    result = invoke(runner, "bootstrap")
+
+    assert result.exit_code == 0, result.output
+    assert "no demo number today" in result.output
+    assert counts() == (1, 1, 1)
+    assert client.get(PAYMENTS, headers={"Authorization": f"Bearer {last_line(result)}"}).status_code == 200
+
+
 def test_bootstrap_takes_the_admin_address_and_password(runner):
     result = invoke(runner, "bootstrap", "--email", "Owner@Shop.example", "--password", "a long secret")
 

@@ -5,6 +5,7 @@ import pytest
 
 from gateway.extensions import db
 from gateway.models import Customer, Payment
+from tests.bad_input import BAD_EMAILS, BAD_PHONES, JSON, assert_refused, body_cases, raw_body, send
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
 
 URL = "/api/v1/customers"
@@ -108,7 +109,7 @@ def test_unknown_customer_is_404(client, auth, brand, ident):
     response = client.get(f"{URL}/{ident}", headers=auth)
 
     assert response.status_code == 404
-    assert response.json["code"] in {"CUSTOMER_NOT_FOUND", "NOT_FOUND"}
+    assert response.json["code"] == "CUSTOMER_NOT_FOUND"
     assert response.json["success"] is False
 
 
@@ -273,6 +274,67 @@ def test_payments_upsert_the_customer_the_api_then_shows(client, auth):
 
     assert (data["name"], data["phone"], data["payment_count"], data["total_paid"]) == (
         "Upserted", "+8801755555555", 1, "0.00")
+
+
+# --- the wall of bad bodies ---------------------------------------------------------------------
+
+GOOD = {"name": "Rahim Uddin", "email": "rahim@example.com", "phone": "+8801712345678"}
+BAD_NAMES = [
+    ("too long", '"' + "n" * 201 + '"'), ("huge", '"' + "n" * 100_000 + '"'), ("number", "7"), ("-1", "-1"),
+    ("1.001", "1.001"), ("NaN literal", "NaN"), ("bool", "false"), ("list", '["name"]'), ("object", '{"a": 1}'),
+    ("nul", '"A\\u0000B"'), ("lone surrogate", '"\\udfff"'),
+]
+FIELD_CASES = ([(f"email {label}", "email", raw) for label, raw in BAD_EMAILS]
+               + [(f"phone {label}", "phone", raw) for label, raw in BAD_PHONES]
+               + [(f"name {label}", "name", raw) for label, raw in BAD_NAMES])
+# (id, body, content type, status, code, field at fault)
+BAD_CREATE_BODIES = body_cases(GOOD, "name") + [
+    ("no body", None, None, 422, "VALIDATION_ERROR", "email"),
+    ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "email"),
+    ("only unknown fields", '{"mail": "rahim@example.com", "mobile": "+8801712345678"}', JSON, 422,
+     "VALIDATION_ERROR", "email"),
+    ("no contact", raw_body(GOOD, email=None, phone=None), JSON, 422, "VALIDATION_ERROR", "email"),
+    ("null contacts", raw_body(GOOD, email="null", phone="null"), JSON, 422, "VALIDATION_ERROR", "phone"),
+] + [(label, raw_body(GOOD, **{field: raw}), JSON, 422, "VALIDATION_ERROR", field) for label, field, raw in FIELD_CASES]
+BAD_UPDATE_BODIES = body_cases(GOOD, "name") + [
+    ("no body", None, None, 422, "VALIDATION_ERROR", "body"),
+    ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "body"),
+    ("only unknown fields", '{"mail": "rahim@example.com"}', JSON, 422, "VALIDATION_ERROR", "body"),
+    ("clearing both contacts", '{"email": null, "phone": null}', JSON, 422, "VALIDATION_ERROR", "phone"),
+] + [(label, raw_body({}, **{field: raw}), JSON, 422, "VALIDATION_ERROR", field) for label, field, raw in FIELD_CASES]
+
+
+def profiles():
+    """Every stored profile as (id, name, email, phone)."""
+    db.session.expire_all()
+    return db.session.execute(db.select(Customer.id, Customer.name, Customer.email, Customer.phone)
+                              .order_by(Customer.id)).all()
+
+
+@pytest.mark.parametrize("body, content_type, status, code, field", [case[1:] for case in BAD_CREATE_BODIES],
+                         ids=[case[0] for case in BAD_CREATE_BODIES])
+def test_bad_customer_bodies_are_refused_in_the_envelope_and_write_nothing(client, auth, brand, body,
+                                                                           content_type, status, code, field):
+    CustomerFactory(brand=brand, email="other@example.com", phone="+8801899999999")
+    before = profiles()
+
+    response = send(client, "post", URL, auth, body, content_type)
+
+    assert_refused(response, status, code, field)
+    assert profiles() == before
+
+
+@pytest.mark.parametrize("body, content_type, status, code, field", [case[1:] for case in BAD_UPDATE_BODIES],
+                         ids=[case[0] for case in BAD_UPDATE_BODIES])
+def test_bad_customer_changes_are_refused_in_the_envelope_and_change_nothing(client, auth, brand, body,
+                                                                            content_type, status, code, field):
+    customer = CustomerFactory(brand=brand, name="Same", email="same@example.com", phone="+8801711111111")
+    before = profiles()
+
+    response = send(client, "patch", f"{URL}/{customer.id}", auth, body, content_type)
+
+    assert_refused(response, status, code, field)
+    assert profiles() == before
 
 
 # --- the service rules, without HTTP ------------------------------------------------------------

@@ -7,7 +7,9 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
 from tests.factories import CustomerFactory, UserFactory, completed_payment
+from tests.webhook_support import receiver  # noqa: F401,F811 - fixture
 
+HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 OPERATIONS = [
     ("post", "/api/v1/payments"), ("get", "/api/v1/payments"), ("get", "/api/v1/payments/{payment_id}"),
     ("post", "/api/v1/payments/{payment_id}/cancel"),
@@ -16,7 +18,8 @@ OPERATIONS = [
     ("post", "/api/v1/customers"), ("get", "/api/v1/customers"), ("get", "/api/v1/customers/{ident}"),
     ("patch", "/api/v1/customers/{ident}"), ("delete", "/api/v1/customers/{ident}"),
     ("get", "/api/v1/api-keys"), ("post", "/api/v1/api-keys"), ("delete", "/api/v1/api-keys/{key_id}"),
-    ("get", "/api/v1/webhooks/deliveries"), ("post", "/api/v1/webhooks/deliveries/{delivery_id}/retry"),
+    ("get", "/api/v1/webhooks/deliveries"), ("get", "/api/v1/webhooks/deliveries/{delivery_id}"),
+    ("post", "/api/v1/webhooks/deliveries/{delivery_id}/retry"),
     ("post", "/api/v1/webhooks/tests"),
     ("get", "/api/v1/sms/outbound"), ("post", "/api/v1/sms/outbound"),
     ("post", "/api/v1/sms/outbound/{message_id}/retry"),
@@ -90,14 +93,19 @@ def json_schema(node):
     return converted
 
 
-def operation_for(spec, method, url):
-    """The documented operation a concrete request path belongs to."""
+def template_for(spec, method, url):
+    """The documented path template a concrete request path belongs to."""
     path = url.split("?")[0]
     for template, operations in spec["paths"].items():
         pattern = "^" + "[^/]+".join(re.escape(part) for part in re.split(r"\{[^}]+\}", template)) + "$"
         if re.match(pattern, path) and method in operations:
-            return operations[method]
+            return template
     raise AssertionError(f"{method.upper()} {path} is not in the document")
+
+
+def operation_for(spec, method, url):
+    """The documented operation a concrete request path belongs to."""
+    return spec["paths"][template_for(spec, method, url)][method]
 
 
 def assert_documented(spec, method, url, response):
@@ -119,50 +127,136 @@ def admin(brand, make_key):
     return {**make_key(brand, ["read", "write", "admin"]), "X-Super-Admin-Email": "root@example.com"}
 
 
-def test_real_answers_match_the_documented_schemas(client, spec, brand, admin, make_key):
-    calls = []
+class Recorder:
+    """A test client wrapper that keeps every call, to check each answer against the document afterwards."""
 
-    def call(method, url, **kwargs):
-        response = getattr(client, method)(url, **kwargs)
-        calls.append((method, url, response))
+    def __init__(self, client):
+        self.client = client
+        self.calls = []
+
+    def __call__(self, method, url, **kwargs):
+        response = getattr(self.client, method)(url, **kwargs)
+        self.calls.append((method, url, response))
         return response
 
-    body = {"amount": "500.00", "currency": "BDT", "reference": "DOC-1", "customer_mail": "doc@example.com",
-            "customer_name": "Doc", "customer_phone": "+8801712345678", "metadata": {"cart": 7},
-            "callback_url": "https://shop.example/hook"}
-    created = call("post", "/api/v1/payments", json=body, headers=admin).json["data"]
+
+PAYMENT_BODY = {"amount": "500.00", "currency": "BDT", "reference": "DOC-1", "customer_mail": "doc@example.com",
+                "customer_name": "Doc", "customer_phone": "+8801712345678", "metadata": {"cart": 7},
+                "callback_url": "https://shop.example/hook"}
+
+
+def exercise_payments(call, brand, admin, make_key):
+    """Every payment operation, a 401, a 403, a 404, a 409, a 422, a 400, a 413 and a 415; returns a paid payment."""
+    created = call("post", "/api/v1/payments", json=PAYMENT_BODY, headers=admin).json["data"]
     paid = completed_payment(brand=brand, reference="DOC-2")
     call("get", f"/api/v1/payments/{created['payment_id']}", headers=admin)
     call("get", f"/api/v1/payments/{paid.public_id}", headers=admin)
     call("get", "/api/v1/payments?per_page=5", headers=admin)
     call("post", f"/api/v1/payments/{created['payment_id']}/cancel", headers=admin)
 
+    call("get", "/api/v1/payments")  # 401 MISSING_TOKEN
+    call("get", "/api/v1/payments", headers={"Authorization": "Bearer gw_live_revoked"})  # 401 INVALID_TOKEN
+    call("post", "/api/v1/payments", json=PAYMENT_BODY, headers=make_key(brand, ["read"]))  # 403
+    call("get", f"/api/v1/payments/{uuid.uuid4()}", headers=admin)  # 404
+    call("post", f"/api/v1/payments/{paid.public_id}/cancel", headers=admin)  # 409
+    call("post", "/api/v1/payments", json={"amount": "-1"}, headers=admin)  # 422 with errors
+    call("get", "/api/v1/payments?page=0", headers=admin)  # 422 on the query
+    call("post", "/api/v1/payments", data="{", content_type="application/json", headers=admin)  # 400
+    call("post", "/api/v1/payments", data="a=1", content_type="text/plain", headers=admin)  # 415
+    call("post", "/api/v1/payments", data='{"reference": "' + "r" * 1024 * 1024 + '"}',
+         content_type="application/json", headers=admin)  # 413
+    keyed = {**admin, "Idempotency-Key": "doc-1"}
+    call("post", "/api/v1/payments", json=PAYMENT_BODY, headers=keyed)
+    call("post", "/api/v1/payments", json=PAYMENT_BODY, headers=keyed)  # the replay
+    call("post", "/api/v1/payments", json={**PAYMENT_BODY, "amount": "1.00"}, headers=keyed)  # 422 key reused
+    return paid
+
+
+def exercise_transactions_and_refunds(call, paid, admin):
+    """Transactions read and listed; a refund made, listed, read, and one that exceeds what remains."""
+    trx_id = paid.transaction.trx_id
+    call("get", "/api/v1/transactions?per_page=5", headers=admin)
+    call("get", f"/api/v1/transactions/{trx_id}", headers=admin)
+    call("get", "/api/v1/transactions/TRXAAAAAAAAAAAA", headers=admin)  # 404
+    refund = call("post", "/api/v1/refunds", json={"trx_id": trx_id, "amount": "100.00", "reason": "Doc"},
+                  headers=admin).json["data"]
+    call("post", "/api/v1/refunds", json={"trx_id": trx_id, "amount": "10000.00"}, headers=admin)  # 422 exceeds
+    call("get", "/api/v1/refunds?per_page=5", headers=admin)
+    call("get", f"/api/v1/refunds/{refund['id']}", headers=admin)
+    call("get", "/api/v1/refunds/999999", headers=admin)  # 404
+    call("get", "/api/v1/dashboard/summary", headers=admin)
+
+
+def exercise_customers(call, brand, admin):
+    """Every customer operation, a 404 and a 409."""
     customer = CustomerFactory(brand=brand)
     call("post", "/api/v1/customers", json={"email": "new@example.com", "name": "New"}, headers=admin)
     call("get", "/api/v1/customers", headers=admin)
     call("get", f"/api/v1/customers/{customer.id}", headers=admin)
     call("patch", f"/api/v1/customers/{customer.id}", json={"name": None}, headers=admin)
     call("delete", f"/api/v1/customers/{customer.id}", headers=admin)
+    call("get", f"/api/v1/customers/{customer.id}", headers=admin)  # 404
+    call("post", "/api/v1/customers", json={"email": "new@example.com"}, headers=admin)  # 409 with errors
 
+
+def exercise_api_keys(call, admin):
+    """Every key operation, a 400 and a 403 of the super-administrator check, a 404 and a 409."""
     key = call("post", "/api/v1/api-keys", json={"label": "doc", "scopes": ["read"]}, headers=admin).json["data"]
+    call("post", "/api/v1/api-keys", json={"label": "doc"}, headers=admin)  # 409 LABEL_TAKEN
     call("get", "/api/v1/api-keys", headers=admin)
     call("delete", f"/api/v1/api-keys/{key['id']}", headers=admin)
-
-    # Errors: each status the API answers with, in the documented envelope.
-    call("get", "/api/v1/payments")  # 401
-    call("post", "/api/v1/payments", json=body, headers=make_key(brand, ["read"]))  # 403
-    call("get", f"/api/v1/payments/{uuid.uuid4()}", headers=admin)  # 404
-    call("post", f"/api/v1/payments/{paid.public_id}/cancel", headers=admin)  # 409
-    call("post", "/api/v1/payments", json={"amount": "-1"}, headers=admin)  # 422 with errors
-    call("post", "/api/v1/payments", data="{", content_type="application/json", headers=admin)  # 400
-    call("post", "/api/v1/payments", data="a=1", content_type="text/plain", headers=admin)  # 415
-    call("post", "/api/v1/customers", json={"email": "new@example.com"}, headers=admin)  # 409 with errors
+    call("delete", f"/api/v1/api-keys/{key['id']}", headers=admin)  # 404
     call("get", "/api/v1/api-keys", headers={"Authorization": admin["Authorization"]})  # 400
+    call("get", "/api/v1/api-keys", headers={**admin, "X-Super-Admin-Email": "nobody@example.com"})  # 403
 
-    statuses = {response.status_code for _, _, response in calls}
-    assert {200, 201, 400, 401, 403, 404, 409, 415, 422} <= statuses
-    for method, url, response in calls:
+
+def exercise_webhooks(call, receiver, admin):
+    """A test event delivered for real, the log, one record with its attempts, a retry, and a 404."""
+    from gateway.services.webhooks import deliver_webhook
+
+    delivery = call("post", "/api/v1/webhooks/tests", json={"url": receiver.url}, headers=admin).json["data"]
+    deliver_webhook(delivery["id"])
+    call("get", "/api/v1/webhooks/deliveries", headers=admin)
+    call("get", f"/api/v1/webhooks/deliveries/{delivery['id']}", headers=admin)
+    call("post", f"/api/v1/webhooks/deliveries/{delivery['id']}/retry", headers=admin)
+    call("get", "/api/v1/webhooks/deliveries/999999", headers=admin)  # 404
+    call("post", "/api/v1/webhooks/tests", json={"url": "ftp://shop.example"}, headers=admin)  # 422
+
+
+def exercise_outbound_sms(call, admin):
+    """A message queued, listed, refused a retry while queued (409), and retried once failed."""
+    from gateway.extensions import db
+    from gateway.models import OutboundSms
+
+    body = {"to": "01712345678", "body": "Doc"}
+    message = call("post", "/api/v1/sms/outbound", json=body, headers=admin).json["data"]
+    call("get", "/api/v1/sms/outbound?status=queued", headers=admin)
+    call("post", f"/api/v1/sms/outbound/{message['id']}/retry", headers=admin)  # 409
+    db.session.execute(db.update(OutboundSms).where(OutboundSms.id == message["id"]).values(status="failed"))
+    db.session.commit()
+    call("post", f"/api/v1/sms/outbound/{message['id']}/retry", headers=admin)
+    call("post", "/api/v1/sms/outbound/999999/retry", headers=admin)  # 404
+
+
+def test_real_answers_match_the_documented_schemas(client, spec, brand, admin, make_key, receiver):
+    call = Recorder(client)
+
+    paid = exercise_payments(call, brand, admin, make_key)
+    exercise_transactions_and_refunds(call, paid, admin)
+    exercise_customers(call, brand, admin)
+    exercise_api_keys(call, admin)
+    exercise_webhooks(call, receiver, admin)
+    exercise_outbound_sms(call, admin)
+
+    statuses = {response.status_code for _, _, response in call.calls}
+    assert {200, 201, 202, 400, 401, 403, 404, 409, 413, 415, 422} <= statuses
+    for method, url, response in call.calls:
         assert_documented(spec, method, url, response)
+    answered = {(method, template_for(spec, method, url)) for method, url, response in call.calls
+                if response.status_code < 300}
+    documented = {(method, path) for path, operations in spec["paths"].items() for method in operations
+                  if method in HTTP_METHODS}
+    assert documented - answered == set(), "operations never answered with success here"
 
 
 def test_the_response_check_catches_an_undocumented_field(client, spec, auth):

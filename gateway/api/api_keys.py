@@ -34,7 +34,7 @@ def create_key(data):
     return single(key)
 
 
-@blp.delete("/<int:key_id>")
+@blp.delete("/<key_id>")
 @blp.doc(parameters=[SUPER_ADMIN_HEADER])
 @blp.response(200, envelope(ApiKeySchema))
 def revoke_key(key_id):

@@ -7,7 +7,8 @@ from .paging import listing, paginate, single
 from .resource import resource_blueprint
 
 URL = "sms/outbound"
-blp = resource_blueprint("outbound_sms", "Outbound SMS sent by a companion device or an SMS provider.")
+blp = resource_blueprint("outbound_sms", "Outbound SMS sent by a companion device or an SMS provider.",
+                         thing="outbound_sms")
 
 
 @blp.get("")

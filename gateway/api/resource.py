@@ -1,8 +1,10 @@
 """The blueprint every API resource is built on: auth, body checks, idempotency, rate limit."""
-from flask import request
+import json
+
+from flask import current_app, request
 from flask_smorest import Blueprint
 
-from ..errors import ApiError
+from ..errors import ApiError, not_found
 from . import idempotency
 from .auth import authenticate, require_super_admin
 from .rate_limit import check_api_rate_limit
@@ -10,12 +12,15 @@ from .rate_limit import check_api_rate_limit
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-def resource_blueprint(name, description, extra_scopes=(), super_admin=False, idempotent=True):
+def resource_blueprint(name, description, extra_scopes=(), super_admin=False, idempotent=True, thing=None):
     """A flask-smorest Blueprint whose every request is authenticated and checked.
 
     `idempotent=False` ignores Idempotency-Key, for answers that must never be stored (key secrets).
+    `thing` names the resource in its 404 code (`payment` gives PAYMENT_NOT_FOUND); the default is
+    the name without its plural "s".
     """
     blp = Blueprint(name, __name__ + "." + name, description=description)
+    blp.thing = thing or name.replace("-", "_").removesuffix("s")
 
     @blp.before_request
     def guard():
@@ -33,13 +38,19 @@ def resource_blueprint(name, description, extra_scopes=(), super_admin=False, id
 
 
 def check_path_arguments():
-    """No id holds a NUL character, and PostgreSQL cannot even compare one: answer 404 before a query."""
-    if any("\x00" in str(value) for value in (request.view_args or {}).values()):
-        raise ApiError(404, "NOT_FOUND", "No such resource.")
+    """No id holds a NUL character, and PostgreSQL cannot even compare one: the resource's 404 before a query."""
+    view_args = request.view_args
+    if view_args and any("\x00" in str(value) for value in view_args.values()):
+        raise not_found(current_app.blueprints[request.blueprint].thing)
 
 
 def check_json_body():
-    """A body, when sent, must be JSON that parses (415 and 400 otherwise)."""
+    """A body, when sent, must be UTF-8 JSON that parses (415 and 400 otherwise).
+
+    RFC 8259 makes JSON UTF-8 and gives application/json no charset parameter, so a declared
+    charset is ignored and the bytes are decoded as UTF-8 only: a UTF-16 or Latin-1 body, or a
+    byte order mark, is INVALID_JSON, exactly as the argument parser would read it.
+    """
     if request.method not in BODY_METHODS:
         return
     raw = request.get_data(cache=True)
@@ -47,5 +58,7 @@ def check_json_body():
         return
     if not request.is_json:
         raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with `Content-Type: application/json`.")
-    if request.get_json(silent=True) is None:
-        raise ApiError(400, "INVALID_JSON", "The request body is not valid JSON.")
+    try:
+        json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # undecodable bytes, bad syntax, absurd nesting or integer length
+        raise ApiError(400, "INVALID_JSON", "The request body is not valid UTF-8 JSON.") from None

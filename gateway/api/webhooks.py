@@ -7,7 +7,7 @@ from .paging import single
 from .resource import resource_blueprint
 
 URL = "webhooks"
-blp = resource_blueprint("webhooks", "Webhook deliveries: audit, redeliver, test.")
+blp = resource_blueprint("webhooks", "Webhook deliveries: audit, redeliver, test.", thing="webhook_delivery")
 
 
 @blp.get("/deliveries")

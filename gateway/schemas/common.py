@@ -2,6 +2,7 @@
 import math
 import re
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from decimal import Decimal
 
 import marshmallow as ma
@@ -124,6 +125,17 @@ class PageArgs(BaseSchema):
 
     page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=100000))
     per_page = fields.Integer(load_default=25, validate=validate.Range(min=1, max=100))
+
+    @ma.validates_schema
+    def times_have_a_utc_form(self, data, **kwargs):
+        """A filter time at the calendar's edge (0001-01-01 at +14:00) has no UTC form to compare: a 422, not a 500."""
+        for name, field in self.load_fields.items():
+            value = data.get(field.attribute or name)
+            if isinstance(value, datetime):
+                try:
+                    value.astimezone(timezone.utc)
+                except OverflowError:
+                    raise ma.ValidationError("The time is out of range.", field.data_key or name) from None
 
 
 class PageMeta(BaseSchema):

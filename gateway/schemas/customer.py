@@ -5,17 +5,28 @@ from marshmallow import fields, validate
 from .common import Amount, BaseSchema, PageArgs, Phone, Timestamp
 
 CONTACT_MESSAGE = "Give an e-mail address or a telephone number."
+CHANGE_MESSAGE = "Send at least one of name, email and phone."
 
 
-class CustomerUpdateSchema(BaseSchema):
-    """Body of PATCH /customers/{id}: any of the profile fields; null clears one."""
+class CustomerFieldsSchema(BaseSchema):
+    """The profile fields a merchant writes; null clears one."""
 
     name = fields.String(allow_none=True, validate=validate.Length(max=200))
     email = fields.Email(allow_none=True, validate=validate.Length(max=254))
     phone = Phone(allow_none=True)
 
 
-class CustomerCreateSchema(CustomerUpdateSchema):
+class CustomerUpdateSchema(CustomerFieldsSchema):
+    """Body of PATCH /customers/{id}: at least one of the profile fields."""
+
+    @ma.validates_schema
+    def changes_something(self, data, **kwargs):
+        """Unknown fields are ignored, so a body without a known one is a mistake, not a change to nothing."""
+        if not data:
+            raise ma.ValidationError({"body": [CHANGE_MESSAGE]})
+
+
+class CustomerCreateSchema(CustomerFieldsSchema):
     """Body of POST /customers: an e-mail or a phone number at least."""
 
     @ma.validates_schema

@@ -105,6 +105,6 @@ class PaymentListArgs(PageArgs):
     """Query of GET /payments."""
 
     status = fields.String(validate=validate.OneOf(PAYMENT_STATUSES))
-    reference = fields.String(validate=validate.Length(max=255))
+    reference = fields.String(validate=validate.Length(min=1, max=255))
     from_ = fields.AwareDateTime(data_key="from", attribute="from", default_timezone=timezone.utc)
     to = fields.AwareDateTime(default_timezone=timezone.utc)

@@ -10,6 +10,7 @@ from ..clock import utcnow
 from ..errors import ApiError, field_error
 from ..extensions import db
 from ..models import SCOPES, ApiKey
+from ..models.types import row_id
 
 DISPLAY_CHARS = 6
 _KEYS = ApiKey.__table__
@@ -46,7 +47,19 @@ def normalise_scopes(scopes):
 
 
 def generate_key(brand, label, scopes):
-    """Create a key; returns (key, secret) — the secret exists only in this return value."""
+    """Create and commit a key; returns (key, secret) — the secret exists only in this return value."""
+    key, secret = add_key(brand, label, scopes)
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise ApiError(409, "LABEL_TAKEN", f"An active key is already labelled {key.label!r}.",
+                       [{"field": "label", "code": "taken", "message": "Labels are unique among active keys."}])
+    return key, secret
+
+
+def add_key(brand, label, scopes):
+    """A new key added to the current transaction, which the caller commits; returns (key, secret)."""
     label = (label or "").strip()
     if not label or len(label) > 100:
         raise field_error("label", "A label of 1 to 100 characters is required.", "required" if not label else "invalid")
@@ -55,12 +68,6 @@ def generate_key(brand, label, scopes):
     key = ApiKey(brand_id=brand.id, label=label, scopes=",".join(scopes), key_hash=hash_secret(secret),
                  display_prefix=secret[: len(current_app.config["API_KEY_PREFIX"]) + DISPLAY_CHARS])
     db.session.add(key)
-    try:
-        db.session.commit()
-    except IntegrityError:
-        db.session.rollback()
-        raise ApiError(409, "LABEL_TAKEN", f"An active key is already labelled {label!r}.",
-                       [{"field": "label", "code": "taken", "message": "Labels are unique among active keys."}])
     return key, secret
 
 
@@ -73,16 +80,23 @@ def list_keys(brand):
 
 def revoke_key(brand, *, key_id=None, label=None):
     """Deactivate a key by id or label; every later request with it fails with INVALID_TOKEN."""
+    if key_id is not None and row_id(key_id) is None:
+        raise key_not_found()  # an id from a URL that no row can have ("abc", 2**64), before it reaches the database
     query = db.select(ApiKey).where(ApiKey.brand_id == brand.id, ApiKey.revoked_at.is_(None))
-    query = query.where(ApiKey.id == key_id) if key_id is not None else query.where(ApiKey.label == label)
+    query = query.where(ApiKey.id == row_id(key_id)) if key_id is not None else query.where(ApiKey.label == label)
     key = db.session.execute(query).scalar_one_or_none()
     if key is None:
-        raise ApiError(404, "API_KEY_NOT_FOUND", "No active key by that id or label.")
+        raise key_not_found()
     revoked = db.session.execute(
         db.update(ApiKey).where(ApiKey.id == key.id, ApiKey.revoked_at.is_(None)).values(revoked_at=utcnow())
     ).rowcount
     db.session.commit()
     if not revoked:
-        raise ApiError(404, "API_KEY_NOT_FOUND", "No active key by that id or label.")
+        raise key_not_found()
     db.session.refresh(key)
     return key
+
+
+def key_not_found():
+    """The 404 for a key id or label that names no active key of the brand."""
+    return ApiError(404, "API_KEY_NOT_FOUND", "No active key by that id or label.")

@@ -1,10 +1,12 @@
-"""A brand's settings: name, look, origin, currencies, time zone, payment lifetime and receipt SMS."""
+"""Brands: the first one of an install, and a brand's settings (name, look, origin, currencies, time zone, …)."""
 import re
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import field_error
 from ..extensions import db
+from ..models import Brand, User
+from .api_keys import add_key
 
 HEX_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 CURRENCY_CODE = re.compile(r"^[A-Z]{3}$")
@@ -13,6 +15,26 @@ MAX_URL_LENGTH = 2048
 TTL_RANGE = (60, 24 * 60 * 60)
 SETTINGS = ("name", "logo_url", "primary_color", "base_url", "timezone", "currencies", "payment_ttl",
             "receipt_sms_enabled")
+
+
+def create_first_brand(name, admin_email, admin_password):
+    """The brand, its super-administrator and an all-scopes key `default`, committed together or not at all.
+
+    Returns (brand, admin, key secret); the secret exists only in this return value.
+    """
+    try:
+        brand = Brand(name=name, slug="default")
+        db.session.add(brand)
+        db.session.flush()
+        admin = User(brand_id=brand.id, email=admin_email, name="Administrator", role="super_admin")
+        admin.set_password(admin_password)
+        db.session.add(admin)
+        _, secret = add_key(brand, "default", ["read", "write", "admin"])
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    return brand, admin, secret
 
 
 def checked_url(field, value):

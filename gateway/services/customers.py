@@ -7,6 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from ..errors import ApiError, not_found
 from ..extensions import db
 from ..models import PAID_STATUSES, Customer, Payment
+from ..models.types import row_id
 
 
 def upsert_customer(brand, name=None, email=None, phone=None):
@@ -54,8 +55,8 @@ def get_customer(brand, ident):
     ident = str(ident).strip()
     query = db.select(Customer).where(Customer.brand_id == brand.id)
     # A local number such as 01712345678 is all digits too: ids never start with 0.
-    if ident.isdigit() and not ident.startswith("0") and len(ident) < 12:
-        query = query.where(Customer.id == int(ident))
+    if not ident.startswith("0") and len(ident) < 12 and row_id(ident) is not None:
+        query = query.where(Customer.id == row_id(ident))
     elif "@" in ident:
         query = query.where(Customer.email == ident.lower())
     else:
