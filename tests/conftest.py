@@ -2,7 +2,7 @@
 import os
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from gateway import create_app
 from gateway.extensions import db
@@ -67,6 +67,18 @@ def restore_rate_limiter():
     was_enabled = limiter.enabled
     yield
     limiter.enabled = was_enabled
+
+
+@pytest.fixture
+def sql_statements(app):
+    """Every SQL statement the database receives from here on, in order."""
+    seen = []
+
+    def record(conn, cursor, statement, *args):
+        seen.append(statement)
+    event.listen(db.engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(db.engine, "before_cursor_execute", record)
 
 
 @pytest.fixture

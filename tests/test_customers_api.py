@@ -364,9 +364,7 @@ def test_update_customer_keeps_a_way_to_reach_them(brand):
     assert db.session.get(Customer, customer.id).email is not None
 
 
-def test_with_totals_reads_a_whole_page_in_one_query(app, brand):
-    from sqlalchemy import event
-
+def test_with_totals_reads_a_whole_page_in_one_query(brand, sql_statements):
     from gateway.services.customers import with_totals
 
     customers = [CustomerFactory(brand=brand) for _ in range(5)]
@@ -374,16 +372,9 @@ def test_with_totals_reads_a_whole_page_in_one_query(app, brand):
         completed_payment(brand=brand, customer=customer, amount=Decimal("5.00"))
     db.session.expire_all()
     customers = [db.session.get(Customer, customer.id) for customer in customers]
-    statements = []
+    sql_statements.clear()
 
-    def record(conn, cursor, statement, *args):
-        statements.append(statement)
+    with_totals(customers)
 
-    event.listen(db.engine, "before_cursor_execute", record)
-    try:
-        with_totals(customers)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", record)
-
-    assert len(statements) == 1
+    assert len(sql_statements) == 1
     assert [(c.payment_count, c.total_paid) for c in customers] == [(1, Decimal("5.00"))] * 3 + [(0, Decimal("0.00"))] * 2

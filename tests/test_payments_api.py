@@ -129,6 +129,31 @@ def test_list_payments_newest_first_with_pagination_meta(client, auth, brand):
     assert READ_FIELDS <= set(first.json["data"][0])
 
 
+def test_reading_a_payment_back_is_two_queries_the_key_and_the_payment(client, auth, brand, sql_statements):
+    payment = completed_payment(brand=brand)
+    url, trx_id = f"/api/v1/payments/{payment.public_id}", payment.transaction.trx_id
+    client.get(url, headers=auth)  # the key's first use records last_used_at
+    sql_statements.clear()
+
+    response = client.get(url, headers=auth)
+
+    assert len(sql_statements) == 2, sql_statements
+    assert response.status_code == 200 and response.get_json()["data"]["trx_id"] == trx_id
+
+
+def test_a_page_of_payments_is_read_in_one_query_whatever_its_size(client, auth, brand, sql_statements):
+    for number in range(30):
+        (completed_payment if number % 2 else PaymentFactory)(brand=brand)
+    client.get("/api/v1/payments", headers=auth)
+    sql_statements.clear()
+
+    response = client.get("/api/v1/payments?per_page=25", headers=auth)
+
+    assert len(response.get_json()["data"]) == 25
+    assert sum(1 for item in response.get_json()["data"] if item["trx_id"]) >= 12
+    assert len(sql_statements) == 3, sql_statements  # the key, the count, the page
+
+
 def test_list_payments_filters_by_status_reference_and_dates(client, auth, brand):
     day = datetime(2030, 3, 10, 12, tzinfo=timezone.utc)
     PaymentFactory(brand=brand, reference="EARLY", created_at=day - timedelta(days=2))
