@@ -31,9 +31,10 @@ class ScriptedDns:
     def getaddrinfo(self, host, port, *args, **kwargs):
         if host != HOST:
             return REAL_GETADDRINFO(host, port, *args, **kwargs)
-        address = self.answers[min(self.queries, len(self.answers) - 1)]
+        answer = self.answers[min(self.queries, len(self.answers) - 1)]
         self.queries += 1
-        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port)))]
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port)))
+                for address in ([answer] if isinstance(answer, str) else answer)]
 
 
 @pytest.fixture
@@ -85,6 +86,61 @@ def test_a_host_that_rebinds_to_a_private_address_after_the_check_gets_the_webho
     [hit] = public.received
     assert hit["headers"]["Host"] == f"{HOST}:{public.port}"
     assert refusing_private.queries == 1
+
+
+UNREACHABLE = "127.0.0.3"  # the host's first address: nothing listens there, as an IPv6 address this server cannot reach
+
+
+@pytest.fixture
+def two_public_addresses(refusing_private, monkeypatch):
+    """HOST resolves to UNREACHABLE and then PUBLIC, both public addresses as far as the check is concerned."""
+    refusing_private.answers = [(UNREACHABLE, PUBLIC)]
+    monkeypatch.setattr(callback_urls, "is_public_address", lambda address: address in (UNREACHABLE, PUBLIC))
+    return refusing_private
+
+
+def test_a_host_whose_first_address_takes_no_connection_gets_the_webhook_at_the_next(
+        brand, receivers, two_public_addresses):
+    receiver = receivers(host=PUBLIC)
+    delivery = delivery_to(brand, f"http://{HOST}:{receiver.port}/hooks")
+
+    assert deliver_webhook(delivery.id) == "success"
+    [hit] = receiver.received
+    assert hit["headers"]["Host"] == f"{HOST}:{receiver.port}"
+    [attempt] = attempt_log(delivery.id)
+    assert attempt.response_status == 200 and attempt.error is None
+
+
+@pytest.fixture
+def dropping_server():
+    """A server on UNREACHABLE that takes each connection, reads the request and hangs up without answering."""
+    listener = socket.create_server((UNREACHABLE, 0))
+    taken = []
+
+    def serve():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:  # closed at the end of the test
+                return
+            with connection:
+                taken.append(connection.recv(65536))
+    threading.Thread(target=serve, daemon=True).start()
+    yield listener.getsockname()[1], taken
+    listener.close()
+
+
+def test_a_request_that_reached_an_address_is_never_sent_to_the_next(brand, receivers, two_public_addresses,
+                                                                     dropping_server):
+    port, taken = dropping_server
+    receiver = receivers(host=PUBLIC, port=port)
+    delivery = delivery_to(brand, f"http://{HOST}:{port}/hooks")
+
+    assert deliver_webhook(delivery.id) == "retrying"
+    assert len(taken) == 1 and taken[0].startswith(b"POST /hooks")
+    assert receiver.received == []  # a second address could have delivered the same event twice
+    [attempt] = attempt_log(delivery.id)
+    assert attempt.response_status is None and attempt.error
 
 
 class KeepAliveHandler(BaseHTTPRequestHandler):

@@ -29,11 +29,11 @@ def resolve(host, port):
 
 
 def checked_destination(url, strict=True):
-    """(why `url` may not receive webhooks here, or None; the checked address to connect to, or None).
+    """(why `url` may not receive webhooks here, or None; the checked addresses to connect to, or None).
 
-    The address is None when private callbacks are allowed: the connection may then resolve the name
-    itself. Otherwise the sender must connect to exactly this address, since resolving the name again
-    may give another answer (DNS rebinding). `strict` (at delivery) also refuses a host that does not
+    The addresses are None when private callbacks are allowed: the connection may then resolve the name
+    itself. Otherwise the sender must connect to one of exactly these, in the resolver's order, since
+    resolving the name again may give another answer (DNS rebinding). `strict` (at delivery) also refuses a host that does not
     resolve; at creation such a host is let through, since its DNS may not exist yet and every
     delivery checks again.
     """
@@ -50,7 +50,7 @@ def checked_destination(url, strict=True):
         return ("The callback URL's host does not resolve." if strict else None), None
     if not addresses or not all(is_public_address(address) for address in addresses):
         return "The callback URL resolves to a private, loopback or link-local address.", None
-    return None, addresses[0]
+    return None, addresses
 
 
 def private_destination(url, strict=True):

@@ -6,6 +6,7 @@ from http.cookiejar import DefaultCookiePolicy
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.util import parse_url
 
@@ -69,23 +70,41 @@ def prepare_post(url, body, headers, address=None):
     return request
 
 
-def post_body(url, body, headers, connect_timeout, timeout, address=None):
-    """POST `body` as is (to `address` when given); never raises for the receiver's faults; `timeout` s in all."""
+def post_body(url, body, headers, connect_timeout, timeout, addresses=None):
+    """POST `body` as is; never raises for the receiver's faults; `timeout` s in all.
+
+    With `addresses` (the host's checked ones) it goes to the first that takes a connection: a host
+    with an IPv6 address this server cannot reach still gets its webhook at the IPv4 one. Only a
+    connection never made moves on; once a byte was sent, a second address could deliver twice.
+    """
     started = time.perf_counter()
-    status = text = error = None
     with Deadline(timeout) as deadline:
-        try:
-            request = prepare_post(url, body, headers, address)
-            with http_session().send(request, timeout=(min(connect_timeout, timeout), timeout),
-                                     allow_redirects=False, stream=True) as response:
-                status = response.status_code
-                text = response.raw.read(BODY_LIMIT, decode_content=True).decode("utf-8", "replace")
-        except (requests.RequestException, Urllib3Error, OSError) as failure:
-            error = describe(failure)
+        for address in addresses or (None,):
+            status = text = error = None
+            try:
+                request = prepare_post(url, body, headers, address)
+                with http_session().send(request, timeout=(min(connect_timeout, timeout), timeout),
+                                         allow_redirects=False, stream=True) as response:
+                    status = response.status_code
+                    text = response.raw.read(BODY_LIMIT, decode_content=True).decode("utf-8", "replace")
+                break
+            except (requests.RequestException, Urllib3Error, OSError) as failure:
+                error = describe(failure)
+                if deadline.expired or not never_connected(failure):
+                    break
     duration = elapsed_ms(started)
     if deadline.expired or duration > timeout * 1000:
         error = f"No answer within {timeout} s."
     return Outcome(status=status, body=text, error=error, duration_ms=duration)
+
+
+def never_connected(error):
+    """Whether an attempt failed before any connection was made (refused, unreachable, or no answer to connect)."""
+    if isinstance(error, requests.ConnectTimeout):
+        return True
+    if not isinstance(error, requests.ConnectionError) or not error.args:
+        return False
+    return isinstance(getattr(error.args[0], "reason", None), (NewConnectionError, ConnectTimeoutError))
 
 
 def elapsed_ms(started):

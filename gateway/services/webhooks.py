@@ -175,7 +175,7 @@ def wake_when_due(delivery_id, row, rescheduled):
 
 def post_webhook(claim):
     """POST the stored body, signed now, to the delivery's URL; never raises for the receiver's faults."""
-    refusal, address = checked_destination(claim.url)
+    refusal, addresses = checked_destination(claim.url)
     if refusal is not None:
         return Outcome(error=refusal)
     body = claim.payload.encode()
@@ -185,9 +185,9 @@ def post_webhook(claim):
         "X-Service-Timestamp": str(int(utcnow().timestamp())),
         "X-Service-Event": claim.event, "X-Service-Delivery": str(claim.delivery_id),
     }
-    # To the address just checked, never to a second answer from DNS (which may be private).
+    # To the addresses just checked, never to a second answer from DNS (which may be private).
     return post_body(claim.url, body, headers, current_app.config.get("WEBHOOK_CONNECT_TIMEOUT", 5),
-                     current_app.config.get("WEBHOOK_TIMEOUT", 10), address=address)
+                     current_app.config.get("WEBHOOK_TIMEOUT", 10), addresses=addresses)
 
 
 def next_state(attempts, outcome, now):
