@@ -1,6 +1,7 @@
 """The outbound SMS queue: API, device leases and reports, the HTTP provider, backoff, receipts."""
 import json
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -21,7 +22,7 @@ from gateway.services.outbox import sweep_outbox
 from gateway.services.sms_leases import LEASE_EXPIRED
 from gateway.services.sms_provider import PROVIDER_LEASE, send_outbound_sms
 from tests.factories import PaymentFactory, completed_payment
-from tests.webhook_support import drain_queues, rq_redis  # noqa: F401,F811 - fixtures
+from tests.webhook_support import TricklingServer, drain_queues, rq_redis  # noqa: F401,F811 - fixtures
 
 PHONE = "+8801712345678"
 
@@ -208,6 +209,25 @@ def test_a_provider_attempt_that_outlives_its_lease_records_nothing_and_schedule
     sms = reload(sms)
     assert (sms.status, sms.attempts, sms.last_error) == ("queued", 1, LEASE_EXPIRED)
     assert ScheduledJobRegistry(jobs.SMS, connection=rq_redis).count == 0  # no retry of the lost attempt
+
+
+@pytest.mark.parametrize("head", [b"HTTP/1.1 200 OK\r\nX-Slow: ",
+                                  b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"], ids=["headers", "body"])
+def test_a_provider_trickling_its_answer_is_cut_off_well_within_the_lease(app, brand, monkeypatch, head):
+    server = TricklingServer(head)
+    monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", server.url)
+    monkeypatch.setitem(app.config, "SMS_PROVIDER_TIMEOUT", 0.5)
+    sms = message(brand)
+    try:
+        started = time.monotonic()
+        status = send_outbound_sms(sms.id)
+        elapsed = time.monotonic() - started
+    finally:
+        server.close()
+
+    assert status == "queued" and elapsed < 2
+    sms = reload(sms)
+    assert (sms.status, sms.attempts, sms.last_error) == ("queued", 1, "SMS provider gave no answer within 0.5 s.")
 
 
 def test_receipt_sms_is_queued_on_completion_when_the_brand_wants_it(brand):

@@ -14,7 +14,7 @@ from gateway.services import callback_urls
 from gateway.services.webhook_http import http_session
 from gateway.services.webhooks import deliver_webhook
 from tests.factories import completed_payment
-from tests.webhook_support import WebhookReceiver
+from tests.webhook_support import TricklingServer, WebhookReceiver
 
 HOST = "merchant.test"
 PUBLIC = "127.0.0.1"  # stands for the merchant's public server; every other address counts as private
@@ -235,46 +235,6 @@ def test_https_to_the_checked_address_names_and_verifies_the_callback_host(
         assert result == "retrying"
         assert receiver.received == []
         assert "SSLError" in attempt_log(delivery.id)[0].error
-
-
-class TricklingServer:
-    """Answers every request with `head`, then one byte every 50 ms (`drips` of them, 8 s by default: never
-    slow enough to trip a read timeout), then hangs up."""
-
-    def __init__(self, head, drips=160):
-        self.head, self.drips = head, drips
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.1)
-        self.stopped = threading.Event()
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/hooks"
-
-    def serve(self):
-        while not self.stopped.is_set():
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:  # the 0.1 s poll, or the listener closed
-                continue
-            threading.Thread(target=self.trickle, args=(connection,), daemon=True).start()
-
-    def trickle(self, connection):
-        with connection:
-            try:
-                connection.recv(65536)
-                connection.sendall(self.head)
-                for _ in range(self.drips):
-                    if self.stopped.wait(0.05):
-                        return
-                    connection.sendall(b"x")
-            except OSError:  # the sender hung up
-                return
-
-    def close(self):
-        self.stopped.set()
-        self.listener.close()
 
 
 @pytest.mark.parametrize("head", [b"HTTP/1.1 200 OK\r\nX-Slow: ",

@@ -4,6 +4,7 @@ import hmac
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -171,3 +172,43 @@ def start_worker(app, rq_redis, tmp_path):
     yield start
     for worker in workers:
         worker.stop()
+
+
+class TricklingServer:
+    """Answers every request with `head`, then one byte every 50 ms (`drips` of them, 8 s by default: never
+    slow enough to trip a read timeout), then hangs up."""
+
+    def __init__(self, head, drips=160):
+        self.head, self.drips = head, drips
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.1)
+        self.stopped = threading.Event()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/hooks"
+
+    def serve(self):
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:  # the 0.1 s poll, or the listener closed
+                continue
+            threading.Thread(target=self.trickle, args=(connection,), daemon=True).start()
+
+    def trickle(self, connection):
+        with connection:
+            try:
+                connection.recv(65536)
+                connection.sendall(self.head)
+                for _ in range(self.drips):
+                    if self.stopped.wait(0.05):
+                        return
+                    connection.sendall(b"x")
+            except OSError:  # the sender hung up
+                return
+
+    def close(self):
+        self.stopped.set()
+        self.listener.close()

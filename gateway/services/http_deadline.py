@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 
+from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -118,3 +119,18 @@ class WatchedHTTPPool(HTTPConnectionPool):
 
 class WatchedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = WatchedHTTPSConnection
+
+
+class WatchedAdapter(HTTPAdapter):
+    """requests' adapter over watched connections (through a proxy too), so a Deadline can end its requests."""
+
+    POOLS = {"http": WatchedHTTPPool, "https": WatchedHTTPSPool}
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = self.POOLS
+
+    def proxy_manager_for(self, proxy, **proxy_kwargs):
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = self.POOLS
+        return manager

@@ -5,12 +5,11 @@ from dataclasses import dataclass
 from http.cookiejar import DefaultCookiePolicy
 
 import requests
-from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.util import parse_url
 
-from .http_deadline import Deadline, WatchedHTTPPool, WatchedHTTPSPool
+from .http_deadline import Deadline, WatchedAdapter
 
 BODY_LIMIT = 2048  # bytes of a receiver's answer that are read and kept
 _local = threading.local()
@@ -30,12 +29,8 @@ class Outcome:
         return self.error is None and self.status is not None and 200 <= self.status < 300
 
 
-class PinnedAdapter(HTTPAdapter):
+class PinnedAdapter(WatchedAdapter):
     """Watched connections; and an https request to an address with a Host header is TLS for that host."""
-
-    def init_poolmanager(self, *args, **kwargs):
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": WatchedHTTPPool, "https": WatchedHTTPSPool}
 
     def build_connection_pool_key_attributes(self, request, verify, cert=None):
         host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
