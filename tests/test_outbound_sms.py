@@ -22,7 +22,7 @@ from gateway.services.outbox import sweep_outbox
 from gateway.services.sms_leases import LEASE_EXPIRED
 from gateway.services.sms_provider import PROVIDER_LEASE, send_outbound_sms
 from tests.factories import PaymentFactory, completed_payment
-from tests.webhook_support import TricklingServer, drain_queues, rq_redis  # noqa: F401,F811 - fixtures
+from tests.webhook_support import TRICKLED_HEADS, TricklingServer, drain_queues, rq_redis  # noqa: F401,F811 - fixtures
 
 PHONE = "+8801712345678"
 
@@ -211,8 +211,7 @@ def test_a_provider_attempt_that_outlives_its_lease_records_nothing_and_schedule
     assert ScheduledJobRegistry(jobs.SMS, connection=rq_redis).count == 0  # no retry of the lost attempt
 
 
-@pytest.mark.parametrize("head", [b"HTTP/1.1 200 OK\r\nX-Slow: ",
-                                  b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"], ids=["headers", "body"])
+@TRICKLED_HEADS
 def test_a_provider_trickling_its_answer_is_cut_off_well_within_the_lease(app, brand, monkeypatch, head):
     server = TricklingServer(head)
     monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", server.url)

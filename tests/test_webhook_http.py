@@ -14,7 +14,7 @@ from gateway.services import callback_urls
 from gateway.services.webhook_http import http_session
 from gateway.services.webhooks import deliver_webhook
 from tests.factories import completed_payment
-from tests.webhook_support import TricklingServer, WebhookReceiver
+from tests.webhook_support import TRICKLED_HEADS, TricklingServer, WebhookReceiver
 
 HOST = "merchant.test"
 PUBLIC = "127.0.0.1"  # stands for the merchant's public server; every other address counts as private
@@ -237,8 +237,7 @@ def test_https_to_the_checked_address_names_and_verifies_the_callback_host(
         assert "SSLError" in attempt_log(delivery.id)[0].error
 
 
-@pytest.mark.parametrize("head", [b"HTTP/1.1 200 OK\r\nX-Slow: ",
-                                  b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"], ids=["headers", "body"])
+@TRICKLED_HEADS
 def test_a_receiver_trickling_its_answer_is_cut_off_at_the_webhook_timeout(app, brand, monkeypatch, head):
     server = TricklingServer(head)
     monkeypatch.setitem(app.config, "WEBHOOK_TIMEOUT", 0.5)

@@ -174,6 +174,12 @@ def start_worker(app, rq_redis, tmp_path):
         worker.stop()
 
 
+# A trickling answer: headers left open, or a body far longer than the drip will ever send.
+TRICKLED_HEADS = pytest.mark.parametrize(
+    "head", [b"HTTP/1.1 200 OK\r\nX-Slow: ", b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"],
+    ids=["headers", "body"])
+
+
 class TricklingServer:
     """Answers every request with `head`, then one byte every 50 ms (`drips` of them, 8 s by default: never
     slow enough to trip a read timeout), then hangs up."""
