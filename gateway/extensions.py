@@ -54,7 +54,7 @@ def commit_without_expiring():
 
 
 def insert_persistent(model, **values):
-    """INSERT one row through Core and return it as a persistent `model` in the session, without a flush.
+    """INSERT one row through Core and return it as a persistent `model` (primary key `id`), without a flush.
 
     For the busiest write path: the unit of work's flush of one new payment cost twice its INSERT.
     Attributes and relationships given count as loaded; columns left to their defaults load when read.

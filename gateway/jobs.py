@@ -23,6 +23,18 @@ PERIODIC = (
 )
 JOB_TIMEOUT = 30  # below the 60 s lease: a stuck job dies before another process may take its row
 WAKE_TTL = 300  # how long a wake-up key suppresses a duplicate enqueue of the same attempt
+
+
+def delivery_wake(event_id, attempts):
+    """The dedupe key of a wake-up for a delivery's attempt after `attempts`: by the random event id, never
+    by a row id that a restored database could reuse."""
+    return f"delivery:{event_id}:{attempts}"
+
+
+def sms_wake(message_id, created_at, attempts):
+    """The dedupe key of a wake-up for a message's attempt after `attempts` (the creation time tells apart
+    two rows with the same id, before and after a database restore)."""
+    return f"sms:{message_id}:{created_at:%Y%m%d%H%M%S%f}:{attempts}"
 _worker_app = None
 
 

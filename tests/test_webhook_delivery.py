@@ -245,7 +245,7 @@ def test_an_early_wakeup_frees_its_key_so_the_sweep_wakes_the_delivery_when_due(
     with freeze_time(utcnow()) as clock:
         delivery = retrying_delivery(brand, receiver.url, 1, utcnow() + timedelta(seconds=30))
         rq_redis.flushdb()
-        unique = f"delivery:{delivery.event_id}:1"
+        unique = jobs.delivery_wake(delivery.event_id, 1)
         jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=unique)  # a wake-up too early
         drain_queues()
         assert receiver.received == [] and the_delivery().attempts == 1

@@ -70,12 +70,17 @@ def limiter_for(app, setting):
     return limiter
 
 
+def address_identity():
+    """Rate-limit bucket of the client's address."""
+    return "addr:" + (request.remote_addr or "unknown")
+
+
 def api_key_identity():
     """Rate-limit bucket: a digest of the presented credential, else the client address."""
     header = request.headers.get("Authorization", "")
     if header:
         return "key:" + hashlib.sha256(header.encode()).hexdigest()[:32]
-    return "addr:" + (request.remote_addr or "unknown")
+    return address_identity()
 
 
 def count_against(setting, identity, message):
@@ -97,5 +102,5 @@ def check_api_rate_limit():
 
 def count_refused_key():
     """Count a refused key against the client's address: each made-up key would otherwise get a limit of its own."""
-    count_against("API_AUTH_FAILURE_LIMIT", "addr:" + (request.remote_addr or "unknown"),
+    count_against("API_AUTH_FAILURE_LIMIT", address_identity(),
                   "Too many requests with unknown or revoked API keys from this address; slow down.")

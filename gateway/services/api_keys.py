@@ -27,7 +27,10 @@ def hash_secret(secret):
 
 
 def find_active_key(secret):
-    """The active key whose secret this is, as a read-only row (id, brand_id, scopes, …), compared in constant time; None otherwise."""
+    """The active key whose secret this is, compared in constant time; None otherwise.
+
+    A read-only row (id, brand_id, scopes, last_used_at, …), not an ApiKey: every request runs this.
+    """
     digest = hash_secret(secret)
     key = db.session.execute(KEY_BY_HASH, {"digest": digest}).first()
     if key is None or not hmac.compare_digest(key.key_hash, digest) or key.revoked_at is not None:

@@ -33,9 +33,9 @@ def checked_destination(url, strict=True):
 
     The addresses are None when private callbacks are allowed: the connection may then resolve the name
     itself. Otherwise the sender must connect to one of exactly these, in the resolver's order, since
-    resolving the name again may give another answer (DNS rebinding). `strict` (at delivery) also refuses a host that does not
-    resolve; at creation such a host is let through, since its DNS may not exist yet and every
-    delivery checks again.
+    resolving the name again may give another answer (DNS rebinding). `strict` (at delivery) also
+    refuses a host that does not resolve; at creation such a host is let through, since its DNS may
+    not exist yet and every delivery checks again.
     """
     if private_callbacks_allowed():
         return None, None
@@ -53,15 +53,10 @@ def checked_destination(url, strict=True):
     return None, addresses
 
 
-def private_destination(url, strict=True):
-    """Why `url` may not receive webhooks here, or None when it may."""
-    return checked_destination(url, strict)[0]
-
-
 def check_callback_url(url, field="callback_url"):
     """Raise a 422 on `field` when the URL may not receive webhooks; None and '' pass."""
     if not url:
         return
-    reason = private_destination(url, strict=False)
+    reason, _ = checked_destination(url, strict=False)
     if reason is not None:
         raise field_error(field, reason, code="private_address")

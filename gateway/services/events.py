@@ -45,7 +45,7 @@ def emit_event(event, brand, payment=None, transaction=None, refund=None, url=No
     )
     db.session.add(delivery)
     db.session.flush()
-    jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=f"delivery:{event_id}:0")
+    jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=jobs.delivery_wake(event_id, 0))
     return delivery
 
 

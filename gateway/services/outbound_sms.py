@@ -11,7 +11,7 @@ from ..models import OutboundSms
 from ..models.types import row_id
 from ..money import format_amount
 from .sms_leases import MAX_ATTEMPTS, RETRY_DELAYS  # noqa: F401 - the queue's limits, shown by the panel
-from .sms_leases import outcome_values, release_expired_leases, take_lease, wake_key
+from .sms_leases import outcome_values, release_expired_leases, take_lease
 
 DEVICE_LEASE = timedelta(minutes=5)
 
@@ -37,7 +37,7 @@ def wake_provider(message):
     """With an SMS provider, send the message once the transaction commits."""
     if provider_url():
         jobs.wake_after_commit(jobs.SMS, jobs.SEND_SMS, message.id,
-                               unique=wake_key(message.id, message.created_at, message.attempts))
+                               unique=jobs.sms_wake(message.id, message.created_at, message.attempts))
 
 
 def queue_receipt_sms(payment, transaction):

@@ -6,7 +6,7 @@ from ..clock import utcnow
 from ..extensions import db
 from ..models import OutboundSms, WebhookDelivery
 from ..models.webhook import DUE_STATUSES
-from .sms_leases import release_expired_leases, wake_key
+from .sms_leases import release_expired_leases
 
 BATCH = 1000
 
@@ -39,8 +39,7 @@ def sweep_outbox(now=None):
     deliveries, messages = due_delivery_ids(now), due_sms_ids(now)
     db.session.commit()
     for delivery_id, event_id, attempts in deliveries:
-        # Keyed by the random event id, never by a row id that a restored database could reuse.
-        jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id, unique=f"delivery:{event_id}:{attempts}")
+        jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id, unique=jobs.delivery_wake(event_id, attempts))
     for message_id, created_at, attempts in messages:
-        jobs.enqueue(jobs.SMS, jobs.SEND_SMS, message_id, unique=wake_key(message_id, created_at, attempts))
+        jobs.enqueue(jobs.SMS, jobs.SEND_SMS, message_id, unique=jobs.sms_wake(message_id, created_at, attempts))
     return len(deliveries) + len(messages)

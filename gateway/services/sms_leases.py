@@ -9,12 +9,6 @@ MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 LEASE_EXPIRED = "Not reported within its lease; returned to the queue."
 
 
-def wake_key(message_id, created_at, attempts):
-    """The dedupe key of a wake-up for a message's next attempt (the creation time tells apart two rows
-    with the same id, before and after a database restore)."""
-    return f"sms:{message_id}:{created_at:%Y%m%d%H%M%S%f}:{attempts}"
-
-
 def take_lease(message_id, holder, until, now):
     """Lease one queued, due message with a guarded UPDATE; True when this caller won it."""
     return db.session.execute(

@@ -12,7 +12,7 @@ from ..extensions import db
 from ..models import OutboundSms
 from .http_deadline import Deadline, WatchedAdapter
 from .outbound_sms import provider_url
-from .sms_leases import outcome_values, take_lease, wake_key
+from .sms_leases import outcome_values, take_lease
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def send_outbound_sms(message_id):
     if values["status"] == "queued":
         try:
             jobs.enqueue_at(values["next_attempt_at"], jobs.SMS, jobs.SEND_SMS, message.id,
-                            unique=wake_key(message.id, message.created_at, message.attempts))
+                            unique=jobs.sms_wake(message.id, message.created_at, message.attempts))
         except Exception as failure:  # noqa: BLE001 - the sweep wakes it when due
             log.warning("sms %s: retry not scheduled (%s); the sweep will wake it", message.id, failure)
     return values["status"]

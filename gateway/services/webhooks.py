@@ -161,7 +161,7 @@ def only_not_yet_due(row, now):
 def wake_when_due(delivery_id, row, rescheduled):
     """An early wake-up came to nothing: free the attempt's wake-up keys so the sweep may wake it when due,
     and, if it was this attempt's scheduled retry, schedule it again at the due time."""
-    unique = f"delivery:{row.event_id}:{row.attempts}"
+    unique = jobs.delivery_wake(row.event_id, row.attempts)
     try:
         forget = getattr(jobs.backend(current_app._get_current_object()), "forget_wake", None)
         if forget is not None:
@@ -220,7 +220,7 @@ def record_attempt(claim, outcome):
     if status == "retrying":
         try:
             jobs.enqueue_at(next_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, claim.delivery_id, claim.attempts,
-                            unique=f"delivery:{claim.event_id}:{claim.attempts}")
+                            unique=jobs.delivery_wake(claim.event_id, claim.attempts))
         except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
             log.warning("delivery %s: retry not scheduled (%s); the sweep will wake it", claim.delivery_id, error)
     return status
