@@ -1,7 +1,6 @@
 """The outbound SMS queue: API, device leases and reports, the HTTP provider, backoff, receipts."""
 import json
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -22,7 +21,7 @@ from gateway.services.outbox import sweep_outbox
 from gateway.services.sms_leases import LEASE_EXPIRED
 from gateway.services.sms_provider import PROVIDER_LEASE, send_outbound_sms
 from tests.factories import PaymentFactory, completed_payment
-from tests.webhook_support import TRICKLED_HEADS, TricklingServer, drain_queues, rq_redis  # noqa: F401,F811 - fixtures
+from tests.webhook_support import TRICKLED_HEADS, drain_queues, rq_redis, timed, trickling  # noqa: F401,F811 - fixtures
 
 PHONE = "+8801712345678"
 
@@ -212,17 +211,12 @@ def test_a_provider_attempt_that_outlives_its_lease_records_nothing_and_schedule
 
 
 @TRICKLED_HEADS
-def test_a_provider_trickling_its_answer_is_cut_off_well_within_the_lease(app, brand, monkeypatch, head):
-    server = TricklingServer(head)
-    monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", server.url)
+def test_a_provider_trickling_its_answer_is_cut_off_well_within_the_lease(app, brand, monkeypatch, trickling, head):
+    monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", trickling(head).url)
     monkeypatch.setitem(app.config, "SMS_PROVIDER_TIMEOUT", 0.5)
     sms = message(brand)
-    try:
-        started = time.monotonic()
-        status = send_outbound_sms(sms.id)
-        elapsed = time.monotonic() - started
-    finally:
-        server.close()
+
+    status, elapsed = timed(send_outbound_sms, sms.id)
 
     assert status == "queued" and elapsed < 2
     sms = reload(sms)

@@ -2,7 +2,6 @@
 import socket
 import ssl
 import threading
-import time
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -14,7 +13,7 @@ from gateway.services import callback_urls
 from gateway.services.webhook_http import http_session
 from gateway.services.webhooks import deliver_webhook
 from tests.factories import completed_payment
-from tests.webhook_support import TRICKLED_HEADS, TricklingServer, WebhookReceiver
+from tests.webhook_support import TRICKLED_HEADS, WebhookReceiver, timed, trickling  # noqa: F401,F811 - fixture
 
 HOST = "merchant.test"
 PUBLIC = "127.0.0.1"  # stands for the merchant's public server; every other address counts as private
@@ -238,16 +237,12 @@ def test_https_to_the_checked_address_names_and_verifies_the_callback_host(
 
 
 @TRICKLED_HEADS
-def test_a_receiver_trickling_its_answer_is_cut_off_at_the_webhook_timeout(app, brand, monkeypatch, head):
-    server = TricklingServer(head)
+def test_a_receiver_trickling_its_answer_is_cut_off_at_the_webhook_timeout(app, brand, monkeypatch, trickling,
+                                                                           head):
     monkeypatch.setitem(app.config, "WEBHOOK_TIMEOUT", 0.5)
-    delivery = delivery_to(brand, server.url)
-    try:
-        started = time.monotonic()
-        result = deliver_webhook(delivery.id)
-        elapsed = time.monotonic() - started
-    finally:
-        server.close()
+    delivery = delivery_to(brand, trickling(head).url)
+
+    result, elapsed = timed(deliver_webhook, delivery.id)
 
     assert result == "retrying"
     assert elapsed < 2
@@ -256,13 +251,10 @@ def test_a_receiver_trickling_its_answer_is_cut_off_at_the_webhook_timeout(app, 
     assert 400 <= attempt.duration_ms < 2000
 
 
-def test_an_answer_cut_short_is_a_failed_attempt(brand):
-    server = TricklingServer(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", drips=0)
-    delivery = delivery_to(brand, server.url)
-    try:
-        result = deliver_webhook(delivery.id)
-    finally:
-        server.close()
+def test_an_answer_cut_short_is_a_failed_attempt(brand, trickling):
+    delivery = delivery_to(brand, trickling(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", drips=0).url)
+
+    result = deliver_webhook(delivery.id)
 
     assert result == "retrying"
     [attempt] = attempt_log(delivery.id)

@@ -218,3 +218,23 @@ class TricklingServer:
     def close(self):
         self.stopped.set()
         self.listener.close()
+
+
+@pytest.fixture
+def trickling():
+    """Start TricklingServers (`head`, `drips`); every one is closed after the test."""
+    started = []
+
+    def start(head, drips=160):
+        started.append(TricklingServer(head, drips))
+        return started[-1]
+    yield start
+    for server in started:
+        server.close()
+
+
+def timed(call, *args):
+    """(what `call(*args)` returned, the seconds it took)."""
+    started = time.monotonic()
+    result = call(*args)
+    return result, time.monotonic() - started
