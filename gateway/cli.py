@@ -44,41 +44,64 @@ def echo_sign_in():
 
 @gateway_cli.command("bootstrap")
 @click.option("--brand-name", default="Demo Shop", show_default=True)
-@click.option("--email", default=DEMO_EMAIL, show_default=True, help="The super-administrator's sign-in.")
+@click.option("--email", default=None,
+              help=f"The super-administrator's sign-in; required in production ({DEMO_EMAIL} otherwise).")
 @click.option("--password", default=None, help="Defaults to a random one, printed once.")
-def bootstrap(brand_name, email, password):
-    """Create the brand, a super-administrator and a first API key at once; running it again changes nothing."""
+@click.option("--bkash", "bkash_numbers", multiple=True, metavar="01XXXXXXXXX",
+              help="Your bKash (personal) receiving number; repeatable.")
+@click.option("--method", "method_specs", multiple=True, metavar="PROVIDER:NUMBER[:KIND]",
+              help="A receiving number of any provider, e.g. nagad:01812345678:merchant; repeatable.")
+@click.option("--admin-key", is_flag=True, help="Give the first API key the admin scope (API key management) too.")
+def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_key):
+    """Create the brand, a super-administrator, a first API key and the receiving numbers; running it again changes
+    nothing. Without numbers, development adds a marked demo bKash number and production adds none."""
     import secrets
+
+    from .cli_checkout import add_bootstrap_methods, requested_methods
 
     if db.session.execute(db.select(Brand).limit(1)).scalar_one_or_none() is not None:
         click.echo("Already bootstrapped: nothing changed.")
         echo_sign_in()
         return
-    if not is_email(email.strip().lower()):
+    production = current_app.config["APP_ENV"] == "production"
+    if email is None and production:
+        # A guessable sign-in is half a password: production takes the owner's real address, never a default.
+        raise click.ClickException("Give the administrator's e-mail address: `flask gateway bootstrap --email "
+                                   "you@yourshop.com` (it is the panel sign-in; production has no default).")
+    email = (email or DEMO_EMAIL).strip().lower()
+    if not is_email(email):
         raise click.ClickException(f"Not an e-mail address: {email!r}")
     if password is not None and len(password) < 8:
         raise click.ClickException("The password must have at least 8 characters.")
+    methods = requested_methods(bkash_numbers, method_specs, production)
     password = password or secrets.token_urlsafe(12)
+    scopes = ("read", "write", "admin") if admin_key else ("read", "write")
     try:
-        brand, admin, secret = create_first_brand(brand_name, email.strip().lower(), password)
+        brand, admin, secret = create_first_brand(brand_name, email, password, scopes)
     except ApiError as error:
         fail_on_api_error(error)
-    run_bootstrap_hooks(brand)
     click.echo(f"Brand:        {brand.name}")
     echo_sign_in()
     click.echo(f"Admin login:  {admin.email}")
     click.echo(f"Password:     {password}")
-    click.echo("API key (shown once, keep it safe):")
+
+    def add_payment_methods(brand):
+        """Bootstrap step: the numbers asked for, else a marked demo number outside production."""
+        add_bootstrap_methods(brand, methods, production)
+    run_bootstrap_hooks(brand, [add_payment_methods, *BOOTSTRAP_HOOKS])
+    click.echo("Webhook secret (shown once; your receiver checks X-Service-Signature with it):")
+    click.echo(f"  {brand.webhook_secret}")
+    click.echo(f"API key, scopes {', '.join(scopes)} (shown once, keep it safe):")
     click.echo(secret)
 
 
-# Later parts of the gateway add steps here (e.g. a first payment method).
+# Later parts of the gateway add steps here; each is called with the new brand.
 BOOTSTRAP_HOOKS = []
 
 
-def run_bootstrap_hooks(brand):
+def run_bootstrap_hooks(brand, hooks=None):
     """The extra bootstrap steps; one that fails is reported and skipped, since the install is already committed."""
-    for hook in BOOTSTRAP_HOOKS:
+    for hook in BOOTSTRAP_HOOKS if hooks is None else hooks:
         try:
             hook(brand)
         except Exception as error:  # noqa: BLE001 - the admin's password and the key below must still be shown
@@ -131,6 +154,6 @@ def revoke_key_command(label):
     click.echo(f"Revoked key {label!r}.")
 
 
-from . import cli_checkout  # noqa: E402,F401 - registers add-method and the bootstrap bKash method
+from . import cli_checkout  # noqa: E402,F401 - registers add-method, list-methods and bootstrap's numbers
 from . import cli_mobile  # noqa: E402,F401 - registers pair-code and simulate-sms
 from . import cli_jobs  # noqa: E402,F401 - registers worker, sweep and rotate-webhook-secret

@@ -1,18 +1,22 @@
 """`flask gateway add-method|update-method|list-methods`: the receiving numbers shown at checkout."""
 import click
 
-from .cli import BOOTSTRAP_HOOKS, default_brand, fail_on_api_error, gateway_cli
+from .cli import default_brand, fail_on_api_error, gateway_cli
 from .errors import ApiError
 from .models import METHOD_KINDS, PROVIDERS
 from .services import payment_methods
-from .services.payment_methods import PROVIDER_NAMES
+from .services.payment_methods import PROVIDER_NAMES, checked_provider, normalize_mobile_number
 
+# A sample number for `make run`, stored with is_demo so every page that shows it says so.
 DEMO_NUMBER = "01700000000"
+DEMO_MARK = "DEMO number: not yours, customers must not pay to it"
 
 
 def describe(method):
-    """One line about a method, for the operator."""
+    """One line about a method, for the operator; an enabled demo number is marked unmistakably."""
     flags = [] if method.enabled else ["disabled"]
+    if method.is_demo:
+        flags.insert(0, DEMO_MARK if method.enabled else "demo")
     if method.ask_sender_number:
         flags.append("asks sender number")
     extra = f" ({', '.join(flags)})" if flags else ""
@@ -58,20 +62,57 @@ def update_method_command(method_id, **options):
 
 @gateway_cli.command("list-methods")
 def list_methods_command():
-    """List the brand's payment methods in display order."""
+    """List the brand's payment methods in display order; enabled demo numbers are marked DEMO."""
     methods = payment_methods.list_methods(default_brand())
     if not methods:
         click.echo("No payment methods yet: add one with `flask gateway add-method`.")
     for method in methods:
         click.echo(describe(method))
+    for method in (method for method in methods if method.is_demo and method.enabled):
+        click.echo(f"WARNING: #{method.id} is a DEMO number and switched on: add your own number, then "
+                   f"`flask gateway update-method {method.id} --disable`.")
 
 
-def add_demo_bkash_method(brand):
-    """Bootstrap step: a bKash method so that `make run` can take a payment at once."""
-    method = payment_methods.add_method(brand, "bkash", DEMO_NUMBER, "personal")
-    click.echo(f"Payment method: {describe(method)} — a DEMO number: replace it with your own bKash "
-               f"number (`flask gateway add-method --provider bkash --number 01XXXXXXXXX`, then "
+def requested_methods(bkash_numbers, method_specs, production):
+    """Bootstrap's --bkash/--method options as checked (provider, number, kind); bad input fails before any write."""
+    specs = [f"bkash:{number}" for number in bkash_numbers] + list(method_specs)
+    methods = []
+    for spec in specs:
+        provider, _, rest = spec.partition(":")
+        number, _, kind = rest.partition(":")
+        try:
+            provider = checked_provider(provider)
+        except ApiError as error:
+            raise click.BadParameter(f"{spec!r}: {error.errors[0]['message']}", param_hint="--method") from None
+        normalized = normalize_mobile_number(number)
+        if normalized is None:
+            raise click.BadParameter(f"{spec!r}: the number must be a Bangladeshi mobile number such as 01XXXXXXXXX.",
+                                     param_hint="--method")
+        if (kind or "personal") not in METHOD_KINDS:
+            raise click.BadParameter(f"{spec!r}: the kind must be one of {', '.join(METHOD_KINDS)}.",
+                                     param_hint="--method")
+        if production and normalized == DEMO_NUMBER:
+            raise click.BadParameter(f"{normalized} is the demo number; give your own.", param_hint="--method")
+        methods.append((provider, normalized, kind or "personal"))
+    return methods
+
+
+def add_bootstrap_methods(brand, methods, production):
+    """Bootstrap step: the numbers asked for; without any, a demo bKash number in development and none in production."""
+    for provider, number, kind in methods:
+        try:
+            method = payment_methods.add_method(brand, provider, number, kind)
+        except ApiError as error:  # the same number twice on the command line
+            click.echo(f"Payment method {provider}:{number} skipped: {error.message}", err=True)
+            continue
+        click.echo(f"Payment method: {describe(method)}")
+    if methods:
+        return
+    if production:
+        click.echo("Payment methods: none added. Customers cannot pay until you add your receiving number: "
+                   "`flask gateway add-method --provider bkash --number 01XXXXXXXXX` (or Settings in the panel).")
+        return
+    method = payment_methods.add_method(brand, "bkash", DEMO_NUMBER, "personal", demo=True)
+    click.echo(f"Payment method: {describe(method)} — replace it with your own bKash number "
+               f"(`flask gateway add-method --provider bkash --number 01XXXXXXXXX`, then "
                f"`flask gateway update-method {method.id} --disable`).")
-
-
-BOOTSTRAP_HOOKS.append(add_demo_bkash_method)

@@ -43,8 +43,30 @@ def test_bootstrap_prints_the_admin_login_password_and_a_working_key(runner, cli
     headers = {"Authorization": f"Bearer {key}"}
     assert client.get(PAYMENTS, headers=headers).status_code == 200
     assert client.post(PAYMENTS, json={"amount": "1.00", "currency": "BDT"}, headers=headers).status_code == 201
+    # The first key reads and writes; managing keys needs the admin scope, given only with --admin-key.
     keys = client.get("/api/v1/api-keys", headers={**headers, "X-Super-Admin-Email": login})
+    assert keys.status_code == 403 and keys.json["code"] == "INSUFFICIENT_SCOPE"
+    assert db.session.execute(db.select(ApiKey.scopes)).scalar_one() == "read,write"
+
+
+def test_bootstrap_with_admin_key_gives_the_first_key_the_admin_scope(runner, client):
+    result = invoke(runner, "bootstrap", "--admin-key")
+
+    assert result.exit_code == 0, result.output
+    headers = {"Authorization": f"Bearer {last_line(result)}", "X-Super-Admin-Email": "admin@example.com"}
+    keys = client.get("/api/v1/api-keys", headers=headers)
     assert keys.status_code == 200 and keys.json["data"][0]["scopes"] == ["read", "write", "admin"]
+    assert "scopes read, write, admin" in result.output
+
+
+def test_bootstrap_prints_the_brands_webhook_secret_once(runner):
+    result = invoke(runner, "bootstrap")
+
+    assert result.exit_code == 0, result.output
+    secret = db.session.execute(db.select(Brand.webhook_secret)).scalar_one()
+    assert re.fullmatch(r"whsec_[0-9a-f]{64}", secret)
+    assert result.output.count(secret) == 1
+    assert secret not in invoke(runner, "bootstrap").output
 
 
 def test_bootstrap_again_changes_nothing(runner, bootstrapped):
@@ -118,8 +140,8 @@ def test_create_admin_makes_a_staff_user_by_default(runner, bootstrapped):
     assert clerk.role == "staff" and clerk.active and clerk.check_password("long enough")
 
 
-def test_create_admin_super_admin_can_authorise_key_operations(runner, client, bootstrapped):
-    key = last_line(bootstrapped)
+def test_create_admin_super_admin_can_authorise_key_operations(runner, client):
+    key = last_line(invoke(runner, "bootstrap", "--admin-key"))
 
     result = invoke(runner, "create-admin", "--email", "boss@shop.example", "--password", "long enough",
                     "--super-admin")

@@ -23,6 +23,8 @@ class PaymentMethod(db.Model):
     ask_sender_number = db.Column(db.Boolean, nullable=False, default=False)
     enabled = db.Column(db.Boolean, nullable=False, default=True)
     position = db.Column(db.Integer, nullable=False, default=0)
+    # A number no merchant owns (bootstrap's `make run` sample): every page that shows it says so.
+    is_demo = db.Column(db.Boolean, nullable=False, default=False, server_default=db.false())
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     brand = db.relationship("Brand")

@@ -36,6 +36,7 @@ def register_panel(app):
     from . import developers_deliveries  # noqa: F401
     from . import developers_webhooks  # noqa: F401
     from . import outbound_sms  # noqa: F401
+    from . import demo_notice  # noqa: F401
 
     login_manager.login_view = "panel.sign_in"
     login_manager.login_message = _l("Sign in to continue.")

@@ -17,8 +17,8 @@ SETTINGS = ("name", "logo_url", "primary_color", "base_url", "timezone", "curren
             "receipt_sms_enabled")
 
 
-def create_first_brand(name, admin_email, admin_password):
-    """The brand, its super-administrator and an all-scopes key `default`, committed together or not at all.
+def create_first_brand(name, admin_email, admin_password, key_scopes=("read", "write")):
+    """The brand, its super-administrator and a key `default` (read+write unless told), committed together or not at all.
 
     Returns (brand, admin, key secret); the secret exists only in this return value.
     """
@@ -29,7 +29,7 @@ def create_first_brand(name, admin_email, admin_password):
         admin = User(brand_id=brand.id, email=admin_email, name="Administrator", role="super_admin")
         admin.set_password(admin_password)
         db.session.add(admin)
-        _, secret = add_key(brand, "default", ["read", "write", "admin"])
+        _, secret = add_key(brand, "default", list(key_scopes))
         db.session.commit()
     except BaseException:
         db.session.rollback()

@@ -53,8 +53,8 @@ def checked_changes(changes):
     return cleaned
 
 
-def add_method(brand, provider, number, kind="personal", **options):
-    """Add a receiving number for a provider; last in order unless `position` is given."""
+def add_method(brand, provider, number, kind="personal", demo=False, **options):
+    """Add a receiving number for a provider; last in order unless `position` is given; `demo` marks a sample number."""
     provider = checked_provider(provider)
     normalized = normalize_mobile_number(number)
     if normalized is None:
@@ -65,7 +65,7 @@ def add_method(brand, provider, number, kind="personal", **options):
             db.select(db.func.max(PaymentMethod.position)).where(PaymentMethod.brand_id == brand.id)
         ).scalar()
         values["position"] = 0 if last is None else last + 1
-    method = PaymentMethod(brand_id=brand.id, provider=provider, number=normalized, **values)
+    method = PaymentMethod(brand_id=brand.id, provider=provider, number=normalized, is_demo=bool(demo), **values)
     db.session.add(method)
     try:
         db.session.commit()
@@ -103,6 +103,11 @@ def list_methods(brand, enabled_only=False):
     if enabled_only:
         query = query.where(PaymentMethod.enabled.is_(True))
     return db.session.execute(query.order_by(PaymentMethod.position, PaymentMethod.id)).scalars().all()
+
+
+def enabled_demo_methods(brand):
+    """The brand's switched-on demo numbers: customers could send real money to a number nobody here owns."""
+    return [method for method in list_methods(brand, enabled_only=True) if method.is_demo]
 
 
 def list_enabled_methods(brand):
