@@ -157,3 +157,4 @@ def revoke_key_command(label):
 from . import cli_checkout  # noqa: E402,F401 - registers add-method, list-methods and bootstrap's numbers
 from . import cli_mobile  # noqa: E402,F401 - registers pair-code and simulate-sms
 from . import cli_jobs  # noqa: E402,F401 - registers worker, sweep and rotate-webhook-secret
+from . import cli_ops  # noqa: E402,F401 - registers backup and doctor
