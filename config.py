@@ -54,6 +54,8 @@ class Config:
     # How many reverse proxies (TLS terminators, load balancers) stand in front of the app; 0 trusts no
     # X-Forwarded-* header. Set it to the exact count: one too many lets clients forge their address.
     TRUSTED_PROXIES = int(os.environ.get("TRUSTED_PROXIES", 0))
+    # `flask gateway doctor` reports a paired phone silent for longer than this many seconds.
+    DOCTOR_HEARTBEAT_MAX_AGE = int(os.environ.get("DOCTOR_HEARTBEAT_MAX_AGE", 1800))
     MAX_CONTENT_LENGTH = 1024 * 1024
     JSON_SORT_KEYS = False
     SESSION_COOKIE_HTTPONLY = True

@@ -164,9 +164,10 @@ def test_upgrading_an_older_install_marks_its_bootstrap_demo_number(tmp_path, mo
         try:
             upgrade(directory=MIGRATIONS, revision="0001")
             with db.engine.begin() as connection:
-                connection.execute(text("INSERT INTO brands (id, name, slug, primary_color, timezone, currencies, "
-                                        "webhook_secret, receipt_sms_enabled, created_at) VALUES (1, 'Shop', 'default', "
-                                        "'#0f766e', 'Asia/Dhaka', 'BDT', 'whsec_x', 0, '2026-01-01 00:00:00')"))
+                connection.execute(text(
+                    "INSERT INTO brands (id, name, slug, primary_color, timezone, currencies, webhook_secret, "
+                    "receipt_sms_enabled, created_at) VALUES (1, 'Shop', 'default', '#0f766e', 'Asia/Dhaka', 'BDT', "
+                    "'whsec_x', 0, '2026-01-01 00:00:00')"))
                 for number in ("01700000000", "01712345678"):
                     connection.execute(text(
                         "INSERT INTO payment_methods (brand_id, provider, number, kind, ask_sender_number, enabled, "
