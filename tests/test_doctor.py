@@ -52,6 +52,7 @@ def run_doctor(app):
 
 
 def problems(findings):
+    """The messages of the findings that fail a check."""
     return [finding.message for finding in findings if finding.severity == doctor.PROBLEM]
 
 

@@ -29,14 +29,17 @@ FAILED_WINDOW = timedelta(hours=24)
 
 
 def problem(message, fix):
+    """A finding that fails the check."""
     return Finding(PROBLEM, message, fix)
 
 
 def note(message, fix=None):
+    """A finding worth reading that fails nothing."""
     return Finding(NOTE, message, fix)
 
 
 def production():
+    """Whether this is a production deployment (some checks apply only there)."""
     return current_app.config["APP_ENV"] == "production"
 
 
