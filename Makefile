@@ -45,11 +45,14 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-lohit-beng-bengali >/dev/null; \
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-lohit-beng-bengali >/dev/null; fi; }
 
-# Debian's nginx for the deployment kit's test (tests/test_deploy_nginx.py runs it on a loopback port).
+# Debian's nginx for the deployment kit's test (tests/test_deploy_nginx.py runs its own on loopback ports);
+# the system service the package starts is stopped and disabled: the tests need the program, not port 80.
 nginx:
 	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; \
-	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; fi; }
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null \
+	    && { systemctl disable --now nginx || true; } >/dev/null 2>&1; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null \
+	    && { sudo systemctl disable --now nginx || true; } >/dev/null 2>&1; fi; }
 
 db: setup
 	$(BIN)/flask db upgrade
@@ -58,7 +61,8 @@ db: setup
 run: db
 	@echo "Gateway on $(RUN_BASE_URL) — panel $(RUN_BASE_URL)/panel/sign-in, API docs $(RUN_BASE_URL)/api/v1/docs"
 	@case "$(RUN_BASE_URL)" in \
-	  http://127.*|http://localhost*) echo "Only this computer reaches it. For a phone on the shop's network: make run HOST=0.0.0.0 (or set BASE_URL=http://<this machine's address>:$(PORT))";; \
+	  http://127.*|http://localhost*) echo "Only this computer reaches it. For a phone on the shop's network:" \
+	    "make run HOST=0.0.0.0 (or set BASE_URL=http://<this machine's address>:$(PORT))";; \
 	  *) echo "Phones on the same network reach it there; the pairing QR code carries this address.";; esac
 	BASE_URL="$(RUN_BASE_URL)" $(BIN)/flask run --host $(HOST) --port $(PORT)
 

@@ -1,4 +1,4 @@
-"""gunicorn's settings for the gateway's web service (deploy/systemd/gateway-web.service runs `gunicorn -c` this file)."""
+"""gunicorn's settings for the gateway's web service: deploy/systemd/gateway-web.service runs `gunicorn -c` it."""
 import multiprocessing
 import os
 

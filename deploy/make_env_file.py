@@ -1,7 +1,9 @@
 """Write the production environment file (/etc/gateway/gateway.env) once, with a fresh random SECRET_KEY.
 
-Usage: BASE_URL=https://pay.example.com DATABASE_URL=postgresql://… [REDIS_URL=redis://…] python3 make_env_file.py PATH
-(`make env-file` runs it). Standard library only: it runs before the virtualenv exists. It never overwrites an
+Usage: BASE_URL=https://pay.example.com [DATABASE_URL=postgresql://…] [REDIS_URL=redis://…] \
+    python3 make_env_file.py PATH
+(`make env-file` runs it). Without DATABASE_URL the gateway uses SQLite in instance/; without REDIS_URL the web
+process runs the jobs itself. Standard library only: it runs before the virtualenv exists. It never overwrites an
 existing file, since that file's SECRET_KEY seals the phones' keys and signs every session and token.
 """
 import grp
@@ -11,8 +13,8 @@ import secrets
 import sys
 from pathlib import Path
 
-REQUIRED = ("BASE_URL", "DATABASE_URL")
-OPTIONAL = ("REDIS_URL", "COMPANION_APP_URL")
+REQUIRED = ("BASE_URL",)
+OPTIONAL = ("DATABASE_URL", "REDIS_URL", "COMPANION_APP_URL")
 # Values that read the same to systemd's EnvironmentFile= and to a shell's `set -a; . file`.
 PLAIN = re.compile(r"^[A-Za-z0-9_./:@%+=,~-]*$")
 
@@ -31,14 +33,16 @@ def env_lines(environ):
     missing = [name for name in REQUIRED if not environ.get(name)]
     if missing:
         raise SystemExit(f"Set {' and '.join(missing)}, e.g. make env-file BASE_URL=https://pay.example.com "
-                         "DATABASE_URL=postgresql://gateway:PASSWORD@127.0.0.1:5432/gateway REDIS_URL=redis://127.0.0.1:6379/0")
+                         "DATABASE_URL=postgresql://gateway:PASSWORD@127.0.0.1:5432/gateway "
+                         "REDIS_URL=redis://127.0.0.1:6379/0")
     values = {"APP_ENV": "production", "SECRET_KEY": secrets.token_hex(32), "TRUSTED_PROXIES": "1",
               "FLASK_APP": "app.py"}
     values.update({name: environ[name].strip() for name in REQUIRED + OPTIONAL if environ.get(name, "").strip()})
     return [
         "# The gateway's settings, read by its systemd units (EnvironmentFile=) and by deploy/gateway-flask.",
         "# SECRET_KEY signs sessions and tokens and seals the phones' keys: back it up with the database and",
-        "# never change it by hand (docs/configuration.md says how to rotate it). Other settings: README, Configuration.",
+        "# never change it by hand (docs/configuration.md says how to rotate it).",
+        "# Other settings: the README's Configuration table; restart the services after a change.",
         *(f"{name}={quoted(name, value)}" for name, value in values.items()),
     ]
 

@@ -94,14 +94,14 @@ def site_config(directory, https_port, http_port, upstream_port):
 def nginx_config(directory, site):
     """A main nginx.conf that keeps every file in the test's folder and includes the site."""
     (directory / "site.conf").write_text(site)
-    temp = {name: directory / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
+    temp = {name: directory / name for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")}
     user = "user root;\n" if os.geteuid() == 0 else ""  # workers need the test's folder, which only its owner reads
     (directory / "nginx.conf").write_text(
         f"{user}worker_processes 1;\ndaemon off;\npid {directory}/nginx.pid;\nerror_log {directory}/error.log;\n"
         "events { worker_connections 64; }\n"
         "http {\n"
         f"  access_log {directory}/access.log;\n"
-        + "".join(f"  {name}_temp_path {path};\n" for name, path in temp.items()).replace("body_temp", "client_body_temp")
+        + "".join(f"  {name}_temp_path {path};\n" for name, path in temp.items())
         + f"  include {directory}/site.conf;\n}}\n")
     return directory / "nginx.conf"
 
@@ -139,11 +139,10 @@ def deployment(tmp_path_factory):
     try:
         processes.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log))
         config = nginx_config(directory, site_config(directory, https_port, http_port, upstream))
-        checked = subprocess.run([nginx, "-t", "-p", str(directory), "-e", str(directory / "error.log"), "-c", str(config)],
-                                 capture_output=True, text=True)
+        options = ["-p", str(directory), "-e", str(directory / "error.log"), "-c", str(config)]
+        checked = subprocess.run([nginx, "-t", *options], capture_output=True, text=True)
         assert checked.returncode == 0, checked.stderr
-        processes.append(subprocess.Popen([nginx, "-p", str(directory), "-e", str(directory / "error.log"), "-c", str(config)],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        processes.append(subprocess.Popen([nginx, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_for_port(upstream, processes[0], "gunicorn")
         wait_for_port(https_port, processes[1], "nginx")
         yield {"https": https_port, "http": http_port, "upstream": upstream, "cert": directory / "fullchain.pem"}
@@ -194,7 +193,8 @@ def test_an_oversized_body_is_refused_by_nginx_with_the_apis_413(deployment):
 
 def test_a_body_under_the_limit_reaches_the_app(deployment):
     status, headers, body = https(deployment, "POST", "/api/v1/payments", body=json.dumps({"pad": "x" * 500_000}),
-                                  headers={"Content-Type": "application/json", "Authorization": "Bearer gw_live_unknown"})
+                                  headers={"Content-Type": "application/json",
+                                           "Authorization": "Bearer gw_live_unknown"})
     assert status == 401 and json.loads(body)["code"] == "INVALID_TOKEN"  # the app's own answer
     assert headers.get("X-Request-ID")
 
