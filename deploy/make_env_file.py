@@ -51,6 +51,7 @@ def write_env_file(path, environ, group="gateway"):
     """Create the file readable by root and the service's group only; refuse if it exists."""
     path = Path(path)
     text = "\n".join(env_lines(environ)) + "\n"
+    new_folder = not path.parent.exists()
     path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
@@ -67,7 +68,8 @@ def write_env_file(path, environ, group="gateway"):
             print(f"No group {group!r} yet: run `chgrp {group} {path}` once it exists.", file=sys.stderr)
         else:
             os.chown(path, 0, gid)
-            os.chown(path.parent, 0, gid)
+            if new_folder:  # /etc/gateway: the service may enter it; an existing folder is left as it was
+                os.chown(path.parent, 0, gid)
     return path
 
 

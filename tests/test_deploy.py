@@ -161,6 +161,17 @@ def test_the_env_file_has_production_a_random_secret_one_proxy_and_the_given_add
     assert "s3cret" not in written.stdout + written.stderr
 
 
+def test_make_env_file_writes_the_file_it_is_given(tmp_path):
+    env = {key: val for key, val in os.environ.items() if key not in {"BASE_URL", "DATABASE_URL", "REDIS_URL"}}
+    path = tmp_path / "gateway" / "gateway.env"
+    subprocess.run(["make", "--no-print-directory", "env-file", f"ENV_FILE={path}", "BASE_URL=https://pay.shop.test",
+                    "REDIS_URL=redis://127.0.0.1:6379/0"], cwd=ROOT, env=env, check=True, capture_output=True)
+    values = read_env_file(path)
+    assert (values["BASE_URL"], values["REDIS_URL"], values["APP_ENV"]) == (
+        "https://pay.shop.test", "redis://127.0.0.1:6379/0", "production")
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o750
+
+
 def test_each_env_file_gets_its_own_secret(tmp_path):
     settings = {"BASE_URL": "https://pay.shop.test", "DATABASE_URL": "sqlite:////srv/gateway/instance/g.sqlite3"}
     assert env_file(tmp_path / "a.env", **settings).returncode == 0
