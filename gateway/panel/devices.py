@@ -54,7 +54,10 @@ def companion_app_url():
 @staff_required
 def device_pairing_reopened():
     """A reloaded or bookmarked pairing page: codes are shown once, so back to Devices to make a new one."""
-    flash(_("A pairing code is shown only once. Press “Pair a phone” for a new one."), "info")
+    if current_user.is_super_admin:
+        flash(_("A pairing code is shown only once. Press “Pair a phone” for a new one."), "info")
+    else:
+        flash(_("A pairing code is shown only once; a super-administrator makes a new one."), "info")
     return redirect(url_for("panel.devices"))
 
 

@@ -90,6 +90,14 @@ def test_reopening_the_pairing_page_leads_back_to_devices_without_making_a_code(
     assert pairing_codes() == before
 
 
+def test_staff_reopening_the_pairing_page_are_told_who_makes_a_code(as_staff):
+    response = as_staff.get("/panel/devices/pairing", follow_redirects=True)
+    page = response.get_data(as_text=True)
+    assert response.request.path == "/panel/devices"
+    assert "A pairing code is shown only once; a super-administrator makes a new one." in page
+    assert pairing_codes() == 0
+
+
 def test_reopening_the_pairing_page_signed_out_asks_to_sign_in(client):
     response = client.get("/panel/devices/pairing")
     assert response.status_code == 302 and "/panel/sign-in" in response.headers["Location"]
