@@ -1,5 +1,9 @@
 """The pairing page tells a shop owner where to get the companion app and whether a phone can reach the QR's address."""
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import segno
@@ -10,6 +14,7 @@ from gateway.panel.devices import unreachable_by_phone
 from gateway.services.pairing import pairing_qr_payload
 from tests.panel.conftest import post_form
 
+ROOT = Path(__file__).resolve().parents[2]
 CODE = re.compile(r'<p class="pairing-code" id="pairing-code">(\d{6})</p>')
 WARNING = 'id="unreachable-address"'
 
@@ -111,3 +116,14 @@ def test_reopening_the_pairing_page_signed_out_asks_to_sign_in(client):
 ])
 def test_a_phone_cannot_reach_loopback_or_unspecified_addresses(url, unreachable):
     assert unreachable_by_phone(url) is unreachable
+
+
+@pytest.mark.parametrize("value, expected", [(None, "None"), ("", "None"),
+                                             ("https://apps.shop.test/c.apk", "https://apps.shop.test/c.apk")])
+def test_companion_app_url_is_read_from_the_environment(value, expected):
+    env = {key: val for key, val in os.environ.items() if key != "COMPANION_APP_URL"}
+    if value is not None:
+        env["COMPANION_APP_URL"] = value
+    out = subprocess.run([sys.executable, "-c", "import config; print(config.Config.COMPANION_APP_URL)"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == expected
