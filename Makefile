@@ -4,7 +4,16 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export FLASK_APP := app.py
 
-.PHONY: run test test-sqlite test-postgres setup browser db bench bench-tools clean
+.PHONY: run test test-sqlite test-postgres setup setup-prod env-file browser nginx db bench bench-tools clean
+
+# `make run HOST=0.0.0.0` serves the shop's network; BASE_URL (checkout links, the pairing QR) then follows
+# this machine's network address unless BASE_URL is set. The address is looked up only when needed.
+HOST ?= 127.0.0.1
+PORT ?= 5000
+GIVEN_BASE_URL := $(BASE_URL)
+LAN_ADDRESS = $(shell { hostname -I 2>/dev/null || ipconfig getifaddr en0 2>/dev/null; } | awk '{print $$1}')
+SERVE_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),$(or $(LAN_ADDRESS),127.0.0.1),$(HOST))
+RUN_BASE_URL = $(or $(GIVEN_BASE_URL),http://$(SERVE_HOST):$(PORT))
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +25,19 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
 
 setup: $(VENV)/.installed
 
+# Production: the runtime requirements only, no test or benchmark packages.
+$(VENV)/.installed-prod: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+setup-prod: $(VENV)/.installed-prod
+
+# The production environment file, once, with a random SECRET_KEY (deploy/make_env_file.py; never overwrites):
+#   sudo make env-file BASE_URL=https://pay.example.com DATABASE_URL=postgresql://… REDIS_URL=redis://…
+ENV_FILE ?= /etc/gateway/gateway.env
+env-file:
+	$(PYTHON) deploy/make_env_file.py $(ENV_FILE)
+
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads its own),
 # and a Bengali font so that the Bangla checkout screenshot shows letters, not boxes.
 browser:
@@ -23,18 +45,31 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-lohit-beng-bengali >/dev/null; \
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-lohit-beng-bengali >/dev/null; fi; }
 
+# Debian's nginx for the deployment kit's test (tests/test_deploy_nginx.py runs its own on loopback ports);
+# the system service the package starts is stopped and disabled: the tests need the program, not port 80.
+nginx:
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null \
+	    && { systemctl disable --now nginx || true; } >/dev/null 2>&1; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null \
+	    && { sudo systemctl disable --now nginx || true; } >/dev/null 2>&1; fi; }
+
 db: setup
 	$(BIN)/flask db upgrade
 	$(BIN)/flask gateway bootstrap
 
 run: db
-	@echo "Gateway on http://127.0.0.1:5000 — API docs at http://127.0.0.1:5000/api/v1/docs"
-	$(BIN)/flask run --host 127.0.0.1 --port 5000
+	@echo "Gateway on $(RUN_BASE_URL) — panel $(RUN_BASE_URL)/panel/sign-in, API docs $(RUN_BASE_URL)/api/v1/docs"
+	@case "$(RUN_BASE_URL)" in \
+	  http://127.*|http://localhost*) echo "Only this computer reaches it. For a phone on the shop's network:" \
+	    "make run HOST=0.0.0.0 (or set BASE_URL=http://<this machine's address>:$(PORT))";; \
+	  *) echo "Phones on the same network reach it there; the pairing QR code carries this address.";; esac
+	BASE_URL="$(RUN_BASE_URL)" $(BIN)/flask run --host $(HOST) --port $(PORT)
 
-test-sqlite: setup browser
+test-sqlite: setup browser nginx
 	TEST_DB=sqlite $(BIN)/python -m pytest
 
-test-postgres: setup browser
+test-postgres: setup browser nginx
 	TEST_DB=postgres $(BIN)/python -m pytest
 
 # The whole suite on the embedded SQLite, then again on PostgreSQL.

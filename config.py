@@ -41,6 +41,8 @@ class Config:
     MAX_AMOUNT = os.environ.get("MAX_AMOUNT", "1000000.00")
     ALLOW_PRIVATE_CALLBACKS = env_bool("ALLOW_PRIVATE_CALLBACKS", True)
     SMS_PROVIDER_URL = os.environ.get("SMS_PROVIDER_URL") or None
+    # Where shop owners download the companion app; shown on the pairing page when set.
+    COMPANION_APP_URL = os.environ.get("COMPANION_APP_URL") or None
     # Background work (docs/jobs.md): a claim on a delivery lasts this long; sweeps run this often.
     WEBHOOK_LEASE_SECONDS = int(os.environ.get("WEBHOOK_LEASE_SECONDS", 60))
     SWEEP_INTERVAL = int(os.environ.get("SWEEP_INTERVAL", 15))

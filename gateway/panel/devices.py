@@ -3,7 +3,10 @@
 Pairing is for super-administrators, since a paired phone's texts complete payments; anyone may
 revoke a phone (a lost phone should not wait for the owner).
 """
-from flask import flash, redirect, render_template, url_for
+import ipaddress
+from urllib.parse import urlsplit
+
+from flask import current_app, flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 from markupsafe import Markup
@@ -29,6 +32,35 @@ def devices():
                            states={device.id: phone_state(device.last_heartbeat_at, now) for device in active})
 
 
+def unreachable_by_phone(url):
+    """Whether no phone can reach a URL: it names this computer only (localhost, 127.x, ::1), 0.0.0.0, or no host."""
+    host = (urlsplit(url).hostname or "").lower()
+    if not host or host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+def companion_app_url():
+    """The configured download address of the companion app, when it is an http(s) URL."""
+    url = current_app.config.get("COMPANION_APP_URL") or ""
+    return url if urlsplit(url).scheme in ("http", "https") else None
+
+
+@bp.get("/devices/pairing")
+@staff_required
+def device_pairing_reopened():
+    """A reloaded or bookmarked pairing page: codes are shown once, so back to Devices to make a new one."""
+    if current_user.is_super_admin:
+        flash(_("A pairing code is shown only once. Press “Pair a phone” for a new one."), "info")
+    else:
+        flash(_("A pairing code is shown only once; a super-administrator makes a new one."), "info")
+    return redirect(url_for("panel.devices"))
+
+
 @bp.post("/devices/pairing")
 @super_admin_required
 def device_pairing():
@@ -38,8 +70,11 @@ def device_pairing():
     brand = current_brand()
     code, expires_at = start_pairing(brand)
     record_audit(current_user, "device.pairing_code", None, {"expires_at": expires_at.isoformat()})
+    address = server_url(brand)
     return render_template("panel/devices_pair.html", code=code, qr=Markup(pairing_qr_svg(code, brand)),
-                           expires_at=expires_at, seconds=seconds_left(expires_at), server_url=server_url(brand))
+                           expires_at=expires_at, seconds=seconds_left(expires_at), server_url=address,
+                           unreachable=unreachable_by_phone(address), app_url=companion_app_url(),
+                           brand_has_own_url=bool(brand.base_url))
 
 
 @bp.post("/devices/<device_uuid>/revoke")
