@@ -41,6 +41,11 @@ def current_zone():
     return brand_zone(brand or SimpleNamespace(timezone=None))
 
 
+def percent(value):
+    """A rate in the page's digits, e.g. 97.5 % (৯৭.৫ % in Bangla); a dash for None."""
+    return "—" if value is None else f"{grouped_number(value)} %"
+
+
 def local_datetime(moment, style="d MMM y, HH:mm"):
     """A UTC datetime in the brand's zone and the page's language, e.g. 2 Jan 2025, 00:30."""
     if moment is None:
@@ -86,5 +91,5 @@ def register_filters(state):
     """Install the filters on the application the panel blueprint joins."""
     state.app.jinja_env.filters.update(
         money=money, local_datetime=local_datetime, local_date=local_date, status_name=status_name,
-        provider_name=provider_name, number=number, kind_name=kind_name, audit_action=audit_action,
+        provider_name=provider_name, number=number, percent=percent, kind_name=kind_name, audit_action=audit_action,
     )
