@@ -1,10 +1,12 @@
 """Numbers and clock times as the page's language writes them: Bangla digits and day periods on bn pages."""
 from babel.dates import format_time
+from babel.numbers import format_decimal
 from flask_babel import get_locale
 
 BANGLA_DIGITS = str.maketrans("0123456789", "০১২৩৪৫৬৭৮৯")
 # Bangla readers group by lakh and crore (12,34,567.00); English by thousands.
-MONEY_PATTERNS = {"bn": "#,##,##0.00"}
+LAKH_GROUPING = "#,##,##0"
+MONEY_PATTERNS = {"bn": LAKH_GROUPING + ".00"}
 # A clock time in Bangla says the part of the day (সকাল, দুপুর, রাত) in words, never "AM"/"PM".
 CLOCK_PATTERNS = {"bn": ("HH:mm", "B h:mm")}
 
@@ -20,8 +22,11 @@ def native_digits(text, locale=None):
 
 
 def grouped_number(value, locale=None):
-    """A count with digit grouping in the page's digits: 1,250 or ১,২৫০."""
-    return native_digits(f"{value:,}", locale)
+    """A count or a rate, grouped, its decimals kept, in the page's digits: 1,250,000 or ১২,৫০,০০০."""
+    if (locale or page_locale()) != "bn":
+        return f"{value:,}"
+    whole, dot, fraction = str(value).partition(".")
+    return native_digits(format_decimal(int(whole), LAKH_GROUPING, locale="en") + dot + fraction, "bn")
 
 
 def money_pattern(locale=None):

@@ -13,7 +13,7 @@ from ..services.payments import list_payments_query
 from . import bp
 from .access import current_brand, staff_required
 from .charts import daily_bars
-from .formatting import local_date, money
+from .formatting import local_date, money, number
 
 HEARTBEAT_FRESH = timedelta(minutes=15)
 RECENT = 6
@@ -73,7 +73,7 @@ def window_totals(daily, currencies):
 
 def chart_for(summary, currency):
     """The 30-day SVG chart of completed volume in the brand's first currency."""
-    days = [{"label": local_date(day["date"]), "value": day["volume"].get(currency, 0), "count": day["count"],
+    days = [{"label": local_date(day["date"]), "value": day["volume"].get(currency, 0), "count": number(day["count"]),
              "value_text": money(day["volume"].get(currency, 0), currency)} for day in summary["daily"]]
     return daily_bars(days, _("Completed payments per day, last 30 days (%(currency)s)", currency=currency),
                       _("Volume"), _("Day"))
