@@ -31,8 +31,12 @@ def money(amount, currency="BDT"):
 
 
 def number(value):
-    """A count or a rate in the page's digits, grouped: 1,250 or ১,২৫০; a dash for None."""
-    return "—" if value is None else grouped_number(value)
+    """A count or a rate in the page's digits, grouped: 1,250 or ১,২৫০; a dash for None; other text as it came."""
+    if value is None:
+        return "—"
+    if not isinstance(value, (int, float, Decimal)):  # e.g. a phone-reported status field
+        return native_digits(value)
+    return grouped_number(value)
 
 
 def current_zone():

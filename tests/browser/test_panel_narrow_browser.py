@@ -69,3 +69,23 @@ def test_on_a_desktop_the_payments_list_stays_a_table(live_url, brand, owner, wi
     expect(page.get_by_role("columnheader", name="Amount")).to_be_visible()
     tops = page.eval_on_selector_all("table.cards tbody tr:first-child td", "cells => cells.map(c => Math.round(c.getBoundingClientRect().top))")
     assert len(set(tops)) == 1
+
+
+LIST_PAGES = ["/panel/customers", "/panel/refunds", "/panel/sms-inbox", "/panel/outbound-sms", "/panel/audit-log",
+              "/panel/users", "/panel/devices", "/panel/settings", "/panel/developers/webhook-deliveries",
+              "/panel/developers/api-keys", "/panel/sms-templates"]
+
+
+def test_on_a_phone_every_list_page_fits_and_keeps_its_leading_cells_in_view(live_url, brand, owner, window):
+    shop_history(brand, days=3)
+    payment_in_review(brand)
+    page = window(phone=True)
+    sign_in(page, live_url, owner)
+    for path in LIST_PAGES:
+        assert page.goto(live_url + path).status == 200, path
+        assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH, path
+        leading = page.eval_on_selector_all(
+            "table.cards td.card-amount, table.cards td.card-status, table.cards td.card-title, table.cards td.card-side",
+            "cells => cells.map(cell => { const r = cell.getBoundingClientRect(); return [r.left, r.right]; })")
+        assert all(0 <= left < right <= WIDTH for left, right in leading), (path, leading)
+        screenshot(page, "phone" + path.replace("/panel", "").replace("/", "-"), full_page=False)

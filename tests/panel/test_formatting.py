@@ -87,6 +87,10 @@ def test_bangla_counts_and_rates_use_bangla_digits(bangla_request):
     assert (number(1234567), number(0), percent(Decimal("97.50")), percent(None)) == ("১২,৩৪,৫৬৭", "০", "৯৭.৫০ %", "—")
 
 
+def test_a_number_that_is_not_one_is_shown_as_it_came(bangla_request):
+    assert (number("85"), number("full")) == ("৮৫", "full")
+
+
 def test_english_counts_and_rates_keep_western_digits(signed_in_request):
     assert (number(1234567), percent(Decimal("100.00"))) == ("1,234,567", "100.00 %")
 
