@@ -1,4 +1,4 @@
-"""The dashboard: today, the last 30 days, the review queue, texts waiting for a claim and the companion phone's pulse."""
+"""The dashboard: today, the last 30 days, the review queue, unclaimed texts and the companion phone's pulse."""
 from datetime import datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -33,7 +33,8 @@ def texts_waiting_for_claim(brand):
     waiting = (InboundSms.brand_id == brand.id, InboundSms.status == "unmatched", InboundSms.payment_id.is_(None))
     count = db.session.execute(db.select(db.func.count()).select_from(InboundSms).where(*waiting)).scalar_one()
     latest = db.session.execute(
-        db.select(InboundSms).where(*waiting).order_by(InboundSms.created_at.desc(), InboundSms.id.desc()).limit(WAITING_SHOWN)
+        db.select(InboundSms).where(*waiting)
+        .order_by(InboundSms.created_at.desc(), InboundSms.id.desc()).limit(WAITING_SHOWN)
     ).scalars().all() if count else []
     return {"count": count, "latest": latest}
 

@@ -1,4 +1,4 @@
-"""Jinja filters of the panel: money in the currency's format, times in the brand's time zone, both in the page's digits."""
+"""Jinja filters of the panel: money in the currency's format, times in the brand's zone, both in the page's digits."""
 from datetime import datetime, time, timezone
 from decimal import Decimal
 from types import SimpleNamespace

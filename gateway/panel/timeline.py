@@ -66,8 +66,8 @@ def webhook_events(payment):
                       outcome=attempt.response_status or attempt.error or "—")
                     for attempt in delivery.attempt_log]
         # %(count)s, not %(num)s: ngettext keeps num for the plural choice and cannot take it twice.
-        detail = ngettext("%(status)s after %(count)s attempt · %(url)s", "%(status)s after %(count)s attempts · %(url)s",
-                          delivery.attempts, status=status_name(delivery.status), count=number(delivery.attempts),
+        detail = ngettext("%(status)s after %(count)s attempt · %(url)s",
+                          "%(status)s after %(count)s attempts · %(url)s", delivery.attempts, status=status_name(delivery.status), count=number(delivery.attempts),
                           url=delivery.url)
         events.append(event(delivery.created_at, "webhook", _("Webhook %(event)s", event=delivery.event),
                             detail, attempts))

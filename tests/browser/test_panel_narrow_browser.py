@@ -15,8 +15,12 @@ WIDTH = 390
 def boxes_in_view(page, row_selector):
     """Per row: the amount's and the status badge's bounding boxes, and the top of the row's other cells."""
     return page.eval_on_selector_all(row_selector, """rows => rows.map(row => {
-        const box = element => { const r = element.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
-        const others = [...row.querySelectorAll('td:not(.card-amount):not(.card-status)')].filter(cell => cell.offsetParent);
+        const box = element => {
+            const r = element.getBoundingClientRect();
+            return {left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+        };
+        const others = [...row.querySelectorAll('td:not(.card-amount):not(.card-status)')]
+            .filter(cell => cell.offsetParent);
         return {amount: box(row.querySelector('.card-amount')), status: box(row.querySelector('.card-status .badge')),
                 text: row.querySelector('.card-amount').innerText + ' ' + row.querySelector('.card-status').innerText,
                 others_top: Math.min(...others.map(cell => cell.getBoundingClientRect().top))};
@@ -67,7 +71,8 @@ def test_on_a_desktop_the_payments_list_stays_a_table(live_url, brand, owner, wi
     sign_in(page, live_url, owner)
     page.goto(f"{live_url}/panel/payments")
     expect(page.get_by_role("columnheader", name="Amount")).to_be_visible()
-    tops = page.eval_on_selector_all("table.cards tbody tr:first-child td", "cells => cells.map(c => Math.round(c.getBoundingClientRect().top))")
+    tops = page.eval_on_selector_all("table.cards tbody tr:first-child td",
+                                     "cells => cells.map(c => Math.round(c.getBoundingClientRect().top))")
     assert len(set(tops)) == 1
 
 
@@ -85,7 +90,7 @@ def test_on_a_phone_every_list_page_fits_and_keeps_its_leading_cells_in_view(liv
         assert page.goto(live_url + path).status == 200, path
         assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH, path
         leading = page.eval_on_selector_all(
-            "table.cards td.card-amount, table.cards td.card-status, table.cards td.card-title, table.cards td.card-side",
+            ", ".join(f"table.cards td.{part}" for part in ("card-amount", "card-status", "card-title", "card-side")),
             "cells => cells.map(cell => { const r = cell.getBoundingClientRect(); return [r.left, r.right]; })")
         assert all(0 <= left < right <= WIDTH for left, right in leading), (path, leading)
         screenshot(page, "phone" + path.replace("/panel", "").replace("/", "-"), full_page=False)
