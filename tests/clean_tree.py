@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 TREE_BEFORE = pytest.StashKey()
+TREE_WRITTEN = pytest.StashKey()
 
 
 def tree_changes(root):
@@ -30,11 +31,17 @@ def pytest_sessionfinish(session, exitstatus):
     if before is None or hasattr(session.config, "workerinput"):
         return
     added = sorted((tree_changes(session.config.rootpath) or set()) - before)
+    session.config.stash[TREE_WRITTEN] = added
     if added:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        message = "the tests changed the git work tree (write into an ignored folder instead):\n  " + "\n  ".join(added)
-        if reporter is not None:
-            reporter.write_sep("=", "work tree not clean", red=True)
-            reporter.write_line(message)
-        session.exitstatus = 1
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Name the files the tests left in the tree, in the run's summary."""
+    added = config.stash.get(TREE_WRITTEN, [])
+    if added:
+        terminalreporter.write_sep("=", "work tree not clean", red=True)
+        terminalreporter.write_line("the tests changed the git work tree (write into an ignored folder instead):")
+        for line in added:
+            terminalreporter.write_line(f"  {line}")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-INNER_CONFTEST = "from tests.clean_tree import pytest_sessionfinish, pytest_sessionstart  # noqa: F401\n"
+INNER_CONFTEST = "from tests.clean_tree import pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary  # noqa\n"
 
 
 def git(repo, *args):
