@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-INNER_CONFTEST = "from tests.clean_tree import pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary  # noqa\n"
+INNER_CONFTEST = ("from tests.clean_tree import (  # noqa: F401\n"
+                  "    pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary)\n")
 
 
 def git(repo, *args):
