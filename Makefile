@@ -87,5 +87,13 @@ bench: setup bench-tools
 	$(BIN)/python bench/webhooks.py --redis-url redis://127.0.0.1:6379/4
 	$(BIN)/python bench/sms_ingest.py
 
+# The browser tests write their screenshots to build/screenshots/ (ignored); this copies them into docs/.
+.PHONY: screenshots
+screenshots: setup browser
+	rm -rf build/screenshots
+	$(BIN)/python -m pytest -m browser tests/browser
+	mkdir -p docs/screenshots
+	cp build/screenshots/*.png docs/screenshots/
+
 clean:
 	rm -rf $(VENV) .pytest_cache

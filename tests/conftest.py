@@ -8,6 +8,8 @@ from gateway import create_app
 from gateway.extensions import db
 from gateway.models import Brand
 from gateway.services.api_keys import generate_key
+from tests.clean_tree import (  # noqa: F401 - hooks: the suite must leave the git work tree clean
+    pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary)
 from tests.services import POSTGRES_URL, postgres_reachable, unavailable
 
 ENGINE = os.environ.get("TEST_DB", "sqlite")

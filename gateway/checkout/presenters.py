@@ -4,13 +4,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import segno
-from babel.dates import format_time
 from flask import current_app
-from flask_babel import get_locale, lazy_gettext as _l
+from flask_babel import lazy_gettext as _l
 from markupsafe import Markup
 
 from ..clock import utcnow
 from ..models import PAID_STATUSES
+from ..numerals import clock_time
 from ..services.payment_methods import PROVIDER_NAMES
 
 CURRENCY_SYMBOLS = {"BDT": "৳", "USD": "$", "EUR": "€", "GBP": "£", "INR": "₹"}
@@ -39,8 +39,8 @@ def brand_zone(brand):
 
 
 def local_time(moment, brand):
-    """A clock time in the brand's zone and the page's language, e.g. 2:35 PM."""
-    return format_time(moment, "short", tzinfo=brand_zone(brand), locale=str(get_locale() or "en"))
+    """A clock time in the brand's zone and the page's language, e.g. 2:35 PM (দুপুর ২:৩৫ in Bangla)."""
+    return clock_time(moment, brand_zone(brand))
 
 
 def seconds_left(payment):

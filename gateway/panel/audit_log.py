@@ -6,6 +6,7 @@ from ..extensions import db
 from ..models import AuditLog
 from . import bp
 from .access import current_brand, super_admin_required
+from .formatting import current_zone
 from .payments import page_number
 
 PER_PAGE = 50
@@ -25,4 +26,4 @@ def audit_log():
         db.select(AuditLog.action).where(AuditLog.brand_id == current_brand().id).distinct().order_by(AuditLog.action)
     ).scalars().all()
     return render_template("panel/audit_log.html", entries=rows, meta=meta, action=action, actions=actions,
-                           filters={"action": action} if action else {})
+                           filters={"action": action} if action else {}, zone=current_zone().key)

@@ -3,6 +3,8 @@ from decimal import Decimal
 
 from markupsafe import Markup, escape
 
+from ..numerals import native_digits
+
 WIDTH, HEIGHT = 720, 220
 PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 56, 8, 12, 28
 GRID_LINES = 4
@@ -42,7 +44,7 @@ def daily_bars(days, title, value_label, date_label):
         y = PAD_TOP + plot_h - plot_h * line / GRID_LINES
         parts.append(f'<line class="grid" x1="{PAD_LEFT}" x2="{WIDTH - PAD_RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>')
         parts.append(f'<text class="axis" x="{PAD_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">'
-                     f'{short_number(top * line / GRID_LINES)}</text>')
+                     f'{native_digits(short_number(top * line / GRID_LINES))}</text>')
     for index, day in enumerate(days):
         height = float(Decimal(day["value"]) / top) * plot_h
         x = PAD_LEFT + slot * index + (slot - bar_w) / 2

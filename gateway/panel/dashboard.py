@@ -1,4 +1,4 @@
-"""The dashboard: today, the last 30 days, the review queue and the companion phone's pulse."""
+"""The dashboard: today, the last 30 days, the review queue, unclaimed texts and the companion phone's pulse."""
 from datetime import datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -7,16 +7,17 @@ from flask_babel import gettext as _
 
 from ..clock import utcnow
 from ..extensions import db
-from ..models import Device, Payment, Refund, Transaction
+from ..models import Device, InboundSms, Payment, Refund, Transaction
 from ..services.dashboard import dashboard_summary
 from ..services.payments import list_payments_query
 from . import bp
 from .access import current_brand, staff_required
 from .charts import daily_bars
-from .formatting import local_date, money
+from .formatting import local_date, money, number
 
 HEARTBEAT_FRESH = timedelta(minutes=15)
 RECENT = 6
+WAITING_SHOWN = 3
 
 
 def review_queue(brand):
@@ -25,6 +26,17 @@ def review_queue(brand):
         db.select(db.func.count()).select_from(Payment)
         .where(Payment.brand_id == brand.id, Payment.status == "processing", Payment.review_reason.is_not(None))
     ).scalar_one()
+
+
+def texts_waiting_for_claim(brand):
+    """How many credits the phone forwarded that no payment has claimed yet, and the latest few of them."""
+    waiting = (InboundSms.brand_id == brand.id, InboundSms.status == "unmatched", InboundSms.payment_id.is_(None))
+    count = db.session.execute(db.select(db.func.count()).select_from(InboundSms).where(*waiting)).scalar_one()
+    latest = db.session.execute(
+        db.select(InboundSms).where(*waiting)
+        .order_by(InboundSms.created_at.desc(), InboundSms.id.desc()).limit(WAITING_SHOWN)
+    ).scalars().all() if count else []
+    return {"count": count, "latest": latest}
 
 
 def last_heartbeat(brand):
@@ -62,7 +74,7 @@ def window_totals(daily, currencies):
 
 def chart_for(summary, currency):
     """The 30-day SVG chart of completed volume in the brand's first currency."""
-    days = [{"label": local_date(day["date"]), "value": day["volume"].get(currency, 0), "count": day["count"],
+    days = [{"label": local_date(day["date"]), "value": day["volume"].get(currency, 0), "count": number(day["count"]),
              "value_text": money(day["volume"].get(currency, 0), currency)} for day in summary["daily"]]
     return daily_bars(days, _("Completed payments per day, last 30 days (%(currency)s)", currency=currency),
                       _("Volume"), _("Day"))
@@ -91,6 +103,7 @@ def dashboard():
     return render_template(
         "panel/dashboard.html", summary=summary, currency=currency, recent=recent,
         month=window_totals(daily, brand.currency_list), review_count=review_queue(brand),
+        waiting_texts=texts_waiting_for_claim(brand),
         heartbeat=heartbeat, phone=phone_state(heartbeat, now), chart=chart_for(summary, currency),
         refunds_today=refunds_since(brand, local_midnight(daily[-1]["date"], summary["timezone"])),
         refunds_month=refunds_since(brand, local_midnight(daily[0]["date"], summary["timezone"])),

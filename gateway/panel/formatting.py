@@ -1,15 +1,18 @@
-"""Jinja filters of the panel: money in the currency's format, times in the brand's time zone."""
+"""Jinja filters of the panel: money in the currency's format, times in the brand's zone, both in the page's digits."""
 from datetime import datetime, time, timezone
 from decimal import Decimal
 from types import SimpleNamespace
 
 from babel.dates import format_date, format_datetime
-from flask_babel import get_locale, lazy_gettext as _l
+from babel.numbers import format_decimal
+from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from ..checkout.presenters import CURRENCY_SYMBOLS
+from ..checkout.presenters import CURRENCY_SYMBOLS, KIND_NAMES
+from ..numerals import clock_style, grouped_number, money_pattern, native_digits, page_locale
 from ..services.dashboard import brand_zone
 from ..services.payment_methods import PROVIDER_NAMES
+from .audit_names import audit_action
 
 STATUS_NAMES = {
     "created": _l("Created"), "processing": _l("Processing"), "completed": _l("Completed"),
@@ -20,16 +23,20 @@ STATUS_NAMES = {
 
 
 def money(amount, currency="BDT"):
-    """An amount as the merchant reads it: ৳ 1,250.00, $ 12.50, or the code for other currencies."""
+    """An amount as the merchant reads it: ৳ 1,250.00, $ 12.50 (৳ ১,২৫০.০০ in Bangla), or the currency's code."""
     if amount is None:
         return "—"
-    text = f"{Decimal(amount):,.2f}"
+    text = native_digits(format_decimal(Decimal(amount), money_pattern(), locale="en"))
     return f"{CURRENCY_SYMBOLS.get(currency, currency)} {text}"
 
 
-def page_locale():
-    """The page's language code for Babel (en or bn)."""
-    return str(get_locale() or "en")
+def number(value):
+    """A count or a rate in the page's digits, grouped: 1,250 or ১,২৫০; a dash for None; other text as it came."""
+    if value is None:
+        return "—"
+    if not isinstance(value, (int, float, Decimal)):  # e.g. a phone-reported status field
+        return native_digits(value)
+    return grouped_number(value)
 
 
 def current_zone():
@@ -38,13 +45,18 @@ def current_zone():
     return brand_zone(brand or SimpleNamespace(timezone=None))
 
 
+def percent(value):
+    """A rate in the page's digits, e.g. 97.5 % (৯৭.৫ % in Bangla); a dash for None."""
+    return "—" if value is None else f"{grouped_number(value)} %"
+
+
 def local_datetime(moment, style="d MMM y, HH:mm"):
     """A UTC datetime in the brand's zone and the page's language, e.g. 2 Jan 2025, 00:30."""
     if moment is None:
         return "—"
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return format_datetime(moment, style, tzinfo=current_zone(), locale=page_locale())
+    return native_digits(format_datetime(moment, clock_style(style), tzinfo=current_zone(), locale=page_locale()))
 
 
 def local_date(value, style="d MMM"):
@@ -53,12 +65,17 @@ def local_date(value, style="d MMM"):
         return "—"
     if isinstance(value, datetime):
         value = value.astimezone(current_zone()).date()
-    return format_date(value, style, locale=page_locale())
+    return native_digits(format_date(value, style, locale=page_locale()))
 
 
 def provider_name(provider):
     """A provider as it writes its own name (bKash), or a dash when none."""
     return PROVIDER_NAMES.get(provider, provider) if provider else "—"
+
+
+def kind_name(kind):
+    """A receiving account's kind (personal, agent, merchant) in the page's language."""
+    return KIND_NAMES.get(kind, (kind or "").capitalize())
 
 
 def status_name(status):
@@ -78,5 +95,5 @@ def register_filters(state):
     """Install the filters on the application the panel blueprint joins."""
     state.app.jinja_env.filters.update(
         money=money, local_datetime=local_datetime, local_date=local_date, status_name=status_name,
-        provider_name=provider_name,
+        provider_name=provider_name, number=number, percent=percent, kind_name=kind_name, audit_action=audit_action,
     )

@@ -1,9 +1,9 @@
 """A payment's story for its detail page: created, claimed, SMS matched, completed, webhooks, refunds."""
-from flask_babel import gettext as _, lazy_gettext as _l
+from flask_babel import gettext as _, lazy_gettext as _l, ngettext
 
 from ..extensions import db
 from ..models import AuditLog, InboundSms, Refund, WebhookDelivery
-from .formatting import local_datetime, money, provider_name, status_name
+from .formatting import local_datetime, money, number, provider_name, status_name
 
 # What a panel action reads as on the timeline.
 AUDIT_TITLES = {
@@ -65,8 +65,10 @@ def webhook_events(payment):
         attempts = [_("Attempt at %(time)s: %(outcome)s", time=local_datetime(attempt.attempted_at, "HH:mm:ss"),
                       outcome=attempt.response_status or attempt.error or "—")
                     for attempt in delivery.attempt_log]
-        detail = _("%(status)s after %(count)s attempt(s) · %(url)s", status=status_name(delivery.status),
-                   count=delivery.attempts, url=delivery.url)
+        # %(count)s, not %(num)s: ngettext keeps num for the plural choice and cannot take it twice.
+        detail = ngettext("%(status)s after %(count)s attempt · %(url)s",
+                          "%(status)s after %(count)s attempts · %(url)s", delivery.attempts, status=status_name(delivery.status), count=number(delivery.attempts),
+                          url=delivery.url)
         events.append(event(delivery.created_at, "webhook", _("Webhook %(event)s", event=delivery.event),
                             detail, attempts))
     return events

@@ -9,7 +9,8 @@ from tests.services import unavailable
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+# Ignored by git: `make screenshots` copies them into docs/screenshots/ when they should change there.
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
 
 
@@ -65,7 +66,7 @@ def new_page(browser):
 
 @pytest.fixture
 def screenshot():
-    """Keep a full-page screenshot as docs/screenshots/checkout-<name>.png."""
+    """Keep a full-page screenshot as build/screenshots/checkout-<name>.png."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
     def take(page, name):

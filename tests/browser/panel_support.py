@@ -62,7 +62,7 @@ def sign_in(page, live_url, user, password=PASSWORD):
 
 
 def screenshot(page, name, full_page=True):
-    """Keep a screenshot as docs/screenshots/panel-<name>.png."""
+    """Keep a screenshot as build/screenshots/panel-<name>.png."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"panel-{name}.png"), full_page=full_page, animations="disabled", caret="hide")
 

@@ -9,8 +9,10 @@ from freezegun import freeze_time
 from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.models import Device
+from gateway.services.matching import submit_claim
 from gateway.services.refunds import create_refund
-from tests.factories import PaymentFactory, completed_payment
+from gateway.services.sms_ingest import ingest_batch
+from tests.factories import PaymentFactory, bkash_text, completed_payment, paired_device, sms_message
 
 NOW = "2024-05-10 08:00:00"  # 14:00 in Dhaka
 
@@ -80,3 +82,35 @@ def test_the_daily_chart_is_inline_svg_with_a_bar_per_day(as_staff, brand):
     assert svg.count('<rect class="bar"') == 30
     assert "10 May: ৳ 500.00 (1)" in svg
     assert "<script" not in svg
+
+
+def forward_texts(brand, *texts):
+    """The brand's phone forwards these texts through the real ingest path."""
+    device, _, aes_key = paired_device(brand, device_id=f"phone-{brand.id}")
+    ingest_batch(device, [sms_message(aes_key, text) for text in texts])
+
+
+def test_texts_waiting_for_a_claim_are_counted_listed_and_linked(as_staff, brand, other_brand):
+    claimed = PaymentFactory(brand=brand, amount=Decimal("300.00"))
+    submit_claim(claimed, "bkash", "7A7A7A7A7A", "01712345678")
+    forward_texts(brand, bkash_text("450.00", "1B1B1B1B1B"), bkash_text("1200.00", "2C2C2C2C2C"),
+                  bkash_text("300.00", "7A7A7A7A7A"))
+    forward_texts(other_brand, bkash_text("999.00", "9Z9Z9Z9Z9Z"))
+    html = as_staff.get("/panel/dashboard").get_data(as_text=True)
+    section = html.split('id="waiting-heading"')[1].split("</section>")[0]
+    assert "2 texts are waiting for a claim" in section
+    assert "1B1B1B1B1B" in section and "2C2C2C2C2C" in section and "৳ 1,200.00" in section
+    assert "7A7A7A7A7A" not in section and "9Z9Z9Z9Z9Z" not in section
+    assert 'href="/panel/sms-inbox?status=unmatched"' in section
+
+
+def test_no_waiting_text_says_so(as_staff, brand):
+    html = as_staff.get("/panel/dashboard").get_data(as_text=True)
+    section = html.split('id="waiting-heading"')[1].split("</section>")[0]
+    assert "No text is waiting" in section and "waiting-list" not in section
+
+
+def test_one_payment_is_counted_in_the_singular(as_staff, brand):
+    completed_payment(brand=brand, amount=Decimal("100.00"))
+    html = " ".join(as_staff.get("/panel/dashboard").get_data(as_text=True).split())
+    assert "of 1 payment, last 30 days" in html and "1 payments" not in html

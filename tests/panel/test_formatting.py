@@ -4,10 +4,11 @@ from datetime import date, datetime, timezone
 from decimal import Decimal
 
 import pytest
+from flask_babel import refresh
 from flask_login import login_user
 
 from gateway.panel.charts import daily_bars, nice_ceiling, short_number
-from gateway.panel.formatting import day_bounds, local_datetime, money
+from gateway.panel.formatting import day_bounds, kind_name, local_date, local_datetime, money, number, percent
 from tests.factories import UserFactory
 
 
@@ -65,3 +66,60 @@ def test_bars_are_as_tall_as_their_share_of_the_axis():
     heights = [float(height) for height in re.findall(r'<rect class="bar"[^>]* height="([0-9.]+)"', svg)]
     assert heights == [0.0, 90.0, 180.0]
     assert "<title id=\"chart-title\">Volume &lt;per day&gt;</title>" in svg
+
+
+@pytest.fixture
+def bangla_request(app, brand):
+    """A Bangla page's request of a user of `brand` (zone Asia/Dhaka unless changed)."""
+    with app.test_request_context("/panel/dashboard?lang=bn"):
+        refresh()
+        login_user(UserFactory(brand=brand))
+        yield brand
+    refresh()
+
+
+def test_bangla_pages_write_money_in_bangla_digits_grouped_by_lakh(bangla_request):
+    assert money(Decimal("1234567.5"), "BDT") == "৳ ১২,৩৪,৫৬৭.৫০"
+    assert money(Decimal("0.5"), "USD") == "$ ০.৫০"
+
+
+def test_bangla_counts_and_rates_use_bangla_digits(bangla_request):
+    assert (number(1234567), number(0), percent(Decimal("97.50")), percent(None)) == ("১২,৩৪,৫৬৭", "০", "৯৭.৫০ %", "—")
+
+
+def test_a_number_that_is_not_one_is_shown_as_it_came(bangla_request):
+    assert (number("85"), number("full")) == ("৮৫", "full")
+
+
+def test_english_counts_and_rates_keep_western_digits(signed_in_request):
+    assert (number(1234567), percent(Decimal("100.00"))) == ("1,234,567", "100.00 %")
+
+
+@pytest.mark.parametrize("utc_hour, shown", [
+    (9, "১ মে ২০২৪, দুপুর ৩:৩০"), (2, "১ মে ২০২৪, সকাল ৮:৩০"), (17, "১ মে ২০২৪, রাত্রি ১১:৩০"),
+])
+def test_bangla_times_say_the_part_of_the_day_in_bangla_digits(bangla_request, utc_hour, shown):
+    text = local_datetime(datetime(2024, 5, 1, utc_hour, 30, tzinfo=timezone.utc))
+    assert text == shown
+    assert not re.search(r"[0-9]|AM|PM", text)
+
+
+def test_bangla_dates_have_no_western_digits(bangla_request):
+    assert local_date(date(2024, 5, 2), "d MMM y") == "২ মে ২০২৪"
+
+
+@pytest.mark.parametrize("kind, english", [("personal", "Personal"), ("agent", "Agent"), ("merchant", "Merchant")])
+def test_method_kinds_are_named_in_the_page_s_language(app, kind, english):
+    with app.test_request_context("/panel/settings?lang=en"):
+        refresh()  # the locale is cached on the application context, which the test keeps open
+        assert str(kind_name(kind)) == english
+    with app.test_request_context("/panel/settings?lang=bn"):
+        refresh()
+        assert str(kind_name(kind)) != english and not re.search(r"[A-Za-z]", str(kind_name(kind)))
+
+
+def test_the_chart_s_axis_speaks_bangla_digits(bangla_request):
+    svg = str(daily_bars([{"label": "১ মে", "value": Decimal("2500"), "count": "৩", "value_text": "৳ ২,৫০০.০০"}],
+                         "t", "v", "d"))
+    axis = re.findall(r'<text class="axis"[^>]*>([^<]*)</text>', svg)
+    assert axis and not any(re.search(r"[0-9]", label) for label in axis)
