@@ -166,11 +166,28 @@ def discard_session():
             db.session.registry.clear()
 
 
+def remove_session(exception=None):
+    """End the context's session; when its connection was lost, drop the session rather than raise.
+
+    The rollback of a dead connection raises, and a teardown that raises escapes Flask after the
+    response was made: the client would get the WSGI server's bare HTML 500 instead of it.
+    """
+    from .extensions import db
+
+    try:
+        db.session.remove()
+    except Exception:  # noqa: BLE001 - nothing is left to undo on a connection the database closed
+        log.warning("database connection lost before the session closed; session dropped", exc_info=True)
+        db.session.registry.clear()
+
+
 def register_error_handlers(app):
     """Attach the renderers and the X-Request-ID header to every response."""
     app.register_error_handler(ApiError, render_api_error)
     app.register_error_handler(HTTPException, render_http_exception)
     app.register_error_handler(Exception, render_unexpected)
+    # Registered after Flask-SQLAlchemy's, so it runs first and leaves that one nothing to close.
+    app.teardown_appcontext(remove_session)
 
     @app.after_request
     def add_request_id(response):
