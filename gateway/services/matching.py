@@ -46,8 +46,8 @@ def submit_claim(payment, provider, provider_trx_id, sender_number=None):
     sms = stored_sms(payment.brand_id, provider, trx_id)
     if sms is not None and sms.status == "unmatched":
         settle(sms, payment)
-    else:
-        flag_lost_claim(payment)  # a rival took the SMS between the check above and this claim's commit
+    elif sms is not None:
+        flag_lost_claim(payment, sms)  # a rival took the SMS between the check above and this claim's commit
     db.session.refresh(payment)
     return payment
 
@@ -258,14 +258,14 @@ def reject_review(payment, reason=None):
 # --- Self-healing: what a lost connection, a killed worker or a lost race left undone ---------------------
 
 
-def flag_lost_claim(payment):
+def flag_lost_claim(payment, sms=None):
     """A claim that lost its TrxID's SMS to another payment by a moment: held for review, never left silent.
 
-    Nothing changes when the SMS is unbound or bound to this payment, or the payment already has a reason.
+    `sms` is the stored text with the claim's TrxID when the caller has it. Nothing changes when that
+    SMS is unbound or bound to this payment, or the payment already has a reason.
     """
-    if payment.provider_trx_id is None:
-        return None
-    sms = stored_sms(payment.brand_id, payment.provider, payment.provider_trx_id)
+    if sms is None and payment.provider_trx_id is not None:
+        sms = stored_sms(payment.brand_id, payment.provider, payment.provider_trx_id)
     if sms is None or sms.payment_id is None or sms.payment_id == payment.id:
         return None
     winner = db.session.get(Payment, sms.payment_id)
