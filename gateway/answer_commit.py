@@ -23,7 +23,7 @@ def end_deferral():
 
 
 def commit_work(keep_loaded=False):
-    """Commit a service's work; inside a keyed request only flush it, so a crash cannot keep the work without its answer.
+    """Commit a service's work; in a keyed request only flush it: a crash cannot keep the work without its answer.
 
     `keep_loaded` keeps the session's rows loaded after a real commit (commit_without_expiring).
     """

@@ -15,9 +15,16 @@ from gateway.errors import ApiError
 from gateway.extensions import db
 from gateway.models import InboundSms, Payment
 from gateway.services.matching import heal_matching, settle, submit_claim
-from tests.factories import PaymentFactory, bkash_text, forward
+from tests.factories import PaymentFactory, bkash_text, forward, paired_device
 
 TRX = "7Q6W5E4R3T"
+
+
+@pytest.fixture
+def phone(brand):
+    """A paired device of `brand` and its AES key."""
+    device, _, aes_key = paired_device(brand)
+    return device, aes_key
 
 
 def in_own_session(app, job):
@@ -69,7 +76,8 @@ def test_a_claim_that_loses_the_sms_by_a_moment_is_held_for_review_naming_the_wi
     assert not isinstance(outcome["slow"], ApiError) and not isinstance(outcome["fast"], ApiError)
     slow, fast = committed(slow, fast)
     assert fast.status == "completed"
-    assert (slow.status, slow.review_reason) == ("processing", f"TrxID {TRX} was already used by payment {fast.public_id}")
+    assert (slow.status, slow.review_reason) == (
+        "processing", f"TrxID {TRX} was already used by payment {fast.public_id}")
     sms = db.session.execute(db.select(InboundSms)).scalar_one()
     assert sms.payment_id == fast.id
 
@@ -108,21 +116,24 @@ def test_a_rival_that_read_the_sms_before_it_was_bound_is_held_for_review(brand,
                      for _ in range(2))
     stale = db.session.get(InboundSms, sms.id)
     assert settle(sms, first) == "matched"
-    # `second` read the SMS as unmatched before `first` bound it, and settles with that stale view.
+    # `second` read the SMS as unmatched before `first` bound it, and settles with that stale view; its claim
+    # committed after `first` flagged its rivals, so no reason reached it that way.
     db.session.execute(db.update(Payment).where(Payment.id == second.id).values(review_reason=None))
     db.session.commit()
 
     assert settle(stale, second) is None
 
     [second] = committed(second)
-    assert (second.status, second.review_reason) == ("processing", f"TrxID {TRX} was already used by payment {first.public_id}")
+    assert (second.status, second.review_reason) == (
+        "processing", f"TrxID {TRX} was already used by payment {first.public_id}")
 
 
 def test_the_periodic_job_flags_a_claim_left_silent_by_a_lost_race(brand, phone):
     sms = forward(phone, bkash_text("500.00", TRX))
     winner = PaymentFactory(brand=brand, status="completed", provider="bkash", provider_trx_id=TRX)
     silent = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX)
-    db.session.execute(db.update(InboundSms).where(InboundSms.id == sms.id).values(status="matched", payment_id=winner.id))
+    db.session.execute(db.update(InboundSms).where(InboundSms.id == sms.id)
+                       .values(status="matched", payment_id=winner.id))
     db.session.commit()
 
     assert heal_matching() == 1
@@ -130,12 +141,3 @@ def test_the_periodic_job_flags_a_claim_left_silent_by_a_lost_race(brand, phone)
     [silent] = committed(silent)
     assert silent.review_reason == f"TrxID {TRX} was already used by payment {winner.public_id}"
     assert heal_matching() == 0
-
-
-@pytest.fixture
-def phone(brand):
-    """A paired device of `brand` and its AES key."""
-    from tests.factories import paired_device
-
-    device, _, aes_key = paired_device(brand)
-    return device, aes_key

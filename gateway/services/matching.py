@@ -314,5 +314,5 @@ def flag_lost_claims():
 
 
 def heal_matching():
-    """The periodic self-heal: match stranded credits, then flag claims that lost their TrxID; how many payments moved."""
+    """The periodic self-heal: match stranded credits, flag claims that lost their TrxID; how many payments moved."""
     return match_stranded_credits() + flag_lost_claims()
