@@ -3,7 +3,8 @@
 Nothing here is imported by the gateway. Only requests sending `X-Test-Kill-Connection` are touched, and
 the fault is real: pg_terminate_backend from a second connection, as an administrator or a failover would.
 KILL_AT picks the moment: `after_commit` (the first statement after the commit of the request's change to a payment) or
-`teardown` (after the response was made, the session still holding an open transaction).
+`teardown` (after the response was made, the session still holding an open transaction), or `answer` (as a
+keyed request stores its answer, before the one commit of its work and answer).
 """
 import os
 
@@ -20,7 +21,7 @@ KILL_AT = os.environ["KILL_AT"]
 # TESTING off: errors are handled as in production, not propagated to a test client.
 app = create_app({"APP_ENV": "testing", "TESTING": False, "SQLALCHEMY_DATABASE_URI": DATABASE_URL,
                   "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True}, "REDIS_URL": None,
-                  "RATELIMIT_ENABLED": False})
+                  "RATELIMIT_ENABLED": False, "IDEMPOTENCY_LEASE_SECONDS": 1})
 
 
 def targeted():
@@ -44,6 +45,8 @@ with app.app_context():
     def kill_before_statement(conn, cursor, statement, *args):
         if targeted() and statement.lstrip().upper().startswith("UPDATE PAYMENTS"):
             g.wrote_payment = True
+        if targeted() and KILL_AT == "answer" and statement.lstrip().upper().startswith("UPDATE IDEMPOTENCY_RECORDS"):
+            g.kill_next_statement = True
         if targeted() and g.pop("kill_next_statement", False):
             terminate(conn.connection.dbapi_connection.info.backend_pid)
 

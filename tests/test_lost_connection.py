@@ -3,6 +3,8 @@
 PostgreSQL only: the request's own backend is terminated (pg_terminate_backend) inside a real gunicorn
 worker by tests/connection_killing_app.py, at the moment each test names.
 """
+import time
+
 import pytest
 import requests
 
@@ -68,3 +70,24 @@ def test_a_connection_lost_mid_view_answers_the_500_envelope_with_the_request_id
     assert status_of(payment) == "cancelled"  # the work had committed before the connection went
     after = requests.get(f"{server.url}/api/v1/payments/{payment.public_id}", headers=auth, timeout=30)
     assert after.status_code == 200
+
+
+def test_a_connection_lost_as_a_keyed_payment_stores_its_answer_leaves_nothing_and_the_retry_makes_one(
+        killing_server, auth):
+    server = killing_server("answer")
+    url, headers = f"{server.url}/api/v1/payments", {**auth, "Idempotency-Key": "lost-at-answer"}
+    body = {"amount": "500.00", "currency": "BDT"}
+
+    failed = requests.post(url, json=body, headers={**headers, **KILL}, timeout=30)
+
+    assert (failed.status_code, failed.json()["code"]) == (500, "INTERNAL_ERROR")
+    assert failed.json()["request_id"]
+    assert db.session.scalar(db.select(db.func.count()).select_from(Payment)) == 0  # work and answer: neither
+    for _ in range(200):  # the key stays in progress for its lease, then the retry takes it over
+        retried = requests.post(url, json=body, headers=headers, timeout=30)
+        if retried.status_code != 409:
+            break
+        time.sleep(0.1)
+    assert retried.status_code == 201
+    db.session.expire_all()
+    assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [retried.json()["data"]["payment_id"]]
