@@ -45,6 +45,8 @@ class Config:
     COMPANION_APP_URL = os.environ.get("COMPANION_APP_URL") or None
     # Background work (docs/jobs.md): a claim on a delivery lasts this long; sweeps run this often.
     WEBHOOK_LEASE_SECONDS = int(os.environ.get("WEBHOOK_LEASE_SECONDS", 60))
+    # An Idempotency-Key still in progress after this long belongs to a request that died: a retry takes it over.
+    IDEMPOTENCY_LEASE_SECONDS = float(os.environ.get("IDEMPOTENCY_LEASE_SECONDS", 5))
     SWEEP_INTERVAL = int(os.environ.get("SWEEP_INTERVAL", 15))
     JOBS_IN_PROCESS = True
     API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "100/second")

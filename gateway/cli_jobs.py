@@ -28,7 +28,7 @@ def worker(queues, burst, log_level):
 
 @gateway_cli.command("sweep")
 def sweep():
-    """Run each periodic job once now: the outbox sweep, payment expiry, idempotency pruning."""
+    """Run each periodic job once now: outbox sweep, payment expiry, idempotency pruning, matching self-heal."""
     for name, path, _ in PERIODIC:
         result = import_string(path)()
         click.echo(f"{name}: {len(result) if isinstance(result, list) else result}")

@@ -122,6 +122,9 @@ def render_http_exception(error):
         return error_response(400, "INVALID_JSON", "The request body is not valid UTF-8 JSON.", headers=headers)
     if error.code == 413:
         return error_response(413, "PAYLOAD_TOO_LARGE", "The request body is too large.")
+    if error.code == 500:
+        # Flask's own InternalServerError, wrapping what escaped after the view (an after_request, a commit).
+        return internal_error_response()
     code = HTTP_CODES.get(error.code, "ERROR")
     return error_response(error.code, code, data.get("message") or error.description or code, headers=headers)
 
@@ -133,16 +136,49 @@ def render_api_error(error):
     return error_response(error.status, error.code, error.message, error.errors, error.headers)
 
 
+def internal_error_response():
+    """The 500 envelope: no trace, the request id to quote."""
+    return error_response(500, "INTERNAL_ERROR", "Internal error; quote the request id when reporting it.")
+
+
 def render_unexpected(error):
     """Anything else: logged with its trace, answered without one."""
     if isinstance(error, HTTPException):
         return render_http_exception(error)
     log.exception("unhandled error in request %s", request_id())
-    from .extensions import db
-    db.session.rollback()
+    discard_session()
     if not wants_json():
         return render_template("error.html", status=500, message="Something went wrong."), 500
-    return error_response(500, "INTERNAL_ERROR", "Internal error; quote the request id when reporting it.")
+    return internal_error_response()
+
+
+def discard_session():
+    """Roll the failed request's session back; with its connection lost, drop the session instead of raising."""
+    from .extensions import db
+
+    try:
+        db.session.rollback()
+    except Exception:  # noqa: BLE001 - a dead connection must not turn the envelope into a bare 500
+        log.warning("rollback failed in request %s; session discarded", request_id())
+        try:
+            db.session.close()
+        except Exception:  # noqa: BLE001
+            db.session.registry.clear()
+
+
+def remove_session(exception=None):
+    """End the context's session; when its connection was lost, drop the session rather than raise.
+
+    The rollback of a dead connection raises, and a teardown that raises escapes Flask after the
+    response was made: the client would get the WSGI server's bare HTML 500 instead of it.
+    """
+    from .extensions import db
+
+    try:
+        db.session.remove()
+    except Exception:  # noqa: BLE001 - nothing is left to undo on a connection the database closed
+        log.warning("database connection lost before the session closed; session dropped", exc_info=True)
+        db.session.registry.clear()
 
 
 def register_error_handlers(app):
@@ -150,6 +186,8 @@ def register_error_handlers(app):
     app.register_error_handler(ApiError, render_api_error)
     app.register_error_handler(HTTPException, render_http_exception)
     app.register_error_handler(Exception, render_unexpected)
+    # Registered after Flask-SQLAlchemy's, so it runs first and leaves that one nothing to close.
+    app.teardown_appcontext(remove_session)
 
     @app.after_request
     def add_request_id(response):

@@ -20,6 +20,8 @@ PERIODIC = (
     ("sweep-outbox", "gateway.services.outbox.sweep_outbox", "SWEEP_INTERVAL"),
     ("expire-payments", "gateway.services.payments.expire_due_payments", 60),
     ("prune-idempotency", "gateway.api.idempotency.prune_idempotency_records", 3600),
+    # Stored credits a waiting claim could match, left unmatched by a request that died after storing them.
+    ("heal-matching", "gateway.services.matching.heal_matching", "SWEEP_INTERVAL"),
 )
 JOB_TIMEOUT = 30  # below the 60 s lease: a stuck job dies before another process may take its row
 WAKE_TTL = 300  # how long a wake-up key suppresses a duplicate enqueue of the same attempt

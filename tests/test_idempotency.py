@@ -270,15 +270,17 @@ def app_request(brand, body=BODY):
     return Acting()
 
 
-def test_an_in_progress_record_is_409_within_its_lease_and_taken_over_after_it(client, auth, brand):
+def test_an_in_progress_record_is_409_within_its_lease_and_taken_over_after_it(app, client, auth, brand):
     start = datetime(2030, 6, 1, 9, 0, tzinfo=timezone.utc)
+    lease = app.config["IDEMPOTENCY_LEASE_SECONDS"]
+    assert lease == 5  # a few seconds: a phone or a shop retrying after a crash is not kept waiting a minute
     abandoned(brand, "died-mid-request", start)
 
     with freeze_time(start) as frozen:
-        frozen.move_to(start + timedelta(seconds=59))
+        frozen.move_to(start + timedelta(seconds=lease - 1))
         during = client.post(URL, json=BODY, headers=keyed(auth, "died-mid-request"))
 
-        frozen.move_to(start + timedelta(seconds=61))
+        frozen.move_to(start + timedelta(seconds=lease + 1))
         taken_over = client.post(URL, json=BODY, headers=keyed(auth, "died-mid-request"))
         replayed = client.post(URL, json=BODY, headers=keyed(auth, "died-mid-request"))
 
@@ -289,7 +291,7 @@ def test_an_in_progress_record_is_409_within_its_lease_and_taken_over_after_it(c
     assert replayed.json == taken_over.json
     assert count(Payment) == 1
     record = db.session.execute(db.select(IdempotencyRecord)).scalar_one()
-    assert (record.response_status, record.created_at) == (201, start + timedelta(seconds=61))
+    assert (record.response_status, record.created_at) == (201, start + timedelta(seconds=lease + 1))
 
 
 def test_a_finished_record_is_never_taken_over_by_the_lease(client, auth):
@@ -342,3 +344,81 @@ def test_a_late_answer_of_the_abandoned_request_does_not_overwrite_the_new_reser
     record = db.session.execute(db.select(IdempotencyRecord)).scalar_one()
     assert (record.id, record.created_at) == winner
     assert (record.response_status, record.response_body) == (None, None)
+
+
+# --- one key, concurrent requests; a request outlived by its lease never commits beside the retry ----------
+
+
+def post_at_once(url, headers, bodies):
+    """POST every body at the same moment from its own thread; the responses."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = threading.Barrier(len(bodies))
+
+    def post(body):
+        start.wait()
+        return requests.post(url, json=body, headers=headers, timeout=30)
+
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        return list(pool.map(post, bodies))
+
+
+def test_concurrent_payment_requests_with_one_key_make_one_payment(live_server, auth):
+    answers = post_at_once(live_server + URL, keyed(auth, "same-moment"), [BODY] * 6)
+
+    created = [a for a in answers if a.status_code == 201]
+    assert created and all(a.status_code in (201, 409) for a in answers)
+    assert all(a.json()["code"] == "IDEMPOTENCY_IN_PROGRESS" for a in answers if a.status_code == 409)
+    assert {a.json()["data"]["payment_id"] for a in created} == {db.session.execute(
+        db.select(Payment.public_id)).scalar_one()}
+
+
+def test_concurrent_refund_requests_with_one_key_refund_once(live_server, auth, brand):
+    from decimal import Decimal
+
+    from gateway.models import Refund
+    from tests.factories import completed_payment
+
+    payment = completed_payment(brand=brand, amount=Decimal("50.00"))
+    body = {"trx_id": payment.transaction.trx_id, "amount": "10.00"}
+
+    answers = post_at_once(live_server + "/api/v1/refunds", keyed(auth, "refund-once"), [body] * 6)
+
+    assert all(a.status_code in (201, 409) for a in answers)
+    assert any(a.status_code == 201 for a in answers)
+    assert count(Refund) == 1
+    db.session.expire_all()
+    assert db.session.get(Payment, payment.id).amount_refunded == Decimal("10.00")
+
+
+def test_a_request_whose_key_was_taken_over_rolls_its_payment_back(app, live_server, auth, monkeypatch):
+    monkeypatch.setitem(app.config, "IDEMPOTENCY_LEASE_SECONDS", 0)  # every in-progress key is up for takeover
+    entered, release = threading.Event(), threading.Event()
+    original = payment_service.create_payment
+    calls = []
+
+    def slow_first(brand, data):
+        calls.append(data)
+        if len(calls) == 1:  # the first request is alive but slow, beyond its lease
+            entered.set()
+            release.wait(10)
+        return original(brand, data)
+
+    monkeypatch.setattr(payment_service, "create_payment", slow_first)
+    headers = keyed(auth, "outlived")
+    answers = {}
+    first = threading.Thread(target=lambda: answers.setdefault(
+        "first", requests.post(live_server + URL, json=BODY, headers=headers, timeout=20)))
+    first.start()
+    try:
+        assert entered.wait(10), "the first request never reached the service"
+        retry = requests.post(live_server + URL, json=BODY, headers=headers, timeout=20)
+    finally:
+        release.set()
+        first.join(20)
+
+    assert retry.status_code == 201
+    assert (answers["first"].status_code, answers["first"].json()["code"]) == (409, "IDEMPOTENCY_IN_PROGRESS")
+    assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [retry.json()["data"]["payment_id"]]
+    record = db.session.execute(db.select(IdempotencyRecord)).scalar_one()
+    assert record.response_status == 201

@@ -223,7 +223,8 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
     PaymentFactory(brand=brand, expires_at=utcnow() - timedelta(minutes=1))
     result = runner.invoke(args=["gateway", "sweep"])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines() == ["sweep-outbox: 0", "expire-payments: 1", "prune-idempotency: 0"]
+    assert result.output.splitlines() == ["sweep-outbox: 0", "expire-payments: 1", "prune-idempotency: 0",
+                                         "heal-matching: 0"]
 
 
 def test_rotate_webhook_secret_prints_the_new_secret_last(runner, brand):

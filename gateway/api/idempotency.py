@@ -1,19 +1,34 @@
-"""Idempotency-Key handling: reserve before the view runs, store its answer, replay repeats."""
+"""Idempotency-Key handling: reserve before the view runs, commit its answer with its work, replay repeats.
+
+The view's work and the stored answer commit in one transaction (answer_commit.commit_work defers the
+service's commit to store_response), so after any crash a retry either replays the answer or finds
+nothing was made. A reservation whose request died is taken over after IDEMPOTENCY_LEASE_SECONDS; the
+request it was taken from, should it still be alive, finds its reservation gone when it stores its answer
+and rolls its work back, so a takeover never makes a second object.
+"""
 import hashlib
+import logging
 from datetime import timedelta
 
-from flask import g, request
-from sqlalchemy.exc import IntegrityError
+from flask import current_app, g, request
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from ..answer_commit import defer_commit_to_answer, end_deferral
 from ..clock import utcnow
-from ..errors import ApiError
+from ..errors import ApiError, error_response, internal_error_response
 from ..extensions import db
 from ..models import IdempotencyRecord
 
+log = logging.getLogger(__name__)
+
 RETENTION = timedelta(hours=24)
-# A record still in progress after this long belongs to a request that died; the key is free again.
-LEASE = timedelta(seconds=60)
 MAX_KEY_LENGTH = 255
+IN_PROGRESS = "A request with this Idempotency-Key is still being processed."
+
+
+def lease():
+    """How long an in-progress record is left to its request before a retry may take the key over."""
+    return timedelta(seconds=float(current_app.config.get("IDEMPOTENCY_LEASE_SECONDS", 5)))
 
 
 def request_fingerprint():
@@ -38,6 +53,7 @@ def replay_or_reserve():
     if reservation is None:
         return replay(key, fingerprint)
     g.idempotency_reservation = reservation
+    defer_commit_to_answer()
     return None
 
 
@@ -76,7 +92,7 @@ def release_if_stale(seen, now):
     """
     if seen.created_at < now - RETENTION:
         guard = IdempotencyRecord.created_at < now - RETENTION
-    elif seen.response_status is None and seen.created_at < now - LEASE:
+    elif seen.response_status is None and seen.created_at < now - lease():
         guard = IdempotencyRecord.response_status.is_(None)
     else:
         return 0
@@ -96,14 +112,12 @@ def replay(key, fingerprint):
     ).scalar_one_or_none()
     if record is None:
         # The first request failed on our side and released the key between our insert and this read.
-        raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS",
-                       "A request with this Idempotency-Key is still being processed.")
+        raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     if record.request_hash != fingerprint:
         raise ApiError(422, "IDEMPOTENCY_KEY_REUSED",
                        "This Idempotency-Key was used with a different request.")
     if record.response_status is None:
-        raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS",
-                       "A request with this Idempotency-Key is still being processed.")
+        raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     response = current_response(record.response_body, record.response_status)
     response.headers["Idempotent-Replayed"] = "true"
     return response
@@ -111,32 +125,64 @@ def replay(key, fingerprint):
 
 def current_response(body, status):
     """A JSON response from a stored body."""
-    from flask import current_app
-
     return current_app.response_class(body, status=status, mimetype="application/json")
 
 
 def store_response(response):
-    """Keep the first answer for replay; release the key when the request failed (4xx or 5xx).
+    """Commit the view's work with its answer for replay; on a refusal (4xx) or failure (5xx), release the key.
 
     A refused request changed nothing, so its key stays free for a corrected body. Only the
-    reservation this request made is touched: one taken over after its lease is left alone.
+    reservation this request made is touched: when a retry took it over after the lease, this
+    request's work is rolled back (the retry makes it instead) and the answer is 409 in progress.
     """
     reservation = g.pop("idempotency_reservation", None)
+    end_deferral()
     if reservation is None:
         return response
     record_id, reserved_at = reservation
-    db.session.rollback()
     mine = (IdempotencyRecord.id == record_id, IdempotencyRecord.created_at == reserved_at,
             IdempotencyRecord.response_status.is_(None))
-    if response.status_code >= 400:
-        statement = db.delete(IdempotencyRecord).where(*mine)
-    else:
-        statement = db.update(IdempotencyRecord).where(*mine).values(
-            response_status=response.status_code, response_body=response.get_data(as_text=True))
-    db.session.execute(statement.execution_options(synchronize_session=False))
+    try:
+        if response.status_code >= 400:
+            release_reservation(mine)
+            return response
+        return commit_with_answer(mine, response)
+    except SQLAlchemyError:
+        # Connection lost or commit refused: the retry replays the answer if the commit landed, else
+        # takes the key over after the lease and finds nothing made. Either way, no stack trace out.
+        log.exception("idempotent answer not stored in request %s", getattr(g, "request_id", "?"))
+        rollback_quietly()
+        return response if response.status_code >= 400 else internal_error_response()
+
+
+def release_reservation(mine):
+    """Discard whatever the failed request wrote and free its key."""
+    db.session.rollback()
+    db.session.execute(db.delete(IdempotencyRecord).where(*mine).execution_options(synchronize_session=False))
+    db.session.commit()
+
+
+def commit_with_answer(mine, response):
+    """Store the answer in the request's own transaction and commit the two together."""
+    stored = db.session.execute(
+        db.update(IdempotencyRecord).where(*mine)
+        .values(response_status=response.status_code, response_body=response.get_data(as_text=True))
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if stored != 1:
+        # Taken over after the lease: the retry owns the key and makes the object; this work must not commit.
+        db.session.rollback()
+        return error_response(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     db.session.commit()
     return response
+
+
+def rollback_quietly():
+    """Roll back after a database failure; a connection already gone is dropped by the pool."""
+    try:
+        db.session.rollback()
+    except SQLAlchemyError:  # pragma: no cover - the rollback of a dead connection
+        log.warning("rollback failed after a lost database connection")
 
 
 def prune_idempotency_records():

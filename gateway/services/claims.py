@@ -68,3 +68,31 @@ def reopen_claim(payment):
         .execution_options(synchronize_session=False)
     ).rowcount
     return reopened == 1
+
+
+STRANDED_BATCH = 500
+
+
+def stranded_credit_ids(now, brand_id=None, slots=None):
+    """Ids of stored, unmatched incoming credits that a live processing claim could match, oldest first.
+
+    Driven from the few live claims (status, expires_at index) to their SMS (the TrxID unique index),
+    so the many texts nobody claims are never scanned. `brand_id` and `slots` ((provider, TrxID) pairs)
+    narrow it to one phone's batch.
+    """
+    query = (
+        db.select(InboundSms.id).distinct()
+        .join(Payment, db.and_(Payment.brand_id == InboundSms.brand_id, Payment.provider == InboundSms.provider,
+                               Payment.provider_trx_id == InboundSms.provider_trx_id))
+        .where(Payment.status == "processing", Payment.expires_at > now, InboundSms.status == "unmatched",
+               InboundSms.payment_id.is_(None))
+    )
+    if brand_id is not None:
+        query = query.where(InboundSms.brand_id == brand_id)
+    if slots is not None:
+        if not slots:
+            return []
+        query = query.where(db.tuple_(InboundSms.provider, InboundSms.provider_trx_id).in_(sorted(slots)))
+    ids = db.session.execute(query.order_by(InboundSms.id).limit(STRANDED_BATCH)).scalars().all()
+    db.session.commit()  # end the read: each match runs in a transaction of its own
+    return ids

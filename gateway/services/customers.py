@@ -4,6 +4,7 @@ from decimal import Decimal
 import phonenumbers
 from sqlalchemy.exc import IntegrityError
 
+from ..answer_commit import commit_work
 from ..errors import ApiError, not_found
 from ..extensions import db
 from ..models import PAID_STATUSES, Customer, Payment
@@ -106,7 +107,7 @@ def create_customer(brand, data):
                         phone=data.get("phone"))
     db.session.add(customer)
     try:
-        db.session.commit()
+        commit_work()  # with an Idempotency-Key, together with the stored answer
     except IntegrityError:
         db.session.rollback()
         raise ApiError(409, "CUSTOMER_EXISTS", "A customer with this e-mail already exists.",

@@ -2,6 +2,7 @@
 from sqlalchemy.orm import selectinload
 
 from .. import jobs
+from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
 from ..extensions import db
@@ -63,7 +64,7 @@ def send_test_webhook(brand, url=None):
         raise field_error("url", "Send a url, or set the brand's webhook URL first.", code="required")
     check_callback_url(url, "url")
     delivery = emit_event("webhook.test", brand, url=url)
-    db.session.commit()
+    commit_work()  # with an Idempotency-Key, together with the stored answer
     return delivery
 
 

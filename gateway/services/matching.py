@@ -8,7 +8,7 @@ from ..errors import ApiError, field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import PAID_STATUSES, PROVIDERS, InboundSms, Payment
 from ..money import format_amount
-from .claims import claimed_elsewhere, open_claims, stored_sms
+from .claims import claimed_elsewhere, open_claims, stored_sms, stranded_credit_ids
 from .notifications import notify_devices
 from .payments import complete_payment, fail_payment, transition
 from .sms_parsing import canonical_trx_id
@@ -46,6 +46,8 @@ def submit_claim(payment, provider, provider_trx_id, sender_number=None):
     sms = stored_sms(payment.brand_id, provider, trx_id)
     if sms is not None and sms.status == "unmatched":
         settle(sms, payment)
+    elif sms is not None:
+        flag_lost_claim(payment, sms)  # a rival took the SMS between the check above and this claim's commit
     db.session.refresh(payment)
     return payment
 
@@ -94,6 +96,7 @@ def settle(sms, payment):
         won = 0
     if won != 1:
         db.session.rollback()
+        flag_lost_claim(payment)
         return None
     if reason:
         return hold_for_review(payment, reason)
@@ -250,3 +253,66 @@ def reject_review(payment, reason=None):
     release_held_sms(payment)
     # fail_payment's guarded processing → failed commits the release, or rolls it back with itself.
     return fail_payment(payment, reason or payment.review_reason)
+
+
+# --- Self-healing: what a lost connection, a killed worker or a lost race left undone ---------------------
+
+
+def flag_lost_claim(payment, sms=None):
+    """A claim that lost its TrxID's SMS to another payment by a moment: held for review, never left silent.
+
+    `sms` is the stored text with the claim's TrxID when the caller has it. Nothing changes when that
+    SMS is unbound or bound to this payment, or the payment already has a reason.
+    """
+    if sms is None and payment.provider_trx_id is not None:
+        sms = stored_sms(payment.brand_id, payment.provider, payment.provider_trx_id)
+    if sms is None or sms.payment_id is None or sms.payment_id == payment.id:
+        return None
+    winner = db.session.get(Payment, sms.payment_id)
+    flagged = db.session.execute(
+        db.update(Payment).where(Payment.id == payment.id, Payment.status == "processing",
+                                 Payment.review_reason.is_(None))
+        .values(review_reason=lost_claim_reason(payment.provider_trx_id, winner), updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    db.session.commit()
+    return "review" if flagged == 1 else None
+
+
+def lost_claim_reason(trx_id, winner):
+    """The review reason of a claim whose TrxID another payment used (shown in the panel)."""
+    return f"TrxID {trx_id} was already used by payment {winner.public_id}"[:255]
+
+
+def match_stranded_credits(brand_id=None, slots=None):
+    """Match stored incoming credits left unmatched although a live claim waits for them; how many settled.
+
+    The periodic job runs it over every brand; a phone's duplicate forward runs it for the TrxIDs it sent
+    (`slots`: (provider, TrxID) pairs). Each text goes through match_sms_to_claim, with its guards.
+    """
+    settled = 0
+    for sms_id in stranded_credit_ids(utcnow(), brand_id, slots):
+        sms = db.session.execute(db.select(InboundSms).where(InboundSms.id == sms_id)
+                                 .execution_options(populate_existing=True)).scalar_one_or_none()
+        if sms is not None and match_sms_to_claim(sms) is not None:
+            settled += 1
+    return settled
+
+
+def flag_lost_claims():
+    """Live claims whose TrxID's SMS already paid another payment, still without a reason: flagged; how many."""
+    now = utcnow()
+    lost = db.session.execute(
+        db.select(Payment).join(InboundSms, db.and_(InboundSms.brand_id == Payment.brand_id,
+                                                    InboundSms.provider == Payment.provider,
+                                                    InboundSms.provider_trx_id == Payment.provider_trx_id))
+        .where(Payment.status == "processing", Payment.expires_at > now, Payment.review_reason.is_(None),
+               InboundSms.payment_id.is_not(None), InboundSms.payment_id != Payment.id).limit(500)
+    ).scalars().all()
+    db.session.commit()
+    return sum(flag_lost_claim(payment) == "review" for payment in lost)
+
+
+def heal_matching():
+    """The periodic self-heal: match stranded credits, flag claims that lost their TrxID; how many payments moved."""
+    return match_stranded_credits() + flag_lost_claims()

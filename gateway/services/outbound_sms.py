@@ -4,6 +4,7 @@ from datetime import timedelta
 from flask import current_app
 
 from .. import jobs
+from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
 from ..extensions import db
@@ -53,7 +54,7 @@ def queue_receipt_sms(payment, transaction):
 def create_outbound_sms(brand, data):
     """Queue a message the merchant asked for through the API."""
     message = queue_sms(brand, data["to"], data["body"])
-    db.session.commit()
+    commit_work()  # with an Idempotency-Key, together with the stored answer
     return message
 
 

@@ -9,9 +9,10 @@ from sqlalchemy import bindparam
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
+from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
-from ..extensions import commit_without_expiring, db, insert_persistent
+from ..extensions import db, insert_persistent
 from ..models import OPEN_STATUSES, Brand, Payment, Transaction
 from .callback_urls import check_callback_url
 from .customers import upsert_customer
@@ -52,7 +53,8 @@ def create_payment(brand, data):
         customer_phone=data.get("customer_phone"), metadata_json=data.get("metadata"),
         created_at=now, updated_at=now, expires_at=now + payment_ttl(brand),
     )
-    commit_without_expiring()
+    # With an Idempotency-Key, the payment commits together with its stored answer.
+    commit_work(keep_loaded=True)
     return payment
 
 
@@ -174,7 +176,7 @@ def cancel_payment(payment):
     # An SMS held for review on this payment goes back to `unmatched`, in the same transaction.
     release_held_sms(payment)
     emit_event("payment.cancelled", payment.brand, payment=payment)
-    db.session.commit()
+    commit_work()
     db.session.refresh(payment)
     return payment
 

@@ -1,4 +1,5 @@
 """Refunds: full or partial, never more than what remains, also under concurrent requests."""
+from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..errors import ApiError, field_error, invalid_state, not_found
 from ..extensions import db
@@ -35,7 +36,8 @@ def create_refund(brand, trx_ref, amount=None, reason=None):
     db.session.flush()
     # refund.completed event is recorded here, in the same transaction
     emit_event("refund.completed", brand, payment=transaction.payment, transaction=transaction, refund=refund)
-    db.session.commit()
+    # With an Idempotency-Key, the refund commits together with its stored answer.
+    commit_work()
     return refund
 
 

@@ -7,7 +7,7 @@ from ..extensions import db
 from ..models import Device, InboundSms
 from ..schemas.mobile import SmsMessageSchema
 from .claims import claimed_trx_ids
-from .matching import match_sms_to_claim
+from .matching import match_sms_to_claim, match_stranded_credits
 from .sms_crypto import PayloadError, decrypt_payload, open_device_key
 from .sms_records import enabled_templates, message_text, sms_values
 
@@ -24,8 +24,22 @@ def ingest_batch(device, items):
         results.append(result)
         if values is not None:
             pending.append((result, values))
+    sent = [(result, values["provider"], values["provider_trx_id"]) for result, values in pending
+            if values["provider_trx_id"]]
     match_stored(store(device, pending))
+    match_resent(device.brand_id, sent)
     return results
+
+
+def match_resent(brand_id, sent):
+    """A text forwarded again (the phone's retry after a failed batch) settles its stored copy if still unmatched.
+
+    `sent` holds (result, provider, TrxID) of the batch's parsed texts; only those answered `duplicate`
+    are looked at, so a batch of new texts costs nothing more.
+    """
+    slots = {(provider, trx_id) for result, provider, trx_id in sent if result["status"] == "duplicate"}
+    if slots:
+        match_stranded_credits(brand_id, slots)
 
 
 def match_stored(stored):
