@@ -21,7 +21,7 @@ def worker(queues, burst, log_level):
     unknown = sorted(set(names) - set(QUEUES))
     if unknown or not names:
         raise click.ClickException(f"Unknown queue(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(QUEUES)}.")
-    from .rq_queues import run_worker
+    from .rq_worker import run_worker
 
     run_worker(current_app._get_current_object(), names, burst=burst, log_level=log_level.upper())
 
