@@ -106,15 +106,16 @@ def wait_for_redis_ok(client):
 def test_wakeups_resume_when_redis_comes_back_empty(app_on_redis, own_redis, brand, caplog):
     served = app_on_redis()
     client = served.test_client()
-    before, after = (PaymentFactory(brand=brand, callback_url=CALLBACK) for _ in range(2))
+    before, after = (PaymentFactory(brand=brand, callback_url=CALLBACK).id for _ in range(2))
     assert client.get("/healthz").get_json() == {"status": "ok", "database": "ok", "redis": "ok"}
     own_redis.kill()
 
+    # Rows are read in the served app's own session: the suite's session would hold its connection.
     with caplog.at_level(logging.WARNING), served.app_context():
-        complete_payment(db.session.merge(before))  # committed; its wake-up is skipped
+        complete_payment(db.session.get(Payment, before))  # committed; its wake-up is skipped
         own_redis.start()  # empty: no job, no wake-up key survived
         assert wait_for_redis_ok(client)
-        complete_payment(db.session.merge(after))
+        complete_payment(db.session.get(Payment, after))
         queue = Queue(jobs.WEBHOOKS, connection=own_redis.client())
         assert [job.args[1] for job in queue.jobs] == [delivery_of(after)]
         assert sweep_outbox() == 2  # the sweep wakes the one the outage skipped; the other is already on its way
@@ -125,6 +126,6 @@ def test_wakeups_resume_when_redis_comes_back_empty(app_on_redis, own_redis, bra
     assert "unreachable" in warnings[0] and "answers again" in warnings[1]
 
 
-def delivery_of(payment):
-    return db.session.execute(db.select(WebhookDelivery.id).where(WebhookDelivery.payment_id == payment.id)
+def delivery_of(payment_id):
+    return db.session.execute(db.select(WebhookDelivery.id).where(WebhookDelivery.payment_id == payment_id)
                               ).scalar_one()
