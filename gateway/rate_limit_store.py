@@ -8,8 +8,7 @@ import hashlib
 import time
 
 from limits.storage import RedisStorage, Storage
-from sqlalchemy import case, func
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import func, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from .extensions import db
@@ -37,23 +36,33 @@ def stored_key(key):
     return key if len(key) <= KEY_LENGTH else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
+# One statement, the same on PostgreSQL and SQLite: a first hit opens the window, a hit after it ended opens the
+# next, any other adds to it. Every SET expression sees the row as it was, so both CASEs test the old window.
+COUNT_HIT = text("""
+    INSERT INTO rate_limit_counters (key, hits, window_ends) VALUES (:key, :amount, :ends)
+    ON CONFLICT (key) DO UPDATE SET
+        hits = CASE WHEN rate_limit_counters.window_ends <= :now THEN excluded.hits
+                    ELSE rate_limit_counters.hits + excluded.hits END,
+        window_ends = CASE WHEN rate_limit_counters.window_ends <= :now THEN excluded.window_ends
+                           ELSE rate_limit_counters.window_ends END
+    RETURNING hits, window_ends
+""")
+
+
 def count_hit(key, expiry, amount=1):
     """Add `amount` to the key's window in one guarded upsert (a new window if the last ended); (hits, ends).
 
-    One statement, so two processes counting at once cannot both start a window or lose a hit: PostgreSQL
-    locks the conflicting row, SQLite the database. It runs in a transaction of its own, committed at once,
-    whatever becomes of the request's.
+    Atomic: two processes counting at once cannot both open a window or lose a hit, since PostgreSQL locks the
+    conflicting row and SQLite the database. It runs in a transaction of its own, committed at once, whatever
+    becomes of the request's.
     """
     now = time.time()
     with db.engine.begin() as connection:
-        dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(COUNTERS).values(key=stored_key(key), hits=amount, window_ends=now + expiry)
-        ended = COUNTERS.c.window_ends <= now
-        statement = statement.on_conflict_do_update(index_elements=[COUNTERS.c.key], set_={
-            "hits": case((ended, statement.excluded.hits), else_=COUNTERS.c.hits + statement.excluded.hits),
-            "window_ends": case((ended, statement.excluded.window_ends), else_=COUNTERS.c.window_ends),
-        }).returning(COUNTERS.c.hits, COUNTERS.c.window_ends)
-        hits, window_ends = connection.execute(statement).one()
+        if connection.dialect.name == "postgresql":
+            # A hit lost to a crash in the next few milliseconds costs nothing; waiting for the WAL flush does.
+            connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        hits, window_ends = connection.execute(
+            COUNT_HIT, {"key": stored_key(key), "amount": amount, "ends": now + expiry, "now": now}).one()
     return hits, window_ends
 
 
