@@ -21,6 +21,10 @@ SCHEDULER_INTERVAL = 1  # seconds between the scheduler's looks for due retries
 class GatewayWorker(SimpleWorker):
     """RQ's SimpleWorker (no fork per job) that tells run_worker a shutdown was asked for, not Redis lost."""
 
+    # RQ's backoff between tries to reach a lost Redis grows to a minute by default: jobs would wait that long
+    # after Redis is back.
+    max_connection_wait_time = 5.0
+
     def __init__(self, *args, stopping, **kwargs):
         super().__init__(*args, **kwargs)
         self.stopping = stopping

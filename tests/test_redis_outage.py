@@ -129,3 +129,9 @@ def test_wakeups_resume_when_redis_comes_back_empty(app_on_redis, own_redis, bra
 def delivery_of(payment_id):
     return db.session.execute(db.select(WebhookDelivery.id).where(WebhookDelivery.payment_id == payment_id)
                               ).scalar_one()
+
+
+def test_healthz_without_redis_configured_reports_it_as_such(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ok", "database": "ok", "redis": "not_configured"}
