@@ -112,6 +112,7 @@ def test_a_wakeup_whose_job_died_before_claiming_is_sent_again_by_the_next_sweep
         first = start_worker("--queues", jobs.WEBHOOKS)
         started = StartedJobRegistry(jobs.WEBHOOKS, connection=rq_redis)
         assert eventually(lambda: started.get_job_ids()), first.output()
+        threading.Event().wait(1)  # let it reach its claim, where it waits for the row (10 s on SQLite, or ever)
         first.kill()
     finally:
         lock.rollback()
