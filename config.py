@@ -54,6 +54,9 @@ class Config:
     LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10/minute")
     CHECKOUT_CLAIM_RATE_LIMIT = os.environ.get("CHECKOUT_CLAIM_RATE_LIMIT", "10/hour")
     RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
+    # Where limits count (gateway/rate_limit_store.py): unset is REDIS_URL with the database as fallback, or the
+    # database alone; memory:// makes each process count for itself.
+    RATELIMIT_STORAGE_URI = os.environ.get("RATELIMIT_STORAGE_URI") or None
     RATELIMIT_HEADERS_ENABLED = True
     # How many reverse proxies (TLS terminators, load balancers) stand in front of the app; 0 trusts no
     # X-Forwarded-* header. Set it to the exact count: one too many lets clients forge their address.

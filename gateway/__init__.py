@@ -8,10 +8,11 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from config import DEV_SECRET, INSTANCE_DIR, config_for
 
-from . import jobs
+from . import jobs, rate_limit_store
 from .errors import register_error_handlers
 from .extensions import babel, csrf, db, limiter, login_manager, migrate
 from .i18n import init_i18n
+from .redis_health import redis_state
 
 
 def create_app(overrides=None):
@@ -24,7 +25,6 @@ def create_app(overrides=None):
     app.config.update(overrides or {})
     check_production_secrets(app)
     app.json.sort_keys = False
-    app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["REDIS_URL"] or "memory://")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     trust_proxies(app)
 
@@ -60,6 +60,7 @@ def register_extensions(app):
     db.init_app(app)
     migrate.init_app(app, db, directory=str(app.root_path + "/../migrations"))
     csrf.init_app(app)
+    rate_limit_store.init_app(app)
     limiter.init_app(app)
     babel.init_app(app)
     init_i18n(app)
@@ -91,13 +92,14 @@ def register_blueprints(app):
 
     @app.get("/healthz")
     def healthz():
-        """Liveness and database reachability for load balancers."""
+        """Liveness for load balancers: 503 without the database; Redis unreachable is only `degraded` (200)."""
         try:
             db.session.execute(text("SELECT 1"))
         except Exception:  # noqa: BLE001 - any database failure means unhealthy
             db.session.rollback()
             return jsonify(status="unavailable", database="unreachable"), 503
-        return jsonify(status="ok", database="ok")
+        redis = redis_state(app)
+        return jsonify(status="degraded" if redis == "degraded" else "ok", database="ok", redis=redis)
 
 
 def register_commands(app):

@@ -14,21 +14,21 @@ from .services.deliveries import rotate_webhook_secret
 @click.option("--burst", is_flag=True, help="Quit once the queues are empty (no periodic jobs).")
 @click.option("--log-level", default="INFO", show_default=True, help="WARNING drops RQ's three lines per job.")
 def worker(queues, burst, log_level):
-    """Run an RQ worker with its scheduler, and the periodic sweeps when it serves maintenance."""
+    """Run an RQ worker with its scheduler (and the periodic sweeps when it serves maintenance); waits out Redis."""
     if not current_app.config.get("REDIS_URL"):
         raise click.ClickException("REDIS_URL is not set: without Redis the web process runs every job itself.")
     names = [name.strip() for name in queues.split(",") if name.strip()]
     unknown = sorted(set(names) - set(QUEUES))
     if unknown or not names:
         raise click.ClickException(f"Unknown queue(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(QUEUES)}.")
-    from .rq_queues import run_worker
+    from .rq_worker import run_worker
 
     run_worker(current_app._get_current_object(), names, burst=burst, log_level=log_level.upper())
 
 
 @gateway_cli.command("sweep")
 def sweep():
-    """Run each periodic job once now: outbox sweep, payment expiry, idempotency pruning, matching self-heal."""
+    """Run each periodic job once now: outbox sweep, expiry, idempotency and rate-limit pruning, self-heal."""
     for name, path, _ in PERIODIC:
         result = import_string(path)()
         click.echo(f"{name}: {len(result) if isinstance(result, list) else result}")

@@ -6,6 +6,7 @@ from sqlalchemy import event
 from werkzeug.utils import import_string
 
 from .extensions import db
+from .redis_health import RedisUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -22,9 +23,12 @@ PERIODIC = (
     ("prune-idempotency", "gateway.api.idempotency.prune_idempotency_records", 3600),
     # Stored credits a waiting claim could match, left unmatched by a request that died after storing them.
     ("heal-matching", "gateway.services.matching.heal_matching", "SWEEP_INTERVAL"),
+    ("prune-rate-limits", "gateway.rate_limit_store.prune_rate_limit_counters", 3600),
 )
 JOB_TIMEOUT = 30  # below the 60 s lease: a stuck job dies before another process may take its row
-WAKE_TTL = 300  # how long a wake-up key suppresses a duplicate enqueue of the same attempt
+# How long a wake-up key suppresses a duplicate enqueue of the same attempt, at most: the job frees it as it
+# starts, so this only bounds a job lost before it started. Like a lease: a sweep or two, not five minutes.
+WAKE_TTL = 60
 
 
 def delivery_wake(event_id, attempts):
@@ -96,6 +100,8 @@ def enqueue_wakeups(session):
     for queue, path, args, unique in session.info.pop("gateway_wakeups", None) or ():
         try:
             enqueue(queue, path, *args, unique=unique)
+        except RedisUnavailable:
+            pass  # Redis is down: logged once for the whole outage, and the sweep wakes the row
         except Exception as error:  # noqa: BLE001 - Redis down must not fail a committed request
             log.warning("could not enqueue %s%r (%s); the sweep will pick it up", path, args, error)
 

@@ -13,7 +13,7 @@ from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.in_process_jobs import InProcessExecutor
 from gateway.models import IdempotencyRecord, Payment, WebhookDelivery
-from gateway.rq_queues import enqueue_periodic
+from gateway.rq_worker import enqueue_periodic
 from gateway.services.events import emit_event
 from gateway.services.outbox import sweep_outbox
 from gateway.services.payments import complete_payment, create_payment
@@ -146,16 +146,20 @@ def test_wakeup_of_a_rolled_back_transaction_is_forgotten(brand, rq_redis):
     assert db.session.execute(db.select(WebhookDelivery)).first() is None
 
 
-def test_completion_commits_when_redis_is_unreachable(app, brand, closed_port, monkeypatch, caplog):
+def test_completion_commits_when_redis_is_unreachable_and_the_outage_is_logged_once(
+        app, brand, closed_port, monkeypatch, caplog):
     monkeypatch.setitem(app.config, "REDIS_URL", f"redis://127.0.0.1:{closed_port}/0")
-    payment = PaymentFactory(brand=brand, callback_url=CALLBACK)
-    with caplog.at_level(logging.WARNING, logger="gateway.jobs"):
-        complete_payment(payment)
+    payments = [PaymentFactory(brand=brand, callback_url=CALLBACK) for _ in range(3)]
+    with caplog.at_level(logging.WARNING):
+        for payment in payments:
+            complete_payment(payment)
 
     db.session.expire_all()
-    assert db.session.get(Payment, payment.id).status == "completed"
-    assert db.session.execute(db.select(WebhookDelivery.status)).scalar_one() == "pending"
-    assert "the sweep will pick it up" in caplog.text
+    assert [db.session.get(Payment, payment.id).status for payment in payments] == ["completed"] * 3
+    assert db.session.execute(db.select(WebhookDelivery.status)).scalars().all() == ["pending"] * 3
+    warnings = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert "the sweep will pick them up" in warnings[0]
 
 
 def test_sweep_enqueues_each_due_delivery_once_per_attempt(brand, rq_redis):
@@ -224,7 +228,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
     result = runner.invoke(args=["gateway", "sweep"])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == ["sweep-outbox: 0", "expire-payments: 1", "prune-idempotency: 0",
-                                         "heal-matching: 0"]
+                                         "heal-matching: 0", "prune-rate-limits: 0"]
 
 
 def test_rotate_webhook_secret_prints_the_new_secret_last(runner, brand):
@@ -260,12 +264,16 @@ def test_a_failed_enqueue_leaves_no_wakeup_key_behind(app, rq_redis, monkeypatch
 
 def run_worker_serving(app, monkeypatch, names):
     """Whether `run_worker` for `names` (RQ's work loop stubbed) starts the periodic jobs."""
-    from gateway import rq_queues
+    from gateway import rq_worker
 
     started = threading.Event()
-    monkeypatch.setattr(rq_queues, "enqueue_periodic", lambda app, redis, stop: started.set())
-    monkeypatch.setattr(rq_queues.SimpleWorker, "work", lambda self, **kwargs: started.wait(0.5))
-    rq_queues.run_worker(app, names)
+
+    def work(worker, **kwargs):
+        started.wait(0.5)
+        worker.stopping.set()  # as SIGTERM would
+    monkeypatch.setattr(rq_worker, "enqueue_periodic", lambda app, redis, stop: started.set())
+    monkeypatch.setattr(rq_worker.SimpleWorker, "work", work)
+    rq_worker.run_worker(app, names)
     return started.is_set()
 
 

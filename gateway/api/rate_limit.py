@@ -1,10 +1,10 @@
-"""The per-key API rate limit (API_RATE_LIMIT), counted in Redis when REDIS_URL is set, and the per-address
-limit on refused keys (API_AUTH_FAILURE_LIMIT), which made-up keys cannot dodge by changing each time.
+"""The per-key API rate limit (API_RATE_LIMIT) and the per-address limit on refused keys (API_AUTH_FAILURE_LIMIT),
+which made-up keys cannot dodge by changing each time.
 
-With Redis it calls the `limits` library (the engine under Flask-Limiter) directly: one counter
-hit per request, which keeps the limiter off the API's hot path. Without Redis the counters are
-this process's own either way, so a plain fixed-window dict does the counting: `limits`' memory
-storage starts a timer thread to expire its keys, which costs more than the rest of the check.
+It calls the `limits` library (the engine under Flask-Limiter) directly, one counter hit per request, over the
+store every process shares (gateway.rate_limit_store): Redis while it answers, else the database. Only with
+RATELIMIT_STORAGE_URI=memory:// are the counters this process's own; a plain fixed-window dict counts them then,
+since `limits`' memory storage starts a timer thread to expire its keys, which costs more than the check.
 """
 import hashlib
 import math
@@ -47,7 +47,7 @@ class LocalFixedWindow:
 
 
 class SharedFixedWindow:
-    """The same check over a `limits` storage (Redis), shared between processes."""
+    """The same check over the shared `limits` storage (gateway.rate_limit_store): Redis or the database."""
 
     def __init__(self, storage_uri, limit, namespace):
         self.limiter = FixedWindowRateLimiter(storage_from_string(storage_uri))

@@ -10,6 +10,7 @@ from .notification import Notification
 from .outbound_sms import OUTBOUND_SMS_STATUSES, OutboundSms
 from .payment_method import METHOD_KINDS, PROVIDERS, PaymentMethod
 from .payment import OPEN_STATUSES, PAID_STATUSES, PAYMENT_STATUSES, Payment, Refund, Transaction
+from .rate_limit import RateLimitCounter
 from .sms_template import SmsTemplate
 from .user import ROLES, User
 from .webhook import DELIVERY_STATUSES, WebhookAttempt, WebhookDelivery
@@ -23,3 +24,4 @@ __all__ = [
 __all__ += ["Device", "InboundSms", "Notification", "PairingCode", "SMS_STATUSES", "SmsTemplate"]
 __all__ += ["DELIVERY_STATUSES", "OUTBOUND_SMS_STATUSES", "OutboundSms", "WebhookAttempt", "WebhookDelivery"]
 __all__ += ["AuditLog"]
+__all__ += ["RateLimitCounter"]

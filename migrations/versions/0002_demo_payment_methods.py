@@ -1,6 +1,6 @@
 """payment_methods.is_demo: a demo receiving number is marked as such
 
-Revision ID: h2_demo_methods
+Revision ID: 0002
 Revises: 0001
 Create Date: 2026-11-24 03:40:00
 
@@ -9,7 +9,7 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = 'h2_demo_methods'
+revision = '0002'
 down_revision = '0001'
 branch_labels = None
 depends_on = None

@@ -1,0 +1,142 @@
+"""The database rate-limit store: an atomic count per window on both engines, windows that end and are pruned, and
+limits that hold across real gunicorn worker processes without Redis."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from gateway.extensions import db
+from gateway.models import RateLimitCounter
+from gateway.rate_limit_store import DatabaseStorage, count_hit, prune_rate_limit_counters, storage_uri
+from tests.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = re.compile(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"')
+
+
+def test_hits_from_many_threads_at_once_are_all_counted(app):
+    def hammer():
+        with app.app_context():
+            for _ in range(10):
+                count_hit("LIMITER/race", 60)
+    threads = [threading.Thread(target=hammer) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert DatabaseStorage().get("LIMITER/race") == 80
+
+
+def test_a_window_that_ended_starts_again_from_one_hit(monkeypatch):
+    storage = DatabaseStorage()
+    assert [storage.incr("LIMITER/window", 60) for _ in range(3)] == [1, 2, 3]
+    ends = storage.get_expiry("LIMITER/window")
+    monkeypatch.setattr(time, "time", lambda: ends + 1)
+    assert storage.get("LIMITER/window") == 0
+    assert storage.incr("LIMITER/window", 60) == 1
+    assert storage.get_expiry("LIMITER/window") == pytest.approx(ends + 61)
+
+
+def test_prune_deletes_only_the_windows_that_ended(monkeypatch):
+    count_hit("LIMITER/short", 1)
+    count_hit("LIMITER/long", 3600)
+    real_time = time.time()
+    monkeypatch.setattr(time, "time", lambda: real_time + 2)
+    assert prune_rate_limit_counters() == 1
+    assert db.session.execute(db.select(RateLimitCounter.key)).scalars().all() == ["LIMITER/long"]
+
+
+def test_a_key_longer_than_the_column_is_counted_under_its_digest():
+    key = "LIMITER/sign-in/" + "x" * 400
+    storage = DatabaseStorage()
+    assert [storage.incr(key, 60) for _ in range(2)] == [1, 2]
+    [stored] = db.session.execute(db.select(RateLimitCounter.key)).scalars().all()
+    assert stored.startswith("sha256:") and len(stored) <= 255
+    storage.clear(key)
+    assert storage.get(key) == 0
+
+
+@pytest.mark.parametrize("settings, uri", [
+    ({"REDIS_URL": None}, "gateway+db://"),
+    ({"REDIS_URL": "redis://127.0.0.1:6379/0"}, "gateway+redis://127.0.0.1:6379/0"),
+    ({"REDIS_URL": None, "RATELIMIT_STORAGE_URI": "rediss://cache.internal:6380/2"},
+     "gateway+rediss://cache.internal:6380/2"),
+    ({"REDIS_URL": "redis://127.0.0.1:6379/0", "RATELIMIT_STORAGE_URI": "memory://"}, "memory://"),
+])
+def test_limits_use_the_shared_store_unless_told_otherwise(settings, uri):
+    class App:
+        config = settings
+    assert storage_uri(App) == uri
+
+
+def worker_pids(master):
+    """The gunicorn master's worker processes."""
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return [int(pid) for pid in children]
+
+
+@pytest.fixture
+def gunicorn(app, tmp_path):
+    """A real gunicorn with two sync workers on a loopback port, no Redis, sign-in limit 4 a minute."""
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
+    env.update({"APP_ENV": "testing", "TEST_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+                "RATELIMIT_ENABLED": "true", "LOGIN_RATE_LIMIT": "4/minute", "PYTHONUNBUFFERED": "1"})
+    log = open(tmp_path / "gunicorn.log", "wb")
+    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}",
+                                "app:app"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+
+    def ready():
+        try:
+            return len(worker_pids(process.pid)) == 2 and requests.get(base + "/healthz", timeout=2).ok
+        except (requests.RequestException, FileNotFoundError):
+            return False
+    pause = threading.Event()
+    for _ in range(200):
+        if ready():
+            break
+        pause.wait(0.1)
+    else:
+        raise RuntimeError((tmp_path / "gunicorn.log").read_text())
+    yield base, worker_pids(process.pid)
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+    log.close()
+
+
+def test_the_sign_in_limit_holds_across_gunicorn_workers_without_redis(gunicorn):
+    base, (first, second) = gunicorn
+    browser = requests.Session()
+    token = TOKEN.search(browser.get(base + "/panel/sign-in", timeout=10).text).group(1)
+
+    def failed_sign_in():
+        return browser.post(base + "/panel/sign-in", data={"email": "nobody@shop.test", "password": "wrong",
+                                                           "csrf_token": token}, timeout=10).status_code
+
+    def served_only_by(running, stopped):
+        """Failed sign-ins while `stopped` cannot accept connections, so `running` answers them all."""
+        os.kill(stopped, signal.SIGSTOP)
+        try:
+            return [failed_sign_in() for _ in range(2)]
+        finally:
+            os.kill(stopped, signal.SIGCONT)
+
+    assert served_only_by(first, second) == [200, 200]
+    # The second worker has seen none of them, and still refuses the fifth: the count is in the database.
+    os.kill(first, signal.SIGSTOP)
+    try:
+        assert [failed_sign_in() for _ in range(3)] == [200, 200, 429]
+    finally:
+        os.kill(first, signal.SIGCONT)
