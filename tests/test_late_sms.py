@@ -50,7 +50,8 @@ def test_an_sms_for_a_cancelled_claim_is_held_on_that_payment_for_review(brand, 
     payment, sms = cancelled_then_paid
 
     assert (payment.status, payment.review_reason) == ("cancelled", "Paid after the payment was cancelled")
-    assert (sms.status, sms.payment_id, sms.review_reason) == ("review", payment.id, "Paid after the payment was cancelled")
+    assert (sms.status, sms.payment_id) == ("review", payment.id)
+    assert sms.review_reason == "Paid after the payment was cancelled"
     assert late_sms(payment).id == sms.id
     assert transactions() == [] and events_of(payment) == ["payment.cancelled"]
     waiting = db.session.execute(db.select(Payment.id).where(Payment.brand_id == brand.id, needs_review())).scalars()
@@ -100,7 +101,8 @@ def test_returning_late_money_keeps_the_payment_cancelled_and_the_books_untouche
     assert (sms.status, sms.payment_id, sms.review_reason) == ("returned", payment.id, "Returned to the customer")
     assert late_sms(payment) is None and transactions() == [] and events_of(payment) == ["payment.cancelled"]
     after = dashboard_summary(brand)
-    assert (after["completed_volume"], after["refunded_volume"]) == (before["completed_volume"], before["refunded_volume"])
+    for volume in ("completed_volume", "refunded_volume", "net_volume"):
+        assert after[volume] == before[volume]
     assert not db.session.execute(db.select(Payment.id).where(needs_review())).first()
 
 

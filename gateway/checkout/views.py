@@ -3,6 +3,7 @@ from flask import Blueprint, abort, current_app, g, jsonify, redirect, request, 
 
 from ..errors import ApiError
 from ..extensions import db, limiter
+from ..models import OPEN_STATUSES
 from ..services import payment_methods
 from ..services.claims import reopen_claim
 from ..services.matching import in_review, submit_claim
@@ -102,14 +103,22 @@ def claim(token):
 
 @bp.post("/<token>/cancel")
 def cancel(token):
-    """The customer gives up: cancel and send them to the merchant's cancel_url."""
+    """The customer gives up: cancel and send them to the merchant's cancel_url.
+
+    After "I have paid" (processing) the first POST only shows what cancelling means for money already
+    sent; the confirmed POST cancels. Unconfirmed, only a `created` payment can be cancelled, so a claim
+    committing meanwhile is never cancelled by a tap meant for the pay page.
+    """
     payment = payment_or_404(token)
-    if not CancelForm().validate_on_submit():
+    form = CancelForm()
+    if not form.validate_on_submit():
         abort(400)
     if in_review(payment):  # the merchant is checking it: only their approve or reject settles it
         return redirect(page_url(payment), 303)
+    if payment.status == "processing" and not form.confirmed:
+        return render_checkout("checkout/cancel.html", payment, waiting_url=waiting_url(payment))
     try:
-        cancel_payment(payment)
+        cancel_payment(payment, from_states=OPEN_STATUSES if form.confirmed else ("created",))
     except ApiError:
         return redirect(page_url(payment), 303)
     return redirect(return_url(payment.cancel_url, payment, "cancelled") or page_url(payment), 303)

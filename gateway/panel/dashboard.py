@@ -21,7 +21,7 @@ RECENT = 6
 
 
 def review_queue(brand):
-    """Payments waiting for the merchant: held with a review reason, or with money that came after a cancel or expiry."""
+    """Payments waiting for the merchant: held with a review reason, or with money that came after cancel or expiry."""
     return db.session.execute(
         db.select(db.func.count()).select_from(Payment)
         .where(Payment.brand_id == brand.id, needs_review())

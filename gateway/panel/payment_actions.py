@@ -123,7 +123,7 @@ def reject(payment_id):
 @bp.post("/payments/<payment_id>/late/complete")
 @staff_required
 def complete_late(payment_id):
-    """Keep money that arrived after the payment was cancelled or expired: the payment completes (the service guards)."""
+    """Keep money that came after the payment was cancelled or expired: the payment completes (the service guards)."""
     payment = get_payment(current_brand(), payment_id)
     if ActionForm().validate_on_submit():
         reason = payment.review_reason

@@ -166,11 +166,15 @@ def complete_payment(payment, provider=None, provider_trx_id=None, sender_number
     return transaction
 
 
-def cancel_payment(payment):
-    """Cancel an open payment (customer at checkout, or the merchant through the API)."""
+def cancel_payment(payment, from_states=OPEN_STATUSES):
+    """Cancel an open payment (customer at checkout, or the merchant through the API).
+
+    The checkout narrows `from_states` to `created` until the customer confirms: a claim committing
+    meanwhile then wins, and the customer who said "I have paid" is asked first.
+    """
     from .matching import release_held_sms  # matching imports this module
 
-    if not transition(payment, OPEN_STATUSES, "cancelled", cancelled_at=utcnow()):
+    if not transition(payment, from_states, "cancelled", cancelled_at=utcnow()):
         db.session.rollback()
         raise invalid_state(f"A {payment.status} payment cannot be cancelled.")
     # An SMS held for review on this payment goes back to `unmatched`, in the same transaction.
