@@ -9,7 +9,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
 from gateway import create_app
-from gateway.extensions import db
+from gateway.extensions import babel, db
 
 SOURCE = Path(__file__).resolve().parent.parent / "gateway" / "translations" / "bn" / "LC_MESSAGES" / "messages.po"
 
@@ -25,6 +25,7 @@ def compile_catalogue(folder):
 
 def app_with_fresh_catalogue(app, folder):
     """Another app on the same database whose Bangla comes from the freshly compiled catalogue."""
+    forget_loaded_catalogues()
     fresh = create_app({
         "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"], "REDIS_URL": None,
         "RATELIMIT_ENABLED": False, "WTF_CSRF_ENABLED": True, "SERVER_NAME": None,
@@ -33,8 +34,14 @@ def app_with_fresh_catalogue(app, folder):
     return fresh
 
 
+def forget_loaded_catalogues():
+    """Flask-Babel keeps one message domain, and its loaded catalogues, for every app of the process."""
+    babel.domain_instance.cache.clear()
+
+
 def dispose(fresh):
-    """Close the extra app's connections."""
+    """Close the extra app's connections; the suite's app then loads its own catalogue again."""
     with fresh.app_context():
         db.session.remove()
         db.engine.dispose()
+    forget_loaded_catalogues()
