@@ -17,6 +17,7 @@ from tests.checkout_helpers import (  # noqa: F401 - fixtures
     text_of,
 )
 from tests.fresh_catalogue import app_with_fresh_catalogue, dispose
+from tests.panel.conftest import panel_client as client_of
 
 RISK = "If you already sent the money, cancelling does not return it"
 
@@ -94,13 +95,11 @@ def test_an_unconfirmed_cancel_loses_to_a_claim_committed_before_it_runs(brand, 
     assert reloaded(payment).status == "processing"
 
 
-def test_the_cancel_confirmation_speaks_bangla(app, payment, bkash, tmp_path):
+def test_the_cancel_confirmation_speaks_bangla(app, client, payment, bkash, tmp_path):
+    submit_trx_id(client, payment, bkash)
     bangla = app_with_fresh_catalogue(app, tmp_path)
     try:
-        with bangla.app_context():
-            client = bangla.test_client()
-            submit_trx_id(client, payment, bkash)
-            page = text_of(client.get(f"/checkout/{payment.token}/wait?lang=bn"))
+        page = text_of(client_of(bangla).get(f"/checkout/{payment.token}/wait?lang=bn"))
     finally:
         dispose(bangla)
     assert RISK not in page
