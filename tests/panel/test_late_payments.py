@@ -1,12 +1,15 @@
 """The payment page of a cancelled or expired payment whose money came late: complete it or record its return."""
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from freezegun import freeze_time
 
+from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.models import AuditLog, InboundSms, Transaction, WebhookDelivery
 from gateway.services.matching import submit_claim
-from gateway.services.payments import cancel_payment
+from gateway.services.payments import cancel_payment, expire_due_payments
 from tests.factories import PaymentFactory, UserFactory, bkash_text, forward
 from tests.fresh_catalogue import app_with_fresh_catalogue, dispose
 from tests.panel.conftest import audit_actions, csrf_token, panel_client, post_form, reloaded, sign_in
@@ -131,3 +134,20 @@ def test_the_late_money_box_speaks_bangla(app, brand, staff, late, tmp_path):
     assert "Money arrived after this payment was cancelled" not in page and "Complete payment" not in page
     assert "পেমেন্টটি বাতিল হওয়ার পরে টাকা এসেছে" in page
     assert "পেমেন্ট সম্পন্ন করুন" in page and "গ্রাহককে টাকা ফেরত" in page
+
+
+def test_money_for_an_expired_claim_is_completed_from_its_page(as_staff, brand, phone):
+    with freeze_time(utcnow()) as frozen:
+        payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
+        submit_claim(payment, "bkash", TRX)
+        frozen.tick(timedelta(minutes=31))
+        expire_due_payments()
+        forward(phone, bkash_text("500.00", TRX))
+    assert reloaded(payment).status == "expired"
+
+    page = as_staff.get(f"/panel/payments/{payment.public_id}").get_data(as_text=True)
+    assert "Money arrived after this payment expired" in page
+    post_form(as_staff, f"/panel/payments/{payment.public_id}/late/complete")
+
+    assert reloaded(payment).status == "completed" and sms_of(payment).status == "matched"
+    assert count(Transaction) == 1
