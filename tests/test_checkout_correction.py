@@ -36,8 +36,10 @@ def correct(client, payment, method, trx_id, **fields):
 
 
 def cancel_from_waiting_page(client, payment):
-    _, token = waiting_page(client, payment)
-    return client.post(f"/checkout/{payment.token}/cancel", data={"csrf_token": token})
+    """Open the waiting page's cancel, read the risk, press "Yes, cancel the payment" (its form sends confirm=yes)."""
+    page, token = waiting_page(client, payment)
+    assert "cancelling does not return it" in page and 'name="confirm" value="yes"' in page
+    return client.post(f"/checkout/{payment.token}/cancel", data={"csrf_token": token, "confirm": "yes"})
 
 
 def test_the_waiting_page_offers_a_correction_and_a_cancel(client, payment, bkash):

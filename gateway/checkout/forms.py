@@ -51,4 +51,11 @@ class ClaimForm(FlaskForm):
 
 
 class CancelForm(FlaskForm):
-    """Cancelling needs nothing but the CSRF token."""
+    """Cancelling needs the CSRF token; after "I have paid", also the confirmation that names the risk."""
+
+    confirm = HiddenField()
+
+    @property
+    def confirmed(self):
+        """Whether the customer pressed the confirmation's button (not just the first cancel)."""
+        return self.confirm.data == "yes"

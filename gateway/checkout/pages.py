@@ -7,7 +7,7 @@ from werkzeug.exceptions import HTTPException
 from ..extensions import db
 from ..models import Payment
 from ..services.payment_methods import PROVIDER_NAMES
-from .presenters import KIND_NAMES, format_money, return_url
+from .presenters import KIND_NAMES, format_money, return_url, trx_id_help
 from .theme import brand_theme
 
 # Which result page each HTTP failure shows; the texts live in the template.
@@ -42,7 +42,7 @@ def render_checkout(template, payment=None, status=200, **context):
         g.checkout_logo_origin = "{0.scheme}://{0.netloc}".format(urlsplit(brand.logo_url))
     context.update(
         payment=payment, brand=brand, theme=brand_theme(brand), language_url=language_url,
-        provider_names=PROVIDER_NAMES, kind_names=KIND_NAMES,
+        provider_names=PROVIDER_NAMES, kind_names=KIND_NAMES, trx_id_help=trx_id_help,
         amount_text=format_money(payment.amount, payment.currency) if payment is not None else None,
     )
     return render_template(template, **context), status

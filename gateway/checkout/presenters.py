@@ -19,6 +19,10 @@ USSD_CODES = {"bkash": "*247#", "nagad": "*167#", "rocket": "*322#", "upay": "*2
 # What the provider's app calls the action for each kind of receiving account.
 KIND_ACTIONS = {"personal": _l("Send Money"), "agent": _l("Cash Out"), "merchant": _l("Payment")}
 KIND_NAMES = {"personal": _l("Personal"), "agent": _l("Agent"), "merchant": _l("Merchant")}
+# How each provider's confirmation SMS labels its transaction ID, with one of that shape
+# (from real texts: bKash 10 characters, Nagad 8, Rocket 10 digits, Upay 10).
+TRX_ID_SHAPES = {"bkash": ("TrxID", "9A7B6C5D4E"), "nagad": ("TxnID", "752C49K4"),
+                 "rocket": ("TxnId", "6022415176"), "upay": ("TrxID", "01K7C8Z24V")}
 
 
 def format_money(amount, currency):
@@ -96,6 +100,13 @@ def method_steps(method, amount_text, reference):
         _l("Enter the TrxID from the confirmation message below."),
     ]
     return steps
+
+
+def trx_id_help(provider):
+    """Where the customer finds the TrxID, with an example shaped like that provider's own."""
+    label, example = TRX_ID_SHAPES.get(provider, TRX_ID_SHAPES["bkash"])
+    return _l("It is in the confirmation SMS from %(provider)s, after “%(label)s”, e.g. %(example)s.",
+              provider=provider_name(provider), label=label, example=example)
 
 
 def provider_name(provider):

@@ -3,6 +3,7 @@ from flask import Blueprint, abort, current_app, g, jsonify, redirect, request, 
 
 from ..errors import ApiError
 from ..extensions import db, limiter
+from ..models import OPEN_STATUSES
 from ..services import payment_methods
 from ..services.claims import reopen_claim
 from ..services.matching import in_review, submit_claim
@@ -102,14 +103,22 @@ def claim(token):
 
 @bp.post("/<token>/cancel")
 def cancel(token):
-    """The customer gives up: cancel and send them to the merchant's cancel_url."""
+    """The customer gives up: cancel and send them to the merchant's cancel_url.
+
+    After "I have paid" (processing) the first POST only shows what cancelling means for money already
+    sent; the confirmed POST cancels. Unconfirmed, only a `created` payment can be cancelled, so a claim
+    committing meanwhile is never cancelled by a tap meant for the pay page.
+    """
     payment = payment_or_404(token)
-    if not CancelForm().validate_on_submit():
+    form = CancelForm()
+    if not form.validate_on_submit():
         abort(400)
     if in_review(payment):  # the merchant is checking it: only their approve or reject settles it
         return redirect(page_url(payment), 303)
+    if payment.status == "processing" and not form.confirmed:
+        return render_checkout("checkout/cancel.html", payment, waiting_url=waiting_url(payment))
     try:
-        cancel_payment(payment)
+        cancel_payment(payment, from_states=OPEN_STATUSES if form.confirmed else ("created",))
     except ApiError:
         return redirect(page_url(payment), 303)
     return redirect(return_url(payment.cancel_url, payment, "cancelled") or page_url(payment), 303)
@@ -127,35 +136,38 @@ def waiting(token):
     return render_waiting_page(payment)
 
 
-def correction_method(payment):
-    """The enabled method of the provider the customer claimed with, whose form takes a corrected TrxID."""
-    return next((method for method in payment_methods.list_enabled_methods(payment.brand)
-                 if method.provider == payment.provider), None)
+def correction_method(payment, methods):
+    """The method the correction form starts on: the enabled one of the provider claimed with, else the first."""
+    return next((method for method in methods if method.provider == payment.provider), methods[0] if methods else None)
 
 
-def render_waiting_page(payment, form=None, status=200):
-    """The waiting page; unless the payment is held for review, with a TrxID correction and a cancel form."""
+def render_waiting_page(payment, form=None, status=200, chosen=None):
+    """The waiting page; unless the payment is held for review, with a correction (method and TrxID) and a cancel."""
     held = in_review(payment)
-    method = None if held else correction_method(payment)
+    methods = [] if held else payment_methods.list_enabled_methods(payment.brand)
+    method = chosen or correction_method(payment, methods)
     if form is None and method is not None:
         form = ClaimForm(method=method, data={"sender_number": payment.sender_number})
-    return render_checkout("checkout/waiting.html", payment, status, held=held, method=method, form=form,
-                           status_url=url_for("checkout.status", token=payment.token))
+    return render_checkout("checkout/waiting.html", payment, status, held=held, method=method, methods=methods,
+                           form=form, status_url=url_for("checkout.status", token=payment.token))
 
 
 @bp.post("/<token>/correct")
 @claim_limit()
 def correct_claim(token):
-    """A mistyped TrxID entered again: the claim is replaced through the same matching as the first one."""
+    """A mistyped TrxID, or the wrong method, entered again: the claim is replaced through the same matching."""
     payment = payment_or_404(token)
     if checkout_state(payment) != "processing" or in_review(payment):
         return redirect(page_url(payment), 303)
-    method = correction_method(payment)
+    # Any enabled method of the brand: the customer may have picked the wrong one the first time.
+    method = payment_methods.enabled_method(payment.brand, request.form.get("method_id"))
     form = ClaimForm(method=method)
-    if method is None:  # the method was switched off meanwhile: nothing to correct against
-        return redirect(waiting_url(payment), 303)
-    if not form.validate():
+    if method is None:  # switched off meanwhile, or not the brand's
+        form.validate()
+        form.method_id.errors = [METHOD_GONE]
         return render_waiting_page(payment, form, status=422)
+    if not form.validate():
+        return render_waiting_page(payment, form, status=422, chosen=method)
     g.claim_attempted = True  # counted like a first claim: corrections cannot be used to guess TrxIDs
     if not reopen_claim(payment):  # settled, held or expired meanwhile
         db.session.rollback()
@@ -169,7 +181,7 @@ def correct_claim(token):
             return redirect(page_url(payment), 303)
         codes = [item.get("code") for item in error.errors or []]
         form.trx_id.errors = [CLAIM_REFUSALS.get(codes[0] if codes else None, CLAIM_REFUSALS[None])]
-        return render_waiting_page(payment, form, status=error.status)
+        return render_waiting_page(payment, form, status=error.status, chosen=method)
     if checkout_state(payment) == "completed":
         return redirect(completion_url(payment), 303)
     return redirect(waiting_url(payment), 303)

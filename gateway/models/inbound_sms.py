@@ -3,7 +3,7 @@ from ..clock import utcnow
 from ..extensions import db
 from .types import Money, UTCDateTime
 
-SMS_STATUSES = ("matched", "unmatched", "ignored", "duplicate", "review", "unparsed")
+SMS_STATUSES = ("matched", "unmatched", "ignored", "duplicate", "review", "unparsed", "returned")
 
 
 class InboundSms(db.Model):

@@ -9,6 +9,7 @@ from ..clock import utcnow
 from ..extensions import db
 from ..models import Device, InboundSms, Payment, Refund, Transaction
 from ..services.dashboard import dashboard_summary
+from ..services.matching import needs_review
 from ..services.payments import list_payments_query
 from . import bp
 from .access import current_brand, staff_required
@@ -21,10 +22,10 @@ WAITING_SHOWN = 3
 
 
 def review_queue(brand):
-    """Processing payments held with a review reason (an SMS that did not fit the claim)."""
+    """Payments waiting for the merchant: held with a review reason, or with money that came after cancel or expiry."""
     return db.session.execute(
         db.select(db.func.count()).select_from(Payment)
-        .where(Payment.brand_id == brand.id, Payment.status == "processing", Payment.review_reason.is_not(None))
+        .where(Payment.brand_id == brand.id, needs_review())
     ).scalar_one()
 
 

@@ -60,6 +60,8 @@ class PasswordForm(FlaskForm):
 class RefundForm(FlaskForm):
     amount = StringField(_l("Amount"), filters=[strip], description=_l("Leave empty to refund everything that remains."))
     reason = StringField(_l("Reason"), filters=[strip], validators=[Optional(), Length(max=500)])
+    # Set only by the confirmation step's button: without it the refund is shown to confirm, not recorded.
+    confirmed = BooleanField()
 
     def validate_amount(self, field):
         """Empty means the remainder; otherwise a positive amount with at most two decimals."""

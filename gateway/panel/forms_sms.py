@@ -13,6 +13,7 @@ from .forms import options, strip
 SMS_STATUS_NAMES = {
     "matched": _l("Matched"), "unmatched": _l("Waiting for a claim"), "review": _l("In review"),
     "ignored": _l("Ignored"), "duplicate": _l("Duplicate"), "unparsed": _l("Not understood"),
+    "returned": _l("Returned to the sender"),
 }
 OUTBOUND_STATUS_NAMES = {"queued": _l("Queued"), "leased": _l("Sending"), "sent": _l("Sent"), "failed": _l("Failed")}
 PROVIDER_CHOICES = [(code, PROVIDER_NAMES[code]) for code in PROVIDERS]

@@ -1,4 +1,4 @@
-"""What the merchant can do to a payment: refund, cancel, and approve or reject one held for review.
+"""What the merchant can do to a payment: refund, cancel, approve or reject a review, settle money that came late.
 
 Each action calls the same service function as its API twin, so the rules are the API's.
 """
@@ -8,9 +8,9 @@ from flask_login import current_user
 
 from ..errors import ApiError
 from ..money import format_amount
-from ..services.matching import approve_review, reject_review
+from ..services.matching import approve_review, complete_late_payment, reject_review, return_late_sms
 from ..services.payments import cancel_payment, get_payment
-from ..services.refunds import create_refund
+from ..services.refunds import create_refund, refund_refusal
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit
@@ -23,10 +23,19 @@ def back_to(payment):
     return redirect(url_for("panel.payment_detail", payment_id=payment.public_id))
 
 
+def refund_recipient(payment):
+    """Who the refund goes back to, as the merchant knows them: name and phone, or the number that paid."""
+    phone = payment.customer_phone or payment.sender_number
+    parts = [part for part in (payment.customer_name, phone) if part]
+    if not parts:
+        return payment.customer_email or _("the customer")
+    return f"{parts[0]} ({parts[1]})" if len(parts) == 2 else parts[0]
+
+
 @bp.post("/payments/<payment_id>/refund")
 @staff_required
 def refund_payment(payment_id):
-    """Refund all that remains, or the amount given."""
+    """Refund all that remains, or the amount given: the first POST asks to confirm, only the confirmed one records."""
     payment = get_payment(current_brand(), payment_id)
     form = RefundForm()
     if not form.validate_on_submit():
@@ -34,6 +43,8 @@ def refund_payment(payment_id):
     if payment.transaction is None:
         form.amount.errors = [_("Only a completed payment can be refunded.")]
         return render_payment(payment, form, 409)
+    if not form.confirmed.data:
+        return ask_refund_confirmation(payment, form)
     try:
         refund = create_refund(current_brand(), payment.transaction.trx_id, form.amount.data, form.reason.data)
     except ApiError as error:
@@ -43,6 +54,18 @@ def refund_payment(payment_id):
         "refund_id": refund.id, "amount": format_amount(refund.amount), "reason": refund.reason})
     flash(_("Refunded %(amount)s.", amount=format_amount(refund.amount) + " " + payment.currency), "success")
     return back_to(payment)
+
+
+def ask_refund_confirmation(payment, form):
+    """The payment page with the refund spelt out (amount fixed now, recipient named) and a confirm button."""
+    refusal = refund_refusal(payment.transaction, form.amount.data)
+    if refusal is not None:  # say so now, not after the merchant has confirmed
+        attach_error(form, refusal)
+        return render_payment(payment, form, refusal.status)
+    amount = form.amount.data or payment.transaction.amount - payment.transaction.amount_refunded
+    confirmation = {"amount": amount, "amount_text": format_amount(amount), "recipient": refund_recipient(payment),
+                    "reason": form.reason.data}
+    return render_payment(payment, form, 200, refund_confirmation=confirmation)
 
 
 @bp.post("/payments/<payment_id>/cancel")
@@ -94,4 +117,39 @@ def reject(payment_id):
             record_audit(current_user, "payment.reject", payment,
                          {"review_reason": review_reason, "reason": form.reason.data or None})
             flash(_("Rejected: the payment is marked failed."), "success")
+    return back_to(payment)
+
+
+@bp.post("/payments/<payment_id>/late/complete")
+@staff_required
+def complete_late(payment_id):
+    """Keep money that came after the payment was cancelled or expired: the payment completes (the service guards)."""
+    payment = get_payment(current_brand(), payment_id)
+    if ActionForm().validate_on_submit():
+        reason = payment.review_reason
+        try:
+            transaction = complete_late_payment(payment)
+        except ApiError as error:
+            flash(error.message, "error")
+        else:
+            record_audit(current_user, "payment.complete_late", payment,
+                         {"trx_id": transaction.trx_id, "review_reason": reason})
+            flash(_("Completed: the payment is paid and your shop is told."), "success")
+    return back_to(payment)
+
+
+@bp.post("/payments/<payment_id>/late/return")
+@staff_required
+def return_late(payment_id):
+    """Record that the late money was sent back to the customer: the payment stays as it was."""
+    payment = get_payment(current_brand(), payment_id)
+    if ActionForm().validate_on_submit():
+        try:
+            sms = return_late_sms(payment)
+        except ApiError as error:
+            flash(error.message, "error")
+        else:
+            record_audit(current_user, "payment.return_late", payment, {
+                "amount": format_amount(sms.amount), "to": sms.counterparty, "provider_trx_id": sms.provider_trx_id})
+            flash(_("Recorded: the money was returned to the customer."), "success")
     return back_to(payment)

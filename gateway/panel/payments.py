@@ -6,6 +6,7 @@ from flask import render_template, request
 from ..api.paging import paginate
 from ..extensions import db
 from ..models import OPEN_STATUSES, Payment, Transaction
+from ..services.matching import late_sms, needs_review
 from ..services.payments import checkout_url, get_payment, list_payments_query
 from ..services.refunds import REFUNDABLE_STATUSES
 from . import bp
@@ -44,10 +45,9 @@ def filtered_payments(brand, form):
     """The brand's payments narrowed by the filter form."""
     status, method, text = valid(form.status), valid(form.method), valid(form.q)
     start, end = day_bounds(valid(form.date_from), valid(form.date_to))
-    query = list_payments_query(brand, {"status": "processing" if status == "review" else status,
-                                        "from": start, "to": end})
-    if status == "review":
-        query = query.where(Payment.review_reason.is_not(None))
+    query = list_payments_query(brand, {"status": None if status == "review" else status, "from": start, "to": end})
+    if status == "review":  # held while processing, or cancelled/expired with money that came late
+        query = query.where(needs_review())
     if method:
         query = query.where(Payment.provider == method)
     if text:
@@ -78,14 +78,15 @@ def review_pending(payment):
     return payment.status == "processing" and bool(payment.review_reason)
 
 
-def render_payment(payment, refund_form=None, status=200):
-    """The detail page, with a refund form carrying errors when one was just refused."""
+def render_payment(payment, refund_form=None, status=200, refund_confirmation=None):
+    """The detail page, with a refund form carrying errors when one was just refused, or a refund to confirm."""
     context = dict(
         payment=payment, timeline=payment_timeline(payment), reject_form=RejectForm(formdata=None),
         refund_form=refund_form or RefundForm(formdata=None), in_review=review_pending(payment),
         can_cancel=payment.status in OPEN_STATUSES, checkout_link=checkout_url(payment),
         can_refund=payment.transaction is not None and payment.status in REFUNDABLE_STATUSES,
-        remaining=payment.amount - payment.amount_refunded,
+        remaining=payment.amount - payment.amount_refunded, late_sms=late_sms(payment),
+        refund_confirmation=refund_confirmation,
     )
     return render_template("panel/payment.html", **context), status
 

@@ -10,7 +10,10 @@ AUDIT_TITLES = {
     "payment.approve": _l("Approved after review"),
     "payment.reject": _l("Rejected after review"),
     "payment.cancel": _l("Cancelled in the panel"),
+    "payment.complete_late": _l("Completed after late money arrived"),
+    "payment.return_late": _l("Late money returned to the customer"),
 }
+SMS_TITLES = {"matched": _l("SMS matched"), "returned": _l("SMS arrived late; money returned")}
 
 # Events stamped in the same instant read in the order they happen (an SMS is matched, then the payment completes).
 KIND_ORDER = {kind: rank for rank, kind in enumerate(
@@ -46,7 +49,7 @@ def sms_events(payment):
     """The SMS bound to this payment (matched, or held for review)."""
     texts = db.session.execute(db.select(InboundSms).where(InboundSms.payment_id == payment.id)).scalars().all()
     return [event(sms.matched_at or sms.created_at, "sms",
-                  _("SMS matched") if sms.status == "matched" else _("SMS held for review"),
+                  SMS_TITLES.get(sms.status, _l("SMS held for review")),
                   f"{sms.sender}: {money(sms.amount, 'BDT')} · {sms.counterparty or '—'}",
                   [sms.body]) for sms in texts]
 

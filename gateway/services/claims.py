@@ -29,15 +29,19 @@ def open_claims(brand_id, provider, trx_id, exclude=None):
     return sorted(live, key=lambda p: (p.claimed_at or p.created_at, p.id))
 
 
+# A claim still worth an SMS: live (processing), or left on a payment cancelled or expired before its money arrived.
+CLAIM_HOLDING_STATUSES = ("processing", "cancelled", "expired")
+
+
 def claimed_trx_ids(provider, trx_ids):
-    """Which of these TrxIDs some processing payment claims: one index probe for a whole batch."""
+    """Which of these TrxIDs some payment claims (live, cancelled or expired): one index probe for a whole batch."""
     if not trx_ids:
         return set()
     rows = db.session.execute(
         db.select(Payment.provider_trx_id, Payment.status)
         .where(Payment.provider == provider, Payment.provider_trx_id.in_(trx_ids))
     ).all()
-    return {trx_id for trx_id, status in rows if status == "processing"}
+    return {trx_id for trx_id, status in rows if status in CLAIM_HOLDING_STATUSES}
 
 
 def claimed_elsewhere(payment, provider, trx_id):
@@ -96,3 +100,27 @@ def stranded_credit_ids(now, brand_id=None, slots=None):
     ids = db.session.execute(query.order_by(InboundSms.id).limit(STRANDED_BATCH)).scalars().all()
     db.session.commit()  # end the read: each match runs in a transaction of its own
     return ids
+
+
+def late_claims(brand_id, provider, trx_id, arrived_at):
+    """The brand's payments that claimed this TrxID and were cancelled or expired before the SMS arrived.
+
+    A processing payment past its expiry counts too (the sweep has not reached it yet). A payment
+    cancelled after the SMS came (the merchant cancelled a review, releasing its SMS) does not: that
+    SMS was seen and let go on purpose. Latest claim first: a customer who tried again claimed last.
+    """
+    payments = db.session.execute(
+        db.select(Payment).where(Payment.provider == provider, Payment.provider_trx_id == trx_id)
+        .execution_options(populate_existing=True)
+    ).scalars().all()
+    late = [p for p in payments if p.brand_id == brand_id and arrived_late(p, arrived_at)]
+    return sorted(late, key=lambda p: (p.claimed_at or p.created_at, p.id), reverse=True)
+
+
+def arrived_late(payment, arrived_at):
+    """Whether an SMS stored at `arrived_at` came after this payment stopped waiting for it."""
+    if payment.status == "cancelled":
+        return payment.cancelled_at is not None and payment.cancelled_at <= arrived_at
+    if payment.status in ("expired", "processing"):
+        return payment.expires_at <= arrived_at
+    return False

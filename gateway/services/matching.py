@@ -6,11 +6,12 @@ from sqlalchemy.exc import IntegrityError
 from ..clock import utcnow
 from ..errors import ApiError, field_error, invalid_state, not_found
 from ..extensions import db
-from ..models import PAID_STATUSES, PROVIDERS, InboundSms, Payment
+from ..models import OPEN_STATUSES, PAID_STATUSES, PROVIDERS, InboundSms, Payment
 from ..money import format_amount
-from .claims import claimed_elsewhere, open_claims, stored_sms, stranded_credit_ids
+from .claims import claimed_elsewhere, late_claims, open_claims, stored_sms, stranded_credit_ids
+from .events import emit_event
 from .notifications import notify_devices
-from .payments import complete_payment, fail_payment, transition
+from .payments import complete_payment, expirable, fail_payment, transition
 from .sms_parsing import canonical_trx_id
 
 TRX_ID_PATTERN = re.compile(r"^[A-Z0-9]{6,20}$")
@@ -57,8 +58,8 @@ def match_sms_to_claim(sms):
     if sms.status != "unmatched" or not sms.provider_trx_id:
         return None
     claims = open_claims(sms.brand_id, sms.provider, sms.provider_trx_id)
-    if not claims:
-        return None
+    if not claims:  # no live claim: maybe one left on a payment cancelled or expired before the money came
+        return hold_late_sms(sms)
     # Of several claims of one TrxID, the earliest with the right amount wins.
     return settle(sms, next((p for p in claims if p.amount == sms.amount), claims[0]))
 
@@ -166,11 +167,12 @@ def match_sms_by_hand(sms, payment):
     return transaction
 
 
-def complete_with_sms(payment, sms):
+def complete_with_sms(payment, sms, from_states=OPEN_STATUSES):
     """Complete a payment with the SMS that paid it (provider, TrxID, sender), then flag rivals claiming that TrxID."""
     transaction = complete_payment(payment, provider=sms.provider if sms.provider in PROVIDERS else None,
                                    provider_trx_id=sms.provider_trx_id,
-                                   sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None)
+                                   sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None,
+                                   from_states=from_states)
     flag_rival_claims(payment)
     return transaction
 
@@ -316,3 +318,150 @@ def flag_lost_claims():
 def heal_matching():
     """The periodic self-heal: match stranded credits, flag claims that lost their TrxID; how many payments moved."""
     return match_stranded_credits() + flag_lost_claims()
+
+
+# --- Money that arrived after its payment was cancelled or expired (docs/payment-states.md) ---
+
+LATE_STATUSES = ("cancelled", "expired")
+LATE_REASONS = {"cancelled": "Paid after the payment was cancelled", "expired": "Paid after the payment expired"}
+RETURNED = "returned"  # the SMS status once the merchant has sent the late money back
+
+
+def hold_late_sms(sms):
+    """A credit no live claim takes, whose TrxID a cancelled or expired payment claimed: held there for review.
+
+    The SMS is bound to that payment in `review` and the payment keeps its state with a review reason;
+    only the merchant settles it (complete_late_payment or return_late_sms). None when no such claim.
+    """
+    for payment in late_claims(sms.brand_id, sms.provider, sms.provider_trx_id, sms.created_at):
+        if payment.status == "processing" and not expire_overdue_claim(payment):
+            continue  # held for review meanwhile, or settled: not a late claim after all
+        held = bind_late_sms(sms, payment)
+        if held is not None:
+            return held
+    return None
+
+
+def expire_overdue_claim(payment):
+    """Expire a processing payment past its expiry now, as the sweep would (payment.expired sent); False if it moved."""
+    now = utcnow()
+    changed = db.session.execute(
+        db.update(Payment).where(Payment.id == payment.id, Payment.status == "processing", expirable(),
+                                 Payment.expires_at <= now)
+        .values(status="expired", updated_at=now).execution_options(synchronize_session=False)
+    ).rowcount
+    if changed != 1:
+        db.session.rollback()
+        return False
+    emit_event("payment.expired", payment.brand, payment=payment)
+    db.session.commit()
+    db.session.refresh(payment)
+    return True
+
+
+def late_reason(sms, payment):
+    """Why a late SMS waits for the merchant, with any amount or sender difference."""
+    reason = LATE_REASONS[payment.status]
+    mismatch = mismatch_reason(sms, payment)
+    return f"{reason}; {mismatch}"[:255] if mismatch else reason
+
+
+def bind_late_sms(sms, payment):
+    """Bind the SMS to the late payment in `review` and give the payment the reason; None when a rival got either."""
+    reason = late_reason(sms, payment)
+    now = utcnow()
+    try:
+        won = db.session.execute(
+            db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.is_(None),
+                                        InboundSms.status == "unmatched")
+            .values(payment_id=payment.id, status="review", review_reason=reason, matched_at=now)
+            .execution_options(synchronize_session=False)
+        ).rowcount
+    except IntegrityError:  # the payment holds another SMS already
+        won = 0
+    if won == 1:
+        won = db.session.execute(
+            db.update(Payment).where(Payment.id == payment.id, Payment.status == payment.status)
+            .values(review_reason=reason, updated_at=now).execution_options(synchronize_session=False)
+        ).rowcount
+    if won != 1:
+        db.session.rollback()
+        return None
+    notify_devices(payment.brand_id, "payment.review", f"Payment {payment.reference or payment.public_id} needs review",
+                   body=reason)
+    db.session.commit()
+    return "late"
+
+
+def late_sms(payment):
+    """The SMS that arrived after this payment was cancelled or expired and waits for the merchant, or None."""
+    if payment.status not in LATE_STATUSES:
+        return None
+    return held_sms(payment)
+
+
+def late_sms_waiting():
+    """SQL: payments cancelled or expired whose late SMS waits for the merchant (for lists and counts)."""
+    waiting = db.select(InboundSms.id).where(InboundSms.payment_id == Payment.id, InboundSms.status == "review")
+    return db.and_(Payment.status.in_(LATE_STATUSES), waiting.exists())
+
+
+def complete_late_payment(payment):
+    """The merchant keeps money that came late: cancelled/expired → completed with its held SMS, once.
+
+    The SMS becomes matched and the payment completes in one commit, with payment.completed through
+    the outbox; refused (INVALID_STATE, nothing changed) when no late SMS waits, the TrxID already
+    paid another payment, or another click or admin settled it first.
+    """
+    db.session.refresh(payment)
+    sms = late_sms(payment)
+    if sms is None:
+        raise invalid_state("No SMS that arrived after this payment was cancelled or expired is waiting.")
+    if trx_id_paid_elsewhere(payment, sms):
+        raise invalid_state(f"TrxID {sms.provider_trx_id} already paid another payment.")
+    won = db.session.execute(
+        db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id == payment.id,
+                                    InboundSms.status == "review")
+        .values(status="matched", matched_at=utcnow()).execution_options(synchronize_session=False)
+    ).rowcount
+    if won != 1:
+        db.session.rollback()
+        raise invalid_state("The late SMS was settled meanwhile.")
+    # The guarded cancelled/expired → completed rolls the SMS update back too when someone else won.
+    return complete_with_sms(payment, sms, from_states=LATE_STATUSES)
+
+
+def return_late_sms(payment, note=None):
+    """The merchant sent the late money back: its SMS is closed as `returned`; the payment stays as it was.
+
+    No refund row: nothing was completed, so amount_refunded, the payment's status and the
+    dashboard's volumes stay untouched (docs/payment-states.md). Guarded like completion.
+    """
+    db.session.refresh(payment)
+    sms = late_sms(payment)
+    if sms is None:
+        raise invalid_state("No SMS that arrived after this payment was cancelled or expired is waiting.")
+    late = db.select(Payment.id).where(Payment.id == payment.id, Payment.status.in_(LATE_STATUSES))
+    resolution = f"Returned to the customer{': ' + note if note else ''}"[:255]
+    won = db.session.execute(
+        db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.in_(late),
+                                    InboundSms.status == "review")
+        .values(status=RETURNED, review_reason=resolution).execution_options(synchronize_session=False)
+    ).rowcount
+    if won != 1:
+        db.session.rollback()
+        raise invalid_state("The late SMS was settled meanwhile.")
+    reason = f"Returned to the customer. {payment.review_reason or LATE_REASONS[payment.status]}"[:255]
+    db.session.execute(
+        db.update(Payment).where(Payment.id == payment.id, Payment.status.in_(LATE_STATUSES))
+        .values(review_reason=reason, updated_at=utcnow()).execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+    db.session.refresh(payment)
+    db.session.refresh(sms)
+    return sms
+
+
+def needs_review():
+    """SQL: payments waiting for the merchant, held processing ones and those with a late SMS alike."""
+    return db.or_(db.and_(Payment.status == "processing", Payment.review_reason.is_not(None)), late_sms_waiting())

@@ -130,11 +130,13 @@ def transition(payment, from_states, to_state, **values):
     return changed == 1
 
 
-def complete_payment(payment, provider=None, provider_trx_id=None, sender_number=None):
+def complete_payment(payment, provider=None, provider_trx_id=None, sender_number=None, from_states=OPEN_STATUSES):
     """The one place a payment becomes completed: guarded transition plus its transaction and trx_id.
 
     Runs in the caller's database transaction and commits it; raises INVALID_STATE when the
     payment is no longer open (another writer completed, cancelled or expired it first).
+    `from_states` is widened only by matching.complete_late_payment (money that came after a cancel
+    or expiry; docs/payment-states.md).
     """
     now = utcnow()
     values = {"completed_at": now}
@@ -144,7 +146,7 @@ def complete_payment(payment, provider=None, provider_trx_id=None, sender_number
         values["provider_trx_id"] = provider_trx_id
     if sender_number is not None:
         values["sender_number"] = sender_number
-    if not transition(payment, OPEN_STATUSES, "completed", **values):
+    if not transition(payment, from_states, "completed", **values):
         db.session.rollback()
         raise invalid_state("Only a created or processing payment can be completed.")
     transaction = Transaction(
@@ -166,11 +168,15 @@ def complete_payment(payment, provider=None, provider_trx_id=None, sender_number
     return transaction
 
 
-def cancel_payment(payment):
-    """Cancel an open payment (customer at checkout, or the merchant through the API)."""
+def cancel_payment(payment, from_states=OPEN_STATUSES):
+    """Cancel an open payment (customer at checkout, or the merchant through the API).
+
+    The checkout narrows `from_states` to `created` until the customer confirms: a claim committing
+    meanwhile then wins, and the customer who said "I have paid" is asked first.
+    """
     from .matching import release_held_sms  # matching imports this module
 
-    if not transition(payment, OPEN_STATUSES, "cancelled", cancelled_at=utcnow()):
+    if not transition(payment, from_states, "cancelled", cancelled_at=utcnow()):
         db.session.rollback()
         raise invalid_state(f"A {payment.status} payment cannot be cancelled.")
     # An SMS held for review on this payment goes back to `unmatched`, in the same transaction.

@@ -88,6 +88,9 @@ def test_the_owner_refunds_part_of_a_payment(live_url, brand, owner, window):
     page.get_by_label("Amount").fill("300")
     page.get_by_label("Reason").fill("One item out of stock")
     page.get_by_role("button", name="Refund", exact=True).click()
+    expect(page.get_by_text("Refund ৳ 300.00 to Sadia Islam?")).to_be_visible()
+    assert db.session.execute(db.select(Refund)).first() is None  # nothing recorded before the confirmation
+    page.get_by_role("button", name="Yes, record the refund").click()
     expect(page.get_by_text("Refunded 300.00 BDT.")).to_be_visible()
     expect(page.locator(".amount-title .badge")).to_have_text("Partly refunded")
     expect(page.get_by_text("৳ 950.00 can be refunded")).to_be_visible()

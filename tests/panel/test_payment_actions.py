@@ -1,4 +1,6 @@
 """Refund, cancel, approve and reject from the payment page: the API's rules, the rows, and the audit log."""
+import html
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -17,6 +19,25 @@ def refunds_of(payment):
     """Amounts refunded on a payment's transaction, oldest first."""
     return [refund.amount for refund in db.session.execute(
         db.select(Refund).join(Transaction).where(Transaction.payment_id == payment.id).order_by(Refund.id)).scalars()]
+
+
+CONFIRM_FORM = re.compile(r'<form[^>]*class="refund-confirm".*?</form>', re.S)
+HIDDEN = re.compile(r'<input type="hidden" name="(\w+)" value="([^"]*)">')
+
+
+def refund(client, payment, data, follow_redirects=False):
+    """Refund as a person in the panel does: fill the form, then press the confirmation's button.
+
+    A refusal at the first step (bad amount, nothing left) is returned as it came, without confirming.
+    """
+    url = f"/panel/payments/{payment.public_id}/refund"
+    first = post_form(client, url, data)
+    confirmation = CONFIRM_FORM.search(first.get_data(as_text=True))
+    if first.status_code != 200 or confirmation is None:
+        return first
+    fields = {name: html.unescape(value) for name, value in HIDDEN.findall(confirmation.group(0))}
+    assert fields["confirmed"] == "y" and fields["csrf_token"]
+    return client.post(url, data=fields, follow_redirects=follow_redirects)
 
 
 def forward(brand, text):
@@ -39,7 +60,7 @@ def review(brand):
 
 def test_a_partial_refund_is_recorded_and_audited(as_staff, brand, staff):
     payment = completed_payment(brand=brand, amount=Decimal("500.00"))
-    response = post_form(as_staff, f"/panel/payments/{payment.public_id}/refund", {"amount": "120.50", "reason": "Late"},
+    response = refund(as_staff, payment, {"amount": "120.50", "reason": "Late"},
                          follow_redirects=True)
     assert response.status_code == 200 and "Refunded 120.50 BDT." in response.get_data(as_text=True)
     assert refunds_of(payment) == [Decimal("120.50")]
@@ -51,16 +72,16 @@ def test_a_partial_refund_is_recorded_and_audited(as_staff, brand, staff):
 
 def test_an_empty_amount_refunds_everything_that_remains(as_staff, brand):
     payment = completed_payment(brand=brand, amount=Decimal("500.00"))
-    post_form(as_staff, f"/panel/payments/{payment.public_id}/refund", {"amount": "200"})
-    post_form(as_staff, f"/panel/payments/{payment.public_id}/refund", {"amount": ""})
+    refund(as_staff, payment, {"amount": "200"})
+    refund(as_staff, payment, {"amount": ""})
     assert refunds_of(payment) == [Decimal("200.00"), Decimal("300.00")]
     assert reloaded(payment).status == "refunded"
 
 
 def test_a_refund_larger_than_what_remains_is_refused_beside_the_amount(as_staff, brand):
     payment = completed_payment(brand=brand, amount=Decimal("500.00"))
-    post_form(as_staff, f"/panel/payments/{payment.public_id}/refund", {"amount": "400"})
-    response = post_form(as_staff, f"/panel/payments/{payment.public_id}/refund", {"amount": "100.01"})
+    refund(as_staff, payment, {"amount": "400"})
+    response = refund(as_staff, payment, {"amount": "100.01"})
     assert response.status_code == 422
     html = response.get_data(as_text=True)
     assert f"Only 100.00 BDT remains refundable on {payment.transaction.trx_id}." in html
@@ -76,14 +97,14 @@ def test_a_refund_larger_than_what_remains_is_refused_beside_the_amount(as_staff
 ])
 def test_a_malformed_refund_amount_is_refused_by_the_form(as_staff, brand, amount, message):
     payment = completed_payment(brand=brand)
-    response = post_form(as_staff, f"/panel/payments/{payment.public_id}/refund", {"amount": amount})
+    response = refund(as_staff, payment, {"amount": amount})
     assert response.status_code == 422 and message in response.get_data(as_text=True)
     assert refunds_of(payment) == []
 
 
 def test_an_unpaid_payment_cannot_be_refunded(as_staff, brand):
     payment = PaymentFactory(brand=brand)
-    response = post_form(as_staff, f"/panel/payments/{payment.public_id}/refund", {"amount": "10"})
+    response = refund(as_staff, payment, {"amount": "10"})
     assert response.status_code == 409
     assert "Only a completed payment can be refunded." in response.get_data(as_text=True)
     assert db.session.execute(db.select(db.func.count()).select_from(Refund)).scalar() == 0
