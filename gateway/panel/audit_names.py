@@ -9,6 +9,8 @@ ACTION_NAMES = {
     "password.change": _l("Password changed"),
     "payment.approve": _l("Payment approved"), "payment.cancel": _l("Payment cancelled"),
     "payment.refund": _l("Payment refunded"), "payment.reject": _l("Payment rejected"),
+    "payment.complete_late": _l("Completed after late money arrived"),
+    "payment.return_late": _l("Late money returned to the customer"),
     "payment_method.add": _l("Receiving number added"), "payment_method.enable": _l("Receiving number switched on"),
     "payment_method.disable": _l("Receiving number switched off"),
     "settings.update": _l("Settings changed"),
