@@ -164,9 +164,8 @@ SETTINGS = {s.name: s for s in (
     S("API_KEY_PREFIX", text, "gw_live_", "prefix of generated API keys"),
     S("PAYMENT_TTL", whole_number(1), 30 * 60, "seconds a payment stays open before it expires"),
     S("MAX_AMOUNT", amount, "1000000.00", "the largest amount a payment may ask for"),
-    S("ALLOW_PRIVATE_CALLBACKS", boolean, True, "allow callback URLs on private/loopback addresses (off in "
-      "production)", {"production": False}),
-    S("SESSION_COOKIE_SECURE", boolean, False, "send the panel's cookies over https only (on in production)",
+    S("ALLOW_PRIVATE_CALLBACKS", boolean, True, "allow callback URLs on private/loopback addresses", {"production": False}),
+    S("SESSION_COOKIE_SECURE", boolean, False, "send the panel's cookies over https only",
       {"production": True}),
     S("SMS_PROVIDER_URL", optional_text, None, "an HTTP SMS provider for outbound SMS (unset: the paired phone "
       "sends them)", secret=True),
@@ -178,7 +177,7 @@ SETTINGS = {s.name: s for s in (
     S("WEBHOOK_SECRET_OVERLAP", whole_number(0), 24 * 3600, "seconds a rotated-out webhook secret still signs "
       "(`X-Service-Signature-Previous`)"),
     S("SWEEP_INTERVAL", whole_number(1), 15, "seconds between outbox sweeps (due webhooks and SMS re-enqueued)"),
-    S("JOBS_IN_PROCESS", boolean, True, "without Redis, run jobs in a thread of the web process (off in testing)",
+    S("JOBS_IN_PROCESS", boolean, True, "without Redis, run jobs in a thread of the web process",
       {"testing": False}),
     S("API_RATE_LIMIT", rate_limit, "100/second", "per API key"),
     S("API_AUTH_FAILURE_LIMIT", rate_limit, "30/minute", "requests with an unknown or revoked API key, per client "
@@ -186,7 +185,7 @@ SETTINGS = {s.name: s for s in (
     S("CHECKOUT_CLAIM_RATE_LIMIT", rate_limit, "10/hour", "TrxID attempts per payment at checkout (typos caught by "
       "the form do not count)"),
     S("LOGIN_RATE_LIMIT", rate_limit, "10/minute", "failed panel sign-ins per address and e-mail"),
-    S("RATELIMIT_ENABLED", boolean, True, "`false` switches every rate limit off (off in testing)",
+    S("RATELIMIT_ENABLED", boolean, True, "`false` switches every rate limit off",
       {"testing": False}),
     S("TRUSTED_PROXIES", whole_number(0), 0, "how many reverse proxies stand in front of the app (1 behind nginx): "
       "client address and scheme then come from `X-Forwarded-For`/`-Proto`. Set the exact count; a higher one lets "
