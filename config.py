@@ -1,4 +1,4 @@
-"""Every setting in one table, resolved in one place: create_app overrides > environment > instance/settings.py > profile.
+"""Every setting in one table, resolved in one place: overrides > environment > instance/settings.py > profile.
 
 `APP_ENV`, from whichever of those gives it first, chooses the profile (development, testing, production) whose
 defaults fill every setting nobody set. docs/configuration.md explains the order; the README lists the table.
@@ -164,7 +164,8 @@ SETTINGS = {s.name: s for s in (
     S("API_KEY_PREFIX", text, "gw_live_", "prefix of generated API keys"),
     S("PAYMENT_TTL", whole_number(1), 30 * 60, "seconds a payment stays open before it expires"),
     S("MAX_AMOUNT", amount, "1000000.00", "the largest amount a payment may ask for"),
-    S("ALLOW_PRIVATE_CALLBACKS", boolean, True, "allow callback URLs on private/loopback addresses", {"production": False}),
+    S("ALLOW_PRIVATE_CALLBACKS", boolean, True, "allow callback URLs on private/loopback addresses",
+      {"production": False}),
     S("SESSION_COOKIE_SECURE", boolean, False, "send the panel's cookies over https only",
       {"production": True}),
     S("SMS_PROVIDER_URL", optional_text, None, "an HTTP SMS provider for outbound SMS (unset: the paired phone "
