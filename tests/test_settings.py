@@ -62,7 +62,8 @@ def test_settings_py_is_read(clean_environment, settings_file, build):
 
 def test_app_env_in_settings_py_chooses_the_whole_production_profile(clean_environment, settings_file, build,
                                                                        tmp_path):
-    path = settings_file("APP_ENV = 'production'", f"SECRET_KEY = {STRONG_SECRET!r}",
+    # JOBS_IN_PROCESS off: a request would otherwise start the sweep thread over this empty database.
+    path = settings_file("APP_ENV = 'production'", f"SECRET_KEY = {STRONG_SECRET!r}", "JOBS_IN_PROCESS = False",
                          f"DATABASE_URL = 'sqlite:///{tmp_path / 'live.sqlite3'}'")
 
     app = build(path)
