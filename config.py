@@ -7,6 +7,7 @@ import difflib
 import os
 import re
 import runpy
+from copy import copy
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -257,12 +258,13 @@ def parse_value(setting, value, source):
 def resolve(name, overrides, environ, file_values, profile):
     """One setting's typed value from the first source that gives it."""
     setting = SETTINGS[name]
+    default = setting.default_for(profile)
     for source, values in (("create_app", overrides), ("the environment", environ),
                            ("instance/settings.py", file_values)):
-        if name in values and values[name] is not None:
-            return parse_value(setting, values[name], source)
-    default = setting.default_for(profile)
-    return list(default) if isinstance(default, list) else default
+        if name in values:
+            # None (REDIS_URL=None in a test's overrides) means the default, not "ask the next source".
+            return parse_value(setting, values[name], source) if values[name] is not None else copy(default)
+    return copy(default)
 
 
 def database_uri(url):

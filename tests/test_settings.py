@@ -194,3 +194,12 @@ def test_the_readme_configuration_table_lists_exactly_the_settings():
     listed = re.findall(r"^\| `([A-Z_]+)` \|", section, flags=re.MULTILINE)
 
     assert listed == list(config.SETTINGS)
+
+
+def test_an_override_of_none_means_the_default_even_when_the_environment_sets_it(clean_environment, settings_file,
+                                                                                  build):
+    clean_environment.setenv("REDIS_URL", "redis://127.0.0.1:6379/9")
+
+    app = build(settings_file(), {"APP_ENV": "testing", "REDIS_URL": None})
+
+    assert app.config["REDIS_URL"] is None and app.config["RATELIMIT_STORAGE_URI"] == "memory://"
