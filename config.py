@@ -1,115 +1,314 @@
-"""Settings read from the environment, in one place, with safe development defaults."""
+"""Every setting in one table, resolved in one place: overrides > environment > instance/settings.py > profile.
+
+`APP_ENV`, from whichever of those gives it first, chooses the profile (development, testing, production) whose
+defaults fill every setting nobody set. docs/configuration.md explains the order; the README lists the table.
+"""
+import difflib
 import os
+import re
+import runpy
+from copy import copy
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 BASE_DIR = Path(__file__).resolve().parent
 INSTANCE_DIR = BASE_DIR / "instance"
+SETTINGS_FILE = INSTANCE_DIR / "settings.py"
 DEV_SECRET = "dev-secret-change-me"
+PROFILES = ("development", "testing", "production")
+TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+NEAR_MISS = 0.85
 
 
-def env_bool(name, default):
-    """Read a boolean switch such as RATELIMIT_ENABLED=false."""
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+class SettingsError(RuntimeError):
+    """A setting that cannot be used: unknown name, or a value its parser refuses."""
 
 
-def database_url(default_file):
-    """DATABASE_URL, normalised to the psycopg 3 driver, or SQLite in instance/."""
-    url = os.environ.get("DATABASE_URL")
-    if not url:
-        return f"sqlite:///{INSTANCE_DIR / default_file}"
+# --- parsers: each takes a string (environment) or a Python value (settings.py) and returns the typed value -------
+
+
+def text(value):
+    """Any text, kept as given."""
+    return str(value)
+
+
+def optional_text(value):
+    """Text, or None when empty."""
+    return str(value).strip() or None if value is not None else None
+
+
+def origin(value):
+    """An http(s) origin without a trailing slash."""
+    value = str(value).strip().rstrip("/")
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value
+
+
+def boolean(value):
+    """true/false, yes/no, on/off, 1/0."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in TRUE_WORDS | FALSE_WORDS:
+        return word in TRUE_WORDS
+    raise ValueError("must be true or false")
+
+
+def whole_number(minimum):
+    """A parser of whole numbers no smaller than `minimum`."""
+    def parse(value):
+        if isinstance(value, bool) or not re.fullmatch(r"\s*-?\d+\s*", str(value)):
+            raise ValueError("must be a whole number")
+        number = int(value)
+        if number < minimum:
+            raise ValueError(f"must be at least {minimum}")
+        return number
+    parse.__doc__ = f"A whole number ≥ {minimum}."
+    return parse
+
+
+def seconds(value):
+    """A positive number of seconds (fractions allowed)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError("must be a number of seconds") from None
+    if not number > 0:
+        raise ValueError("must be more than 0 seconds")
+    return number
+
+
+def amount(value):
+    """A positive decimal amount, kept as text so no float ever touches it."""
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise ValueError("must be a decimal amount such as 1000000.00") from None
+    if not number.is_finite() or number <= 0:
+        raise ValueError("must be a positive amount")
+    return str(value).strip()
+
+
+def rate_limit(value):
+    """A Flask-Limiter rate such as 10/minute."""
+    from limits import parse
+
+    try:
+        parse(str(value))
+    except ValueError:
+        raise ValueError("must be a rate such as 10/minute or 100/second") from None
+    return str(value)
+
+
+def secrets_list(value):
+    """Secrets separated by commas or spaces (environment), or a list (settings.py)."""
+    items = value if isinstance(value, (list, tuple)) else re.split(r"[\s,]+", str(value))
+    return [str(item) for item in items if str(item)]
+
+
+def timezone(value):
+    """An IANA time zone such as Asia/Dhaka."""
+    try:
+        ZoneInfo(str(value))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError("must be an IANA time zone such as Asia/Dhaka") from None
+    return str(value)
+
+
+def one_of(*choices, fold=str.lower):
+    """A parser that accepts one of `choices`, whatever the case."""
+    def parse(value):
+        word = fold(str(value).strip())
+        if word not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return word
+    parse.__doc__ = f"One of {', '.join(choices)}."
+    return parse
+
+
+# --- the table ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its parser, default, per-profile defaults, and what it means (the README row)."""
+
+    name: str
+    parse: object
+    default: object
+    meaning: str
+    profiles: dict = field(default_factory=dict)
+    secret: bool = False
+
+    def default_for(self, profile):
+        """The default under a profile."""
+        return self.profiles.get(profile, self.default)
+
+
+S = Setting
+SETTINGS = {s.name: s for s in (
+    S("APP_ENV", one_of(*PROFILES), "development", "the profile: `development`, `testing` or `production`"),
+    S("SECRET_KEY", text, DEV_SECRET, "signs sessions, CSRF and device tokens and seals device keys; production "
+      "refuses to start without a random one of ≥ 32 characters", {"testing": "testing-secret"}, secret=True),
+    S("SECRET_KEY_FALLBACKS", secrets_list, [], "previous secret keys, still accepted (never used to sign) while "
+      "you rotate `SECRET_KEY`; comma-separated", secret=True),
+    S("DATABASE_URL", optional_text, None, "e.g. `postgresql://user:pass@host/db` (psycopg 3); unset: SQLite file "
+      "`instance/gateway.sqlite3`", secret=True),
+    S("TEST_DATABASE_URL", optional_text, None, "the `testing` profile's database; unset: in-memory SQLite",
+      secret=True),
+    S("REDIS_URL", optional_text, None, "e.g. `redis://127.0.0.1:6379/0`: RQ jobs and shared rate limits; unset: "
+      "jobs run in-process", secret=True),
+    S("BASE_URL", origin, "http://127.0.0.1:5000", "the public origin, used in `checkout_url` and the pairing QR"),
+    S("API_KEY_PREFIX", text, "gw_live_", "prefix of generated API keys"),
+    S("PAYMENT_TTL", whole_number(1), 30 * 60, "seconds a payment stays open before it expires"),
+    S("MAX_AMOUNT", amount, "1000000.00", "the largest amount a payment may ask for"),
+    S("ALLOW_PRIVATE_CALLBACKS", boolean, True, "allow callback URLs on private/loopback addresses",
+      {"production": False}),
+    S("SESSION_COOKIE_SECURE", boolean, False, "send the panel's cookies over https only",
+      {"production": True}),
+    S("COMPANION_APP_URL", optional_text, None, "where shop owners download the companion app (http/https); shown "
+      "on the pairing page"),
+    S("SMS_PROVIDER_URL", optional_text, None, "an HTTP SMS provider for outbound SMS (unset: the paired phone "
+      "sends them)", secret=True),
+    S("SMS_PROVIDER_TIMEOUT", seconds, 10, "seconds the SMS provider has to answer in full"),
+    S("WEBHOOK_CONNECT_TIMEOUT", seconds, 5, "seconds to connect to a webhook receiver"),
+    S("WEBHOOK_TIMEOUT", seconds, 10, "seconds a webhook receiver has to answer in full"),
+    S("WEBHOOK_LEASE_SECONDS", whole_number(1), 60, "how long a worker's claim on a delivery lasts before another "
+      "may take it over"),
+    S("WEBHOOK_SECRET_OVERLAP", whole_number(0), 24 * 3600, "seconds a rotated-out webhook secret still signs "
+      "(`X-Service-Signature-Previous`)"),
+    S("IDEMPOTENCY_LEASE_SECONDS", seconds, 5, "seconds after which an `Idempotency-Key` still in progress "
+      "belongs to a request that died: a retry takes it over"),
+    S("SWEEP_INTERVAL", whole_number(1), 15, "seconds between outbox sweeps (due webhooks and SMS re-enqueued)"),
+    S("JOBS_IN_PROCESS", boolean, True, "without Redis, run jobs in a thread of the web process",
+      {"testing": False}),
+    S("API_RATE_LIMIT", rate_limit, "100/second", "per API key"),
+    S("API_AUTH_FAILURE_LIMIT", rate_limit, "30/minute", "requests with an unknown or revoked API key, per client "
+      "address"),
+    S("CHECKOUT_CLAIM_RATE_LIMIT", rate_limit, "10/hour", "TrxID attempts per payment at checkout (typos caught by "
+      "the form do not count)"),
+    S("RATELIMIT_STORAGE_URI", optional_text, None, "where limits count: unset is `REDIS_URL` with the database "
+      "as fallback, or the database alone; `memory://` makes each process count for itself", secret=True),
+    S("LOGIN_RATE_LIMIT", rate_limit, "10/minute", "failed panel sign-ins per address and e-mail"),
+    S("RATELIMIT_ENABLED", boolean, True, "`false` switches every rate limit off",
+      {"testing": False}),
+    S("TRUSTED_PROXIES", whole_number(0), 0, "how many reverse proxies stand in front of the app (1 behind nginx): "
+      "client address and scheme then come from `X-Forwarded-For`/`-Proto`. Set the exact count; a higher one lets "
+      "clients fake their address"),
+    S("DOCTOR_HEARTBEAT_MAX_AGE", whole_number(1), 1800, "`flask gateway doctor` reports a paired phone silent "
+      "for longer than this many seconds"),
+    S("DEFAULT_TIMEZONE", timezone, "Asia/Dhaka", "the zone times are shown in when a brand names none"),
+    S("LOG_LEVEL", one_of("DEBUG", "INFO", "WARNING", "ERROR", fold=str.upper), "INFO",
+      "the least severe log level written (to stderr)"),
+)}
+
+# Fixed for every profile: extensions' wiring, not operator choices.
+FIXED = {
+    "MAX_CONTENT_LENGTH": 1024 * 1024, "JSON_SORT_KEYS": False, "RATELIMIT_HEADERS_ENABLED": True,
+    "SESSION_COOKIE_HTTPONLY": True, "SESSION_COOKIE_SAMESITE": "Lax", "REMEMBER_COOKIE_HTTPONLY": True,
+    "BABEL_DEFAULT_LOCALE": "en", "BABEL_DEFAULT_TIMEZONE": "UTC",
+    "API_TITLE": "Payment Gateway API", "API_VERSION": "1.0.0", "OPENAPI_VERSION": "3.0.3",
+    "OPENAPI_URL_PREFIX": "/api/v1", "OPENAPI_JSON_PATH": "openapi.json",
+}
+PROFILE_FIXED = {"testing": {"TESTING": True}}
+# Flask's and its extensions' own names that instance/settings.py may also set (docs/configuration.md).
+FRAMEWORK_NAMES = {
+    "SQLALCHEMY_DATABASE_URI", "SQLALCHEMY_ENGINE_OPTIONS", "SQLALCHEMY_ECHO",
+    "WTF_CSRF_ENABLED", "WTF_CSRF_TIME_LIMIT", "SERVER_NAME", "PREFERRED_URL_SCHEME", "PERMANENT_SESSION_LIFETIME",
+    "SESSION_COOKIE_NAME", "SESSION_COOKIE_DOMAIN", "PROPAGATE_EXCEPTIONS", "DEBUG", "TESTING",
+} | set(FIXED)
+
+
+def suggestion(name, known):
+    """' (did you mean X?)' for the closest known name, or ''."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def read_settings_file(path):
+    """The upper-case names instance/settings.py defines; unknown ones refused with a suggestion."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    values = {name: value for name, value in runpy.run_path(str(path)).items() if name.isupper()}
+    unknown = sorted(set(values) - set(SETTINGS) - FRAMEWORK_NAMES)
+    if unknown:
+        known = set(SETTINGS) | FRAMEWORK_NAMES
+        listed = "; ".join(f"{name}{suggestion(name, known)}" for name in unknown)
+        raise SettingsError(f"{path} sets unknown settings: {listed}. The README's Configuration table lists them.")
+    return values
+
+
+def near_misses(environ):
+    """Environment variables that look like a misspelt setting name: [(given, meant)]."""
+    found = []
+    for name in environ:
+        if name in SETTINGS or not name.isupper():
+            continue
+        close = difflib.get_close_matches(name, list(SETTINGS), n=1, cutoff=NEAR_MISS)
+        if close:
+            found.append((name, close[0]))
+    return sorted(found)
+
+
+def parse_value(setting, value, source):
+    """The typed value, or a SettingsError naming the setting and where it came from."""
+    try:
+        return setting.parse(value)
+    except ValueError as error:
+        shown = "" if setting.secret else f", not {str(value)!r}"
+        raise SettingsError(f"{setting.name} {error}{shown} (from {source})") from None
+
+
+def resolve(name, overrides, environ, file_values, profile):
+    """One setting's typed value from the first source that gives it."""
+    setting = SETTINGS[name]
+    default = setting.default_for(profile)
+    for source, values in (("create_app", overrides), ("the environment", environ),
+                           ("instance/settings.py", file_values)):
+        if name in values:
+            # None (REDIS_URL=None in a test's overrides) means the default, not "ask the next source".
+            return parse_value(setting, values[name], source) if values[name] is not None else copy(default)
+    return copy(default)
+
+
+def database_uri(url):
+    """A database URL normalised to the psycopg 3 driver."""
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix):]
     return url
 
 
-class Config:
-    """Defaults shared by every environment."""
-
-    APP_ENV = "development"
-    SECRET_KEY = os.environ.get("SECRET_KEY", DEV_SECRET)
-    SQLALCHEMY_DATABASE_URI = database_url("gateway.sqlite3")
-    # PostgreSQL connections can go stale behind a restart; SQLite files cannot.
-    SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True} if SQLALCHEMY_DATABASE_URI.startswith("postgresql") else {}
-    REDIS_URL = os.environ.get("REDIS_URL") or None
-    BASE_URL = os.environ.get("BASE_URL", "http://127.0.0.1:5000").rstrip("/")
-    API_KEY_PREFIX = os.environ.get("API_KEY_PREFIX", "gw_live_")
-    PAYMENT_TTL = int(os.environ.get("PAYMENT_TTL", 30 * 60))
-    MAX_AMOUNT = os.environ.get("MAX_AMOUNT", "1000000.00")
-    ALLOW_PRIVATE_CALLBACKS = env_bool("ALLOW_PRIVATE_CALLBACKS", True)
-    SMS_PROVIDER_URL = os.environ.get("SMS_PROVIDER_URL") or None
-    # Where shop owners download the companion app; shown on the pairing page when set.
-    COMPANION_APP_URL = os.environ.get("COMPANION_APP_URL") or None
-    # Background work (docs/jobs.md): a claim on a delivery lasts this long; sweeps run this often.
-    WEBHOOK_LEASE_SECONDS = int(os.environ.get("WEBHOOK_LEASE_SECONDS", 60))
-    # An Idempotency-Key still in progress after this long belongs to a request that died: a retry takes it over.
-    IDEMPOTENCY_LEASE_SECONDS = float(os.environ.get("IDEMPOTENCY_LEASE_SECONDS", 5))
-    SWEEP_INTERVAL = int(os.environ.get("SWEEP_INTERVAL", 15))
-    JOBS_IN_PROCESS = True
-    API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "100/second")
-    API_AUTH_FAILURE_LIMIT = os.environ.get("API_AUTH_FAILURE_LIMIT", "30/minute")
-    LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10/minute")
-    CHECKOUT_CLAIM_RATE_LIMIT = os.environ.get("CHECKOUT_CLAIM_RATE_LIMIT", "10/hour")
-    RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
-    # Where limits count (gateway/rate_limit_store.py): unset is REDIS_URL with the database as fallback, or the
-    # database alone; memory:// makes each process count for itself.
-    RATELIMIT_STORAGE_URI = os.environ.get("RATELIMIT_STORAGE_URI") or None
-    RATELIMIT_HEADERS_ENABLED = True
-    # How many reverse proxies (TLS terminators, load balancers) stand in front of the app; 0 trusts no
-    # X-Forwarded-* header. Set it to the exact count: one too many lets clients forge their address.
-    TRUSTED_PROXIES = int(os.environ.get("TRUSTED_PROXIES", 0))
-    # `flask gateway doctor` reports a paired phone silent for longer than this many seconds.
-    DOCTOR_HEARTBEAT_MAX_AGE = int(os.environ.get("DOCTOR_HEARTBEAT_MAX_AGE", 1800))
-    MAX_CONTENT_LENGTH = 1024 * 1024
-    JSON_SORT_KEYS = False
-    SESSION_COOKIE_HTTPONLY = True
-    SESSION_COOKIE_SAMESITE = "Lax"
-    REMEMBER_COOKIE_HTTPONLY = True
-    BABEL_DEFAULT_LOCALE = "en"
-    BABEL_DEFAULT_TIMEZONE = "UTC"
-    DEFAULT_TIMEZONE = "Asia/Dhaka"
-
-    API_TITLE = "Payment Gateway API"
-    API_VERSION = "1.0.0"
-    OPENAPI_VERSION = "3.0.3"
-    OPENAPI_URL_PREFIX = "/api/v1"
-    OPENAPI_JSON_PATH = "openapi.json"
+def derived(values, profile):
+    """Flask and extension settings that follow from the table (the database URI, secure remember cookies…)."""
+    if profile == "testing":
+        url = values["TEST_DATABASE_URL"] or "sqlite://"
+    else:
+        url = values["DATABASE_URL"] or f"sqlite:///{INSTANCE_DIR / 'gateway.sqlite3'}"
+    uri = database_uri(url)
+    return {
+        "SQLALCHEMY_DATABASE_URI": uri,
+        # PostgreSQL connections can go stale behind a restart; SQLite files cannot.
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True} if uri.startswith("postgresql") else {},
+        "REMEMBER_COOKIE_SECURE": values["SESSION_COOKIE_SECURE"],
+        # Flask-WTF signs CSRF tokens with itsdangerous, which verifies with any key of a list, signs with the last.
+        "WTF_CSRF_SECRET_KEY": [*values["SECRET_KEY_FALLBACKS"], values["SECRET_KEY"]],
+    }
 
 
-class Development(Config):
-    """A single machine: SQLite, in-process jobs, private callbacks allowed."""
-
-
-class Testing(Config):
-    """The test suite: its own database, no CSRF token juggling in API tests."""
-
-    APP_ENV = "testing"
-    TESTING = True
-    SECRET_KEY = "testing-secret"
-    SQLALCHEMY_DATABASE_URI = os.environ.get("TEST_DATABASE_URL") or "sqlite://"
-    RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", False)
-    # Wake-ups stay queued in the database unless a test runs them: no stray threads between tests.
-    JOBS_IN_PROCESS = False
-
-
-class Production(Config):
-    """Behind gunicorn: secrets are required, private callbacks refused by default."""
-
-    APP_ENV = "production"
-    ALLOW_PRIVATE_CALLBACKS = env_bool("ALLOW_PRIVATE_CALLBACKS", False)
-    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
-    REMEMBER_COOKIE_SECURE = SESSION_COOKIE_SECURE
-
-
-ENVIRONMENTS = {"development": Development, "testing": Testing, "production": Production}
-
-
-def config_for(app_env=None):
-    """The configuration class for APP_ENV (development when unset)."""
-    name = (app_env or os.environ.get("APP_ENV") or "development").lower()
-    if name not in ENVIRONMENTS:
-        raise RuntimeError(f"APP_ENV must be one of {', '.join(ENVIRONMENTS)}, not {name!r}")
-    return ENVIRONMENTS[name]
+def load_settings(overrides=None, environ=None, settings_file=None):
+    """The whole configuration, and the near-miss environment names to warn about: (dict, [(given, meant)])."""
+    overrides = dict(overrides or {})
+    environ = os.environ if environ is None else environ
+    file_values = read_settings_file(SETTINGS_FILE if settings_file is None else settings_file)
+    profile = resolve("APP_ENV", overrides, environ, file_values, "development")
+    values = {name: resolve(name, overrides, environ, file_values, profile) for name in SETTINGS}
+    config = {**FIXED, **PROFILE_FIXED.get(profile, {}), **values, **derived(values, profile)}
+    # Flask's own names from the file, then the caller's overrides of anything, win over what was derived.
+    config.update({name: value for name, value in file_values.items() if name not in SETTINGS})
+    config.update({name: value for name, value in overrides.items() if name not in SETTINGS})
+    return config, near_misses(environ)

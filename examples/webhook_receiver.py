@@ -26,6 +26,13 @@ def signature_is_valid(secret, raw_body, signature):
     return hmac.compare_digest(expected, signature or "")
 
 
+def signed_with(secret, raw_body, headers):
+    """Our secret made either signature: X-Service-Signature, or X-Service-Signature-Previous while the gateway
+    overlaps a secret rotation (so an old secret keeps working until we update it)."""
+    return any(signature_is_valid(secret, raw_body, headers.get(name))
+               for name in ("X-Service-Signature", "X-Service-Signature-Previous") if headers.get(name))
+
+
 def timestamp_is_fresh(timestamp, now=None):
     """Spec 6.3 step 4: the signing time is within 300 seconds of ours."""
     if not (timestamp or "").isdigit():
@@ -48,7 +55,7 @@ def create_receiver(secret, api_base, api_key, fulfil):
     @app.post("/webhooks")
     def webhook():
         raw = request.get_data()  # the raw bytes: never re-serialise parsed JSON before verifying
-        if not signature_is_valid(secret, raw, request.headers.get("X-Service-Signature")):
+        if not signed_with(secret, raw, request.headers):
             return "invalid signature", 401
         if not timestamp_is_fresh(request.headers.get("X-Service-Timestamp")):
             return "stale timestamp", 400

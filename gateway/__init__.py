@@ -1,47 +1,48 @@
 """The application factory: settings, extensions, blueprints, commands."""
-import logging
-
 from flask import Flask, jsonify
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from config import DEV_SECRET, INSTANCE_DIR, config_for
+from config import DEV_SECRET, INSTANCE_DIR, load_settings
 
 from . import jobs, rate_limit_store
 from .errors import register_error_handlers
 from .extensions import babel, csrf, db, limiter, login_manager, migrate
 from .i18n import init_i18n
 from .redis_health import redis_state
+from .request_log import configure_logging, register_request_log
 
 
-def create_app(overrides=None):
-    """Build a configured application; `overrides` wins over the environment (tests use it)."""
+def create_app(overrides=None, settings_file=None):
+    """Build a configured application; `overrides` wins over the environment and instance/settings.py (tests)."""
     app = Flask(__name__, instance_path=str(INSTANCE_DIR), template_folder="../templates",
                 static_folder="../static")
-    settings = config_for((overrides or {}).get("APP_ENV"))
-    app.config.from_object(settings)
-    app.config.from_pyfile("settings.py", silent=True)
-    app.config.update(overrides or {})
+    settings, near_misses = load_settings(overrides, settings_file=settings_file)
+    app.config.from_mapping(settings)
     check_production_secrets(app)
     app.json.sort_keys = False
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(app)
+    for given, meant in near_misses:
+        app.logger.warning("environment variable %s is not a setting; did you mean %s?", given, meant)
     trust_proxies(app)
 
     register_extensions(app)
     register_error_handlers(app)
+    register_request_log(app)
     register_blueprints(app)
     register_commands(app)
     return app
 
 
 def check_production_secrets(app):
-    """Refuse to start production with a missing or development secret."""
+    """Refuse to start production with a missing, development or short secret (a fallback too)."""
     if app.config["APP_ENV"] != "production":
         return
-    secret = app.config.get("SECRET_KEY")
-    if not secret or secret == DEV_SECRET or len(secret) < 32:
-        raise RuntimeError("SECRET_KEY must be set to a random value of at least 32 characters in production.")
+    for secret in (app.config.get("SECRET_KEY"), *app.config.get("SECRET_KEY_FALLBACKS", [])):
+        if not secret or secret == DEV_SECRET or len(secret) < 32:
+            raise RuntimeError("SECRET_KEY (and each of SECRET_KEY_FALLBACKS) must be a random value of at least "
+                               "32 characters in production.")
 
 
 def trust_proxies(app):

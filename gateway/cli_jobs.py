@@ -35,9 +35,14 @@ def sweep():
 
 
 @gateway_cli.command("rotate-webhook-secret")
-def rotate_webhook_secret_command():
+@click.option("--overlap", type=click.IntRange(min=0), default=None,
+              help="Seconds the old secret still signs X-Service-Signature-Previous (default WEBHOOK_SECRET_OVERLAP).")
+def rotate_webhook_secret_command(overlap):
     """Replace the brand's webhook signing secret; the new secret alone is printed on the last line."""
     brand = default_brand()
-    secret = rotate_webhook_secret(brand)
+    secret = rotate_webhook_secret(brand, overlap)
+    if brand.webhook_secret_previous_until is not None:
+        click.echo(f"The old secret still signs X-Service-Signature-Previous until "
+                   f"{brand.webhook_secret_previous_until:%Y-%m-%d %H:%M} UTC.")
     click.echo(f"Rotated the webhook secret of {brand.name}. Update your receivers; the new secret is:")
     click.echo(secret)

@@ -1,7 +1,7 @@
 """Settings from the environment: production secrets, APP_ENV, DATABASE_URL and the rate-limit switch.
 
-config.py reads the environment when it is imported, so each test sets variables with
-monkeypatch and then reloads it; the fixture reloads it once more, clean, afterwards.
+create_app reads the environment (config.load_settings) each time it runs; each test sets variables with
+monkeypatch (reloading config.py too, which is harmless) and the fixture puts everything back afterwards.
 """
 import importlib
 

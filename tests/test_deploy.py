@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from config import Config
+from config import FIXED
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -97,7 +97,7 @@ def test_nginx_waits_longer_than_gunicorn_and_caps_bodies_as_the_app_does():
     timeout = runpy.run_path(str(DEPLOY / "gunicorn.conf.py"))["timeout"]
     for directive in ("proxy_read_timeout", "proxy_send_timeout"):
         assert [int(value.rstrip("s")) > timeout for value in nginx_setting(directive)] == [True]
-    assert nginx_setting("client_max_body_size") == ["1m"] and Config.MAX_CONTENT_LENGTH == 1024 * 1024
+    assert nginx_setting("client_max_body_size") == ["1m"] and FIXED["MAX_CONTENT_LENGTH"] == 1024 * 1024
     assert nginx_setting("proxy_set_header X-Forwarded-Proto") == ["$scheme"]
     assert nginx_setting("proxy_set_header X-Forwarded-For") == ["$proxy_add_x_forwarded_for"]
     assert nginx_setting("proxy_pass") == ["http://gateway_web"] and nginx_setting("server") == ["127.0.0.1:8000"]

@@ -67,6 +67,6 @@ def test_trusted_proxies_is_read_from_the_environment(value, expected):
     env = {key: val for key, val in os.environ.items() if key != "TRUSTED_PROXIES"}
     if value is not None:
         env["TRUSTED_PROXIES"] = value
-    out = subprocess.run([sys.executable, "-c", "import config; print(config.Config.TRUSTED_PROXIES)"],
+    out = subprocess.run([sys.executable, "-c", "import config; print(config.load_settings()[0]['TRUSTED_PROXIES'])"],
                          cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
     assert int(out) == expected

@@ -24,6 +24,9 @@ class Brand(db.Model):
     currencies = db.Column(db.String(200), nullable=False, default="BDT")
     webhook_url = db.Column(db.String(2048))
     webhook_secret = db.Column(db.String(128), nullable=False, default=new_webhook_secret)
+    # The secret rotated out: it signs X-Service-Signature-Previous until then, so receivers can catch up.
+    webhook_secret_previous = db.Column(db.String(128))
+    webhook_secret_previous_until = db.Column(UTCDateTime)
     payment_ttl = db.Column(db.Integer)
     receipt_sms_enabled = db.Column(db.Boolean, nullable=False, default=False)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)

@@ -16,7 +16,10 @@ def render_webhooks(form=None, status=200, secret=None, rotated=False):
     """The settings tab; the secret appears only when asked for (or just rotated), in that answer alone."""
     brand = current_brand()
     form = form if form is not None else WebhookUrlForm(formdata=None, webhook_url=brand.webhook_url)
-    return render_template("panel/developers_webhooks.html", form=form, secret=secret, rotated=rotated), status
+    # Just rotated: until when the old secret still signs X-Service-Signature-Previous (None without an overlap).
+    previous_until = brand.webhook_secret_previous_until if rotated else None
+    return render_template("panel/developers_webhooks.html", form=form, secret=secret, rotated=rotated,
+                           previous_until=previous_until), status
 
 
 @bp.get("/developers/webhooks")

@@ -1,4 +1,7 @@
 """The merchant's side of webhooks: the delivery log, redelivery, test events and the signing secret."""
+from datetime import timedelta
+
+from flask import current_app
 from sqlalchemy.orm import selectinload
 
 from .. import jobs
@@ -6,7 +9,7 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
 from ..extensions import db
-from ..models import WebhookDelivery, new_webhook_secret
+from ..models import Brand, WebhookDelivery, new_webhook_secret
 from ..models.types import row_id
 from .callback_urls import check_callback_url
 from .events import emit_event
@@ -68,11 +71,25 @@ def send_test_webhook(brand, url=None):
     return delivery
 
 
-def rotate_webhook_secret(brand):
-    """Replace the brand's webhook signing secret; every attempt from now on is signed with the new one."""
-    brand.webhook_secret = new_webhook_secret()
-    db.session.commit()
-    return brand.webhook_secret
+def rotate_webhook_secret(brand, overlap=None):
+    """Give the brand a new webhook secret; the old one still signs (the Previous header) for `overlap` seconds.
+
+    `overlap` defaults to WEBHOOK_SECRET_OVERLAP; 0 drops the old secret at once. Guarded on the secret read,
+    so of two rotations at once each keeps the secret it replaced, never one the other never saw.
+    """
+    overlap = current_app.config["WEBHOOK_SECRET_OVERLAP"] if overlap is None else overlap
+    while True:
+        db.session.refresh(brand)
+        old, new, now = brand.webhook_secret, new_webhook_secret(), utcnow()
+        rotated = db.session.execute(
+            db.update(Brand).where(Brand.id == brand.id, Brand.webhook_secret == old)
+            .values(webhook_secret=new, webhook_secret_previous=old if overlap > 0 else None,
+                    webhook_secret_previous_until=now + timedelta(seconds=overlap) if overlap > 0 else None)
+            .execution_options(synchronize_session=False)).rowcount
+        db.session.commit()
+        if rotated == 1:
+            db.session.refresh(brand)
+            return new
 
 
 def set_webhook_url(brand, url):

@@ -9,7 +9,7 @@ from ..clock import utcnow
 from ..errors import ApiError
 from ..extensions import db
 from ..models import Device
-from .sms_crypto import derived_key
+from .sms_crypto import derived_key, derived_keys
 
 ACCESS_TTL = timedelta(minutes=15)
 REFRESH_TTL = timedelta(days=30)
@@ -61,15 +61,22 @@ def pin_fingerprint(device, fingerprint):
 
 
 def decode(token, typ):
-    """The claims of a valid token of this type; 401 otherwise (an access token is no refresh token)."""
-    try:
-        claims = jwt.decode(token, derived_key("device-tokens"), algorithms=[ALGORITHM],
-                            options={"require": REQUIRED_CLAIMS})
-    except jwt.ExpiredSignatureError as error:
-        raise ApiError(401, "TOKEN_EXPIRED", f"The {typ} token has expired.") from error
-    except jwt.InvalidTokenError as error:
-        raise ApiError(401, "INVALID_TOKEN", f"Not a valid {typ} token.") from error
-    if claims.get("typ") != typ:
+    """The claims of a valid token of this type; 401 otherwise (an access token is no refresh token).
+
+    Signed with SECRET_KEY's key or, during a rotation, a fallback's: phones keep working until they refresh.
+    """
+    claims = None
+    for key in derived_keys("device-tokens"):
+        try:
+            claims = jwt.decode(token, key, algorithms=[ALGORITHM], options={"require": REQUIRED_CLAIMS})
+            break
+        except jwt.InvalidSignatureError:
+            continue  # the next key may have signed it
+        except jwt.ExpiredSignatureError as error:
+            raise ApiError(401, "TOKEN_EXPIRED", f"The {typ} token has expired.") from error
+        except jwt.InvalidTokenError as error:
+            raise ApiError(401, "INVALID_TOKEN", f"Not a valid {typ} token.") from error
+    if claims is None or claims.get("typ") != typ:
         raise ApiError(401, "INVALID_TOKEN", f"Not a valid {typ} token.")
     return claims
 

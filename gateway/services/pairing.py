@@ -15,7 +15,7 @@ from ..extensions import db
 from ..models import Device, PairingCode
 from .device_tokens import issue_tokens
 from .notifications import notify_devices
-from .sms_crypto import derived_key, new_aes_key, seal_device_key
+from .sms_crypto import derived_key, derived_keys, new_aes_key, seal_device_key
 
 CODE_TTL = timedelta(minutes=5)
 
@@ -23,6 +23,11 @@ CODE_TTL = timedelta(minutes=5)
 def code_hash(code):
     """A keyed hash of a code: a leaked table does not give away live codes."""
     return hmac.new(derived_key("pairing-codes"), code.encode(), hashlib.sha256).hexdigest()
+
+
+def code_hashes(code):
+    """The code's hash under SECRET_KEY and each fallback: a code shown just before a key rotation still pairs."""
+    return [hmac.new(key, code.encode(), hashlib.sha256).hexdigest() for key in derived_keys("pairing-codes")]
 
 
 def create_pairing_code(brand):
@@ -67,7 +72,7 @@ def code_error(code, message):
 def redeem_code(code, now):
     """Consume a live code with a guarded UPDATE; says why when it is wrong, used or expired."""
     rows = db.session.execute(
-        db.select(PairingCode).where(PairingCode.code_hash == code_hash(code))
+        db.select(PairingCode).where(PairingCode.code_hash.in_(code_hashes(code)))
         .order_by(PairingCode.created_at.desc()).limit(5)
     ).scalars().all()
     live = next((row for row in rows if row.used_at is None and row.expires_at > now), None)

@@ -1,4 +1,4 @@
-"""AES-256-GCM for the companion app's SMS payloads, and keys derived from SECRET_KEY."""
+"""AES-256-GCM for the companion app's SMS payloads, and keys derived from SECRET_KEY (or a fallback while rotating)."""
 import base64
 import binascii
 import os
@@ -22,6 +22,12 @@ class PayloadError(ValueError):
 def derived_key(purpose):
     """A 32-byte key for one purpose, derived from SECRET_KEY so that purposes never share a key."""
     return _hkdf(current_app.config["SECRET_KEY"], purpose)
+
+
+def derived_keys(purpose):
+    """The purpose's key from SECRET_KEY, then from each SECRET_KEY_FALLBACKS entry: what may still verify or open."""
+    in_use = [current_app.config["SECRET_KEY"], *current_app.config.get("SECRET_KEY_FALLBACKS", [])]
+    return [_hkdf(secret, purpose) for secret in dict.fromkeys(in_use)]
 
 
 @lru_cache(maxsize=16)
@@ -69,7 +75,17 @@ def seal_device_key(aes_key_hex, device_uuid):
 
 
 def open_device_key(sealed, device_uuid):
-    """The device key as 64 hex characters, unsealed."""
+    """The device key as 64 hex characters, unsealed with SECRET_KEY or any fallback."""
+    return unseal_device_key(sealed, device_uuid)[0]
+
+
+def unseal_device_key(sealed, device_uuid):
+    """(device key hex, whether SECRET_KEY itself sealed it); InvalidTag when no key in use opens it."""
     raw = base64.b64decode(sealed)
-    key = AESGCM(derived_key("device-key-at-rest")).decrypt(raw[:IV_BYTES], raw[IV_BYTES:], device_uuid.encode())
-    return key.hex()
+    failure = None
+    for index, key in enumerate(derived_keys("device-key-at-rest")):
+        try:
+            return AESGCM(key).decrypt(raw[:IV_BYTES], raw[IV_BYTES:], device_uuid.encode()).hex(), index == 0
+        except InvalidTag as error:
+            failure = error
+    raise failure

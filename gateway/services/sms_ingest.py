@@ -8,7 +8,7 @@ from ..models import Device, InboundSms
 from ..schemas.mobile import SmsMessageSchema
 from .claims import claimed_trx_ids
 from .matching import match_sms_to_claim, match_stranded_credits
-from .sms_crypto import PayloadError, decrypt_payload, open_device_key
+from .sms_crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
 from .sms_records import enabled_templates, message_text, sms_values
 
 MESSAGE = SmsMessageSchema()
@@ -16,7 +16,7 @@ MESSAGE = SmsMessageSchema()
 
 def ingest_batch(device, items):
     """Per-message results {local_id, status: accepted|duplicate|rejected, server_ref} for one batch."""
-    key = open_device_key(device.aes_key_sealed, device.uuid)
+    key = device_key(device)
     templates = enabled_templates(device.brand_id)
     results, pending = [], []
     for item in items:
@@ -40,6 +40,20 @@ def match_resent(brand_id, sent):
     slots = {(provider, trx_id) for result, provider, trx_id in sent if result["status"] == "duplicate"}
     if slots:
         match_stranded_credits(brand_id, slots)
+
+
+def device_key(device):
+    """The device's SMS key; one still sealed under a SECRET_KEY fallback is re-sealed under SECRET_KEY now."""
+    key, current = unseal_device_key(device.aes_key_sealed, device.uuid)
+    if not current:
+        # Guarded on the old value: of two batches re-sealing at once, one writes; either seal opens the same key.
+        sealed = device.aes_key_sealed
+        db.session.execute(db.update(Device).where(Device.id == device.id, Device.aes_key_sealed == sealed)
+                           .values(aes_key_sealed=seal_device_key(key, device.uuid))
+                           .execution_options(synchronize_session=False))
+        db.session.commit()
+        db.session.refresh(device)
+    return key
 
 
 def match_stored(stored):

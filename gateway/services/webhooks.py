@@ -40,7 +40,8 @@ def redelivery_requested():
 _D = DELIVERIES.c
 # Built once: statements with bind parameters skip per-call construction and cache-key generation.
 CLAIM_READ = (db.select(_D.event_id, _D.attempts, _D.lease_expires_at, _D.status, _D.next_attempt_at,
-                        _D.url, _D.payload, _D.event, BRANDS.c.webhook_secret)
+                        _D.url, _D.payload, _D.event, BRANDS.c.webhook_secret, BRANDS.c.webhook_secret_previous,
+                        BRANDS.c.webhook_secret_previous_until)
               .select_from(DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id)).where(_D.id == bindparam("p_id")))
 # `attempts` unchanged since the read proves nobody claimed in between: every claim increments it.
 CLAIM = (db.update(DELIVERIES)
@@ -81,6 +82,8 @@ class Claim:
     payload: str
     event: str
     secret: str
+    previous_secret: str | None = None
+    previous_until: object = None
 
 
 def deliver_webhook(delivery_id, attempts=None):
@@ -115,7 +118,8 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     if row.lease_expires_at is not None:
         log_abandoned(delivery_id, row.lease_expires_at)
     db.session.commit()
-    return Claim(delivery_id, row.event_id, row.attempts + 1, lease, row.url, row.payload, row.event, row.webhook_secret)
+    return Claim(delivery_id, row.event_id, row.attempts + 1, lease, row.url, row.payload, row.event,
+                 row.webhook_secret, row.webhook_secret_previous, row.webhook_secret_previous_until)
 
 
 def log_attempt(delivery_id, attempted_at, status=None, body=None, duration_ms=None, error=None):
@@ -178,13 +182,16 @@ def post_webhook(claim):
     refusal, addresses = checked_destination(claim.url)
     if refusal is not None:
         return Outcome(error=refusal)
-    body = claim.payload.encode()
+    body, now = claim.payload.encode(), utcnow()
     headers = {
         "Content-Type": "application/json", "User-Agent": USER_AGENT,
         "X-Service-Signature": sign_payload(claim.secret, body),
-        "X-Service-Timestamp": str(int(utcnow().timestamp())),
+        "X-Service-Timestamp": str(int(now.timestamp())),
         "X-Service-Event": claim.event, "X-Service-Delivery": str(claim.delivery_id),
     }
+    # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still verifies.
+    if claim.previous_secret and claim.previous_until is not None and now < claim.previous_until:
+        headers["X-Service-Signature-Previous"] = sign_payload(claim.previous_secret, body)
     # To the addresses just checked, never to a second answer from DNS (which may be private).
     return post_body(claim.url, body, headers, current_app.config.get("WEBHOOK_CONNECT_TIMEOUT", 5),
                      current_app.config.get("WEBHOOK_TIMEOUT", 10), addresses=addresses)

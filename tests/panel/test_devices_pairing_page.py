@@ -124,6 +124,6 @@ def test_companion_app_url_is_read_from_the_environment(value, expected):
     env = {key: val for key, val in os.environ.items() if key != "COMPANION_APP_URL"}
     if value is not None:
         env["COMPANION_APP_URL"] = value
-    out = subprocess.run([sys.executable, "-c", "import config; print(config.Config.COMPANION_APP_URL)"],
+    out = subprocess.run([sys.executable, "-c", "import config; print(config.load_settings()[0]['COMPANION_APP_URL'])"],
                          cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == expected

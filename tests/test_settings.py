@@ -1,0 +1,205 @@
+"""The settings table: instance/settings.py read, APP_ENV choosing the profile, precedence, names and values checked."""
+import logging
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import config
+from gateway import create_app
+from gateway.extensions import db
+from gateway.services.callback_urls import checked_destination
+
+STRONG_SECRET = "k" * 48
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.fixture
+def clean_environment(monkeypatch):
+    """No setting (or near-miss of one) from the shell running the tests leaks in."""
+    for name in list(config.SETTINGS) + [given for given, _ in config.near_misses(os.environ)]:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@pytest.fixture
+def settings_file(tmp_path):
+    """Write an instance/settings.py with the given lines; returns its path."""
+    path = tmp_path / "settings.py"
+
+    def write(*lines):
+        path.write_text("\n".join(lines) + "\n")
+        return path
+    return write
+
+
+@pytest.fixture
+def build(tmp_path):
+    """create_app reading a given settings file, its database in tmp_path; engines disposed afterwards."""
+    built = []
+
+    def make(settings_file, overrides=None):
+        app = create_app(overrides, settings_file=settings_file)
+        built.append(app)
+        return app
+    yield make
+    for app in built:
+        with app.app_context():
+            db.engine.dispose()
+
+
+def test_settings_py_is_read(clean_environment, settings_file, build):
+    path = settings_file("PAYMENT_TTL = 600", "BASE_URL = 'https://pay.example.com/'", "LOGIN_RATE_LIMIT = '3/minute'")
+
+    app = build(path)
+
+    assert app.config["PAYMENT_TTL"] == 600
+    assert app.config["BASE_URL"] == "https://pay.example.com"
+    assert app.config["LOGIN_RATE_LIMIT"] == "3/minute"
+    assert app.config["APP_ENV"] == "development"
+
+
+def test_app_env_in_settings_py_chooses_the_whole_production_profile(clean_environment, settings_file, build,
+                                                                       tmp_path):
+    # JOBS_IN_PROCESS off: a request would otherwise start the sweep thread over this empty database.
+    path = settings_file("APP_ENV = 'production'", f"SECRET_KEY = {STRONG_SECRET!r}", "JOBS_IN_PROCESS = False",
+                         f"DATABASE_URL = 'sqlite:///{tmp_path / 'live.sqlite3'}'")
+
+    app = build(path)
+
+    assert app.config["APP_ENV"] == "production"
+    assert app.config["SESSION_COOKIE_SECURE"] is True and app.config["REMEMBER_COOKIE_SECURE"] is True
+    assert app.config["ALLOW_PRIVATE_CALLBACKS"] is False
+    assert app.config["SQLALCHEMY_DATABASE_URI"] == f"sqlite:///{tmp_path / 'live.sqlite3'}"
+    with app.test_request_context():
+        refusal, _ = checked_destination("http://127.0.0.1:8000/hook")
+    assert refusal is not None
+    cookie = app.test_client().get("/panel/sign-in").headers["Set-Cookie"]
+    assert "Secure" in cookie
+
+
+def test_app_env_production_in_settings_py_still_refuses_the_development_secret(clean_environment, settings_file,
+                                                                                build):
+    path = settings_file("APP_ENV = 'production'")
+
+    with pytest.raises(RuntimeError, match="SECRET_KEY"):
+        build(path)
+
+
+def test_the_environment_beats_settings_py(clean_environment, settings_file, build):
+    path = settings_file("PAYMENT_TTL = 600", "APP_ENV = 'production'", f"SECRET_KEY = {STRONG_SECRET!r}")
+    clean_environment.setenv("PAYMENT_TTL", "900")
+    clean_environment.setenv("APP_ENV", "development")
+
+    app = build(path)
+
+    assert app.config["PAYMENT_TTL"] == 900
+    assert app.config["APP_ENV"] == "development"
+    assert app.config["SESSION_COOKIE_SECURE"] is False
+
+
+def test_create_app_overrides_beat_the_environment_and_settings_py(clean_environment, settings_file, build):
+    path = settings_file("PAYMENT_TTL = 600")
+    clean_environment.setenv("PAYMENT_TTL", "900")
+
+    app = build(path, {"PAYMENT_TTL": 120, "APP_ENV": "testing"})
+
+    assert app.config["PAYMENT_TTL"] == 120
+    assert app.config["JOBS_IN_PROCESS"] is False
+
+
+def test_an_unknown_name_in_settings_py_is_refused_with_a_suggestion(clean_environment, settings_file, build):
+    path = settings_file(f"SECERT_KEY = {STRONG_SECRET!r}", "PAYMENT_TTL = 600")
+
+    with pytest.raises(config.SettingsError, match=r"SECERT_KEY \(did you mean SECRET_KEY\?\)"):
+        build(path)
+
+
+def test_a_name_nothing_resembles_is_refused_too(clean_environment, settings_file, build):
+    path = settings_file("FROBNICATE = True")
+
+    with pytest.raises(config.SettingsError, match="unknown settings: FROBNICATE"):
+        build(path)
+
+
+def test_lower_case_names_and_flask_settings_in_settings_py_are_accepted(clean_environment, settings_file, build):
+    path = settings_file("import os", "helper = 3", "PERMANENT_SESSION_LIFETIME = 3600")
+
+    assert build(path).config["PERMANENT_SESSION_LIFETIME"] == 3600
+
+
+def test_a_near_miss_environment_variable_is_warned_about(clean_environment, settings_file, build, caplog):
+    clean_environment.setenv("SECERT_KEY", STRONG_SECRET)
+    clean_environment.setenv("PAYMENT_TLL", "600")
+
+    with caplog.at_level(logging.WARNING):
+        build(settings_file())
+
+    warned = " ".join(record.getMessage() for record in caplog.records)
+    assert "SECERT_KEY is not a setting; did you mean SECRET_KEY?" in warned
+    assert "PAYMENT_TLL is not a setting; did you mean PAYMENT_TTL?" in warned
+    assert STRONG_SECRET not in caplog.text
+
+
+@pytest.mark.parametrize("name, value, problem", [
+    ("PAYMENT_TTL", "thirty", "PAYMENT_TTL must be a whole number, not 'thirty'"),
+    ("PAYMENT_TTL", "0", "PAYMENT_TTL must be at least 1"),
+    ("TRUSTED_PROXIES", "-1", "TRUSTED_PROXIES must be at least 0"),
+    ("RATELIMIT_ENABLED", "maybe", "RATELIMIT_ENABLED must be true or false"),
+    ("API_RATE_LIMIT", "lots", "API_RATE_LIMIT must be a rate"),
+    ("MAX_AMOUNT", "ten", "MAX_AMOUNT must be a decimal amount"),
+    ("WEBHOOK_TIMEOUT", "soon", "WEBHOOK_TIMEOUT must be a number of seconds"),
+    ("BASE_URL", "pay.example.com", "BASE_URL must start with http"),
+    ("DEFAULT_TIMEZONE", "Mars/Olympus", "DEFAULT_TIMEZONE must be an IANA time zone"),
+    ("LOG_LEVEL", "LOUD", "LOG_LEVEL must be one of DEBUG"),
+])
+def test_a_bad_value_in_the_environment_is_reported_at_start_naming_the_setting(clean_environment, settings_file,
+                                                                                 build, name, value, problem):
+    clean_environment.setenv(name, value)
+
+    with pytest.raises(config.SettingsError, match=re.escape(problem)) as raised:
+        build(settings_file())
+
+    assert "(from the environment)" in str(raised.value)
+
+
+def test_a_bad_value_in_settings_py_is_reported_naming_the_file(clean_environment, settings_file, build):
+    with pytest.raises(config.SettingsError, match=re.escape("PAYMENT_TTL must be a whole number, not '30.5' "
+                                                             "(from instance/settings.py)")):
+        build(settings_file("PAYMENT_TTL = 30.5"))
+
+
+def test_production_refuses_a_short_secret_key_fallback(clean_environment, settings_file, build):
+    clean_environment.setenv("APP_ENV", "production")
+    clean_environment.setenv("SECRET_KEY", STRONG_SECRET)
+    clean_environment.setenv("SECRET_KEY_FALLBACKS", "short")
+
+    with pytest.raises(RuntimeError, match="SECRET_KEY_FALLBACKS"):
+        build(settings_file())
+
+
+def test_every_setting_the_code_reads_is_in_the_table():
+    root = Path(__file__).resolve().parent.parent / "gateway"
+    read = set()
+    for source in root.rglob("*.py"):
+        read |= set(re.findall(r"""config(?:\[|\.get\()\s*["']([A-Z_]+)["']""", source.read_text()))
+
+    assert read - set(config.SETTINGS) - config.FRAMEWORK_NAMES == set()
+
+
+def test_the_readme_configuration_table_lists_exactly_the_settings():
+    readme = README.read_text()
+    section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `([A-Z_]+)` \|", section, flags=re.MULTILINE)
+
+    assert listed == list(config.SETTINGS)
+
+
+def test_an_override_of_none_means_the_default_even_when_the_environment_sets_it(clean_environment, settings_file,
+                                                                                  build):
+    clean_environment.setenv("REDIS_URL", "redis://127.0.0.1:6379/9")
+
+    app = build(settings_file(), {"APP_ENV": "testing", "REDIS_URL": None})
+
+    assert app.config["REDIS_URL"] is None and app.config["RATELIMIT_STORAGE_URI"] == "gateway+db://"
