@@ -179,7 +179,7 @@ def test_a_request_through_nginx_reaches_the_app_with_the_clients_address_and_ht
 
 def test_the_health_check_answers_through_nginx(deployment):
     status, _, body = https(deployment, "GET", "/healthz")
-    assert status == 200 and json.loads(body) == {"status": "ok", "database": "ok"}
+    assert status == 200 and json.loads(body) == {"status": "ok", "database": "ok", "redis": "not_configured"}
 
 
 def test_an_oversized_body_is_refused_by_nginx_with_the_apis_413(deployment):
