@@ -323,8 +323,8 @@ def test_a_sound_production_deployment_passes(rq_redis, postgres_schema, tmp_pat
         try:
             upgrade(directory=MIGRATIONS)
             runner = deployment.test_cli_runner()
-            booted = runner.invoke(args=["gateway", "bootstrap", "--email", "owner@shop.example", "--bkash",
-                                         "01712345678"])
+            booted = runner.invoke(args=["gateway", "bootstrap", "--brand-name", "Rahim Store", "--email",
+                                         "owner@shop.example", "--bkash", "01712345678"])
             assert booted.exit_code == 0, booted.output
             device, _, _ = paired_device(db.session.execute(db.select(Brand)).scalar_one())
             record_heartbeat(device, {"battery_level": 80})
