@@ -13,6 +13,7 @@ from ..clock import utcnow
 from ..extensions import db
 from ..models import Brand, WebhookAttempt, WebhookDelivery
 from ..models.webhook import DUE_STATUSES
+from . import webhook_hosts
 from .callback_urls import checked_destination
 from .webhook_http import Outcome, post_body
 
@@ -93,7 +94,11 @@ def deliver_webhook(delivery_id, attempts=None):
     claim = claim_delivery(delivery_id, attempts)
     if claim is None:
         return None
-    return record_attempt(claim, post_webhook(claim))
+    outcome = post_webhook(claim)
+    try:
+        return record_attempt(claim, outcome)
+    finally:  # after the record: nothing stands between the receiver's answer and its commit
+        webhook_hosts.release(claim.url, delivery_id, claim.attempts, outcome.duration_ms / 1000)
 
 
 def claim_delivery(delivery_id, scheduled_attempts=None):
@@ -106,6 +111,10 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     if exhausted(row):
         fail_exhausted(delivery_id, row, now)
         return None
+    if claimable(row, now) and not webhook_hosts.admit(row.url, delivery_id, row.attempts + 1):
+        db.session.rollback()
+        park(delivery_id, now)
+        return None
     lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
     manual = bool(row.redelivery_requested)
     manual_attempts = row.manual_attempts + int(manual)
@@ -114,6 +123,7 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
                                      "p_manual_attempts": manual_attempts}).rowcount == 1
     if not won:
         db.session.rollback()
+        webhook_hosts.release(row.url, delivery_id, row.attempts + 1)
         if only_not_yet_due(row, now):
             wake_when_due(delivery_id, row, rescheduled=scheduled_attempts == row.attempts)
         return None
@@ -122,6 +132,23 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     db.session.commit()
     return Claim(delivery_id, row.event_id, row.attempts + 1, lease, row.url, row.payload, row.event,
                  row.webhook_secret, manual_attempts, manual, row.resume_at)
+
+
+def claimable(row, now):
+    """Whether the read row is free for its next attempt now (the claim's own conditions, read in Python)."""
+    return (row.status in DUE_STATUSES and row.next_attempt_at is not None and row.next_attempt_at <= now
+            and (row.lease_expires_at is None or row.lease_expires_at < now)
+            and (row.attempts - row.manual_attempts < MAX_ATTEMPTS or bool(row.redelivery_requested)))
+
+
+def park(delivery_id, now):
+    """A delivery held back for its host's share waits for an attempt there to end; this wake-up, a lease
+    later, covers a worker killed mid-attempt (whose end never comes)."""
+    try:
+        jobs.enqueue_at(now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"]), jobs.WEBHOOKS,
+                        jobs.DELIVER_WEBHOOK, delivery_id)
+    except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
+        log.warning("delivery %s: parked without a fallback wake-up (%s); the sweep will wake it", delivery_id, error)
 
 
 def log_attempt(delivery_id, attempted_at, status=None, body=None, duration_ms=None, error=None):
