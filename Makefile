@@ -51,6 +51,7 @@ bench: setup bench-tools
 	$(BIN)/python bench/api_load.py
 	$(BIN)/python bench/webhooks.py --redis-url redis://127.0.0.1:6379/4
 	$(BIN)/python bench/sms_ingest.py
+	$(BIN)/python bench/soak.py --minutes 1
 
 clean:
 	rm -rf $(VENV) .pytest_cache

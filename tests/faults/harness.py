@@ -212,7 +212,8 @@ class Shop:
         self.api = {"Authorization": f"Bearer {api_key}"}
         self.phone = {"Authorization": f"Bearer {device_token}"}
         self.callback_url, self.retries = callback_url, retries
-        self.answers = []  # (method, path, status) of every answer, connection failures as status None
+        # (method, path, status, seconds, monotonic start) of every answer; no answer at all is status None
+        self.answers = []
         self.lock = threading.Lock()
 
     def server_errors(self):
@@ -225,13 +226,15 @@ class Shop:
         patience = time.monotonic() + IN_PROGRESS_PATIENCE
         failures = 0
         while True:
+            started = time.monotonic()
             try:
                 response = session.request(method, self.base_url + path, timeout=15, allow_redirects=False, **kwargs)
                 status = response.status_code
             except requests.RequestException:
                 response, status = None, None
             with self.lock:
-                self.answers.append((method, re.sub(r"/[0-9a-f-]{20,}|/[A-Za-z0-9_-]{30,}", "/…", path), status))
+                self.answers.append((method, re.sub(r"/[0-9a-f-]{20,}|/[A-Za-z0-9_-]{30,}", "/…", path), status,
+                                     time.monotonic() - started, started))
             if status == 409 and in_progress(response) and time.monotonic() < patience:
                 time.sleep(0.5)
                 continue
