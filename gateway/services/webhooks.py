@@ -164,7 +164,8 @@ def log_abandoned(delivery_id, lease_expires_at):
 
 
 def exhausted(row):
-    """Whether the row has used all MAX_ATTEMPTS automatic attempts, its last one abandoned, with no hand retry since."""
+    """Whether the row has used all MAX_ATTEMPTS automatic attempts, its last one abandoned, and no hand retry
+    is waiting."""
     return (row.attempts - row.manual_attempts >= MAX_ATTEMPTS and row.status in DUE_STATUSES
             and row.lease_expires_at is not None and not row.redelivery_requested)
 

@@ -5,7 +5,6 @@ import threading
 from collections import defaultdict
 
 import psycopg
-import pytest
 
 from gateway.extensions import db
 from gateway.models import Payment, WebhookDelivery
@@ -27,7 +26,8 @@ def payment_rows(payment_ids):
 
 def deliveries():
     db.session.expire_all()
-    return db.session.execute(db.select(WebhookDelivery).where(WebhookDelivery.event == "payment.completed")).scalars().all()
+    return db.session.execute(
+        db.select(WebhookDelivery).where(WebhookDelivery.event == "payment.completed")).scalars().all()
 
 
 def delivered_ids(receiver):
