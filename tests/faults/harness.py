@@ -131,10 +131,10 @@ def stack_env(database_url, redis_url, base_url, **extra):
 class Gunicorn:
     """gunicorn with 3 sync workers, as a production install runs the web process."""
 
-    def __init__(self, directory, database_url, redis_url, workers=3):
+    def __init__(self, directory, database_url, redis_url, workers=3, **settings):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = stack_env(with_app_name(database_url, WEB_APP_NAME), redis_url, self.url)
+        env = stack_env(with_app_name(database_url, WEB_APP_NAME), redis_url, self.url, **settings)
         self.process = Process([sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind",
                                 f"127.0.0.1:{self.port}", "--timeout", "30", "--graceful-timeout", "5", "app:app"],
                                Path(directory) / "gunicorn.log", env)
