@@ -39,6 +39,14 @@ return 1
 """
 
 
+def admit_script(redis):
+    """ADMIT registered on this client: sent by its hash (EVALSHA), not as text at every attempt."""
+    script = getattr(redis, "_gateway_admit", None)
+    if script is None:
+        script = redis._gateway_admit = redis.register_script(ADMIT)
+    return script
+
+
 def host_of(url):
     """The receiving host and port of a URL, the unit that gets a fair share."""
     parts = urlsplit(url)
@@ -52,8 +60,7 @@ def keys(host):
 
 def redis_of_app():
     """The RQ backend's Redis client, or None without Redis (the in-process executor has no sharing to do)."""
-    redis = getattr(jobs.backend(current_app._get_current_object()), "redis", None)
-    return redis
+    return getattr(jobs.backend(current_app._get_current_object()), "redis", None)
 
 
 def admit(url, delivery_id, attempt):
@@ -64,9 +71,9 @@ def admit(url, delivery_id, attempt):
     config, now = current_app.config, time.time()
     lease = config["WEBHOOK_LEASE_SECONDS"]
     try:
-        return bool(redis.eval(ADMIT, 3, *keys(host_of(url)), now, now - lease, now - config["WEBHOOK_SLOW_SECONDS"],
-                               config["WEBHOOK_SLOW_HOST_CONCURRENCY"], attempt_member(delivery_id, attempt),
-                               delivery_id, lease * 2))
+        return bool(admit_script(redis)(keys=keys(host_of(url)), args=(
+            now, now - lease, now - config["WEBHOOK_SLOW_SECONDS"], config["WEBHOOK_SLOW_HOST_CONCURRENCY"],
+            attempt_member(delivery_id, attempt), delivery_id, lease * 2)))
     except RedisError as error:  # the claim in the database still guards the attempt
         log.warning("host share not checked for delivery %s (%s); sending anyway", delivery_id, error)
         return True
