@@ -47,10 +47,8 @@ class Config:
     # Multiplies the webhook retry schedule (1 min … 24 h); only a test or a staging setup lowers it.
     WEBHOOK_RETRY_SCALE = float(os.environ.get("WEBHOOK_RETRY_SCALE", 1))
     # Per receiving host: a host that has not answered quickly of late gets this many attempts in flight
-    # at once, the rest wait WEBHOOK_HOST_DEFER_SECONDS, so one hanging receiver cannot hold every worker.
     WEBHOOK_SLOW_HOST_CONCURRENCY = int(os.environ.get("WEBHOOK_SLOW_HOST_CONCURRENCY", 1))
-    WEBHOOK_SLOW_SECONDS = float(os.environ.get("WEBHOOK_SLOW_SECONDS", 2))
-    WEBHOOK_HOST_DEFER_SECONDS = int(os.environ.get("WEBHOOK_HOST_DEFER_SECONDS", 2))
+    WEBHOOK_SLOW_SECONDS = float(os.environ.get("WEBHOOK_SLOW_SECONDS", 5))
     JOBS_IN_PROCESS = True
     API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "100/second")
     API_AUTH_FAILURE_LIMIT = os.environ.get("API_AUTH_FAILURE_LIMIT", "30/minute")
