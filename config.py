@@ -46,7 +46,8 @@ class Config:
     SWEEP_INTERVAL = int(os.environ.get("SWEEP_INTERVAL", 15))
     # Multiplies the webhook retry schedule (1 min … 24 h); only a test or a staging setup lowers it.
     WEBHOOK_RETRY_SCALE = float(os.environ.get("WEBHOOK_RETRY_SCALE", 1))
-    # Per receiving host: a host that has not answered quickly of late gets this many attempts in flight
+    # Per receiving host: a host that has not answered within WEBHOOK_SLOW_SECONDS of late gets this many
+    # attempts in flight at once, the rest parked until one ends, so a hanging receiver cannot hold every worker.
     WEBHOOK_SLOW_HOST_CONCURRENCY = int(os.environ.get("WEBHOOK_SLOW_HOST_CONCURRENCY", 1))
     WEBHOOK_SLOW_SECONDS = float(os.environ.get("WEBHOOK_SLOW_SECONDS", 5))
     JOBS_IN_PROCESS = True
