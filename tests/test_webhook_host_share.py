@@ -62,3 +62,30 @@ def test_a_hanging_receiver_does_not_hold_back_another_hosts_webhooks(brand, rec
     assert sorted(hanging_rows) == [("pending", 0)] * 5 + [("pending", 1)]
     assert hanging.most_open == 1
     hanging.hold.set()
+
+
+def test_a_parked_delivery_is_woken_when_its_hosts_attempt_ends(app, rq_redis):
+    from rq import Queue
+
+    from gateway import jobs
+    from gateway.services.webhook_hosts import admit, release
+
+    url = "http://127.0.0.1:9/hooks"  # a host never heard from: one attempt at a time
+    assert admit(url, 1, 1) is True
+    assert admit(url, 2, 1) is False  # parked, holding no worker
+    queue = Queue(jobs.WEBHOOKS, connection=rq_redis)
+    assert queue.count == 0
+
+    release(url, 1, 1, seconds=0.01)  # a quick answer: the host is fast now, and what it held up goes
+    assert [job.args for job in queue.jobs] == [(jobs.DELIVER_WEBHOOK, 2)]
+    assert admit(url, 3, 1) is True and admit(url, 4, 1) is True
+
+
+def test_a_slow_answer_keeps_the_host_to_one_attempt_at_a_time(app, rq_redis):
+    from gateway.services.webhook_hosts import admit, release
+
+    url = "http://127.0.0.1:9/hooks"
+    assert admit(url, 1, 1) is True
+    release(url, 1, 1, seconds=app.config["WEBHOOK_SLOW_SECONDS"] + 1)
+    assert admit(url, 2, 1) is True
+    assert admit(url, 3, 1) is False
