@@ -40,6 +40,8 @@ def assert_nothing_lost(payment_ids, receiver, workers, exactly_once=True):
     everything = set(payment_ids)
     arrived = wait_until(lambda: delivered_ids(receiver) >= everything
                          and all(row.status == "success" for row in deliveries()), SETTLE)
+    stuck = sorted(row.status for row in payment_rows(payment_ids) if row.status != "completed")
+    assert stuck == [], f"payments stuck: {stuck}"
     assert arrived, (f"{len(everything - delivered_ids(receiver))} webhooks missing; "
                      f"{sorted((d.status, d.attempts) for d in deliveries())[:10]}\n{workers.output()}")
     assert sorted(row.status for row in payment_rows(payment_ids)) == ["completed"] * len(payment_ids)
