@@ -11,8 +11,8 @@ from tests.faults.harness import STACK_SECRET, Gunicorn, RedisServer, Shop, Work
 from tests.services import POSTGRES_URL
 from tests.webhook_support import receiver  # noqa: F401 - fixture
 
-SKIP_REASON = ("the fault suite runs in the PostgreSQL pass only (TEST_DB=postgres): gunicorn, the workers and "
-               "the test share one real database, which the per-test SQLite file is not")
+SKIP_REASON = ("the fault suite runs once, in the PostgreSQL pass (TEST_DB=postgres): it faults a production-like "
+               "stack (gunicorn, RQ workers) on PostgreSQL")
 
 
 def pytest_collection_modifyitems(items):
