@@ -8,8 +8,9 @@ POST /payments, the customer's checkout page and TrxID form, the phone forwardin
 ingest endpoint; that SMS completes the payment and its webhook goes out through the workers.
 
 First the capacity: payments per second with --threads customers back to back for --measure seconds.
-Then the soak: payments started at 80% of that rate. Printed per minute: payments, errors, p50/p99 of
-a whole payment (four requests) and of single requests, the webhook backlog (deliveries not yet
+Then the soak: payments due at 80% of that rate. Printed per minute: payments, how many started over
+1 s late (the gateway falling behind), errors, p50/p99 of a whole payment (four requests, timed from
+when it was due) and of single requests, the webhook backlog (deliveries not yet
 sent) and the webhooks received; and the resident memory of every gunicorn and RQ worker process at
 start and end. Exits 1 on any error: a 5xx or failed request, a webhook that failed verification, or
 a payment not completed or webhook not delivered when the run ends.
@@ -150,17 +151,20 @@ class Load:
 
     def __init__(self, shop, threads):
         self.shop, self.pool = shop, ThreadPoolExecutor(threads)
-        self.flows = []  # (monotonic start, seconds, payment id or None, error or None)
+        # (monotonic time it was due, seconds from then to its end, payment id or None, error or None, seconds it
+        # waited for a free customer): timed from when it was due, so a gateway falling behind shows in the figures
+        self.flows = []
         self.lock = threading.Lock()
 
-    def one(self, reference):
+    def one(self, reference, due=None):
         started = time.monotonic()
+        due = started if due is None else due
         try:
             payment_id, error = self.shop.pay(reference), None
         except Exception as failure:  # noqa: BLE001 - every failure is an error of the run
             payment_id, error = None, str(failure)[:200]
         with self.lock:
-            self.flows.append((started, time.monotonic() - started, payment_id, error))
+            self.flows.append((due, time.monotonic() - due, payment_id, error, started - due))
 
     def back_to_back(self, seconds, threads):
         """Closed loop: `threads` customers paying one after another for `seconds`; payments per second."""
@@ -187,7 +191,7 @@ class Load:
             delay = next_start - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            self.pool.submit(self.one, f"soak-{sent}-{uuid.uuid4().hex[:8]}")
+            self.pool.submit(self.one, f"soak-{sent}-{uuid.uuid4().hex[:8]}", next_start)
             sent += 1
             next_start = started + sent / rate
             if next_start >= started + (minute + 1) * 60:
@@ -205,11 +209,13 @@ def minute_report(load, shop, app, receiver, minute, since, rows):
     errors = sum(1 for flow in flows if flow[3]) + sum(1 for answer in answers if answer[2] is None or answer[2] >= 500)
     waiting, failed = backlog(app)
     flow_times, request_times = [flow[1] for flow in flows], [answer[3] for answer in answers]
+    late = sum(1 for flow in flows if flow[4] > 1)
     rows.append((minute, len(flows), errors, percentile(flow_times, 50), percentile(flow_times, 99),
-                 percentile(request_times, 50), percentile(request_times, 99), waiting, failed, len(receiver.received)))
+                 percentile(request_times, 50), percentile(request_times, 99), waiting, failed, len(receiver.received),
+                 late))
     row = rows[-1]
-    print(f"{row[0]:>6} {row[1]:>9} {row[2]:>6} {ms(row[3]):>9} {ms(row[4]):>9} {ms(row[5]):>8} {ms(row[6]):>8} "
-          f"{row[7]:>8} {row[8]:>7} {row[9]:>9}", flush=True)
+    print(f"{row[0]:>6} {row[1]:>9} {row[10]:>5} {row[2]:>6} {ms(row[3]):>9} {ms(row[4]):>9} {ms(row[5]):>8} "
+          f"{ms(row[6]):>8} {row[7]:>8} {row[8]:>7} {row[9]:>9}", flush=True)
 
 
 def main():
@@ -245,9 +251,10 @@ def main():
         rate = capacity * args.share
         print(f"capacity: {capacity:.1f} payments/s ({args.threads} customers back to back, {args.measure:.0f} s); "
               f"soaking at {rate:.1f}/s ({args.share:.0%}) for {args.minutes:g} min", flush=True)
-        print(f"{'minute':>6} {'payments':>9} {'errors':>6} {'p50 pay':>9} {'p99 pay':>9} {'p50 req':>8} "
-              f"{'p99 req':>8} {'backlog':>8} {'failed':>7} {'webhooks':>9}   (times in ms)", flush=True)
-        soak = Load(shop, max(4, int(rate * 2) + 2))
+        print(f"{'minute':>6} {'payments':>9} {'late':>5} {'errors':>6} {'p50 pay':>9} {'p99 pay':>9} {'p50 req':>8} "
+              f"{'p99 req':>8} {'backlog':>8} {'failed':>7} {'webhooks':>9}   (ms; a payment is timed from when it was due,"
+              " late = started over 1 s after)", flush=True)
+        soak = Load(shop, max(8, int(rate * 4) + 4))  # enough customers that the pace, not the pool, sets the load
         rows, began = [], time.monotonic()
         soak.paced(rate, args.minutes * 60,
                    lambda minute: minute_report(soak, shop, app, receiver, minute, began + (minute - 1) * 60, rows))
