@@ -224,6 +224,8 @@ def main():
     parser.add_argument("--measure", type=float, default=20, help="seconds of the capacity measurement")
     parser.add_argument("--threads", type=int, default=6, help="customers paying at once while measuring")
     parser.add_argument("--share", type=float, default=0.8, help="share of the measured capacity to soak at")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="payments/s to soak at instead (a shared machine's capacity moves under the run)")
     parser.add_argument("--database-url", default=os.environ.get("SOAK_DATABASE_URL", DEFAULT_DATABASE))
     args = parser.parse_args()
 
@@ -248,9 +250,9 @@ def main():
 
         measure = Load(shop, args.threads)
         capacity = measure.back_to_back(args.measure, args.threads)
-        rate = capacity * args.share
+        rate = args.rate or capacity * args.share
         print(f"capacity: {capacity:.1f} payments/s ({args.threads} customers back to back, {args.measure:.0f} s); "
-              f"soaking at {rate:.1f}/s ({args.share:.0%}) for {args.minutes:g} min", flush=True)
+              f"soaking at {rate:.1f}/s ({rate / capacity:.0%}) for {args.minutes:g} min", flush=True)
         print(f"{'minute':>6} {'payments':>9} {'late':>5} {'errors':>6} {'p50 pay':>9} {'p99 pay':>9} {'p50 req':>8} "
               f"{'p99 req':>8} {'backlog':>8} {'failed':>7} {'webhooks':>9}   (ms; a payment is timed from when it was due,"
               " late = started over 1 s after)", flush=True)
