@@ -82,6 +82,9 @@ def test_delivery_completes_after_its_worker_is_killed_mid_request(brand, receiv
     assert delivery.attempts == 2
     assert [(a.error, a.response_status) for a in log] == [(ABANDONED, None), (None, 200)]
     assert receiver.received[0]["raw"] == receiver.received[1]["raw"]
+    # The resend is the same webhook to the receiver: one event id, one X-Service-Delivery.
+    assert {hit["json"]["id"] for hit in receiver.received} == {delivery.event_id}
+    assert {hit["headers"]["X-Service-Delivery"] for hit in receiver.received} == {str(delivery.id)}
 
 
 def first_to_exit(workers, timeout=30):

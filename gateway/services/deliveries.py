@@ -11,6 +11,7 @@ from ..errors import field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import Brand, WebhookDelivery, new_webhook_secret
 from ..models.types import row_id
+from ..models.webhook import DUE_STATUSES
 from .callback_urls import check_callback_url
 from .events import emit_event
 
@@ -40,15 +41,22 @@ def get_delivery(brand, delivery_id):
 
 
 def retry_delivery(brand, delivery_id):
-    """Redeliver now, whatever the record's status, unless an attempt is in flight (409)."""
+    """Redeliver now, whatever the record's status, unless an attempt is in flight (409).
+
+    The hand attempt is extra: it leaves the automatic budget alone, and if it fails the automatic
+    schedule resumes where it was (`resume_at`, the attempt that was due; none for a finished record).
+    """
     delivery = get_delivery(brand, delivery_id)
     now = utcnow()
+    d = WebhookDelivery
     changed = db.session.execute(
-        db.update(WebhookDelivery)
-        .where(WebhookDelivery.id == delivery.id,
-               db.or_(WebhookDelivery.lease_expires_at.is_(None), WebhookDelivery.lease_expires_at < now))
-        .values(status=db.case((WebhookDelivery.attempts == 0, "pending"), else_="retrying"),
-                next_attempt_at=now, updated_at=now)
+        db.update(d)
+        .where(d.id == delivery.id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now))
+        .values(status=db.case((d.attempts == 0, "pending"), else_="retrying"),
+                # A second hand retry before the first was claimed keeps the automatic time already saved.
+                resume_at=db.case((d.redelivery_requested, d.resume_at),
+                                  (d.status.in_(DUE_STATUSES), d.next_attempt_at), else_=None),
+                redelivery_requested=True, next_attempt_at=now, updated_at=now)
         .execution_options(synchronize_session=False)
     ).rowcount
     if changed != 1:

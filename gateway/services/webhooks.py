@@ -13,6 +13,7 @@ from ..clock import utcnow
 from ..extensions import db
 from ..models import Brand, WebhookAttempt, WebhookDelivery
 from ..models.webhook import DUE_STATUSES
+from . import webhook_hosts
 from .callback_urls import checked_destination
 from .webhook_http import Outcome, post_body
 
@@ -26,40 +27,34 @@ USER_AGENT = "PaymentGateway-Webhooks/1.0"
 DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
 
 
-def redelivery_requested():
-    """SQL: the row was put back by hand (`retry_delivery`) since its last claim, which may exceed the cap.
-
-    A claim leases past `next_attempt_at` and a recorded attempt clears the lease, so a lease still set
-    and not before `next_attempt_at` is an abandoned attempt nobody asked to redeliver; a hand retry
-    either finds no lease or moves `next_attempt_at` past the expired one.
-    """
-    d = DELIVERIES.c
-    return db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < d.next_attempt_at)
-
-
 _D = DELIVERIES.c
 # Built once: statements with bind parameters skip per-call construction and cache-key generation.
 CLAIM_READ = (db.select(_D.event_id, _D.attempts, _D.lease_expires_at, _D.status, _D.next_attempt_at,
-                        _D.url, _D.payload, _D.event, BRANDS.c.webhook_secret, BRANDS.c.webhook_secret_previous,
+                        _D.url, _D.payload, _D.event, _D.manual_attempts, _D.redelivery_requested, _D.resume_at,
+                        BRANDS.c.webhook_secret, BRANDS.c.webhook_secret_previous,
                         BRANDS.c.webhook_secret_previous_until)
               .select_from(DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id)).where(_D.id == bindparam("p_id")))
-# `attempts` unchanged since the read proves nobody claimed in between: every claim increments it.
+# `attempts` unchanged since the read proves nobody claimed in between: every claim increments it. A hand
+# redelivery is beyond the automatic budget (MAX_ATTEMPTS counts the automatic attempts only).
 CLAIM = (db.update(DELIVERIES)
          .where(_D.id == bindparam("p_id"), _D.status.in_(DUE_STATUSES),
                 _D.next_attempt_at <= bindparam("p_now", type_=_D.next_attempt_at.type),
                 _D.attempts == bindparam("p_attempts", type_=_D.attempts.type),
-                db.or_(_D.attempts < MAX_ATTEMPTS, redelivery_requested()),
+                _D.redelivery_requested == bindparam("p_manual", type_=_D.redelivery_requested.type),
+                db.or_(_D.attempts - _D.manual_attempts < MAX_ATTEMPTS, _D.redelivery_requested),
                 db.or_(_D.lease_expires_at.is_(None),
                        _D.lease_expires_at < bindparam("p_now", type_=_D.lease_expires_at.type)))
          .values(lease_expires_at=bindparam("p_lease", type_=_D.lease_expires_at.type),
-                 attempts=bindparam("p_next_attempts", type_=_D.attempts.type)))
+                 attempts=bindparam("p_next_attempts", type_=_D.attempts.type),
+                 manual_attempts=bindparam("p_manual_attempts", type_=_D.manual_attempts.type),
+                 redelivery_requested=False))
 RECORD = (db.update(DELIVERIES)
           .where(_D.id == bindparam("p_id"), _D.lease_expires_at == bindparam("p_lease", type_=_D.lease_expires_at.type))
           .values(status=bindparam("p_status", type_=_D.status.type),
                   next_attempt_at=bindparam("p_next_at", type_=_D.next_attempt_at.type), lease_expires_at=None,
                   updated_at=bindparam("p_now", type_=_D.updated_at.type),
                   response_status=bindparam("p_response_status", type_=_D.response_status.type),
-                  response_body=bindparam("p_response_body", type_=_D.response_body.type)))
+                  response_body=bindparam("p_response_body", type_=_D.response_body.type), resume_at=None))
 LOG_ATTEMPT = db.insert(ATTEMPTS)
 
 ABANDONED = "No result: the process sending this attempt stopped before recording one (its lease expired)."
@@ -84,6 +79,14 @@ class Claim:
     secret: str
     previous_secret: str | None = None
     previous_until: object = None
+    manual_attempts: int = 0
+    manual: bool = False  # a hand redelivery
+    resume_at: object = None  # the automatic attempt a failed hand redelivery goes back to
+
+    @property
+    def automatic_attempts(self):
+        """Attempts made by the schedule, this one included unless it is by hand."""
+        return self.attempts - self.manual_attempts
 
 
 def deliver_webhook(delivery_id, attempts=None):
@@ -94,7 +97,11 @@ def deliver_webhook(delivery_id, attempts=None):
     claim = claim_delivery(delivery_id, attempts)
     if claim is None:
         return None
-    return record_attempt(claim, post_webhook(claim))
+    outcome = post_webhook(claim)
+    try:
+        return record_attempt(claim, outcome)
+    finally:  # after the record: nothing stands between the receiver's answer and its commit
+        webhook_hosts.release(claim.url, delivery_id, claim.attempts, outcome.duration_ms / 1000)
 
 
 def claim_delivery(delivery_id, scheduled_attempts=None):
@@ -107,11 +114,19 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     if exhausted(row):
         fail_exhausted(delivery_id, row, now)
         return None
+    if claimable(row, now) and not webhook_hosts.admit(row.url, delivery_id, row.attempts + 1):
+        db.session.rollback()
+        park(delivery_id, now)
+        return None
     lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
+    manual = bool(row.redelivery_requested)
+    manual_attempts = row.manual_attempts + int(manual)
     won = db.session.execute(CLAIM, {"p_id": delivery_id, "p_now": now, "p_attempts": row.attempts,
-                                     "p_lease": lease, "p_next_attempts": row.attempts + 1}).rowcount == 1
+                                     "p_manual": manual, "p_lease": lease, "p_next_attempts": row.attempts + 1,
+                                     "p_manual_attempts": manual_attempts}).rowcount == 1
     if not won:
         db.session.rollback()
+        webhook_hosts.release(row.url, delivery_id, row.attempts + 1)
         if only_not_yet_due(row, now):
             wake_when_due(delivery_id, row, rescheduled=scheduled_attempts == row.attempts)
         return None
@@ -119,7 +134,25 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
         log_abandoned(delivery_id, row.lease_expires_at)
     db.session.commit()
     return Claim(delivery_id, row.event_id, row.attempts + 1, lease, row.url, row.payload, row.event,
-                 row.webhook_secret, row.webhook_secret_previous, row.webhook_secret_previous_until)
+                 row.webhook_secret, row.webhook_secret_previous, row.webhook_secret_previous_until,
+                 manual_attempts, manual, row.resume_at)
+
+
+def claimable(row, now):
+    """Whether the read row is free for its next attempt now (the claim's own conditions, read in Python)."""
+    return (row.status in DUE_STATUSES and row.next_attempt_at is not None and row.next_attempt_at <= now
+            and (row.lease_expires_at is None or row.lease_expires_at < now)
+            and (row.attempts - row.manual_attempts < MAX_ATTEMPTS or bool(row.redelivery_requested)))
+
+
+def park(delivery_id, now):
+    """A delivery held back for its host's share waits for an attempt there to end; this wake-up, a lease
+    later, covers a worker killed mid-attempt (whose end never comes)."""
+    try:
+        jobs.enqueue_at(now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"]), jobs.WEBHOOKS,
+                        jobs.DELIVER_WEBHOOK, delivery_id)
+    except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
+        log.warning("delivery %s: parked without a fallback wake-up (%s); the sweep will wake it", delivery_id, error)
 
 
 def log_attempt(delivery_id, attempted_at, status=None, body=None, duration_ms=None, error=None):
@@ -135,9 +168,10 @@ def log_abandoned(delivery_id, lease_expires_at):
 
 
 def exhausted(row):
-    """Whether the row has used all MAX_ATTEMPTS attempts, its last one abandoned, with no hand retry since."""
-    return (row.attempts >= MAX_ATTEMPTS and row.status in DUE_STATUSES and row.lease_expires_at is not None
-            and (row.next_attempt_at is None or row.lease_expires_at >= row.next_attempt_at))
+    """Whether the row has used all MAX_ATTEMPTS automatic attempts, its last one abandoned, and no hand retry
+    is waiting."""
+    return (row.attempts - row.manual_attempts >= MAX_ATTEMPTS and row.status in DUE_STATUSES
+            and row.lease_expires_at is not None and not row.redelivery_requested)
 
 
 def fail_exhausted(delivery_id, row, now):
@@ -197,13 +231,21 @@ def post_webhook(claim):
                      current_app.config.get("WEBHOOK_TIMEOUT", 10), addresses=addresses)
 
 
-def next_state(attempts, outcome, now):
-    """The delivery's status and next attempt time after attempt number `attempts`."""
+def next_state(attempts, outcome, now, resume_at=None):
+    """The delivery's status and next attempt time after automatic attempt number `attempts` (or a hand
+    attempt after it, which goes back to the automatic attempt `resume_at` when there is one)."""
     if outcome.success:
         return "success", None
     if attempts >= MAX_ATTEMPTS:
         return "failed", None
-    return "retrying", now + RETRY_DELAYS[attempts - 1]
+    if resume_at is not None:
+        return "retrying", resume_at
+    return "retrying", now + retry_delay(max(attempts, 1))
+
+
+def retry_delay(attempts):
+    """How long after automatic attempt number `attempts` the next one is made (scaled by WEBHOOK_RETRY_SCALE)."""
+    return RETRY_DELAYS[attempts - 1] * current_app.config.get("WEBHOOK_RETRY_SCALE", 1)
 
 
 def without_nul(text):
@@ -214,7 +256,7 @@ def without_nul(text):
 def record_attempt(claim, outcome):
     """Log the attempt and move the delivery on, unless its lease was lost to another process."""
     now = utcnow()
-    status, next_at = next_state(claim.attempts, outcome, now)
+    status, next_at = next_state(claim.automatic_attempts, outcome, now, claim.resume_at if claim.manual else None)
     body, error = without_nul(outcome.body), without_nul(outcome.error)
     log_attempt(claim.delivery_id, now, outcome.status, body, outcome.duration_ms, error)
     kept = db.session.execute(RECORD, {"p_id": claim.delivery_id, "p_lease": claim.lease, "p_status": status,
