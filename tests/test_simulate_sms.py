@@ -6,8 +6,10 @@ import pytest
 from werkzeug.serving import make_server
 
 from gateway.extensions import db
-from gateway.models import Device, InboundSms, Payment
-from gateway.services.matching import submit_claim
+from gateway.devices.models.device import Device
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Payment
+from gateway.sms.matching import submit_claim
 from tests.factories import PaymentFactory
 
 TRX = "8N7A6B5C4D"

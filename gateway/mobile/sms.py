@@ -2,7 +2,7 @@
 from flask import g
 
 from ..schemas.mobile import SmsBatchSchema
-from ..services.sms_ingest import ingest_batch
+from ..sms.ingest import ingest_batch
 from .auth import device_blueprint
 from .http import load, ok
 

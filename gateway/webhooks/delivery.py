@@ -1,0 +1,234 @@
+"""Sending webhooks: claim a due delivery, sign and POST its stored body, log the attempt, schedule the next."""
+import hashlib
+import hmac
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from flask import current_app
+from sqlalchemy import bindparam
+
+from .. import jobs
+from ..clock import utcnow
+from ..extensions import db
+from ..accounts.models.brand import Brand
+from .models.webhook import WebhookAttempt, WebhookDelivery
+from .models.webhook import DUE_STATUSES
+from .callback_urls import checked_destination
+from .transport import Outcome, post_body
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2),
+                timedelta(hours=6), timedelta(hours=12), timedelta(hours=24))
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+USER_AGENT = "PaymentGateway-Webhooks/1.0"
+# The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE bookkeeping.
+DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
+
+
+def redelivery_requested():
+    """SQL: the row was put back by hand (`retry_delivery`) since its last claim, which may exceed the cap.
+
+    A claim leases past `next_attempt_at` and a recorded attempt clears the lease, so a lease still set
+    and not before `next_attempt_at` is an abandoned attempt nobody asked to redeliver; a hand retry
+    either finds no lease or moves `next_attempt_at` past the expired one.
+    """
+    d = DELIVERIES.c
+    return db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < d.next_attempt_at)
+
+
+_D = DELIVERIES.c
+# Built once: statements with bind parameters skip per-call construction and cache-key generation.
+CLAIM_READ = (db.select(_D.event_id, _D.attempts, _D.lease_expires_at, _D.status, _D.next_attempt_at,
+                        _D.url, _D.payload, _D.event, BRANDS.c.webhook_secret, BRANDS.c.webhook_secret_previous,
+                        BRANDS.c.webhook_secret_previous_until)
+              .select_from(DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id)).where(_D.id == bindparam("p_id")))
+# `attempts` unchanged since the read proves nobody claimed in between: every claim increments it.
+CLAIM = (db.update(DELIVERIES)
+         .where(_D.id == bindparam("p_id"), _D.status.in_(DUE_STATUSES),
+                _D.next_attempt_at <= bindparam("p_now", type_=_D.next_attempt_at.type),
+                _D.attempts == bindparam("p_attempts", type_=_D.attempts.type),
+                db.or_(_D.attempts < MAX_ATTEMPTS, redelivery_requested()),
+                db.or_(_D.lease_expires_at.is_(None),
+                       _D.lease_expires_at < bindparam("p_now", type_=_D.lease_expires_at.type)))
+         .values(lease_expires_at=bindparam("p_lease", type_=_D.lease_expires_at.type),
+                 attempts=bindparam("p_next_attempts", type_=_D.attempts.type)))
+RECORD = (db.update(DELIVERIES)
+          .where(_D.id == bindparam("p_id"), _D.lease_expires_at == bindparam("p_lease", type_=_D.lease_expires_at.type))
+          .values(status=bindparam("p_status", type_=_D.status.type),
+                  next_attempt_at=bindparam("p_next_at", type_=_D.next_attempt_at.type), lease_expires_at=None,
+                  updated_at=bindparam("p_now", type_=_D.updated_at.type),
+                  response_status=bindparam("p_response_status", type_=_D.response_status.type),
+                  response_body=bindparam("p_response_body", type_=_D.response_body.type)))
+LOG_ATTEMPT = db.insert(ATTEMPTS)
+
+ABANDONED = "No result: the process sending this attempt stopped before recording one (its lease expired)."
+
+
+def sign_payload(secret, body):
+    """Hex HMAC-SHA256 of the exact bytes sent, keyed with the brand's webhook secret."""
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+@dataclass
+class Claim:
+    """What one attempt needs, read before the claim commits, so no ORM object outlives it."""
+
+    delivery_id: int
+    event_id: str
+    attempts: int
+    lease: object
+    url: str
+    payload: str
+    event: str
+    secret: str
+    previous_secret: str | None = None
+    previous_until: object = None
+
+
+def deliver_webhook(delivery_id, attempts=None):
+    """Make the next attempt of a due delivery if this process wins its claim; else do nothing.
+
+    `attempts`, given by a scheduled retry, is how many attempts the row had when it was scheduled.
+    """
+    claim = claim_delivery(delivery_id, attempts)
+    if claim is None:
+        return None
+    return record_attempt(claim, post_webhook(claim))
+
+
+def claim_delivery(delivery_id, scheduled_attempts=None):
+    """Take the row's lease with a guarded UPDATE; a Claim when this process owns the next attempt."""
+    now = utcnow()
+    row = db.session.execute(CLAIM_READ, {"p_id": delivery_id}).first()
+    if row is None:
+        db.session.rollback()
+        return None
+    if exhausted(row):
+        fail_exhausted(delivery_id, row, now)
+        return None
+    lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
+    won = db.session.execute(CLAIM, {"p_id": delivery_id, "p_now": now, "p_attempts": row.attempts,
+                                     "p_lease": lease, "p_next_attempts": row.attempts + 1}).rowcount == 1
+    if not won:
+        db.session.rollback()
+        if only_not_yet_due(row, now):
+            wake_when_due(delivery_id, row, rescheduled=scheduled_attempts == row.attempts)
+        return None
+    if row.lease_expires_at is not None:
+        log_abandoned(delivery_id, row.lease_expires_at)
+    db.session.commit()
+    return Claim(delivery_id, row.event_id, row.attempts + 1, lease, row.url, row.payload, row.event,
+                 row.webhook_secret, row.webhook_secret_previous, row.webhook_secret_previous_until)
+
+
+def log_attempt(delivery_id, attempted_at, status=None, body=None, duration_ms=None, error=None):
+    """Add one row to the attempt log in the current transaction."""
+    db.session.execute(LOG_ATTEMPT, {"delivery_id": delivery_id, "attempted_at": attempted_at,
+                                     "response_status": status, "response_body": body,
+                                     "duration_ms": duration_ms, "error": error})
+
+
+def log_abandoned(delivery_id, lease_expires_at):
+    """Log the attempt whose lease expired with no result recorded."""
+    log_attempt(delivery_id, lease_expires_at, error=ABANDONED)
+
+
+def exhausted(row):
+    """Whether the row has used all MAX_ATTEMPTS attempts, its last one abandoned, with no hand retry since."""
+    return (row.attempts >= MAX_ATTEMPTS and row.status in DUE_STATUSES and row.lease_expires_at is not None
+            and (row.next_attempt_at is None or row.lease_expires_at >= row.next_attempt_at))
+
+
+def fail_exhausted(delivery_id, row, now):
+    """A due row that has used every attempt (its last one abandoned) is `failed`, never attempted again."""
+    d = DELIVERIES.c
+    failed = db.session.execute(
+        db.update(DELIVERIES)
+        .where(d.id == delivery_id, d.status.in_(DUE_STATUSES), d.attempts == row.attempts,
+               d.lease_expires_at == row.lease_expires_at, d.lease_expires_at < now)
+        .values(status="failed", next_attempt_at=None, lease_expires_at=None, updated_at=now)
+    ).rowcount == 1
+    if failed and row.lease_expires_at is not None:
+        log_abandoned(delivery_id, row.lease_expires_at)
+    db.session.commit()
+    if failed:
+        log.warning("delivery %s: all %s attempts used; marked failed", delivery_id, MAX_ATTEMPTS)
+
+
+def only_not_yet_due(row, now):
+    """Whether the read row was free to claim but for its next attempt time (a wake-up that came early)."""
+    return (row.status in DUE_STATUSES and row.next_attempt_at is not None and row.next_attempt_at > now
+            and (row.lease_expires_at is None or row.lease_expires_at < now))
+
+
+def wake_when_due(delivery_id, row, rescheduled):
+    """An early wake-up came to nothing: free the attempt's wake-up keys so the sweep may wake it when due,
+    and, if it was this attempt's scheduled retry, schedule it again at the due time."""
+    unique = jobs.delivery_wake(row.event_id, row.attempts)
+    try:
+        forget = getattr(jobs.backend(current_app._get_current_object()), "forget_wake", None)
+        if forget is not None:
+            forget(unique)
+        if rescheduled:
+            jobs.enqueue_at(row.next_attempt_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id, row.attempts,
+                            unique=unique)
+    except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
+        log.warning("delivery %s: early wake-up not rescheduled (%s); the sweep will wake it", delivery_id, error)
+
+
+def post_webhook(claim):
+    """POST the stored body, signed now, to the delivery's URL; never raises for the receiver's faults."""
+    refusal, addresses = checked_destination(claim.url)
+    if refusal is not None:
+        return Outcome(error=refusal)
+    body, now = claim.payload.encode(), utcnow()
+    headers = {
+        "Content-Type": "application/json", "User-Agent": USER_AGENT,
+        "X-Service-Signature": sign_payload(claim.secret, body),
+        "X-Service-Timestamp": str(int(now.timestamp())),
+        "X-Service-Event": claim.event, "X-Service-Delivery": str(claim.delivery_id),
+    }
+    # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still verifies.
+    if claim.previous_secret and claim.previous_until is not None and now < claim.previous_until:
+        headers["X-Service-Signature-Previous"] = sign_payload(claim.previous_secret, body)
+    # To the addresses just checked, never to a second answer from DNS (which may be private).
+    return post_body(claim.url, body, headers, current_app.config.get("WEBHOOK_CONNECT_TIMEOUT", 5),
+                     current_app.config.get("WEBHOOK_TIMEOUT", 10), addresses=addresses)
+
+
+def next_state(attempts, outcome, now):
+    """The delivery's status and next attempt time after attempt number `attempts`."""
+    if outcome.success:
+        return "success", None
+    if attempts >= MAX_ATTEMPTS:
+        return "failed", None
+    return "retrying", now + RETRY_DELAYS[attempts - 1]
+
+
+def without_nul(text):
+    """`text` without NUL characters, which PostgreSQL text columns refuse."""
+    return None if text is None else text.replace("\x00", "")
+
+
+def record_attempt(claim, outcome):
+    """Log the attempt and move the delivery on, unless its lease was lost to another process."""
+    now = utcnow()
+    status, next_at = next_state(claim.attempts, outcome, now)
+    body, error = without_nul(outcome.body), without_nul(outcome.error)
+    log_attempt(claim.delivery_id, now, outcome.status, body, outcome.duration_ms, error)
+    kept = db.session.execute(RECORD, {"p_id": claim.delivery_id, "p_lease": claim.lease, "p_status": status,
+                                       "p_next_at": next_at, "p_now": now, "p_response_status": outcome.status,
+                                       "p_response_body": body}).rowcount == 1
+    db.session.commit()
+    if not kept:
+        log.warning("delivery %s: lease lost during the attempt; another process owns it now", claim.delivery_id)
+        return None
+    if status == "retrying":
+        try:
+            jobs.enqueue_at(next_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, claim.delivery_id, claim.attempts,
+                            unique=jobs.delivery_wake(claim.event_id, claim.attempts))
+        except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
+            log.warning("delivery %s: retry not scheduled (%s); the sweep will wake it", claim.delivery_id, error)
+    return status
