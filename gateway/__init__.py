@@ -106,9 +106,9 @@ def register_blueprints(app):
 
 def register_commands(app):
     """The `flask gateway …` operator commands."""
-    from .cli.core import gateway_cli
+    from .cli import gateway_cli
 
-    app.cli.add_command(gateway_cli)
+    app.cli.add_command(gateway_cli())
 
 
 @event.listens_for(Engine, "connect")

@@ -50,14 +50,14 @@ def the_sms():
 
 
 def test_simulated_sms_completes_a_claimed_payment(runner, brand, base_url):
-    base_url("http://127.0.0.1:9")  # nothing listens there: the command uses the app's test client
+    base_url("http://127.0.0.1:9")  # nothing listens there: the command calls the ingestion service directly
     payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
     submit_claim(payment, "bkash", TRX)
 
     result = simulate(runner, "--from", "01812345678")
 
     assert result.exit_code == 0, result.output
-    assert "test client" in result.output
+    assert "the ingestion service directly" in result.output
     assert "Result: accepted" in result.output and "SMS status: matched" in result.output
     sms = the_sms()
     assert sms.sender == "bKash"

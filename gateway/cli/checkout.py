@@ -1,7 +1,7 @@
 """`flask gateway add-method|update-method|list-methods`: the receiving numbers shown at checkout."""
 import click
 
-from .core import default_brand, fail_on_api_error, gateway_cli
+from .core import default_brand, fail_on_api_error
 from ..errors import ApiError
 from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
 from ..payments import methods as payment_methods
@@ -23,7 +23,7 @@ def describe(method):
     return f"#{method.id} {PROVIDER_NAMES[method.provider]} {method.kind} {method.number}{extra}"
 
 
-@gateway_cli.command("add-method")
+@click.command("add-method")
 @click.option("--provider", required=True, type=click.Choice(PROVIDERS, case_sensitive=False))
 @click.option("--number", required=True, help="The receiving number, 01XXXXXXXXX.")
 @click.option("--kind", default="personal", show_default=True, type=click.Choice(METHOD_KINDS))
@@ -41,7 +41,7 @@ def add_method_command(provider, number, kind, instructions, ask_sender_number, 
     click.echo(f"Added payment method {describe(method)}.")
 
 
-@gateway_cli.command("update-method")
+@click.command("update-method")
 @click.argument("method_id", type=int)
 @click.option("--kind", default=None, type=click.Choice(METHOD_KINDS))
 @click.option("--instructions", default=None, help="Replace the extra text (\"\" removes it).")
@@ -60,7 +60,7 @@ def update_method_command(method_id, **options):
     click.echo(f"Updated payment method {describe(method)}.")
 
 
-@gateway_cli.command("list-methods")
+@click.command("list-methods")
 def list_methods_command():
     """List the brand's payment methods in display order; enabled demo numbers are marked DEMO."""
     methods = payment_methods.list_methods(default_brand())

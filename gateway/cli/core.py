@@ -1,7 +1,6 @@
 """`flask gateway …`: the operator's commands; each exits non-zero with a clear message on bad input."""
 import click
 from flask import current_app
-from flask.cli import AppGroup
 from marshmallow import ValidationError, validate
 
 from ..errors import ApiError
@@ -10,8 +9,6 @@ from ..accounts.models.brand import Brand
 from ..accounts.models.user import User
 from ..accounts.api_keys import generate_key, revoke_key
 from ..accounts.brands import create_first_brand
-
-gateway_cli = AppGroup("gateway", help="Operate the payment gateway.")
 
 DEMO_EMAIL = "admin@example.com"
 
@@ -43,7 +40,7 @@ def echo_sign_in():
     click.echo(f"Panel:        {current_app.config['BASE_URL']}/panel/sign-in")
 
 
-@gateway_cli.command("bootstrap")
+@click.command("bootstrap")
 @click.option("--brand-name", default="Demo Shop", show_default=True)
 @click.option("--email", default=None,
               help=f"The super-administrator's sign-in; required in production ({DEMO_EMAIL} otherwise).")
@@ -110,7 +107,7 @@ def run_bootstrap_hooks(brand, hooks=None):
             click.echo(f"Skipped the bootstrap step {hook.__name__}: {error}", err=True)
 
 
-@gateway_cli.command("create-admin")
+@click.command("create-admin")
 @click.option("--email", required=True)
 @click.option("--password", required=True)
 @click.option("--super-admin", is_flag=True, help="Grant every permission, keys and settings included.")
@@ -131,7 +128,7 @@ def create_admin(email, password, super_admin):
     click.echo(f"Created {user.role} {email}.")
 
 
-@gateway_cli.command("create-key")
+@click.command("create-key")
 @click.option("--label", required=True)
 @click.option("--scopes", default="read,write", show_default=True, help="Comma-separated: read, write, admin.")
 def create_key(label, scopes):
@@ -144,7 +141,7 @@ def create_key(label, scopes):
     click.echo(secret)
 
 
-@gateway_cli.command("revoke-key")
+@click.command("revoke-key")
 @click.argument("label")
 def revoke_key_command(label):
     """Revoke the active key with this label; it stops working on the next request."""
@@ -153,9 +150,3 @@ def revoke_key_command(label):
     except ApiError as error:
         fail_on_api_error(error)
     click.echo(f"Revoked key {label!r}.")
-
-
-from . import checkout as cli_checkout  # noqa: E402,F401 - registers add-method, list-methods and bootstrap's numbers
-from . import mobile as cli_mobile  # noqa: E402,F401 - registers pair-code and simulate-sms
-from . import jobs as cli_jobs  # noqa: E402,F401 - registers worker, sweep and rotate-webhook-secret
-from . import ops as cli_ops  # noqa: E402,F401 - registers backup and doctor

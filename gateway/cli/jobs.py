@@ -3,12 +3,12 @@ import click
 from flask import current_app
 from werkzeug.utils import import_string
 
-from .core import default_brand, gateway_cli
+from .core import default_brand
 from ..jobs import PERIODIC, QUEUES
 from ..webhooks.deliveries import rotate_webhook_secret
 
 
-@gateway_cli.command("worker")
+@click.command("worker")
 @click.option("--queues", default=",".join(QUEUES), show_default=True,
               help="Comma-separated queues to serve; only a worker serving maintenance enqueues the periodic jobs.")
 @click.option("--burst", is_flag=True, help="Quit once the queues are empty (no periodic jobs).")
@@ -26,7 +26,7 @@ def worker(queues, burst, log_level):
     run_worker(current_app._get_current_object(), names, burst=burst, log_level=log_level.upper())
 
 
-@gateway_cli.command("sweep")
+@click.command("sweep")
 def sweep():
     """Run each periodic job once now: outbox sweep, expiry, idempotency and rate-limit pruning, self-heal."""
     for name, path, _ in PERIODIC:
@@ -34,7 +34,7 @@ def sweep():
         click.echo(f"{name}: {len(result) if isinstance(result, list) else result}")
 
 
-@gateway_cli.command("rotate-webhook-secret")
+@click.command("rotate-webhook-secret")
 @click.option("--overlap", type=click.IntRange(min=0), default=None,
               help="Seconds the old secret still signs X-Service-Signature-Previous (default WEBHOOK_SECRET_OVERLAP).")
 def rotate_webhook_secret_command(overlap):

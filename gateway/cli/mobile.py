@@ -2,14 +2,14 @@
 import click
 import segno
 
-from .core import default_brand, gateway_cli
+from .core import default_brand
 from ..payments.models.payment_method import PROVIDERS
 from ..money import InvalidAmount, parse_amount
 from ..devices.pairing import CODE_TTL, create_pairing_code, pairing_qr_payload, server_url
 from ..sms.simulator import forward_as_device, simulated_text, simulator_device, stored_sms
 
 
-@gateway_cli.command("pair-code")
+@click.command("pair-code")
 @click.option("--qr", is_flag=True, help="Also draw the QR code the app scans.")
 def pair_code(qr):
     """Create a one-time pairing code for the companion app; the code is the last line."""
@@ -31,14 +31,14 @@ def amount_option(ctx, param, value):
         raise click.BadParameter(str(error)) from error
 
 
-@gateway_cli.command("simulate-sms")
+@click.command("simulate-sms")
 @click.option("--provider", required=True, type=click.Choice(PROVIDERS, case_sensitive=False))
 @click.option("--amount", required=True, callback=amount_option, help="e.g. 500.00")
 @click.option("--trx-id", required=True, help="The provider TrxID the customer will enter.")
 @click.option("--from", "sender_number", default="01712345678", show_default=True, help="The payer's number.")
 @click.option("--balance", default=None, callback=amount_option, help="Balance printed in the text.")
 @click.option("--via", type=click.Choice(("auto", "http", "local")), default="auto", show_default=True,
-              help="auto: HTTP to BASE_URL when a server answers there, else the app's test client.")
+              help="auto: HTTP to BASE_URL when a server answers there, else the ingestion service directly.")
 def simulate_sms(provider, amount, trx_id, sender_number, balance, via):
     """Forward a real-format provider SMS as a paired phone would, through the ingestion endpoint."""
     brand = default_brand()

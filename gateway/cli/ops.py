@@ -2,7 +2,6 @@
 import click
 from flask import current_app
 
-from .core import gateway_cli
 from .backup import BackupRefused, backup_sqlite, pg_dump_command, sqlite_file
 from .doctor import NOTE, run_checks
 
@@ -11,7 +10,7 @@ SECRET_KEY_NOTE = ("Keep SECRET_KEY with this backup (in your password manager, 
                    "phone must be paired again.")
 
 
-@gateway_cli.command("backup")
+@click.command("backup")
 @click.argument("path", type=click.Path(dir_okay=False, writable=True))
 @click.option("--force", is_flag=True, help="Replace PATH if it exists.")
 def backup(path, force):
@@ -36,7 +35,7 @@ def backup(path, force):
                f"beside {source}, copy {path} to {source}, and start them again.")
 
 
-@gateway_cli.command("doctor")
+@click.command("doctor")
 def doctor():
     """Check this deployment and say what is wrong and how to fix it; exit status 1 when anything is."""
     click.echo(f"Checking the {current_app.config['APP_ENV']} deployment at {current_app.config['BASE_URL']}")

@@ -32,6 +32,12 @@ def ingest_batch(device, items):
     return results
 
 
+def batch_answer(results):
+    """What the phone is told about a batch: each text's result, and how many were accepted, duplicate or rejected."""
+    counts = {status: sum(1 for r in results if r["status"] == status) for status in ("accepted", "duplicate", "rejected")}
+    return {"results": results, **counts}
+
+
 def match_resent(brand_id, sent):
     """A text forwarded again (the phone's retry after a failed batch) settles its stored copy if still unmatched.
 
