@@ -100,7 +100,7 @@ def paired_device(brand, device_id=None, name="Shop phone"):
 
 def sms_message(aes_key, text, sender="bKash", local_id=None, received_at=None):
     """One item of POST /sms as the companion app builds it: the text encrypted under the device key."""
-    from gateway.sms.crypto import encrypt_payload
+    from gateway.devices.crypto import encrypt_payload
 
     return {"local_id": local_id or uuid.uuid4().hex[:12], "sender": sender,
             "encrypted_payload": encrypt_payload(aes_key, text),

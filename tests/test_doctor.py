@@ -20,7 +20,7 @@ from gateway.extensions import db
 from gateway.accounts.models.brand import Brand
 from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.cli import doctor
-from gateway.devices.companion import record_heartbeat
+from gateway.mobile.companion import record_heartbeat
 from gateway.payments.methods import add_method, update_method
 from tests.factories import paired_device
 from tests.services import POSTGRES_URL, REDIS_URL, postgres_reachable, unavailable

@@ -17,7 +17,7 @@ from gateway.devices.models.device import Device, PairingCode
 from gateway.devices.models.notification import Notification
 from gateway.devices.tokens import rotate_tokens
 from gateway.devices.pairing import create_pairing_code, pairing_qr_payload, pairing_qr_svg
-from gateway.sms.crypto import open_device_key
+from gateway.devices.crypto import open_device_key
 from tests.factories import paired_device
 
 PAIR = "/api/mobile/v1/devices"

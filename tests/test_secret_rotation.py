@@ -12,7 +12,7 @@ from gateway.devices.models.device import Device
 from gateway.payments.models.payment import Payment
 from gateway.sms.matching import submit_claim
 from gateway.devices.pairing import create_pairing_code
-from gateway.sms.crypto import unseal_device_key
+from gateway.devices.crypto import unseal_device_key
 from tests.factories import PaymentFactory, UserFactory, bkash_text, paired_device, sms_message
 from tests.panel.conftest import csrf_token, panel_client, sign_in
 

@@ -15,7 +15,7 @@ from ..extensions import db
 from .models.device import Device, PairingCode
 from .tokens import issue_tokens
 from .notifications import notify_devices
-from ..sms.crypto import derived_key, derived_keys, new_aes_key, seal_device_key
+from .crypto import derived_key, derived_keys, new_aes_key, seal_device_key
 
 CODE_TTL = timedelta(minutes=5)
 

@@ -9,7 +9,7 @@ from ..clock import utcnow
 from ..errors import ApiError
 from ..extensions import db
 from .models.device import Device
-from ..sms.crypto import derived_key, derived_keys
+from .crypto import derived_key, derived_keys
 
 ACCESS_TTL = timedelta(minutes=15)
 REFRESH_TTL = timedelta(days=30)

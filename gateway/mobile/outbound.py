@@ -3,7 +3,7 @@ from flask import g
 
 from ..clock import isoformat
 from ..schemas.mobile import OutboundLeaseArgs, OutboundResultSchema
-from ..devices.companion import report_leased_sms
+from .companion import report_leased_sms
 from ..sms.outbound import lease_outbound_sms
 from .auth import device_blueprint
 from .http import load, ok

@@ -9,7 +9,7 @@ from .models.inbound_sms import InboundSms
 from ..schemas.mobile import SmsMessageSchema
 from .claims import claimed_trx_ids
 from .matching import match_sms_to_claim, match_stranded_credits
-from .crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
+from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
 from .records import enabled_templates, message_text, sms_values
 
 MESSAGE = SmsMessageSchema()

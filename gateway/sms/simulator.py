@@ -13,7 +13,7 @@ from .models.inbound_sms import InboundSms
 from ..devices.tokens import access_token
 from ..devices.pairing import create_pairing_code, pair_device
 from ..schemas.mobile import SmsBatchSchema
-from .crypto import encrypt_payload, open_device_key
+from ..devices.crypto import encrypt_payload, open_device_key
 from .ingest import batch_answer, ingest_batch
 from .parsing import build_sms_text, sender_for
 

@@ -9,9 +9,9 @@ from ..sms.models.inbound_sms import InboundSms
 from ..sms.models.outbound_sms import OutboundSms
 from ..payments.models.payment import Payment, Transaction
 from ..money import format_amount
-from .tokens import revoke_device
+from ..devices.tokens import revoke_device
 from ..sms.filter_rules import filter_rules
-from .notifications import count_pending
+from ..devices.notifications import count_pending
 from ..sms.outbound import get_outbound_sms, report_outbound_sms
 
 HEARTBEAT_SECONDS = 300
