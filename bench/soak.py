@@ -66,9 +66,10 @@ def prepare(database_url):
     method id, pairing code, webhook secret)."""
     from gateway import create_app
     from gateway.extensions import db
-    from gateway.models import Brand, PaymentMethod
-    from gateway.services.api_keys import generate_key
-    from gateway.services.pairing import create_pairing_code
+    from gateway.accounts.models.brand import Brand
+    from gateway.payments.models.payment_method import PaymentMethod
+    from gateway.accounts.api_keys import generate_key
+    from gateway.devices.pairing import create_pairing_code
 
     app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": database_url, "REDIS_URL": None,
                       "SECRET_KEY": STACK_SECRET})
@@ -88,7 +89,7 @@ def prepare(database_url):
 def backlog(app):
     """Deliveries not yet sent (pending or retrying), and those that failed for good."""
     from gateway.extensions import db
-    from gateway.models import WebhookDelivery
+    from gateway.webhooks.models.webhook import WebhookDelivery
 
     with app.app_context():
         rows = dict(db.session.execute(db.select(WebhookDelivery.status, db.func.count())
@@ -100,7 +101,7 @@ def backlog(app):
 def unfinished_payments(app, payment_ids):
     """How many of the payments are not completed."""
     from gateway.extensions import db
-    from gateway.models import Payment
+    from gateway.payments.models.payment import Payment
 
     with app.app_context():
         done = db.session.execute(db.select(db.func.count()).select_from(Payment).where(

@@ -4,8 +4,8 @@ import threading
 import pytest
 
 from gateway.extensions import db
-from gateway.models import WebhookDelivery
-from gateway.services.payments import complete_payment
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.payments.lifecycle import complete_payment
 from tests.factories import PaymentFactory
 from tests.webhook_support import WebhookReceiver, receiver, rq_redis, start_worker  # noqa: F401,F811 - fixtures
 
@@ -68,7 +68,7 @@ def test_a_parked_delivery_is_woken_when_its_hosts_attempt_ends(app, rq_redis):
     from rq import Queue
 
     from gateway import jobs
-    from gateway.services.webhook_hosts import admit, release
+    from gateway.webhooks.hosts import admit, release
 
     url = "http://127.0.0.1:9/hooks"  # a host never heard from: one attempt at a time
     assert admit(url, 1, 1) is True
@@ -82,7 +82,7 @@ def test_a_parked_delivery_is_woken_when_its_hosts_attempt_ends(app, rq_redis):
 
 
 def test_a_slow_answer_keeps_the_host_to_one_attempt_at_a_time(app, rq_redis):
-    from gateway.services.webhook_hosts import admit, release
+    from gateway.webhooks.hosts import admit, release
 
     url = "http://127.0.0.1:9/hooks"
     assert admit(url, 1, 1) is True

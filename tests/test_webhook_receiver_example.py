@@ -8,9 +8,9 @@ import requests
 from werkzeug.serving import make_server
 
 from gateway.extensions import db
-from gateway.models import WebhookDelivery
-from gateway.services.payments import complete_payment
-from gateway.services.webhooks import Claim, deliver_webhook, post_webhook, sign_payload
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.payments.lifecycle import complete_payment
+from gateway.webhooks.delivery import Claim, deliver_webhook, post_webhook, sign_payload
 from tests.factories import PaymentFactory
 from tests.webhook_support import ROOT
 

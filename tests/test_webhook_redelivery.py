@@ -5,8 +5,8 @@ from freezegun import freeze_time
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import WebhookAttempt, WebhookDelivery
-from gateway.services.webhooks import MAX_ATTEMPTS, RETRY_DELAYS, deliver_webhook
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
+from gateway.webhooks.delivery import MAX_ATTEMPTS, RETRY_DELAYS, deliver_webhook
 from tests.factories import completed_payment
 from tests.webhook_support import receiver  # noqa: F401 - fixture
 

@@ -7,9 +7,9 @@ from rq import Queue
 
 from gateway import jobs
 from gateway.extensions import db
-from gateway.models import WebhookAttempt, WebhookDelivery
-from gateway.services.payments import complete_payment
-from gateway.services.webhooks import ABANDONED
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
+from gateway.payments.lifecycle import complete_payment
+from gateway.webhooks.delivery import ABANDONED
 from tests.factories import PaymentFactory
 from tests.webhook_support import receiver, rq_redis, start_worker  # noqa: F401,F811 - fixtures
 

@@ -4,7 +4,7 @@ import uuid
 import pytest
 import requests
 
-from gateway.services.pairing import create_pairing_code
+from gateway.devices.pairing import create_pairing_code
 from tests.conftest import ENGINE
 from tests.factories import PaymentMethodFactory
 from tests.faults.harness import STACK_SECRET, Gunicorn, RedisServer, Shop, Workers

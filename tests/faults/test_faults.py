@@ -7,7 +7,8 @@ from collections import defaultdict
 import psycopg
 
 from gateway.extensions import db
-from gateway.models import Payment, WebhookDelivery
+from gateway.payments.models.payment import Payment
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.faults.harness import WEB_APP_NAME, wait_until
 from tests.services import POSTGRES_URL
 from tests.webhook_support import WebhookReceiver
