@@ -4,14 +4,15 @@ from flask import g
 from ..schemas.mobile import SmsBatchSchema
 from ..services.sms_ingest import ingest_batch
 from .auth import device_blueprint
-from .http import load, ok
+from .http import ok
 
-blp = device_blueprint("sms")
+blp = device_blueprint("sms", "SMS the phone forwards.")
 
 
 @blp.post("/sms")
-def forward_sms():
+@blp.arguments(SmsBatchSchema())
+def forward_sms(data):
     """Store and match up to 200 texts; each gets accepted, duplicate or rejected."""
-    results = ingest_batch(g.device, load(SmsBatchSchema)["messages"])
+    results = ingest_batch(g.device, data["messages"])
     counts = {status: sum(1 for r in results if r["status"] == status) for status in ("accepted", "duplicate", "rejected")}
     return ok({"results": results, **counts})
