@@ -52,13 +52,18 @@ def clean_database(app):
     with app.app_context():
         yield
         db.session.remove()
-        tables = [table.name for table in reversed(db.metadata.sorted_tables)]
-        with db.engine.begin() as connection:
-            if connection.dialect.name == "postgresql":
-                connection.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
-            else:
-                for table in tables:
-                    connection.execute(text(f"DELETE FROM {table}"))
+        empty_every_table()
+
+
+def empty_every_table():
+    """DELETE every table's rows, children first: on PostgreSQL one round trip, far cheaper than TRUNCATE."""
+    deletes = [f"DELETE FROM {table.name}" for table in reversed(db.metadata.sorted_tables)]
+    with db.engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.exec_driver_sql("; ".join(deletes))
+        else:
+            for delete in deletes:
+                connection.execute(text(delete))
 
 
 @pytest.fixture(autouse=True)
