@@ -1,5 +1,6 @@
 """Fixtures: an app per engine (SQLite file, or PostgreSQL with TEST_DB=postgres), a clean database per test."""
 import os
+from pathlib import Path
 
 import pytest
 from sqlalchemy import event, text
@@ -13,6 +14,22 @@ from tests.clean_tree import (  # noqa: F401 - hooks: the suite must leave the g
 from tests.services import POSTGRES_URL, postgres_reachable, unavailable
 
 ENGINE = os.environ.get("TEST_DB", "sqlite")
+TESTS = Path(__file__).resolve().parent
+# Files whose rules the database engine cannot change (parsing, formatting, settings, the deployment kit, documents,
+# headers): marked `engine_independent`, and `make test-postgres` leaves them to the SQLite pass.
+ENGINE_INDEPENDENT = {
+    "test_clean_tree.py", "test_config.py", "test_settings.py", "test_deploy.py", "test_deploy_nginx.py",
+    "test_openapi.py", "test_sms_parsing.py", "test_numerals.py", "test_checkout_presenters.py",
+    "test_checkout_help_texts.py", "test_request_log.py", "test_proxy.py",
+    "panel/test_formatting.py", "panel/test_bangla_pages.py", "panel/test_small_things.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test of an ENGINE_INDEPENDENT file."""
+    for item in items:
+        if item.path.relative_to(TESTS).as_posix() in ENGINE_INDEPENDENT:
+            item.add_marker(pytest.mark.engine_independent)
 
 
 def database_url(tmp_path_factory):
