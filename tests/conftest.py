@@ -11,6 +11,7 @@ from gateway.models import Brand
 from gateway.services.api_keys import generate_key
 from tests.clean_tree import (  # noqa: F401 - hooks: the suite must leave the git work tree clean
     pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary)
+from tests.local_servers import serving
 from tests.services import POSTGRES_URL, postgres_reachable, unavailable
 
 ENGINE = os.environ.get("TEST_DB", "sqlite")
@@ -103,6 +104,13 @@ def sql_statements(app):
     event.listen(db.engine, "before_cursor_execute", record)
     yield seen
     event.remove(db.engine, "before_cursor_execute", record)
+
+
+@pytest.fixture
+def live_server(app):
+    """The app behind a real threaded HTTP server on a free loopback port; yields its origin."""
+    with serving(app) as server:
+        yield server.origin
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from gateway.services.outbound_sms import (DEVICE_LEASE, MAX_ATTEMPTS, RETRY_DEL
 from gateway.services.outbox import sweep_outbox
 from gateway.services.sms_leases import LEASE_EXPIRED
 from gateway.services.sms_provider import PROVIDER_LEASE, send_outbound_sms
-from tests.factories import PaymentFactory, completed_payment
+from tests.factories import PaymentFactory, completed_payment, reload
 from tests.webhook_support import TRICKLED_HEADS, drain_queues, rq_redis, timed, trickling  # noqa: F401,F811 - fixtures
 
 PHONE = "+8801712345678"
@@ -30,11 +30,6 @@ def message(brand, body="Your code is 1234"):
     sms = queue_sms(brand, PHONE, body)
     db.session.commit()
     return sms
-
-
-def reload(sms):
-    db.session.expire_all()
-    return db.session.get(OutboundSms, sms.id)
 
 
 def test_queue_list_and_shape_through_the_api(client, auth):
