@@ -10,11 +10,20 @@ from freezegun import freeze_time
 from gateway.clock import utcnow
 from gateway.errors import ApiError
 from gateway.extensions import db
-from gateway.models import InboundSms, Notification, Payment, Transaction, WebhookDelivery
-from gateway.services.dashboard import dashboard_summary
-from gateway.services.matching import (
-    complete_late_payment, late_sms, match_sms_to_claim, needs_review, return_late_sms, submit_claim)
-from gateway.services.payments import cancel_payment, expire_due_payments
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.devices.models.notification import Notification
+from gateway.payments.models.payment import Payment, Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.payments.dashboard import dashboard_summary
+from gateway.sms.matching import (
+    complete_late_payment,
+    late_sms,
+    match_sms_to_claim,
+    needs_review,
+    return_late_sms,
+    submit_claim,
+)
+from gateway.payments.lifecycle import cancel_payment, expire_due_payments
 from tests.factories import PaymentFactory, bkash_text, forward, reload
 
 TRX = "8N7A6B5C4D"

@@ -11,9 +11,12 @@ import pytest
 
 from gateway.errors import ApiError
 from gateway.extensions import db
-from gateway.models import Device, InboundSms, Payment, Transaction, WebhookDelivery
-from gateway.services.matching import submit_claim
-from gateway.services.sms_ingest import ingest_batch
+from gateway.devices.models.device import Device
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Payment, Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.sms.matching import submit_claim
+from gateway.sms.ingest import ingest_batch
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 
 TRX = "8N7A6B5C4D"

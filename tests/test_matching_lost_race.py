@@ -13,8 +13,9 @@ from sqlalchemy import event
 
 from gateway.errors import ApiError
 from gateway.extensions import db
-from gateway.models import InboundSms, Payment
-from gateway.services.matching import heal_matching, settle, submit_claim
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Payment
+from gateway.sms.matching import heal_matching, settle, submit_claim
 from tests.factories import PaymentFactory, bkash_text, forward, paired_device
 
 TRX = "7Q6W5E4R3T"

@@ -6,7 +6,7 @@ from decimal import Decimal
 import requests
 
 from gateway.extensions import db
-from gateway.models import Payment, Refund
+from gateway.payments.models.payment import Payment, Refund
 from tests.factories import completed_payment
 
 RACERS = 20

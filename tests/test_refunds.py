@@ -6,8 +6,8 @@ from freezegun import freeze_time
 
 from gateway.errors import ApiError
 from gateway.extensions import db
-from gateway.models import Payment, Refund, Transaction
-from gateway.services.refunds import create_refund
+from gateway.payments.models.payment import Payment, Refund, Transaction
+from gateway.payments.refunds import create_refund
 from tests.factories import completed_payment
 
 JSON = "application/json"

@@ -6,8 +6,8 @@ from freezegun import freeze_time
 
 from gateway.errors import ApiError
 from gateway.extensions import db
-from gateway.services.refunds import create_refund
-from gateway.services.transactions import get_transaction, list_transactions_query
+from gateway.payments.refunds import create_refund
+from gateway.payments.transactions import get_transaction, list_transactions_query
 from tests.factories import PaymentFactory, completed_payment
 
 

@@ -3,7 +3,7 @@ from flask import has_request_context, request
 
 from ..clock import utcnow
 from ..extensions import db
-from ..models import AuditLog
+from ..accounts.models.audit import AuditLog
 
 MAX_USER_AGENT = 255
 

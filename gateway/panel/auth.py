@@ -8,8 +8,8 @@ from flask_login import current_user, login_user, logout_user
 from ..checkout.theme import brand_theme
 from ..errors import ApiError
 from ..extensions import db, limiter
-from ..models import Brand
-from ..services.users import authenticate, change_password, find_user_by_email
+from ..accounts.models.brand import Brand
+from ..accounts.users import authenticate, change_password, find_user_by_email
 from . import bp, render_error
 from .access import staff_required
 from .audit import client_address, record_audit

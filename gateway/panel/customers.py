@@ -6,8 +6,8 @@ from flask_login import current_user
 from ..api.paging import paginate
 from ..errors import ApiError, not_found
 from ..extensions import db
-from ..models import Payment
-from ..services.customers import delete_customer, get_customer, list_customers_query, update_customer, with_totals
+from ..payments.models.payment import Payment
+from ..payments.customers import delete_customer, get_customer, list_customers_query, update_customer, with_totals
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit

@@ -4,7 +4,7 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from ..errors import ApiError
-from ..services.api_keys import generate_key, list_keys, revoke_key
+from ..accounts.api_keys import generate_key, list_keys, revoke_key
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit

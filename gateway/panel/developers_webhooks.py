@@ -4,7 +4,7 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from ..errors import ApiError
-from ..services.deliveries import rotate_webhook_secret, send_test_webhook, set_webhook_url
+from ..webhooks.deliveries import rotate_webhook_secret, send_test_webhook, set_webhook_url
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit

@@ -8,9 +8,9 @@ from flask_login import current_user
 
 from ..errors import ApiError
 from ..money import format_amount
-from ..services.matching import approve_review, complete_late_payment, reject_review, return_late_sms
-from ..services.payments import cancel_payment, get_payment
-from ..services.refunds import create_refund, refund_refusal
+from ..sms.matching import approve_review, complete_late_payment, reject_review, return_late_sms
+from ..payments.lifecycle import cancel_payment, get_payment
+from ..payments.refunds import create_refund, refund_refusal
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit

@@ -4,8 +4,8 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from ..errors import ApiError
-from ..services.brands import update_brand_settings
-from ..services.payment_methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
+from ..accounts.brands import update_brand_settings
+from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit

@@ -4,7 +4,7 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from ..errors import ApiError
-from ..services.users import get_user, invite_user, list_users, set_user_active
+from ..accounts.users import get_user, invite_user, list_users, set_user_active
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit

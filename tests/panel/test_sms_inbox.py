@@ -4,7 +4,7 @@ from decimal import Decimal
 import pytest
 
 from gateway.extensions import db
-from gateway.models import AuditLog
+from gateway.accounts.models.audit import AuditLog
 from tests.factories import PaymentFactory, bkash_text
 from tests.factories import forward_from as forward
 from tests.panel.conftest import audit_actions, post_form, reloaded
