@@ -20,8 +20,8 @@ TESTS = Path(__file__).resolve().parent
 # headers): marked `engine_independent`, and `make test-postgres` leaves them to the SQLite pass.
 ENGINE_INDEPENDENT = {
     "test_clean_tree.py", "test_config.py", "test_settings.py", "test_deploy.py", "test_deploy_nginx.py",
-    "test_openapi.py", "test_sms_parsing.py", "test_numerals.py", "test_checkout_presenters.py",
-    "test_checkout_help_texts.py", "test_request_log.py", "test_proxy.py",
+    "api/test_openapi.py", "sms/test_sms_parsing.py", "test_numerals.py", "checkout/test_checkout_presenters.py",
+    "checkout/test_checkout_help_texts.py", "test_request_log.py", "test_proxy.py",
     "panel/test_formatting.py", "panel/test_bangla_pages.py", "panel/test_small_things.py",
 }
 

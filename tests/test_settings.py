@@ -219,7 +219,7 @@ def test_a_werkzeug_hash_method_is_accepted_and_hashes_with_it(clean_environment
     app = build(settings_file(f"PASSWORD_HASH_METHOD = {method!r}"), {"APP_ENV": "testing"})
 
     with app.app_context():
-        from gateway.models import User
+        from gateway.accounts.models.user import User
 
         user = User()
         user.set_password("correct horse battery")
