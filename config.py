@@ -4,6 +4,7 @@
 defaults fill every setting nobody set. docs/configuration.md explains the order; the README lists the table.
 """
 import difflib
+import hashlib
 import os
 import re
 import runpy
@@ -118,6 +119,17 @@ def timezone(value):
     return str(value)
 
 
+def password_hash_method(value):
+    """A werkzeug hash method: scrypt[:n:r:p] or pbkdf2[:hash[:iterations]]."""
+    name, *params = str(value).strip().split(":")
+    numbers = params[1:] if name == "pbkdf2" else params
+    if (name not in ("scrypt", "pbkdf2") or len(params) > (3 if name == "scrypt" else 2)
+            or (name == "pbkdf2" and params and params[0] not in hashlib.algorithms_available)
+            or not all(number.isdigit() and int(number) > 0 for number in numbers)):
+        raise ValueError("must be a werkzeug hash method such as scrypt or pbkdf2:sha256:600000")
+    return str(value).strip()
+
+
 def one_of(*choices, fold=str.lower):
     """A parser that accepts one of `choices`, whatever the case."""
     def parse(value):
@@ -207,6 +219,8 @@ SETTINGS = {s.name: s for s in (
     S("DOCTOR_HEARTBEAT_MAX_AGE", whole_number(1), 1800, "`flask gateway doctor` reports a paired phone silent "
       "for longer than this many seconds"),
     S("DEFAULT_TIMEZONE", timezone, "Asia/Dhaka", "the zone times are shown in when a brand names none"),
+    S("PASSWORD_HASH_METHOD", password_hash_method, "scrypt", "how panel passwords are hashed (werkzeug's "
+      "`generate_password_hash` method); the testing profile's is cheap", {"testing": "pbkdf2:sha256:1"}),
     S("LOG_LEVEL", one_of("DEBUG", "INFO", "WARNING", "ERROR", fold=str.upper), "INFO",
       "the least severe log level written (to stderr)"),
 )}

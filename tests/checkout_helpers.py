@@ -6,8 +6,7 @@ import pytest
 
 from gateway import create_app
 from gateway.extensions import db, limiter
-from gateway.payments.models.payment import Payment
-from tests.factories import PaymentFactory, PaymentMethodFactory
+from tests.factories import PaymentFactory, PaymentMethodFactory, reload
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -29,10 +28,7 @@ def cancel(client, payment):
     return client.post(f"/checkout/{payment.token}/cancel", data={"csrf_token": csrf_token(client, payment)})
 
 
-def reloaded(payment):
-    """The payment as the database now holds it."""
-    db.session.expire_all()
-    return db.session.get(Payment, payment.id)
+reloaded = reload  # the payment as the database now holds it
 
 
 def text_of(response):

@@ -132,14 +132,28 @@ class PaymentMethodFactory(BaseFactory):
     position = factory.Sequence(lambda n: n)
 
 
-def forward(phone, text, sender="bKash"):
-    """Ingest one text as the paired phone (device, aes_key) would; returns the stored row."""
-    from gateway.sms.models.inbound_sms import InboundSms
+def ingest(phone, text, sender="bKash"):
+    """Ingest one text as the paired phone (device, aes_key) would; returns its result and stored row (or None)."""
     from gateway.sms.ingest import ingest_batch
+    from gateway.sms.models.inbound_sms import InboundSms
 
     device, aes_key = phone
     [result] = ingest_batch(device, [sms_message(aes_key, text, sender=sender)])
-    return db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one()
+    sms = db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one_or_none()
+    return result, sms
+
+
+def forward(phone, text, sender="bKash"):
+    """Ingest one text as the paired phone (device, aes_key) would; returns the stored row."""
+    result, sms = ingest(phone, text, sender)
+    assert sms is not None, result
+    return sms
+
+
+def forward_from(brand, text, sender="bKash"):
+    """Ingest one text from a newly paired phone of `brand`; returns the stored row."""
+    device, _, aes_key = paired_device(brand)
+    return forward((device, aes_key), text, sender)
 
 
 def reload(row):

@@ -1,7 +1,6 @@
 """A real gunicorn on a free loopback port, started and stopped by a test."""
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -9,15 +8,10 @@ from pathlib import Path
 
 import requests
 
+from tests.local_servers import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 GUNICORN = Path(sys.executable).with_name("gunicorn")
-
-
-def free_port():
-    """A loopback port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Gunicorn:

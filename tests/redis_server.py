@@ -1,6 +1,5 @@
 """A throwaway `redis-server` of the test's own on a free loopback port, stopped and started as a fault would."""
 import shutil
-import socket
 import subprocess
 import threading
 
@@ -8,12 +7,7 @@ import pytest
 from redis import Redis
 from redis.exceptions import RedisError
 
-
-def free_port():
-    """A loopback port nothing listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.local_servers import free_port
 
 
 class RedisServer:

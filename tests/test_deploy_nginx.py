@@ -23,19 +23,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from tests.local_servers import free_port
 from tests.services import unavailable
 from tests.test_deploy import DEPLOY, INSTALL_DIR, ROOT, read_env_file, unit
 
 DOMAIN = "pay.example.com"
 CLIENT = "127.0.0.2"  # a second loopback address, so the client is not the proxy's 127.0.0.1
 FORGED = "203.0.113.66"
-
-
-def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for_port(port, process, what, deadline=60):

@@ -1,6 +1,5 @@
 """`flask gateway doctor`: each problem it knows, provoked for real, and a sound production deployment passing."""
 import logging.config
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from gateway.cli import doctor
 from gateway.mobile.companion import record_heartbeat
 from gateway.payments.methods import add_method, update_method
 from tests.factories import paired_device
+from tests.local_servers import free_port
 from tests.services import POSTGRES_URL, REDIS_URL, postgres_reachable, unavailable
 from tests.webhook_support import WorkerProcess, rq_redis  # noqa: F401 - the fixture
 
@@ -55,13 +55,6 @@ def run_doctor(app):
 def problems(findings):
     """The messages of the findings that fail a check."""
     return [finding.message for finding in findings if finding.severity == doctor.PROBLEM]
-
-
-def free_port():
-    """A loopback port nothing listens on."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_an_enabled_demo_number_is_a_problem_until_switched_off(app, brand):

@@ -15,7 +15,7 @@ import requests
 from gateway.extensions import db
 from gateway.accounts.models.rate_limit import RateLimitCounter
 from gateway.accounts.rate_limit_store import DatabaseStorage, count_hit, prune_rate_limit_counters, storage_uri
-from tests.redis_server import free_port
+from tests.local_servers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = re.compile(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"')

@@ -203,3 +203,34 @@ def test_an_override_of_none_means_the_default_even_when_the_environment_sets_it
     app = build(settings_file(), {"APP_ENV": "testing", "REDIS_URL": None})
 
     assert app.config["REDIS_URL"] is None and app.config["RATELIMIT_STORAGE_URI"] == "gateway+db://"
+
+
+def test_passwords_are_hashed_with_scrypt_unless_the_profile_is_testing(clean_environment, settings_file, build):
+    production = config.load_settings({"APP_ENV": "production"}, environ={}, settings_file=settings_file())[0]
+    development = config.load_settings({}, environ={}, settings_file=settings_file())[0]
+    testing = config.load_settings({"APP_ENV": "testing"}, environ={}, settings_file=settings_file())[0]
+
+    assert production["PASSWORD_HASH_METHOD"] == development["PASSWORD_HASH_METHOD"] == "scrypt"
+    assert testing["PASSWORD_HASH_METHOD"] == "pbkdf2:sha256:1"
+
+
+@pytest.mark.parametrize("method", ["scrypt", "scrypt:16384:8:1", "pbkdf2", "pbkdf2:sha256", "pbkdf2:sha512:600000"])
+def test_a_werkzeug_hash_method_is_accepted_and_hashes_with_it(clean_environment, settings_file, build, method):
+    app = build(settings_file(f"PASSWORD_HASH_METHOD = {method!r}"), {"APP_ENV": "testing"})
+
+    with app.app_context():
+        from gateway.accounts.models.user import User
+
+        user = User()
+        user.set_password("correct horse battery")
+
+    assert user.password_hash.startswith(method.split(":")[0] + ":")
+    assert user.check_password("correct horse battery") and not user.check_password("wrong")
+
+
+@pytest.mark.parametrize("method", ["md5", "plain", "pbkdf2:nohash", "pbkdf2:sha256:0", "scrypt:x", "scrypt:1:2:3:4",
+                                    "pbkdf2:sha256:1:2", ""])
+def test_an_unknown_hash_method_is_refused_naming_the_setting(clean_environment, settings_file, method):
+    with pytest.raises(config.SettingsError, match="PASSWORD_HASH_METHOD must be a werkzeug hash method"):
+        config.load_settings({"APP_ENV": "testing"}, environ={}, settings_file=settings_file(
+            f"PASSWORD_HASH_METHOD = {method!r}"))

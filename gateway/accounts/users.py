@@ -2,6 +2,7 @@
 import secrets
 from functools import cache
 
+from flask import current_app
 from marshmallow import ValidationError, validate
 from sqlalchemy.exc import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -17,9 +18,9 @@ MAX_EMAIL_LENGTH = 254
 
 
 @cache
-def dummy_hash():
+def dummy_hash(method):
     """A hash checked when the e-mail is unknown, so a wrong address takes as long as a wrong password."""
-    return generate_password_hash(secrets.token_urlsafe(16))
+    return generate_password_hash(secrets.token_urlsafe(16), method)
 
 
 def authenticate(email, password):
@@ -28,7 +29,7 @@ def authenticate(email, password):
         db.select(User).where(User.email == (email or "").strip().lower())
     ).scalar_one_or_none()
     if user is None:
-        check_password_hash(dummy_hash(), password or "")
+        check_password_hash(dummy_hash(current_app.config["PASSWORD_HASH_METHOD"]), password or "")
         return None
     if not user.check_password(password or "") or not user.active:
         return None

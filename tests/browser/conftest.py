@@ -1,10 +1,8 @@
 """Browser fixtures: the app served by a real threaded server, and Debian's Chromium driven by Playwright."""
-import threading
 from pathlib import Path
 
 import pytest
-from werkzeug.serving import make_server
-
+from tests.local_servers import serving
 from tests.services import unavailable
 
 CHROMIUM = "/usr/bin/chromium"
@@ -17,13 +15,8 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "i
 @pytest.fixture(scope="session")
 def live_server(app):
     """The session's app behind a threaded werkzeug server on a free 127.0.0.1 port; yields its origin."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
-    server.server_close()
+    with serving(app) as server:
+        yield server.origin
 
 
 @pytest.fixture

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import requests
 
+from tests.local_servers import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 PAUSE = 0.05
 # Production settings, but a retry schedule 50 times shorter (1 min → 1.2 s), short leases and a sweep
@@ -25,13 +27,6 @@ FAST_RECOVERY = {"SWEEP_INTERVAL": "1", "WEBHOOK_LEASE_SECONDS": "3", "WEBHOOK_R
 WEB_APP_NAME, WORKER_APP_NAME = "gw-fault-web", "gw-fault-worker"
 # One secret for the stack and the test process, so that what the test creates (a pairing code) is valid there.
 STACK_SECRET = secrets.token_hex(32)
-
-
-def free_port():
-    """A loopback port nothing listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_until(predicate, timeout, pause=0.1):

@@ -13,8 +13,8 @@ from gateway.sms.models.inbound_sms import InboundSms
 from gateway.payments.models.payment import Refund, Transaction
 from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.sms.matching import submit_claim
-from gateway.sms.ingest import ingest_batch
-from tests.factories import PaymentFactory, bkash_text, completed_payment, paired_device, sms_message
+from tests.factories import PaymentFactory, bkash_text, completed_payment
+from tests.factories import forward_from as forward
 from tests.panel.conftest import audit_actions, post_form, reloaded
 
 
@@ -41,13 +41,6 @@ def refund(client, payment, data, follow_redirects=False):
     fields = {name: html.unescape(value) for name, value in HIDDEN.findall(confirmation.group(0))}
     assert fields["confirmed"] == "y" and fields["csrf_token"]
     return client.post(url, data=fields, follow_redirects=follow_redirects)
-
-
-def forward(brand, text):
-    """Ingest one bKash text from a paired phone of the brand; returns the stored row."""
-    device, _, aes_key = paired_device(brand)
-    [result] = ingest_batch(device, [sms_message(aes_key, text)])
-    return db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one()
 
 
 @pytest.fixture

@@ -5,20 +5,12 @@ import pytest
 
 from gateway.extensions import db
 from gateway.accounts.models.audit import AuditLog
-from gateway.sms.models.inbound_sms import InboundSms
-from gateway.sms.ingest import ingest_batch
-from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
+from tests.factories import PaymentFactory, bkash_text
+from tests.factories import forward_from as forward
 from tests.panel.conftest import audit_actions, post_form, reloaded
 
 TRX = "8N7A6B5C4D"
 ODD_TEXT = "Dear customer, Tk 500 reached your wallet. Ref QX77PL12 thanks"
-
-
-def forward(brand, text, sender="bKash"):
-    """A text forwarded by one of the brand's phones through the real ingestion; returns the stored row."""
-    device, _, aes_key = paired_device(brand)
-    [result] = ingest_batch(device, [sms_message(aes_key, text, sender=sender)])
-    return db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one()
 
 
 @pytest.fixture

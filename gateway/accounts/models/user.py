@@ -2,6 +2,7 @@
 import hashlib
 import hmac
 
+from flask import current_app
 from flask_login import UserMixin
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -37,7 +38,7 @@ class User(UserMixin, db.Model):
 
     def set_password(self, password):
         """Store a salted hash of the password, never the password."""
-        self.password_hash = generate_password_hash(password)
+        self.password_hash = generate_password_hash(password, current_app.config["PASSWORD_HASH_METHOD"])
 
     def check_password(self, password):
         """Whether the password matches the stored hash."""

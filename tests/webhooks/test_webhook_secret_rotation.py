@@ -17,7 +17,7 @@ from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.webhooks.deliveries import rotate_webhook_secret, send_test_webhook
 from gateway.webhooks.delivery import deliver_webhook
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAY = 24 * 3600
 
 

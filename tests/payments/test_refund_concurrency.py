@@ -3,27 +3,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
-import pytest
 import requests
-from werkzeug.serving import make_server
 
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment, Refund
 from tests.factories import completed_payment
 
 RACERS = 20
-
-
-@pytest.fixture
-def live_server(app):
-    """The app served by a threaded Werkzeug server on a free local port."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
 
 
 def race(url, headers, bodies):

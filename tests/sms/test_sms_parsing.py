@@ -22,9 +22,9 @@ from gateway.sms.parsing import (
     validate_template,
 )
 
-SAMPLES_PATH = Path(__file__).parent / "data" / "sms_samples.jsonl"
+SAMPLES_PATH = Path(__file__).resolve().parents[1] / "data" / "sms_samples.jsonl"
 # The shared original the copy above is taken from, beside the repository (absent outside the workspace).
-SHARED_SAMPLES_PATH = Path(__file__).resolve().parent.parent / ".." / "shared" / "sms" / "samples.jsonl"
+SHARED_SAMPLES_PATH = Path(__file__).resolve().parents[2] / ".." / "shared" / "sms" / "samples.jsonl"
 SAMPLES = [json.loads(line) for line in SAMPLES_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
 PROVIDERS = ("bkash", "nagad", "rocket", "upay")
 # No example database: the test run must not leave files in the working tree.

@@ -16,7 +16,8 @@ from gateway.payments.models.payment import Transaction
 from gateway.sms.matching import match_sms_to_claim, settle, submit_claim
 from gateway.payments.lifecycle import cancel_payment, expire_due_payments
 from gateway.sms.ingest import ingest_batch
-from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
+from tests.factories import PaymentFactory, bkash_text, paired_device, reload, sms_message
+from tests.factories import ingest as forward
 
 TRX = "8N7A6B5C4D"
 
@@ -26,19 +27,6 @@ def phone(brand):
     """A paired device of `brand` and its AES key."""
     device, _, aes_key = paired_device(brand)
     return device, aes_key
-
-
-def forward(phone, text, sender="bKash"):
-    """Ingest one text as the phone would; returns its result and the stored row (or None)."""
-    device, aes_key = phone
-    [result] = ingest_batch(device, [sms_message(aes_key, text, sender=sender)])
-    sms = db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one_or_none()
-    return result, sms
-
-
-def reload(row):
-    db.session.expire_all()
-    return db.session.get(type(row), row.id)
 
 
 def transactions():

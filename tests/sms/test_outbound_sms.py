@@ -27,7 +27,7 @@ from gateway.sms.outbound import (
 from gateway.jobs.sweep import sweep_outbox
 from gateway.sms.leases import LEASE_EXPIRED
 from gateway.sms.provider import PROVIDER_LEASE, send_outbound_sms
-from tests.factories import PaymentFactory, completed_payment
+from tests.factories import PaymentFactory, completed_payment, reload
 from tests.webhook_support import TRICKLED_HEADS, drain_queues, rq_redis, timed, trickling  # noqa: F401,F811 - fixtures
 
 PHONE = "+8801712345678"
@@ -37,11 +37,6 @@ def message(brand, body="Your code is 1234"):
     sms = queue_sms(brand, PHONE, body)
     db.session.commit()
     return sms
-
-
-def reload(sms):
-    db.session.expire_all()
-    return db.session.get(OutboundSms, sms.id)
 
 
 def test_queue_list_and_shape_through_the_api(client, auth):

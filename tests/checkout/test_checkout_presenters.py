@@ -11,7 +11,7 @@ from babel.messages.pofile import read_po
 from gateway.checkout.presenters import format_money, return_url
 from gateway.checkout.theme import AA_CONTRAST, DEFAULT_COLOR, brand_theme, contrast
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = ROOT / "gateway" / "translations" / "bn" / "LC_MESSAGES"
 
 

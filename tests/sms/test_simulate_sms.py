@@ -1,9 +1,7 @@
 """`flask gateway simulate-sms`: a real provider-format text, encrypted as a phone would, through /sms."""
-import threading
 from decimal import Decimal
 
 import pytest
-from werkzeug.serving import make_server
 
 from gateway.extensions import db
 from gateway.devices.models.device import Device
@@ -11,6 +9,7 @@ from gateway.sms.models.inbound_sms import InboundSms
 from gateway.payments.models.payment import Payment
 from gateway.sms.matching import submit_claim
 from tests.factories import PaymentFactory
+from tests.local_servers import serving
 
 TRX = "8N7A6B5C4D"
 
@@ -29,14 +28,9 @@ def base_url(app):
 @pytest.fixture
 def live_server(app, base_url):
     """The app served by a real threaded werkzeug server; BASE_URL points at it."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    base_url(f"http://127.0.0.1:{server.server_port}")
-    yield server
-    server.shutdown()
-    thread.join(timeout=5)
-    server.server_close()
+    with serving(app) as server:
+        base_url(server.origin)
+        yield server
 
 
 def simulate(runner, *extra):

@@ -312,7 +312,7 @@ def test_pairing_attempts_are_rate_limited_per_address():
         "print(codes, last.get_json()['code'], last.headers['Retry-After'])\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                            cwd=Path(__file__).resolve().parent.parent)
+                            cwd=Path(__file__).resolve().parents[2])
 
     assert result.returncode == 0, result.stderr
     codes, code, retry_after = result.stdout.strip().splitlines()[-1].rsplit(" ", 2)

@@ -5,7 +5,6 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import requests
 from freezegun import freeze_time
-from werkzeug.serving import make_server
 
 from gateway.api.idempotency import prune_idempotency_records
 from gateway.extensions import db
@@ -164,18 +163,6 @@ def test_a_key_on_a_read_is_ignored(client, auth):
 
     assert response.status_code == 200
     assert count(IdempotencyRecord) == 0
-
-
-@pytest.fixture
-def live_server(app):
-    """The app on a real threaded HTTP server on a free local port; yields its base URL."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
 
 
 def test_a_repeat_while_the_first_is_running_is_409_in_progress(live_server, auth, monkeypatch):
