@@ -6,7 +6,8 @@ from ..extensions import db, limiter
 from ..models import OPEN_STATUSES
 from ..services import payment_methods
 from ..services.claims import reopen_claim
-from ..services.matching import in_review, submit_claim
+from ..services.matching import submit_claim
+from ..services.states import payment_in_review as in_review
 from ..services.payments import cancel_payment
 from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
 from .pages import find_payment, page_url, register_pages, render_checkout, render_result

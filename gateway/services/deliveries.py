@@ -13,6 +13,7 @@ from ..models import Brand, WebhookDelivery, new_webhook_secret
 from ..models.types import row_id
 from .callback_urls import check_callback_url
 from .events import emit_event
+from .states import DELIVERY, write_status
 
 LOG_SIZE = 50  # spec 4.4 and 8: the 50 most recent records
 
@@ -43,14 +44,11 @@ def retry_delivery(brand, delivery_id):
     """Redeliver now, whatever the record's status, unless an attempt is in flight (409)."""
     delivery = get_delivery(brand, delivery_id)
     now = utcnow()
-    changed = db.session.execute(
-        db.update(WebhookDelivery)
-        .where(WebhookDelivery.id == delivery.id,
-               db.or_(WebhookDelivery.lease_expires_at.is_(None), WebhookDelivery.lease_expires_at < now))
-        .values(status=db.case((WebhookDelivery.attempts == 0, "pending"), else_="retrying"),
-                next_attempt_at=now, updated_at=now)
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    changed = write_status(
+        DELIVERY, (WebhookDelivery.id == delivery.id,
+                   db.or_(WebhookDelivery.lease_expires_at.is_(None), WebhookDelivery.lease_expires_at < now)),
+        DELIVERY.statuses, ("pending", "retrying"), next_attempt_at=now, updated_at=now,
+        status_value=db.case((WebhookDelivery.attempts == 0, "pending"), else_="retrying"))
     if changed != 1:
         db.session.rollback()
         raise invalid_state("An attempt of this delivery is in progress; retry when it has finished.")

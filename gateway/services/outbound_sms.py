@@ -8,11 +8,12 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..errors import field_error, invalid_state, not_found
 from ..extensions import db
+from .states import OUTBOUND_SMS, write_status
 from ..models import OutboundSms
 from ..models.types import row_id
 from ..money import format_amount
 from .sms_leases import MAX_ATTEMPTS, RETRY_DELAYS  # noqa: F401 - the queue's limits, shown by the panel
-from .sms_leases import outcome_values, release_expired_leases, take_lease
+from .sms_leases import outcome_values, release_expired_leases, settle_lease, take_lease
 
 DEVICE_LEASE = timedelta(minutes=5)
 
@@ -82,11 +83,8 @@ def get_outbound_sms(brand, message_id):
 def retry_outbound_sms(brand, message_id):
     """Put a failed message back in the queue for one more attempt (409 from any other status)."""
     message = get_outbound_sms(brand, message_id)
-    changed = db.session.execute(
-        db.update(OutboundSms).where(OutboundSms.id == message.id, OutboundSms.status == "failed")
-        .values(status="queued", next_attempt_at=utcnow(), updated_at=utcnow())
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    changed = write_status(OUTBOUND_SMS, (OutboundSms.id == message.id,), ("failed",), "queued",
+                           next_attempt_at=utcnow(), updated_at=utcnow())
     if changed != 1:
         db.session.rollback()
         raise invalid_state(f"Only a failed message can be retried; this one is {message.status}.")
@@ -126,13 +124,8 @@ def report_outbound_sms(brand, message_id, status, error=None):
         raise field_error("status", "Status must be `sent` or `failed`.")
     message = get_outbound_sms(brand, message_id)
     now = utcnow()
-    changed = db.session.execute(
-        db.update(OutboundSms)
-        .where(OutboundSms.id == message.id, OutboundSms.status == "leased", OutboundSms.attempts == message.attempts)
-        .values(**outcome_values(message.attempts, status, error, now))
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    if changed != 1:
+    if not settle_lease((OutboundSms.id == message.id, OutboundSms.attempts == message.attempts),
+                        outcome_values(message.attempts, status, error, now)):
         db.session.rollback()
         raise invalid_state(f"This message is not leased (it is {message.status}); it cannot be reported.")
     db.session.commit()

@@ -18,6 +18,7 @@ from .callback_urls import check_callback_url
 from .customers import upsert_customer
 from .events import emit_event
 from .outbound_sms import queue_receipt_sms
+from .states import PAYMENT, not_held_for_review_sql, write_status
 
 
 def new_trx_id():
@@ -120,14 +121,8 @@ def list_payment_views_query(brand_id, filters):
 
 def transition(payment, from_states, to_state, **values):
     """Move a payment between states with a guarded UPDATE; False when another writer got there first."""
-    now = utcnow()
-    changed = db.session.execute(
-        db.update(Payment)
-        .where(Payment.id == payment.id, Payment.status.in_(from_states))
-        .values(status=to_state, updated_at=now, **values)
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    return changed == 1
+    return write_status(PAYMENT, (Payment.id == payment.id,), from_states, to_state, updated_at=utcnow(),
+                        **values) == 1
 
 
 def complete_payment(payment, provider=None, provider_trx_id=None, sender_number=None, from_states=OPEN_STATUSES):
@@ -189,8 +184,7 @@ def cancel_payment(payment, from_states=OPEN_STATUSES):
 
 def expirable():
     """Open payments the sweep may expire: not one held for review, which waits for the merchant."""
-    return db.and_(Payment.status.in_(OPEN_STATUSES),
-                   db.or_(Payment.status == "created", Payment.review_reason.is_(None)))
+    return db.and_(Payment.status.in_(OPEN_STATUSES), db.or_(Payment.status == "created", not_held_for_review_sql()))
 
 
 def expire_due_payments(now=None):
@@ -206,11 +200,8 @@ def expire_due_payments(now=None):
     ).scalars().all()
     expired = []
     for payment in due:
-        changed = db.session.execute(
-            db.update(Payment).where(Payment.id == payment.id, expirable(), Payment.expires_at <= now)
-            .values(status="expired", updated_at=utcnow()).execution_options(synchronize_session=False)
-        ).rowcount
-        if changed == 1:
+        if write_status(PAYMENT, (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
+                        OPEN_STATUSES, "expired", updated_at=utcnow()) == 1:
             emit_event("payment.expired", payment.brand, payment=payment)
             expired.append(payment)
     db.session.commit()

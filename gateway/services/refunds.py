@@ -7,6 +7,7 @@ from ..models import PAID_STATUSES, Payment, Refund, Transaction
 from ..models.types import row_id
 from ..money import format_amount
 from .events import emit_event
+from .states import PAYMENT, TRANSACTION, write_status
 from .transactions import get_transaction
 
 # A refunded transaction is still "paid" but has nothing left: that is a 422, not a 409.
@@ -61,14 +62,11 @@ def get_transaction_by_id(brand, transaction_id):
 def add_refunded(model, row_id, amount, **values):
     """Add `amount` to a row's amount_refunded if it still fits; True when this writer won."""
     total = model.amount_refunded + amount
-    changed = db.session.execute(
-        db.update(model)
-        .where(model.id == row_id, model.status.in_(REFUNDABLE_STATUSES), total <= model.amount)
-        .values(amount_refunded=total,
-                status=db.case((total >= model.amount, "refunded"), else_="partially_refunded"), **values)
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    return changed == 1
+    machine = PAYMENT if model is Payment else TRANSACTION
+    return write_status(machine, (model.id == row_id, total <= model.amount), REFUNDABLE_STATUSES,
+                        ("partially_refunded", "refunded"), amount_refunded=total,
+                        status_value=db.case((total >= model.amount, "refunded"), else_="partially_refunded"),
+                        **values) == 1
 
 
 def refund_refusal(transaction, amount):

@@ -5,6 +5,7 @@ from sqlalchemy.orm import selectinload
 
 from ..errors import ApiError, field_error, invalid_state, not_found
 from ..extensions import db
+from .states import INBOUND_SMS, write_status
 from ..models import OPEN_STATUSES, InboundSms, Payment
 from .matching import HAND_MATCHABLE, SMS_CURRENCY
 from .sms_parsing import canonical_trx_id
@@ -50,11 +51,8 @@ def parser_reading(sms):
 
 def ignore_sms(sms):
     """Set aside a text that no claim took and that pays nothing (guarded: a concurrent match wins)."""
-    changed = db.session.execute(
-        db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.is_(None),
-                                    InboundSms.status.in_(HAND_MATCHABLE))
-        .values(status="ignored").execution_options(synchronize_session=False)
-    ).rowcount
+    changed = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)), HAND_MATCHABLE,
+                           "ignored")
     if changed != 1:
         db.session.rollback()
         db.session.refresh(sms)
