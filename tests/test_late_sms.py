@@ -8,7 +8,8 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.models import InboundSms, Notification, Payment, Transaction, WebhookDelivery
 from gateway.services.dashboard import dashboard_summary
@@ -83,9 +84,9 @@ def test_completing_a_late_payment_completes_it_once_with_its_webhook(brand, can
     assert (sms.status, sms.payment_id) == ("matched", payment.id)
     assert [t.id for t in transactions()] == [transaction.id] and transaction.amount == Decimal("500.00")
     assert events_of(payment) == ["payment.cancelled", "payment.completed"]
-    with pytest.raises(ApiError) as twice:
+    with pytest.raises(DomainError) as twice:
         complete_late_payment(payment)
-    assert (twice.value.status, twice.value.code) == (409, "INVALID_STATE")
+    assert (http_status(twice.value), twice.value.code) == (409, "INVALID_STATE")
     assert len(transactions()) == 1 and events_of(payment) == ["payment.cancelled", "payment.completed"]
 
 
@@ -113,7 +114,7 @@ def test_once_settled_a_late_sms_cannot_be_settled_the_other_way(cancelled_then_
     first(payment)
     settled = (reload(payment).status, reload(sms).status)
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         second(reload(payment))
 
     assert refused.value.code == "INVALID_STATE"
@@ -124,7 +125,7 @@ def test_once_settled_a_late_sms_cannot_be_settled_the_other_way(cancelled_then_
 @pytest.mark.parametrize("settle", [complete_late_payment, return_late_sms], ids=["complete", "return"])
 def test_a_payment_without_late_money_cannot_be_settled_as_late(brand, settle):
     cancelled = cancel_payment(claimed(brand))
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         settle(cancelled)
     assert refused.value.code == "INVALID_STATE"
     assert reload(cancelled).status == "cancelled" and transactions() == []
@@ -157,7 +158,7 @@ def test_a_late_sms_whose_trx_id_paid_another_payment_cannot_complete_its_own(br
     payment, sms = cancelled_then_paid
     other = PaymentFactory(brand=brand, status="completed", provider="bkash", provider_trx_id=TRX)
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         complete_late_payment(payment)
 
     assert "already paid another payment" in refused.value.message
@@ -174,7 +175,7 @@ def race(app, jobs):
             barrier.wait()
             try:
                 return job()
-            except ApiError as error:
+            except DomainError as error:
                 return error
             finally:
                 db.session.remove()
@@ -194,9 +195,9 @@ def test_racing_completions_and_returns_settle_a_late_sms_exactly_once(app, canc
 
     results = race(app, [complete, give_back] * 4)
 
-    winners = [result for result in results if not isinstance(result, ApiError)]
+    winners = [result for result in results if not isinstance(result, DomainError)]
     assert len(winners) == 1
-    assert all(result.code == "INVALID_STATE" for result in results if isinstance(result, ApiError))
+    assert all(result.code == "INVALID_STATE" for result in results if isinstance(result, DomainError))
     payment, sms = reload(payment), reload(sms)
     if isinstance(winners[0], Transaction):
         assert (payment.status, sms.status, len(transactions())) == ("completed", "matched", 1)

@@ -9,7 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.models import Device, InboundSms, Payment, Transaction, WebhookDelivery
 from gateway.services.matching import submit_claim
@@ -29,7 +30,7 @@ def race(app, jobs):
             barrier.wait()
             try:
                 return job()
-            except ApiError as error:
+            except DomainError as error:
                 return error
             finally:
                 db.session.remove()
@@ -64,8 +65,8 @@ def test_twenty_ingestions_and_twenty_claims_of_one_sms_complete_one_payment(app
 
     ingested = [result[0]["status"] for result in results[0::2]]
     assert sorted(ingested) == ["accepted"] + ["duplicate"] * (RACERS - 1)
-    refused = [result for result in results[1::2] if isinstance(result, ApiError)]
-    assert all(error.status in (409, 422) for error in refused)
+    refused = [result for result in results[1::2] if isinstance(result, DomainError)]
+    assert all(http_status(error) in (409, 422) for error in refused)
     db.session.expire_all()
     [completed] = db.session.execute(db.select(Payment).where(Payment.status == "completed")).scalars().all()
     [sms] = db.session.execute(db.select(InboundSms)).scalars().all()

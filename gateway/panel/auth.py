@@ -6,7 +6,7 @@ from flask_babel import gettext as _
 from flask_login import current_user, login_user, logout_user
 
 from ..checkout.theme import brand_theme
-from ..errors import ApiError
+from ..domain_errors import DomainError
 from ..extensions import db, limiter
 from ..models import Brand
 from ..services.users import authenticate, change_password, find_user_by_email
@@ -108,7 +108,7 @@ def password():
     if form.validate_on_submit():
         try:
             change_password(current_user, form.current_password.data, form.new_password.data)
-        except ApiError as error:
+        except DomainError as error:
             attach_error(form, error)
         else:
             record_audit(current_user, "password.change", current_user)

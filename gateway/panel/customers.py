@@ -4,7 +4,8 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from ..api.paging import paginate
-from ..errors import ApiError, not_found
+from ..domain_errors import DomainError
+from ..errors import http_status, not_found
 from ..extensions import db
 from ..models import Payment
 from ..services.customers import delete_customer, get_customer, list_customers_query, update_customer, with_totals
@@ -55,9 +56,9 @@ def customer_edit(customer_id):
         try:
             update_customer(customer, {"name": form.name.data or None, "email": form.email.data,
                                        "phone": form.phone.data})
-        except ApiError as error:
+        except DomainError as error:
             attach_error(form, error)
-            return render_template("panel/customer_edit.html", customer=customer, form=form), error.status
+            return render_template("panel/customer_edit.html", customer=customer, form=form), http_status(error)
         else:
             changes = {field: [before[field], getattr(customer, field)] for field in before
                        if before[field] != getattr(customer, field)}

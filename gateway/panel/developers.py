@@ -3,7 +3,8 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..services.api_keys import generate_key, list_keys, revoke_key
 from . import bp
 from .access import current_brand, super_admin_required
@@ -47,9 +48,9 @@ def api_key_generate():
         return render_keys(form, 422)
     try:
         key, secret = generate_key(current_brand(), form.label.data, form.scopes.data)
-    except ApiError as error:
+    except DomainError as error:
         attach_error(form, error)
-        return render_keys(form, error.status)
+        return render_keys(form, http_status(error))
     record_audit(current_user, "api_key.generate", key,
                  {"label": key.label, "scopes": key.scopes, "display_prefix": key.display_prefix})
     # Rendered, not redirected: the secret must not survive in a session or a URL.

@@ -8,7 +8,7 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..domain_errors import DomainError
 from ..extensions import db
 from ..models import Payment
 from ..services.deliveries import LOG_SIZE, get_delivery, recent_deliveries, retry_delivery
@@ -52,7 +52,7 @@ def webhook_delivery_redeliver(delivery_id):
     if ActionForm().validate_on_submit():
         try:
             retry_delivery(current_brand(), delivery.id)
-        except ApiError as error:
+        except DomainError as error:
             flash(error.message, "error")
         else:
             record_audit(current_user, "webhook_delivery.redeliver", ("webhook delivery", delivery.id),

@@ -3,7 +3,8 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..services.deliveries import rotate_webhook_secret, send_test_webhook, set_webhook_url
 from . import bp
 from .access import current_brand, super_admin_required
@@ -38,9 +39,9 @@ def webhook_settings_url():
         return render_webhooks(form, 422)
     try:
         changed = set_webhook_url(current_brand(), form.webhook_url.data)
-    except ApiError as error:
+    except DomainError as error:
         attach_error(form, error)
-        return render_webhooks(form, error.status)
+        return render_webhooks(form, http_status(error))
     if changed:
         record_audit(current_user, "webhook.url_update", current_brand(),
                      {"webhook_url": [changed["from"], changed["to"]]})
@@ -77,7 +78,7 @@ def webhook_settings_test():
         return redirect(url_for("panel.webhook_settings"))
     try:
         delivery = send_test_webhook(current_brand())
-    except ApiError as error:
+    except DomainError as error:
         flash(error.message if current_brand().webhook_url else _("Set a webhook URL first."), "error")
         return redirect(url_for("panel.webhook_settings"))
     record_audit(current_user, "webhook.test", ("webhook delivery", delivery.id), {"url": delivery.url})

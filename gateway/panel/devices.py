@@ -12,7 +12,7 @@ from flask_login import current_user
 from markupsafe import Markup
 
 from ..clock import utcnow
-from ..errors import ApiError
+from ..domain_errors import DomainError
 from ..services.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
 from ..services.pairing import pairing_qr_svg, server_url
 from . import bp
@@ -88,7 +88,7 @@ def device_revoke(device_uuid):
             return redirect(url_for("panel.devices"))
         try:
             revoke_paired_device(device, current_user)
-        except ApiError as error:
+        except DomainError as error:
             flash(error.message, "error")
         else:
             record_audit(current_user, "device.revoke", ("device", device.uuid),

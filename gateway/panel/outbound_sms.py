@@ -5,7 +5,7 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from ..api.paging import paginate
-from ..errors import ApiError
+from ..domain_errors import DomainError, NotFound
 from ..extensions import db
 from ..models import OutboundSms
 from ..schemas.outbound_sms import OutboundSmsCreateSchema
@@ -73,8 +73,8 @@ def outbound_sms_retry(message_id):
     if ActionForm().validate_on_submit():
         try:
             message = retry_outbound_sms(current_brand(), message_id)
-        except ApiError as error:
-            if error.status == 404:
+        except DomainError as error:
+            if isinstance(error, NotFound):
                 raise
             flash(error.message, "error")
         else:

@@ -6,7 +6,8 @@ from flask import flash, redirect, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..money import format_amount
 from ..services.matching import approve_review, complete_late_payment, reject_review, return_late_sms
 from ..services.payments import cancel_payment, get_payment
@@ -47,9 +48,9 @@ def refund_payment(payment_id):
         return ask_refund_confirmation(payment, form)
     try:
         refund = create_refund(current_brand(), payment.transaction.trx_id, form.amount.data, form.reason.data)
-    except ApiError as error:
+    except DomainError as error:
         attach_error(form, error)
-        return render_payment(get_payment(current_brand(), payment_id), form, error.status)
+        return render_payment(get_payment(current_brand(), payment_id), form, http_status(error))
     record_audit(current_user, "payment.refund", payment, {
         "refund_id": refund.id, "amount": format_amount(refund.amount), "reason": refund.reason})
     flash(_("Refunded %(amount)s.", amount=format_amount(refund.amount) + " " + payment.currency), "success")
@@ -61,7 +62,7 @@ def ask_refund_confirmation(payment, form):
     refusal = refund_refusal(payment.transaction, form.amount.data)
     if refusal is not None:  # say so now, not after the merchant has confirmed
         attach_error(form, refusal)
-        return render_payment(payment, form, refusal.status)
+        return render_payment(payment, form, http_status(refusal))
     amount = form.amount.data or payment.transaction.amount - payment.transaction.amount_refunded
     confirmation = {"amount": amount, "amount_text": format_amount(amount), "recipient": refund_recipient(payment),
                     "reason": form.reason.data}
@@ -76,7 +77,7 @@ def cancel(payment_id):
     if ActionForm().validate_on_submit():
         try:
             cancel_payment(payment)
-        except ApiError as error:
+        except DomainError as error:
             flash(error.message, "error")
         else:
             record_audit(current_user, "payment.cancel", payment)
@@ -93,7 +94,7 @@ def approve(payment_id):
         reason = payment.review_reason
         try:
             transaction = approve_review(payment)
-        except ApiError as error:
+        except DomainError as error:
             flash(error.message, "error")
         else:
             record_audit(current_user, "payment.approve", payment, {"trx_id": transaction.trx_id, "review_reason": reason})
@@ -111,7 +112,7 @@ def reject(payment_id):
         review_reason = payment.review_reason
         try:
             reject_review(payment, form.reason.data or review_reason)
-        except ApiError as error:
+        except DomainError as error:
             flash(error.message, "error")
         else:
             record_audit(current_user, "payment.reject", payment,
@@ -129,7 +130,7 @@ def complete_late(payment_id):
         reason = payment.review_reason
         try:
             transaction = complete_late_payment(payment)
-        except ApiError as error:
+        except DomainError as error:
             flash(error.message, "error")
         else:
             record_audit(current_user, "payment.complete_late", payment,
@@ -146,7 +147,7 @@ def return_late(payment_id):
     if ActionForm().validate_on_submit():
         try:
             sms = return_late_sms(payment)
-        except ApiError as error:
+        except DomainError as error:
             flash(error.message, "error")
         else:
             record_audit(current_user, "payment.return_late", payment, {

@@ -3,7 +3,8 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..services.brands import update_brand_settings
 from ..services.payment_methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
 from . import bp
@@ -45,7 +46,7 @@ def settings():
                 "base_url": form.base_url.data, "timezone": form.timezone.data, "currencies": form.currencies.data,
                 "payment_ttl": minutes * 60 if minutes else None, "receipt_sms_enabled": form.receipt_sms_enabled.data,
             })
-        except ApiError as error:
+        except DomainError as error:
             if error.errors and error.errors[0]["field"] == "payment_ttl":
                 error.errors[0]["field"] = "payment_ttl_minutes"
             attach_error(form, error)
@@ -67,9 +68,9 @@ def settings_method_add():
     try:
         method = add_method(current_brand(), form.provider.data, form.number.data, form.kind.data,
                             instructions=form.instructions.data, ask_sender_number=form.ask_sender_number.data)
-    except ApiError as error:
+    except DomainError as error:
         attach_error(form, error)
-        return render_settings(method_form=form, status=error.status)
+        return render_settings(method_form=form, status=http_status(error))
     record_audit(current_user, "payment_method.add", method, {"provider": method.provider, "number": method.number})
     flash(_("%(provider)s %(number)s added.", provider=PROVIDER_NAMES[method.provider], number=method.number), "success")
     return redirect(url_for("panel.settings", _anchor="methods"))

@@ -4,7 +4,8 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from ..api.paging import paginate
-from ..errors import ApiError
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..extensions import db
 from ..models import InboundSms
 from ..money import format_amount
@@ -68,9 +69,9 @@ def sms_inbox_match(sms_id):
     try:
         payment = find_payment_to_match(brand, form.payment.data)
         transaction = match_sms_by_hand(sms, payment)
-    except ApiError as error:
+    except DomainError as error:
         attach_error(form, error)
-        return render_message(get_inbound_sms(brand, sms_id), form, error.status)
+        return render_message(get_inbound_sms(brand, sms_id), form, http_status(error))
     record_audit(current_user, "sms.match", payment, {
         "sms": sms.public_id, "trx_id": transaction.trx_id, "provider_trx_id": transaction.provider_trx_id,
         "amount": format_amount(payment.amount)})
@@ -87,7 +88,7 @@ def sms_inbox_ignore(sms_id):
         previous = sms.status
         try:
             ignore_sms(sms)
-        except ApiError as error:
+        except DomainError as error:
             flash(error.message, "error")
         else:
             record_audit(current_user, "sms.ignore", ("sms", sms.public_id), {"status": [previous, "ignored"]})

@@ -7,7 +7,8 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..models import PROVIDERS
 from ..services.sms_inbox import get_inbound_sms
 from ..services.sms_parsing import sender_provider
@@ -55,9 +56,9 @@ def sms_template_test():
         return render_templates(tester=tester, status=422)
     try:
         trial = try_template(tester.provider.data, tester.pattern.data, tester.sample.data, tester.sender.data)
-    except ApiError as error:
+    except DomainError as error:
         attach_error(tester, error)
-        return render_templates(tester=tester, status=error.status)
+        return render_templates(tester=tester, status=http_status(error))
     # What worked in the tester is one click from being saved.
     form = TemplateForm(formdata=None, provider=tester.provider.data, pattern=tester.pattern.data)
     return render_templates(form=form, tester=tester, trial=trial)
@@ -72,9 +73,9 @@ def sms_template_create():
         return render_templates(form=form, status=422)
     try:
         template = create_template(current_brand(), form.provider.data, form.name.data, form.pattern.data)
-    except ApiError as error:
+    except DomainError as error:
         attach_error(form, error)
-        return render_templates(form=form, status=error.status)
+        return render_templates(form=form, status=http_status(error))
     record_audit(current_user, "sms_template.create", template,
                  {"name": template.name, "provider": template.provider, "pattern": template.pattern})
     flash(_("Template %(name)s saved; it reads texts from now on.", name=template.name), "success")

@@ -3,7 +3,8 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..services.users import get_user, invite_user, list_users, set_user_active
 from . import bp
 from .access import current_brand, super_admin_required
@@ -33,9 +34,9 @@ def user_invite():
         return render_users(form, 422)
     try:
         user, password = invite_user(current_brand(), form.email.data, form.name.data, form.role.data)
-    except ApiError as error:
+    except DomainError as error:
         attach_error(form, error)
-        return render_users(form, error.status)
+        return render_users(form, http_status(error))
     record_audit(current_user, "user.invite", user, {"role": user.role})
     # Rendered, not redirected: the password must not survive in a session or a URL.
     return render_users(invited=user, password=password)
@@ -61,7 +62,7 @@ def change_activity(user_id, active):
     if ActionForm().validate_on_submit():
         try:
             set_user_active(user, active, current_user)
-        except ApiError as error:
+        except DomainError as error:
             flash(error.message, "error")
         else:
             record_audit(current_user, "user.reactivate" if active else "user.deactivate", user)

@@ -7,7 +7,7 @@ from flask import current_app
 from sqlalchemy.exc import IntegrityError
 
 from ..clock import utcnow
-from ..errors import ApiError, field_error
+from ..domain_errors import AlreadyExists, NotFound, field_error
 from ..extensions import db
 from ..models import SCOPES, ApiKey
 from ..models.types import row_id
@@ -56,8 +56,9 @@ def generate_key(brand, label, scopes):
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "LABEL_TAKEN", f"An active key is already labelled {key.label!r}.",
-                       [{"field": "label", "code": "taken", "message": "Labels are unique among active keys."}])
+        raise AlreadyExists(f"An active key is already labelled {key.label!r}.",
+                            [{"field": "label", "code": "taken", "message": "Labels are unique among active keys."}],
+                            code="LABEL_TAKEN")
     return key, secret
 
 
@@ -102,4 +103,4 @@ def revoke_key(brand, *, key_id=None, label=None):
 
 def key_not_found():
     """The 404 for a key id or label that names no active key of the brand."""
-    return ApiError(404, "API_KEY_NOT_FOUND", "No active key by that id or label.")
+    return NotFound("api_key", "No active key by that id or label.")

@@ -1,6 +1,6 @@
 """The merchant's view of its phones: list them, pair a new one with a code, revoke one."""
 from ..clock import utcnow
-from ..errors import not_found
+from ..domain_errors import not_found
 from ..extensions import db
 from ..models import Device, PairingCode
 from .device_tokens import revoke_device

@@ -3,7 +3,7 @@ import re
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..errors import field_error
+from ..domain_errors import field_error
 from ..extensions import db
 from ..models import Brand, User
 from .api_keys import add_key

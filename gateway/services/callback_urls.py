@@ -5,7 +5,7 @@ from urllib.parse import urlsplit
 
 from flask import current_app
 
-from ..errors import field_error
+from ..domain_errors import field_error
 
 
 def private_callbacks_allowed():

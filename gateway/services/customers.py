@@ -5,7 +5,7 @@ import phonenumbers
 from sqlalchemy.exc import IntegrityError
 
 from ..answer_commit import commit_work
-from ..errors import ApiError, not_found
+from ..domain_errors import AlreadyExists, ValidationFailed, not_found
 from ..extensions import db
 from ..models import PAID_STATUSES, Customer, Payment
 from ..models.types import row_id
@@ -110,8 +110,9 @@ def create_customer(brand, data):
         commit_work()  # with an Idempotency-Key, together with the stored answer
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "CUSTOMER_EXISTS", "A customer with this e-mail already exists.",
-                       [{"field": "email", "code": "taken", "message": "E-mail already on file."}])
+        raise AlreadyExists("A customer with this e-mail already exists.",
+                            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
+                            code="CUSTOMER_EXISTS")
     return customer
 
 
@@ -123,15 +124,16 @@ def update_customer(customer, data):
             setattr(customer, field, value.lower() if field == "email" and value else value)
     if not customer.email and not customer.phone:
         db.session.rollback()
-        raise ApiError(422, "VALIDATION_ERROR", "A customer keeps an e-mail address or a telephone number.",
-                       [{"field": field, "code": "required", "message": "Keep an e-mail address or a telephone number."}
-                        for field in ("email", "phone")])
+        raise ValidationFailed("A customer keeps an e-mail address or a telephone number.",
+                               [{"field": field, "code": "required",
+                                 "message": "Keep an e-mail address or a telephone number."} for field in ("email", "phone")])
     try:
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "CUSTOMER_EXISTS", "A customer with this e-mail already exists.",
-                       [{"field": "email", "code": "taken", "message": "E-mail already on file."}])
+        raise AlreadyExists("A customer with this e-mail already exists.",
+                            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
+                            code="CUSTOMER_EXISTS")
     return customer
 
 

@@ -7,7 +7,7 @@ from sqlalchemy.orm import selectinload
 from .. import jobs
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import field_error, invalid_state, not_found
+from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import Brand, WebhookDelivery, new_webhook_secret
 from ..models.types import row_id

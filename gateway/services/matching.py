@@ -4,7 +4,7 @@ import re
 from sqlalchemy.exc import IntegrityError
 
 from ..clock import utcnow
-from ..errors import ApiError, field_error, invalid_state, not_found
+from ..domain_errors import DomainError, field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import OPEN_STATUSES, PAID_STATUSES, PROVIDERS, InboundSms, Payment
 from ..money import format_amount
@@ -102,7 +102,7 @@ def settle(sms, payment):
     try:
         complete_payment(payment, provider=sms.provider, provider_trx_id=sms.provider_trx_id,
                          sender_number=payment.sender_number or sms.counterparty)
-    except ApiError:  # cancelled or expired meanwhile; complete_payment rolled the SMS back too
+    except DomainError:  # cancelled or expired meanwhile; complete_payment rolled the SMS back too
         return None
     flag_rival_claims(payment)
     return "matched"

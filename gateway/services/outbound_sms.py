@@ -6,7 +6,7 @@ from flask import current_app
 from .. import jobs
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import field_error, invalid_state, not_found
+from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db
 from .states import OUTBOUND_SMS, write_status
 from ..models import OutboundSms

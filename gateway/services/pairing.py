@@ -10,7 +10,7 @@ import segno
 from flask import current_app
 
 from ..clock import utcnow
-from ..errors import ApiError
+from ..domain_errors import ValidationFailed
 from ..extensions import db
 from ..models import Device, PairingCode
 from .device_tokens import issue_tokens
@@ -66,7 +66,7 @@ def pairing_qr_svg(code, brand=None):
 
 def code_error(code, message):
     """A 422 naming pairing_code as the field at fault."""
-    return ApiError(422, code, message, [{"field": "pairing_code", "code": code.lower(), "message": message}])
+    return ValidationFailed(message, [{"field": "pairing_code", "code": code.lower(), "message": message}], code=code)
 
 
 def redeem_code(code, now):

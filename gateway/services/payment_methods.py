@@ -3,7 +3,7 @@ import re
 
 from sqlalchemy.exc import IntegrityError
 
-from ..errors import ApiError, field_error, not_found
+from ..domain_errors import AlreadyExists, DomainError, field_error, not_found
 from ..extensions import db
 from ..models.types import row_id
 from ..models import METHOD_KINDS, PROVIDERS, PaymentMethod
@@ -71,8 +71,8 @@ def add_method(brand, provider, number, kind="personal", demo=False, **options):
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "PAYMENT_METHOD_EXISTS",
-                       f"{PROVIDER_NAMES[provider]} {normalized} is already a payment method.") from None
+        raise AlreadyExists(f"{PROVIDER_NAMES[provider]} {normalized} is already a payment method.",
+                            code="PAYMENT_METHOD_EXISTS") from None
     return method
 
 
@@ -119,6 +119,6 @@ def enabled_method(brand, method_id):
     """The enabled method a checkout form names, or None when it is gone or switched off."""
     try:
         method = get_method(brand, int(method_id))
-    except (ApiError, TypeError, ValueError):
+    except (DomainError, TypeError, ValueError):
         return None
     return method if method.enabled else None

@@ -11,7 +11,7 @@ from sqlalchemy.orm import joinedload
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import field_error, invalid_state, not_found
+from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db, insert_persistent
 from ..models import OPEN_STATUSES, Brand, Payment, Transaction
 from .callback_urls import check_callback_url

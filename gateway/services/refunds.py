@@ -1,7 +1,7 @@
 """Refunds: full or partial, never more than what remains, also under concurrent requests."""
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import ApiError, field_error, invalid_state, not_found
+from ..domain_errors import RefundExceedsRemaining, field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import PAID_STATUSES, Payment, Refund, Transaction
 from ..models.types import row_id
@@ -84,8 +84,7 @@ def exceeds_remaining(transaction, amount):
     """The 422 for a refund larger than what remains refundable."""
     remaining = format_amount(transaction.amount - transaction.amount_refunded)
     message = f"Only {remaining} {transaction.currency} remains refundable on {transaction.trx_id}."
-    return ApiError(422, "REFUND_EXCEEDS_REMAINING", message,
-                    [{"field": "amount", "code": "exceeds_remaining", "message": message}])
+    return RefundExceedsRemaining(message, [{"field": "amount", "code": "exceeds_remaining", "message": message}])
 
 
 def reload(transaction):

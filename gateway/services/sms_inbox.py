@@ -3,7 +3,7 @@ import uuid
 
 from sqlalchemy.orm import selectinload
 
-from ..errors import ApiError, field_error, invalid_state, not_found
+from ..domain_errors import InvalidState, field_error, invalid_state, not_found
 from ..extensions import db
 from .states import INBOUND_SMS, write_status
 from ..models import OPEN_STATUSES, InboundSms, Payment
@@ -92,5 +92,5 @@ def find_payment_to_match(brand, text):
                           code="ambiguous")
     if not open_ones:
         message = f"That payment is {found[0].status}; only an open payment can be matched."
-        raise ApiError(409, "INVALID_STATE", message, [{"field": "payment", "code": "invalid_state", "message": message}])
+        raise InvalidState(message, [{"field": "payment", "code": "invalid_state", "message": message}])
     return open_ones[0]

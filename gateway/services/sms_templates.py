@@ -3,7 +3,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
-from ..errors import ApiError, field_error, not_found
+from ..domain_errors import AlreadyExists, field_error, not_found
 from ..extensions import db
 from ..models.types import row_id
 from ..models import PROVIDERS, SmsTemplate
@@ -70,8 +70,9 @@ def create_template(brand, provider, name, pattern):
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "NAME_TAKEN", f"A template is already named {name!r}.",
-                       [{"field": "name", "code": "taken", "message": "Template names are unique."}]) from None
+        raise AlreadyExists(f"A template is already named {name!r}.",
+                            [{"field": "name", "code": "taken", "message": "Template names are unique."}],
+                            code="NAME_TAKEN") from None
     return template
 
 

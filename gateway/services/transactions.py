@@ -1,5 +1,5 @@
 """Transactions: the record a completed payment owns, listed and read by trx_id."""
-from ..errors import not_found
+from ..domain_errors import not_found
 from ..extensions import db
 from ..models import Transaction
 

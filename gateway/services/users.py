@@ -7,7 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..clock import utcnow
-from ..errors import ApiError, field_error, invalid_state, not_found
+from ..domain_errors import AlreadyExists, field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import ROLES, User
 from ..models.types import row_id
@@ -75,8 +75,9 @@ def invite_user(brand, email, name=None, role="staff"):
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "USER_EXISTS", "A user with this e-mail already exists.",
-                       [{"field": "email", "code": "taken", "message": "A user with this e-mail already exists."}])
+        raise AlreadyExists("A user with this e-mail already exists.",
+                            [{"field": "email", "code": "taken", "message": "A user with this e-mail already exists."}],
+                            code="USER_EXISTS")
     return user, password
 
 
