@@ -39,7 +39,7 @@ def find_active_key(secret):
 
 
 def normalise_scopes(scopes):
-    """A sorted, de-duplicated list of known scopes, or a 422 naming the bad one."""
+    """A sorted, de-duplicated list of known scopes, or ValidationFailed naming the bad one."""
     if isinstance(scopes, str):
         scopes = [part.strip() for part in scopes.split(",")]
     chosen = {scope for scope in scopes if scope}
@@ -102,5 +102,5 @@ def revoke_key(brand, *, key_id=None, label=None):
 
 
 def key_not_found():
-    """The 404 for a key id or label that names no active key of the brand."""
+    """NotFound for a key id or label that names no active key of the brand."""
     return NotFound("api_key", "No active key by that id or label.")

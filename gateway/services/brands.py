@@ -38,7 +38,7 @@ def create_first_brand(name, admin_email, admin_password, key_scopes=("read", "w
 
 
 def checked_url(field, value):
-    """An absolute http(s) URL without a trailing slash, None when blank, else a 422 naming the field."""
+    """An absolute http(s) URL without a trailing slash, None when blank, else ValidationFailed naming the field."""
     value = (value or "").strip()
     if not value:
         return None
@@ -63,7 +63,7 @@ def checked_currencies(value):
 
 
 def checked_setting(name, value):
-    """One setting validated and normalised, or a 422 naming it."""
+    """One setting validated and normalised, or ValidationFailed naming it."""
     if name == "name":
         value = (value or "").strip()
         if not 1 <= len(value) <= 120:

@@ -54,7 +54,7 @@ def checked_destination(url, strict=True):
 
 
 def check_callback_url(url, field="callback_url"):
-    """Raise a 422 on `field` when the URL may not receive webhooks; None and '' pass."""
+    """Raise ValidationFailed on `field` when the URL may not receive webhooks; None and '' pass."""
     if not url:
         return
     reason, _ = checked_destination(url, strict=False)

@@ -52,7 +52,7 @@ def find_by_contact(brand, email, phone):
 
 
 def get_customer(brand, ident):
-    """A customer of this brand by id, e-mail or phone; 404 otherwise."""
+    """A customer of this brand by id, e-mail or phone; NotFound otherwise."""
     ident = str(ident).strip()
     query = db.select(Customer).where(Customer.brand_id == brand.id)
     # A local number such as 01712345678 is all digits too: ids never start with 0.
@@ -102,7 +102,7 @@ def with_totals(customers):
 
 
 def create_customer(brand, data):
-    """A new profile; an e-mail already on file is a 409."""
+    """A new profile; an e-mail already on file is AlreadyExists."""
     customer = Customer(brand_id=brand.id, name=data.get("name"), email=(data.get("email") or None) and data["email"].lower(),
                         phone=data.get("phone"))
     db.session.add(customer)

@@ -27,7 +27,7 @@ def recent_deliveries(brand):
 
 
 def get_delivery(brand, delivery_id):
-    """A delivery of this brand with its attempt log; 404 for anything else, another brand's included."""
+    """A delivery of this brand with its attempt log; NotFound for anything else, another brand's included."""
     delivery_id = row_id(delivery_id)
     delivery = None
     if delivery_id is not None:
@@ -41,7 +41,7 @@ def get_delivery(brand, delivery_id):
 
 
 def retry_delivery(brand, delivery_id):
-    """Redeliver now, whatever the record's status, unless an attempt is in flight (409)."""
+    """Redeliver now, whatever the record's status, unless an attempt is in flight (InvalidState)."""
     delivery = get_delivery(brand, delivery_id)
     now = utcnow()
     changed = write_status(

@@ -61,7 +61,7 @@ def pin_fingerprint(device, fingerprint):
 
 
 def decode(token, typ):
-    """The claims of a valid token of this type; 401 otherwise (an access token is no refresh token).
+    """The claims of a valid token of this type; NotAuthenticated otherwise (an access token is no refresh token).
 
     Signed with SECRET_KEY's key or, during a rotation, a fallback's: phones keep working until they refresh.
     """

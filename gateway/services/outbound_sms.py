@@ -68,7 +68,7 @@ def list_outbound_sms_query(brand, filters):
 
 
 def get_outbound_sms(brand, message_id):
-    """A message of this brand by id; 404 for anything else, another brand's included."""
+    """A message of this brand by id; NotFound for anything else, another brand's included."""
     message_id = row_id(message_id)
     message = None
     if message_id is not None:
@@ -81,7 +81,7 @@ def get_outbound_sms(brand, message_id):
 
 
 def retry_outbound_sms(brand, message_id):
-    """Put a failed message back in the queue for one more attempt (409 from any other status)."""
+    """Put a failed message back in the queue for one more attempt (InvalidState from any other status)."""
     message = get_outbound_sms(brand, message_id)
     changed = write_status(OUTBOUND_SMS, (OutboundSms.id == message.id,), ("failed",), "queued",
                            next_attempt_at=utcnow(), updated_at=utcnow())
@@ -119,7 +119,7 @@ def lease_outbound_sms(brand, device_ref, limit=10):
 
 
 def report_outbound_sms(brand, message_id, status, error=None):
-    """Record what the device that leased a message did with it: `sent` or `failed` (409 unless leased)."""
+    """Record what the device that leased a message did with it: `sent` or `failed` (InvalidState unless leased)."""
     if status not in ("sent", "failed"):
         raise field_error("status", "Status must be `sent` or `failed`.")
     message = get_outbound_sms(brand, message_id)

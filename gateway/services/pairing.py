@@ -65,7 +65,7 @@ def pairing_qr_svg(code, brand=None):
 
 
 def code_error(code, message):
-    """A 422 naming pairing_code as the field at fault."""
+    """ValidationFailed naming pairing_code as the field at fault."""
     return ValidationFailed(message, [{"field": "pairing_code", "code": code.lower(), "message": message}], code=code)
 
 

@@ -26,7 +26,7 @@ def normalize_mobile_number(value):
 
 
 def checked_provider(provider):
-    """The provider code in lower case, or a 422 naming `provider`."""
+    """The provider code in lower case, or ValidationFailed naming `provider`."""
     code = str(provider or "").strip().lower()
     if code not in PROVIDERS:
         raise field_error("provider", f"Provider must be one of {', '.join(PROVIDERS)}.")
@@ -77,7 +77,7 @@ def add_method(brand, provider, number, kind="personal", demo=False, **options):
 
 
 def get_method(brand, method_id):
-    """One of the brand's methods by id; 404 for anything else, an id no row can have included."""
+    """One of the brand's methods by id; NotFound for anything else, an id no row can have included."""
     method_id = row_id(method_id)
     if method_id is None:
         raise not_found("payment_method")

@@ -77,7 +77,7 @@ NEWEST_FIRST = (_P.c.created_at.desc(), _P.c.id.desc())
 
 
 def get_payment(brand, public_id):
-    """A payment of this brand by its payment_id; 404 for anything else, another brand's included."""
+    """A payment of this brand by its payment_id; NotFound for anything else, another brand's included."""
     payment = db.session.execute(
         db.select(Payment).options(joinedload(Payment.transaction))
         .where(_P.c.public_id == str(public_id), _P.c.brand_id == brand.id)
@@ -88,7 +88,7 @@ def get_payment(brand, public_id):
 
 
 def get_payment_view(brand_id, public_id):
-    """What the API shows of a payment of this brand (a read-only row); 404 for anything else."""
+    """What the API shows of a payment of this brand (a read-only row); NotFound for anything else."""
     row = db.session.execute(PAYMENT_VIEW_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand_id}).first()
     if row is None:
         raise not_found("payment")

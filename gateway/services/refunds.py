@@ -10,7 +10,7 @@ from .events import emit_event
 from .states import PAYMENT, TRANSACTION, write_status
 from .transactions import get_transaction
 
-# A refunded transaction is still "paid" but has nothing left: that is a 422, not a 409.
+# A refunded transaction is still "paid" but has nothing left: that is RefundExceedsRemaining, not InvalidState.
 REFUNDABLE_STATUSES = ("completed", "partially_refunded")
 
 
@@ -43,14 +43,14 @@ def create_refund(brand, trx_ref, amount=None, reason=None):
 
 
 def find_transaction(brand, trx_ref):
-    """The brand's transaction by trx_id (a string) or internal id (an int); 404 otherwise."""
+    """The brand's transaction by trx_id (a string) or internal id (an int); NotFound otherwise."""
     if isinstance(trx_ref, int):
         return get_transaction_by_id(brand, trx_ref)
     return get_transaction(brand, trx_ref)
 
 
 def get_transaction_by_id(brand, transaction_id):
-    """The brand's transaction by its integer id; 404 for any other brand's."""
+    """The brand's transaction by its integer id; NotFound for any other brand's."""
     transaction = db.session.execute(
         db.select(Transaction).where(Transaction.id == transaction_id, Transaction.brand_id == brand.id)
     ).scalar_one_or_none()
@@ -81,7 +81,7 @@ def refund_refusal(transaction, amount):
 
 
 def exceeds_remaining(transaction, amount):
-    """The 422 for a refund larger than what remains refundable."""
+    """RefundExceedsRemaining for a refund larger than what remains refundable."""
     remaining = format_amount(transaction.amount - transaction.amount_refunded)
     message = f"Only {remaining} {transaction.currency} remains refundable on {transaction.trx_id}."
     return RefundExceedsRemaining(message, [{"field": "amount", "code": "exceeds_remaining", "message": message}])
@@ -108,7 +108,7 @@ def list_refunds_query(brand, filters):
 
 
 def get_refund(brand, refund_id):
-    """A refund of this brand by id (digits); 404 for anything else, another brand's included."""
+    """A refund of this brand by id (digits); NotFound for anything else, another brand's included."""
     refund_id = row_id(refund_id)
     refund = None
     if refund_id is not None:

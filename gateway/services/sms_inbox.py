@@ -31,7 +31,7 @@ def list_inbound_sms_query(brand, filters):
 
 
 def get_inbound_sms(brand, public_id):
-    """A text of this brand by its server reference; 404 for anything else, another brand's included."""
+    """A text of this brand by its server reference; NotFound for anything else, another brand's included."""
     try:
         public_id = str(uuid.UUID(str(public_id)))
     except ValueError:
@@ -76,7 +76,7 @@ def match_candidates(sms):
 
 
 def find_payment_to_match(brand, text):
-    """The open payment a person names by payment ID or by reference; a 422 on `payment` when none or several."""
+    """The open payment a person names by payment ID or by reference; ValidationFailed on `payment` when none or several."""
     text = (text or "").strip()
     if not text:
         raise field_error("payment", "Enter the payment ID or the order reference.", code="required")

@@ -34,7 +34,7 @@ def list_templates(brand):
 
 
 def get_template(brand, template_id):
-    """A template of this brand; 404 for anything else, another brand's included."""
+    """A template of this brand; NotFound for anything else, another brand's included."""
     template_id = row_id(template_id)
     template = db.session.get(SmsTemplate, template_id) if template_id is not None else None
     if template is None or template.brand_id != brand.id:
@@ -43,7 +43,7 @@ def get_template(brand, template_id):
 
 
 def checked_pattern(pattern):
-    """The pattern when it compiles with the named groups ingest needs; a 422 on `pattern` saying why not."""
+    """The pattern when it compiles with the named groups ingest needs; ValidationFailed on `pattern` saying why not."""
     try:
         validate_template(pattern)
     except ValueError as error:
@@ -52,7 +52,7 @@ def checked_pattern(pattern):
 
 
 def checked_provider(provider):
-    """A known wallet provider, or a 422 on `provider`."""
+    """A known wallet provider, or ValidationFailed on `provider`."""
     if provider not in PROVIDERS:
         raise field_error("provider", f"Provider must be one of {', '.join(PROVIDERS)}.")
     return provider
@@ -94,7 +94,7 @@ def delete_template(template):
 
 
 def try_template(provider, pattern, text, sender=None):
-    """Run a template on a sample as ingest would, without saving anything; 422 on a bad pattern or sample."""
+    """Run a template on a sample as ingest would, without saving anything; ValidationFailed on a bad pattern or sample."""
     provider = checked_provider(provider)
     checked_pattern(pattern)
     if not (text or "").strip() or len(text) > MAX_SAMPLE:

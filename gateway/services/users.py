@@ -45,7 +45,7 @@ def find_user_by_email(email):
 
 
 def checked_email(email):
-    """A lower-cased e-mail address (the API's own rule for addresses), or a 422 naming `email`."""
+    """A lower-cased e-mail address (the API's own rule for addresses), or ValidationFailed naming `email`."""
     email = (email or "").strip().lower()
     try:
         validate.Email()(email)
@@ -57,7 +57,7 @@ def checked_email(email):
 
 
 def checked_password(password, field="new_password"):
-    """The password when long enough, else a 422 naming the field."""
+    """The password when long enough, else ValidationFailed naming the field."""
     if len(password or "") < MIN_PASSWORD_LENGTH:
         raise field_error(field, f"Use at least {MIN_PASSWORD_LENGTH} characters.")
     return password
@@ -82,7 +82,7 @@ def invite_user(brand, email, name=None, role="staff"):
 
 
 def get_user(brand, user_id):
-    """A user of this brand by id; 404 for anyone else's, or for an id no row can have."""
+    """A user of this brand by id; NotFound for anyone else's, or for an id no row can have."""
     user_id = row_id(user_id)
     if user_id is None:
         raise not_found("user")
