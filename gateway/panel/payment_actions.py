@@ -6,6 +6,7 @@ from flask import flash, redirect, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
+from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
 from ..money import format_amount
@@ -47,12 +48,13 @@ def refund_payment(payment_id):
     if not form.confirmed.data:
         return ask_refund_confirmation(payment, form)
     try:
-        refund = create_refund(current_brand(), payment.transaction.trx_id, form.amount.data, form.reason.data)
+        with unit_of_work():
+            refund = create_refund(current_brand(), payment.transaction.trx_id, form.amount.data, form.reason.data)
+            record_audit(current_user, "payment.refund", payment, {
+                "refund_id": refund.id, "amount": format_amount(refund.amount), "reason": refund.reason})
     except DomainError as error:
         attach_error(form, error)
         return render_payment(get_payment(current_brand(), payment_id), form, http_status(error))
-    record_audit(current_user, "payment.refund", payment, {
-        "refund_id": refund.id, "amount": format_amount(refund.amount), "reason": refund.reason})
     flash(_("Refunded %(amount)s.", amount=format_amount(refund.amount) + " " + payment.currency), "success")
     return back_to(payment)
 
@@ -76,11 +78,12 @@ def cancel(payment_id):
     payment = get_payment(current_brand(), payment_id)
     if ActionForm().validate_on_submit():
         try:
-            cancel_payment(payment)
+            with unit_of_work():
+                cancel_payment(payment)
+                record_audit(current_user, "payment.cancel", payment)
         except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.cancel", payment)
             flash(_("The payment is cancelled."), "success")
     return back_to(payment)
 
@@ -93,11 +96,13 @@ def approve(payment_id):
     if ActionForm().validate_on_submit():
         reason = payment.review_reason
         try:
-            transaction = approve_review(payment)
+            with unit_of_work():
+                transaction = approve_review(payment)
+                record_audit(current_user, "payment.approve", payment,
+                             {"trx_id": transaction.trx_id, "review_reason": reason})
         except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.approve", payment, {"trx_id": transaction.trx_id, "review_reason": reason})
             flash(_("Approved: the payment is completed."), "success")
     return back_to(payment)
 
@@ -111,12 +116,13 @@ def reject(payment_id):
     if form.validate_on_submit():
         review_reason = payment.review_reason
         try:
-            reject_review(payment, form.reason.data or review_reason)
+            with unit_of_work():
+                reject_review(payment, form.reason.data or review_reason)
+                record_audit(current_user, "payment.reject", payment,
+                             {"review_reason": review_reason, "reason": form.reason.data or None})
         except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.reject", payment,
-                         {"review_reason": review_reason, "reason": form.reason.data or None})
             flash(_("Rejected: the payment is marked failed."), "success")
     return back_to(payment)
 
@@ -129,12 +135,13 @@ def complete_late(payment_id):
     if ActionForm().validate_on_submit():
         reason = payment.review_reason
         try:
-            transaction = complete_late_payment(payment)
+            with unit_of_work():
+                transaction = complete_late_payment(payment)
+                record_audit(current_user, "payment.complete_late", payment,
+                             {"trx_id": transaction.trx_id, "review_reason": reason})
         except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.complete_late", payment,
-                         {"trx_id": transaction.trx_id, "review_reason": reason})
             flash(_("Completed: the payment is paid and your shop is told."), "success")
     return back_to(payment)
 
@@ -146,11 +153,13 @@ def return_late(payment_id):
     payment = get_payment(current_brand(), payment_id)
     if ActionForm().validate_on_submit():
         try:
-            sms = return_late_sms(payment)
+            with unit_of_work():
+                sms = return_late_sms(payment)
+                record_audit(current_user, "payment.return_late", payment, {
+                    "amount": format_amount(sms.amount), "to": sms.counterparty,
+                    "provider_trx_id": sms.provider_trx_id})
         except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.return_late", payment, {
-                "amount": format_amount(sms.amount), "to": sms.counterparty, "provider_trx_id": sms.provider_trx_id})
             flash(_("Recorded: the money was returned to the customer."), "success")
     return back_to(payment)

@@ -7,6 +7,7 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
+from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
 from ..models import PROVIDERS
@@ -72,12 +73,13 @@ def sms_template_create():
     if not form.validate_on_submit():
         return render_templates(form=form, status=422)
     try:
-        template = create_template(current_brand(), form.provider.data, form.name.data, form.pattern.data)
+        with unit_of_work():
+            template = create_template(current_brand(), form.provider.data, form.name.data, form.pattern.data)
+            record_audit(current_user, "sms_template.create", template,
+                         {"name": template.name, "provider": template.provider, "pattern": template.pattern})
     except DomainError as error:
         attach_error(form, error)
         return render_templates(form=form, status=http_status(error))
-    record_audit(current_user, "sms_template.create", template,
-                 {"name": template.name, "provider": template.provider, "pattern": template.pattern})
     flash(_("Template %(name)s saved; it reads texts from now on.", name=template.name), "success")
     return redirect(url_for("panel.sms_templates"))
 
@@ -87,11 +89,15 @@ def sms_template_create():
 def sms_template_toggle(template_id):
     """Switch a template off (ingest skips it) or back on."""
     template = get_template(current_brand(), template_id)
-    if ActionForm().validate_on_submit() and set_template_enabled(template, not template.enabled):
-        record_audit(current_user, "sms_template.enable" if template.enabled else "sms_template.disable", template,
-                     {"name": template.name})
-        flash(_("%(name)s is switched on.", name=template.name) if template.enabled
-              else _("%(name)s is switched off.", name=template.name), "success")
+    if ActionForm().validate_on_submit():
+        with unit_of_work():
+            changed = set_template_enabled(template, not template.enabled)
+            if changed:
+                record_audit(current_user, "sms_template.enable" if template.enabled else "sms_template.disable",
+                             template, {"name": template.name})
+        if changed:
+            flash(_("%(name)s is switched on.", name=template.name) if template.enabled
+                  else _("%(name)s is switched off.", name=template.name), "success")
     return redirect(url_for("panel.sms_templates"))
 
 
@@ -103,7 +109,8 @@ def sms_template_delete(template_id):
     if ActionForm().validate_on_submit():
         details = {"name": template.name, "provider": template.provider, "pattern": template.pattern}
         target = ("sms template", template.id)
-        delete_template(template)
-        record_audit(current_user, "sms_template.delete", target, details)
+        with unit_of_work():
+            delete_template(template)
+            record_audit(current_user, "sms_template.delete", target, details)
         flash(_("Template %(name)s deleted.", name=details["name"]), "success")
     return redirect(url_for("panel.sms_templates"))

@@ -6,6 +6,7 @@ import secrets
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
 
+from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import AlreadyExists, NotFound, field_error
 from ..extensions import db
@@ -53,7 +54,7 @@ def generate_key(brand, label, scopes):
     """Create and commit a key; returns (key, secret) — the secret exists only in this return value."""
     key, secret = add_key(brand, label, scopes)
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
         raise AlreadyExists(f"An active key is already labelled {key.label!r}.",
@@ -94,7 +95,7 @@ def revoke_key(brand, *, key_id=None, label=None):
     revoked = db.session.execute(
         db.update(ApiKey).where(ApiKey.id == key.id, ApiKey.revoked_at.is_(None)).values(revoked_at=utcnow())
     ).rowcount
-    db.session.commit()
+    commit_work()
     if not revoked:
         raise key_not_found()
     db.session.refresh(key)

@@ -3,6 +3,7 @@ import re
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..answer_commit import commit_work
 from ..domain_errors import field_error
 from ..extensions import db
 from ..models import Brand, User
@@ -100,5 +101,5 @@ def update_brand_settings(brand, changes):
         if old != value:
             changed[name] = [old, value]
             setattr(brand, name, value)
-    db.session.commit()
+    commit_work()
     return changed

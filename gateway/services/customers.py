@@ -126,9 +126,10 @@ def update_customer(customer, data):
         db.session.rollback()
         raise ValidationFailed("A customer keeps an e-mail address or a telephone number.",
                                [{"field": field, "code": "required",
-                                 "message": "Keep an e-mail address or a telephone number."} for field in ("email", "phone")])
+                                 "message": "Keep an e-mail address or a telephone number."}
+                                for field in ("email", "phone")])
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
         raise AlreadyExists("A customer with this e-mail already exists.",
@@ -141,7 +142,7 @@ def delete_customer(customer):
     """Remove a profile; its payments stay, unlinked, for the books."""
     db.session.execute(db.update(Payment).where(Payment.customer_id == customer.id).values(customer_id=None))
     db.session.delete(customer)
-    db.session.commit()
+    commit_work()
 
 
 def customer_totals(customer_ids):

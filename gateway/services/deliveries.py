@@ -53,7 +53,7 @@ def retry_delivery(brand, delivery_id):
         db.session.rollback()
         raise invalid_state("An attempt of this delivery is in progress; retry when it has finished.")
     jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id)
-    db.session.commit()
+    commit_work()
     db.session.refresh(delivery)
     return delivery
 
@@ -84,7 +84,7 @@ def rotate_webhook_secret(brand, overlap=None):
             .values(webhook_secret=new, webhook_secret_previous=old if overlap > 0 else None,
                     webhook_secret_previous_until=now + timedelta(seconds=overlap) if overlap > 0 else None)
             .execution_options(synchronize_session=False)).rowcount
-        db.session.commit()
+        db.session.commit()  # each try ends its transaction: a lost race re-reads the secret fresh
         if rotated == 1:
             db.session.refresh(brand)
             return new
@@ -98,5 +98,5 @@ def set_webhook_url(brand, url):
         return None
     change = {"from": brand.webhook_url, "to": url}
     brand.webhook_url = url
-    db.session.commit()
+    commit_work()
     return change

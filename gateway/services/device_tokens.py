@@ -6,6 +6,7 @@ from datetime import timedelta
 import jwt
 
 from ..clock import utcnow
+from ..answer_commit import commit_work
 from ..domain_errors import NotAuthenticated
 from ..extensions import db
 from ..models import Device
@@ -103,7 +104,7 @@ def revoke_device(device, reason):
         .values(revoked_at=utcnow(), revoked_reason=reason, refresh_token_hash=None)
         .execution_options(synchronize_session=False)
     )
-    db.session.commit()
+    commit_work()
     db.session.refresh(device)
 
 
@@ -113,11 +114,13 @@ def rotate_tokens(refresh_token, fingerprint=None):
     presented = token_hash(refresh_token)
     if presented != device.refresh_token_hash:
         revoke_device(device, "refresh token reused")
-        raise NotAuthenticated(code="REFRESH_TOKEN_REUSED", message="This refresh token was already used; the device is unpaired.")
+        raise NotAuthenticated("This refresh token was already used; the device is unpaired.",
+                               code="REFRESH_TOKEN_REUSED")
     # The first fingerprint a device presents is pinned; once pinned, a refresh without that very
     # fingerprint (another one, or none at all: a stolen token alone) is refused without revoking.
     if device.fingerprint and fingerprint != device.fingerprint:
-        raise NotAuthenticated(code="FINGERPRINT_MISMATCH", message="The fingerprint differs from the one this device presented before.")
+        raise NotAuthenticated("The fingerprint differs from the one this device presented before.",
+                               code="FINGERPRINT_MISMATCH")
     tokens, next_hash = new_tokens(device)
     # Guarded on the old hash: of two concurrent refreshes with one token, only one rotates.
     rotated = db.session.execute(
@@ -130,7 +133,8 @@ def rotate_tokens(refresh_token, fingerprint=None):
     if rotated != 1:
         db.session.rollback()
         revoke_device(device, "refresh token reused")
-        raise NotAuthenticated(code="REFRESH_TOKEN_REUSED", message="This refresh token was already used; the device is unpaired.")
+        raise NotAuthenticated("This refresh token was already used; the device is unpaired.",
+                               code="REFRESH_TOKEN_REUSED")
     db.session.commit()
     db.session.refresh(device)
     return device, tokens

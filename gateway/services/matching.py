@@ -4,6 +4,7 @@ import re
 from sqlalchemy.exc import IntegrityError
 
 from ..clock import utcnow
+from ..answer_commit import commit_work
 from ..domain_errors import DomainError, field_error, invalid_state, not_found
 from ..extensions import db
 from ..models import OPEN_STATUSES, PAID_STATUSES, PROVIDERS, InboundSms, Payment
@@ -429,7 +430,7 @@ def return_late_sms(payment, note=None):
         db.update(Payment).where(Payment.id == payment.id, Payment.status.in_(LATE_STATUSES))
         .values(review_reason=reason, updated_at=utcnow()).execution_options(synchronize_session=False)
     )
-    db.session.commit()
+    commit_work()
     db.session.refresh(payment)
     db.session.refresh(sms)
     return sms

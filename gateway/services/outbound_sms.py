@@ -89,7 +89,7 @@ def retry_outbound_sms(brand, message_id):
         db.session.rollback()
         raise invalid_state(f"Only a failed message can be retried; this one is {message.status}.")
     wake_provider(message)
-    db.session.commit()
+    commit_work()
     db.session.refresh(message)
     return message
 

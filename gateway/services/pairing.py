@@ -9,6 +9,7 @@ from datetime import timedelta
 import segno
 from flask import current_app
 
+from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import ValidationFailed
 from ..extensions import db
@@ -45,7 +46,7 @@ def create_pairing_code(brand):
             break
     db.session.add(PairingCode(brand_id=brand.id, code_hash=code_hash(code), created_at=now,
                                expires_at=now + CODE_TTL))
-    db.session.commit()
+    commit_work()
     return code
 
 

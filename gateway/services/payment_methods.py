@@ -3,6 +3,7 @@ import re
 
 from sqlalchemy.exc import IntegrityError
 
+from ..answer_commit import commit_work
 from ..domain_errors import AlreadyExists, DomainError, field_error, not_found
 from ..extensions import db
 from ..models.types import row_id
@@ -68,7 +69,7 @@ def add_method(brand, provider, number, kind="personal", demo=False, **options):
     method = PaymentMethod(brand_id=brand.id, provider=provider, number=normalized, is_demo=bool(demo), **values)
     db.session.add(method)
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
         raise AlreadyExists(f"{PROVIDER_NAMES[provider]} {normalized} is already a payment method.",
@@ -93,7 +94,7 @@ def update_method(method, **changes):
     """Change a method's kind, instructions, sender-number question, switch or position."""
     for name, value in checked_changes(changes).items():
         setattr(method, name, value)
-    db.session.commit()
+    commit_work()
     return method
 
 

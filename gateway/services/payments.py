@@ -158,7 +158,7 @@ def complete_payment(payment, provider=None, provider_trx_id=None, sender_number
         raise
     emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
     queue_receipt_sms(payment, transaction)
-    db.session.commit()
+    commit_work()
     db.session.refresh(payment)
     return transaction
 
@@ -214,6 +214,6 @@ def fail_payment(payment, reason):
         db.session.rollback()
         raise invalid_state(f"Only a processing payment can be failed; this one is {payment.status}.")
     emit_event("payment.failed", payment.brand, payment=payment)
-    db.session.commit()
+    commit_work()
     db.session.refresh(payment)
     return payment

@@ -3,6 +3,7 @@ import uuid
 
 from sqlalchemy.orm import selectinload
 
+from ..answer_commit import commit_work
 from ..domain_errors import InvalidState, field_error, invalid_state, not_found
 from ..extensions import db
 from .states import INBOUND_SMS, write_status
@@ -59,7 +60,7 @@ def ignore_sms(sms):
         if sms.status == "ignored":
             raise invalid_state("This SMS is already ignored.")
         raise invalid_state(f"This SMS is {sms.status}; only a text no payment took can be ignored.")
-    db.session.commit()
+    commit_work()
     db.session.refresh(sms)
     return sms
 
@@ -76,7 +77,7 @@ def match_candidates(sms):
 
 
 def find_payment_to_match(brand, text):
-    """The open payment a person names by payment ID or by reference; ValidationFailed on `payment` when none or several."""
+    """The open payment a person names by payment ID or by reference; ValidationFailed on `payment` if none or many."""
     text = (text or "").strip()
     if not text:
         raise field_error("payment", "Enter the payment ID or the order reference.", code="required")

@@ -1,7 +1,6 @@
 """Leases on outbound SMS, shared by both ways out: take one, settle it by a report, return expired ones."""
 from datetime import timedelta
 
-from ..extensions import db
 from ..models import OutboundSms
 from .states import OUTBOUND_SMS, write_status
 
@@ -39,5 +38,5 @@ def release_expired_leases(now, brand_id=None):
     base = (OutboundSms.lease_expires_at < now,) + (() if brand_id is None else (OutboundSms.brand_id == brand_id,))
     released = {"lease_expires_at": None, "leased_by": None, "updated_at": now, "last_error": LEASE_EXPIRED}
     write_status(OUTBOUND_SMS, base + (OutboundSms.attempts >= MAX_ATTEMPTS,), ("leased",), "failed", **released)
-    write_status(OUTBOUND_SMS, base + (OutboundSms.attempts < MAX_ATTEMPTS,), ("leased",), "queued", next_attempt_at=now,
-                 **released)
+    write_status(OUTBOUND_SMS, base + (OutboundSms.attempts < MAX_ATTEMPTS,), ("leased",), "queued",
+                 next_attempt_at=now, **released)

@@ -3,6 +3,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
+from ..answer_commit import commit_work
 from ..domain_errors import AlreadyExists, field_error, not_found
 from ..extensions import db
 from ..models.types import row_id
@@ -67,7 +68,7 @@ def create_template(brand, provider, name, pattern):
                            pattern=checked_pattern(pattern), enabled=True)
     db.session.add(template)
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
         raise AlreadyExists(f"A template is already named {name!r}.",
@@ -82,7 +83,7 @@ def set_template_enabled(template, enabled):
         db.update(SmsTemplate).where(SmsTemplate.id == template.id, SmsTemplate.enabled.is_(not enabled))
         .values(enabled=enabled).execution_options(synchronize_session=False)
     ).rowcount
-    db.session.commit()
+    commit_work()
     db.session.refresh(template)
     return changed == 1
 
@@ -90,11 +91,11 @@ def set_template_enabled(template, enabled):
 def delete_template(template):
     """Remove a template; texts it already read keep what was stored."""
     db.session.delete(template)
-    db.session.commit()
+    commit_work()
 
 
 def try_template(provider, pattern, text, sender=None):
-    """Run a template on a sample as ingest would, without saving anything; ValidationFailed on a bad pattern or sample."""
+    """Run a template on a sample as ingest would, saving nothing; ValidationFailed on a bad pattern or sample."""
     provider = checked_provider(provider)
     checked_pattern(pattern)
     if not (text or "").strip() or len(text) > MAX_SAMPLE:

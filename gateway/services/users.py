@@ -6,6 +6,7 @@ from marshmallow import ValidationError, validate
 from sqlalchemy.exc import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import AlreadyExists, field_error, invalid_state, not_found
 from ..extensions import db
@@ -72,7 +73,7 @@ def invite_user(brand, email, name=None, role="staff"):
     user.set_password(password)
     db.session.add(user)
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
         raise AlreadyExists("A user with this e-mail already exists.",
@@ -112,7 +113,7 @@ def set_user_active(user, active, acting_user):
     if changed != 1:
         db.session.rollback()
         raise invalid_state(f"This user is already {'active' if active else 'deactivated'}.")
-    db.session.commit()
+    commit_work()
     db.session.refresh(user)
     return user
 
@@ -124,5 +125,5 @@ def change_password(user, current_password, new_password):
     if new_password == current_password:
         raise field_error("new_password", "Choose a password different from the current one.")
     user.set_password(checked_password(new_password))
-    db.session.commit()
+    commit_work()
     return user
