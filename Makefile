@@ -86,6 +86,7 @@ bench: setup bench-tools
 	$(BIN)/python bench/api_load.py
 	$(BIN)/python bench/webhooks.py --redis-url redis://127.0.0.1:6379/4
 	$(BIN)/python bench/sms_ingest.py
+	$(BIN)/python bench/soak.py --minutes 1
 
 # The browser tests write their screenshots to build/screenshots/ (ignored); this copies them into docs/.
 .PHONY: screenshots

@@ -182,6 +182,12 @@ SETTINGS = {s.name: s for s in (
       "(`X-Service-Signature-Previous`)"),
     S("IDEMPOTENCY_LEASE_SECONDS", seconds, 5, "seconds after which an `Idempotency-Key` still in progress "
       "belongs to a request that died: a retry takes it over"),
+    S("WEBHOOK_RETRY_SCALE", seconds, 1, "multiplies the webhook retry schedule (1 min … 24 h); lower it only for "
+      "tests or staging (the fault suite uses 0.02)"),
+    S("WEBHOOK_SLOW_HOST_CONCURRENCY", whole_number(1), 1, "attempts in flight at once to a receiving host that has "
+      "not answered quickly of late (RQ only); its other deliveries wait"),
+    S("WEBHOOK_SLOW_SECONDS", seconds, 5, "an answer slower than this (or none yet) makes a host slow for the cap "
+      "above; a receiver that always takes longer gets one attempt at a time, so raise the cap for it"),
     S("SWEEP_INTERVAL", whole_number(1), 15, "seconds between outbox sweeps (due webhooks and SMS re-enqueued)"),
     S("JOBS_IN_PROCESS", boolean, True, "without Redis, run jobs in a thread of the web process",
       {"testing": False}),

@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway import create_app  # noqa: E402
 from gateway.extensions import db  # noqa: E402
-from gateway.models import Brand  # noqa: E402
-from gateway.rate_limit_store import count_hit  # noqa: E402
-from gateway.services.api_keys import generate_key  # noqa: E402
+from gateway.accounts.models.brand import Brand  # noqa: E402
+from gateway.accounts.rate_limit_store import count_hit  # noqa: E402
+from gateway.accounts.api_keys import generate_key  # noqa: E402
 
 
 def build(url, storage_uri=None):

@@ -25,9 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gateway import create_app  # noqa: E402
 from gateway.clock import utcnow  # noqa: E402
 from gateway.extensions import db  # noqa: E402
-from gateway.models import Brand, InboundSms, Payment  # noqa: E402
-from gateway.services.matching import match_sms_to_claim, submit_claim  # noqa: E402
-from gateway.services.sms_parsing import build_sms_text  # noqa: E402
+from gateway.accounts.models.brand import Brand  # noqa: E402
+from gateway.sms.models.inbound_sms import InboundSms  # noqa: E402
+from gateway.payments.models.payment import Payment  # noqa: E402
+from gateway.sms.matching import match_sms_to_claim, submit_claim  # noqa: E402
+from gateway.sms.parsing import build_sms_text  # noqa: E402
 from tests.factories import paired_device, sms_message  # noqa: E402
 
 BATCH = 50

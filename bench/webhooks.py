@@ -75,7 +75,7 @@ def start_worker(database_url, redis_url, log_path, log_level):
 
 def complete_payments(brand, url, count, rate=None):
     """Create and complete `count` payments; returns {payment_id: time complete_payment was called}."""
-    from gateway.services.payments import complete_payment, create_payment
+    from gateway.payments.lifecycle import complete_payment, create_payment
 
     started = {}
     for number in range(count):
@@ -105,7 +105,7 @@ def main():
 
     from gateway import create_app
     from gateway.extensions import db
-    from gateway.models import Brand
+    from gateway.accounts.models.brand import Brand
 
     app = create_app({"APP_ENV": "development", "SQLALCHEMY_DATABASE_URI": database_url, "REDIS_URL": args.redis_url})
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # the receiver's access log

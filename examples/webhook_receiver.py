@@ -50,7 +50,9 @@ def read_payment(api_base, api_key, payment_id):
 def create_receiver(secret, api_base, api_key, fulfil):
     """The receiving application; `fulfil(payment)` ships the order once the payment is confirmed."""
     app = Flask(__name__)
-    handled = set()  # event ids already processed: webhooks may arrive more than once (keep these in your database)
+    # Event ids already processed. A webhook may arrive more than once, always with the same event id and
+    # X-Service-Delivery: answer 200 to a repeat and do nothing else (keep these in your database).
+    handled = set()
 
     @app.post("/webhooks")
     def webhook():

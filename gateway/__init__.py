@@ -6,13 +6,14 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from config import DEV_SECRET, INSTANCE_DIR, load_settings
 
-from . import jobs, rate_limit_store
+from . import db_models, jobs  # noqa: F401 - db_models: every table known to db.metadata
+from .accounts import rate_limit_store
 from .errors import register_error_handlers
 from .extensions import babel, csrf, db, limiter, login_manager, migrate
 from .i18n import init_i18n
-from .redis_health import redis_state
+from .jobs.redis_health import redis_state
 from .request_log import configure_logging, register_request_log
-from .services.states import register_template_helpers
+from .states import register_template_helpers
 
 
 def create_app(overrides=None, settings_file=None):
@@ -73,7 +74,7 @@ def register_extensions(app):
     @login_manager.user_loader
     def load_user(user_id):
         """The signed-in panel user, or None when deactivated, gone, or the password changed since sign-in."""
-        from .models import User
+        from .accounts.models.user import User
 
         return User.from_session_id(user_id)
 
@@ -109,7 +110,7 @@ def register_commands(app):
     """The `flask gateway …` operator commands."""
     from .cli import gateway_cli
 
-    app.cli.add_command(gateway_cli)
+    app.cli.add_command(gateway_cli())
 
 
 @event.listens_for(Engine, "connect")

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from gateway import create_app
 from gateway.extensions import db
-from gateway.models import Brand
-from gateway.services.payments import create_payment
+from gateway.accounts.models.brand import Brand
+from gateway.payments.lifecycle import create_payment
 
 
 def write_forever(url):

@@ -6,7 +6,7 @@ import pytest
 
 from gateway import create_app
 from gateway.extensions import db, limiter
-from gateway.models import Payment
+from gateway.payments.models.payment import Payment
 from tests.factories import PaymentFactory, PaymentMethodFactory
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')

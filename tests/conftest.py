@@ -6,8 +6,8 @@ from sqlalchemy import event, text
 
 from gateway import create_app
 from gateway.extensions import db
-from gateway.models import Brand
-from gateway.services.api_keys import generate_key
+from gateway.accounts.models.brand import Brand
+from gateway.accounts.api_keys import generate_key
 from tests.clean_tree import (  # noqa: F401 - hooks: the suite must leave the git work tree clean
     pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary)
 from tests.services import POSTGRES_URL, postgres_reachable, unavailable

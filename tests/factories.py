@@ -8,7 +8,10 @@ import factory
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import Brand, Customer, Payment, User
+from gateway.accounts.models.brand import Brand
+from gateway.payments.models.customer import Customer
+from gateway.payments.models.payment import Payment
+from gateway.accounts.models.user import User
 
 
 class BaseFactory(factory.alchemy.SQLAlchemyModelFactory):
@@ -80,7 +83,7 @@ class PaymentFactory(BaseFactory):
 
 def completed_payment(**kwargs):
     """A payment taken through complete_payment, as a paid SMS would."""
-    from gateway.services.payments import complete_payment
+    from gateway.payments.lifecycle import complete_payment
 
     payment = PaymentFactory(**kwargs)
     complete_payment(payment, provider="bkash", provider_trx_id=f"BK{secrets.token_hex(4).upper()}")
@@ -89,7 +92,7 @@ def completed_payment(**kwargs):
 
 def paired_device(brand, device_id=None, name="Shop phone"):
     """A device paired through the real pairing service; returns (device, tokens, aes_key)."""
-    from gateway.services.pairing import create_pairing_code, pair_device
+    from gateway.devices.pairing import create_pairing_code, pair_device
 
     return pair_device({"pairing_code": create_pairing_code(brand), "device_id": device_id or uuid.uuid4().hex,
                         "device_name": name, "app_version": "1.0.0", "platform": "android"})
@@ -97,7 +100,7 @@ def paired_device(brand, device_id=None, name="Shop phone"):
 
 def sms_message(aes_key, text, sender="bKash", local_id=None, received_at=None):
     """One item of POST /sms as the companion app builds it: the text encrypted under the device key."""
-    from gateway.services.sms_crypto import encrypt_payload
+    from gateway.devices.crypto import encrypt_payload
 
     return {"local_id": local_id or uuid.uuid4().hex[:12], "sender": sender,
             "encrypted_payload": encrypt_payload(aes_key, text),
@@ -106,12 +109,12 @@ def sms_message(aes_key, text, sender="bKash", local_id=None, received_at=None):
 
 def bkash_text(amount="500.00", trx_id="8N7A6B5C4D", counterparty="01712345678", balance="1500.00"):
     """A real-format bKash 'You have received' text."""
-    from gateway.services.sms_parsing import build_sms_text
+    from gateway.sms.parsing import build_sms_text
 
     return build_sms_text("bkash", Decimal(amount), trx_id, counterparty, Decimal(balance), utcnow())
 
 
-from gateway.models import PaymentMethod  # noqa: E402 - appended with the factory below
+from gateway.payments.models.payment_method import PaymentMethod  # noqa: E402 - appended with the factory below
 
 
 class PaymentMethodFactory(BaseFactory):
@@ -131,8 +134,8 @@ class PaymentMethodFactory(BaseFactory):
 
 def forward(phone, text, sender="bKash"):
     """Ingest one text as the paired phone (device, aes_key) would; returns the stored row."""
-    from gateway.models import InboundSms
-    from gateway.services.sms_ingest import ingest_batch
+    from gateway.sms.models.inbound_sms import InboundSms
+    from gateway.sms.ingest import ingest_batch
 
     device, aes_key = phone
     [result] = ingest_batch(device, [sms_message(aes_key, text, sender=sender)])

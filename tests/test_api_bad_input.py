@@ -4,7 +4,11 @@ import json
 import pytest
 
 from gateway.extensions import db
-from gateway.models import ApiKey, Customer, OutboundSms, Payment, Refund, Transaction, WebhookDelivery
+from gateway.accounts.models.api_key import ApiKey
+from gateway.payments.models.customer import Customer
+from gateway.sms.models.outbound_sms import OutboundSms
+from gateway.payments.models.payment import Payment, Refund, Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.bad_input import BAD_PHONES, JSON, assert_refused, body_cases, raw_body, send
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
 
@@ -116,8 +120,8 @@ BAD_QUERIES = [(path, name, value) for path, (_, names) in LISTS.items()
 @pytest.fixture
 def one_of_everything(brand):
     """A row in every listed table, so a bad query has something to get wrong."""
-    from gateway.services.outbound_sms import queue_sms
-    from gateway.services.refunds import create_refund
+    from gateway.sms.outbound import queue_sms
+    from gateway.payments.refunds import create_refund
 
     payment = completed_payment(brand=brand, customer=CustomerFactory(brand=brand))
     create_refund(brand, payment.transaction.trx_id, None)

@@ -2,7 +2,8 @@
 import pytest
 
 from gateway.extensions import db
-from gateway.models import ApiKey, IdempotencyRecord
+from gateway.accounts.models.api_key import ApiKey
+from gateway.accounts.models.idempotency import IdempotencyRecord
 from tests.bad_input import JSON, assert_refused, body_cases, raw_body, send
 from tests.factories import UserFactory
 
@@ -235,7 +236,7 @@ def test_bad_key_bodies_are_refused_in_the_envelope_and_write_nothing(client, ad
 
 
 def test_revoke_key_by_label_or_id_and_find_active_key_forgets_it(brand):
-    from gateway.services.api_keys import find_active_key, generate_key, revoke_key
+    from gateway.accounts.api_keys import find_active_key, generate_key, revoke_key
 
     by_label, label_secret = generate_key(brand, "by-label", ["read"])
     by_id, id_secret = generate_key(brand, "by-id", ["read"])
@@ -250,7 +251,7 @@ def test_revoke_key_by_label_or_id_and_find_active_key_forgets_it(brand):
 
 def test_revoke_key_only_sees_its_own_brands_keys(brand, other_brand):
     from gateway.domain_errors import DomainError
-    from gateway.services.api_keys import find_active_key, generate_key, revoke_key
+    from gateway.accounts.api_keys import find_active_key, generate_key, revoke_key
 
     _, secret = generate_key(other_brand, "theirs", ["read"])
 
@@ -263,8 +264,8 @@ def test_revoke_key_only_sees_its_own_brands_keys(brand, other_brand):
 
 @pytest.mark.parametrize("scopes", [[], ["read", "sudo"], "", "read,,root"])
 def test_generate_key_refuses_unknown_or_no_scopes(brand, scopes):
-    from gateway.errors import DomainError
-    from gateway.services.api_keys import generate_key
+    from gateway.domain_errors import DomainError
+    from gateway.accounts.api_keys import generate_key
 
     with pytest.raises(DomainError) as raised:
         generate_key(brand, "bad-scopes", scopes)

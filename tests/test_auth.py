@@ -8,8 +8,8 @@ from sqlalchemy import event
 
 from gateway import create_app
 from gateway.extensions import db
-from gateway.models import ApiKey
-from gateway.services.api_keys import generate_key
+from gateway.accounts.models.api_key import ApiKey
+from gateway.accounts.api_keys import generate_key
 from tests.factories import CustomerFactory, UserFactory
 from tests.services import redis_client, unavailable
 

@@ -10,7 +10,7 @@ import pytest
 
 from gateway import create_app
 from gateway.extensions import db
-from gateway.models import Brand
+from gateway.accounts.models.brand import Brand
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,7 +107,7 @@ def test_backup_of_a_live_database_under_writes_holds_exactly_the_committed_rows
     shutil.copyfile(target, live)
     assert payment_rows(live) == backed_up
     with sqlite_app.app_context():
-        from gateway.services.payments import create_payment
+        from gateway.payments.lifecycle import create_payment
 
         brand = db.session.execute(db.select(Brand)).scalar_one()
         create_payment(brand, {"amount": 1, "currency": "BDT", "reference": "after-restore"})

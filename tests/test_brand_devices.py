@@ -7,9 +7,9 @@ from freezegun import freeze_time
 from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
-from gateway.services.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
-from gateway.services.device_tokens import device_for_access_token
-from gateway.services.pairing import pair_device
+from gateway.devices.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
+from gateway.devices.tokens import device_for_access_token
+from gateway.devices.pairing import pair_device
 from tests.factories import UserFactory, paired_device
 
 

@@ -4,8 +4,8 @@ import pytest
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import Brand
-from gateway.services.brands import update_brand_settings
+from gateway.accounts.models.brand import Brand
+from gateway.accounts.brands import update_brand_settings
 
 
 def test_settings_are_normalised_and_the_changes_returned(brand):

@@ -3,9 +3,9 @@ import pytest
 
 from gateway.domain_errors import DomainError
 from gateway.extensions import db
-from gateway.models import WebhookDelivery
-from gateway.services.matching import submit_claim
-from gateway.services.payments import cancel_payment
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.sms.matching import submit_claim
+from gateway.payments.lifecycle import cancel_payment
 from tests.checkout_helpers import (  # noqa: F401 - fixtures
     CART,
     CSRF_FIELD,

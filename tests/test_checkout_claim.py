@@ -2,7 +2,7 @@
 import pytest
 
 from gateway.extensions import db
-from gateway.models import Payment
+from gateway.payments.models.payment import Payment
 from tests.checkout_helpers import (  # noqa: F401 - fixtures
     CART,
     THANKS,

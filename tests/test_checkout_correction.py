@@ -2,7 +2,7 @@
 import pytest
 
 from gateway.extensions import db
-from gateway.models import InboundSms
+from gateway.sms.models.inbound_sms import InboundSms
 from tests.checkout_helpers import (  # noqa: F401 - fixtures
     CART,
     CSRF_FIELD,

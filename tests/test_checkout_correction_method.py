@@ -6,8 +6,8 @@ import pytest
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import InboundSms
-from gateway.services.sms_parsing import build_sms_text, sender_for
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.parsing import build_sms_text, sender_for
 from tests.checkout_helpers import (  # noqa: F401 - fixtures
     CSRF_FIELD,
     THANKS,

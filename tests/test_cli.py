@@ -4,7 +4,9 @@ import re
 import pytest
 
 from gateway.extensions import db
-from gateway.models import ApiKey, Brand, User
+from gateway.accounts.models.api_key import ApiKey
+from gateway.accounts.models.brand import Brand
+from gateway.accounts.models.user import User
 
 PAYMENTS = "/api/v1/payments"
 
@@ -81,13 +83,13 @@ def test_bootstrap_again_changes_nothing(runner, bootstrapped):
 
 
 def test_a_failure_while_creating_the_key_leaves_no_brand_and_no_user(runner, monkeypatch):
-    import gateway.services.brands
+    import gateway.accounts.brands
 
     def key_creation_fails(*args, **kwargs):
         raise RuntimeError("the database went away")
 
     with monkeypatch.context() as patch:
-        patch.setattr(gateway.services.brands, "add_key", key_creation_fails)
+        patch.setattr(gateway.accounts.brands, "add_key", key_creation_fails)
         failed = invoke(runner, "bootstrap")
 
     assert failed.exit_code != 0
@@ -99,12 +101,12 @@ def test_a_failure_while_creating_the_key_leaves_no_brand_and_no_user(runner, mo
 
 
 def test_a_bootstrap_step_that_fails_is_reported_and_the_key_still_shown(runner, client, monkeypatch):
-    import gateway.cli
+    import gateway.cli.core
 
     def demo_method_fails(brand):
         raise RuntimeError("no demo number today")
 
-    monkeypatch.setattr(gateway.cli, "BOOTSTRAP_HOOKS", [demo_method_fails])
+    monkeypatch.setattr(gateway.cli.core, "BOOTSTRAP_HOOKS", [demo_method_fails])
 
     result = invoke(runner, "bootstrap")
 

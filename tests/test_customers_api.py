@@ -4,7 +4,8 @@ from decimal import Decimal
 import pytest
 
 from gateway.extensions import db
-from gateway.models import Customer, Payment
+from gateway.payments.models.customer import Customer
+from gateway.payments.models.payment import Payment
 from tests.bad_input import BAD_EMAILS, BAD_PHONES, JSON, assert_refused, body_cases, raw_body, send
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
 
@@ -341,7 +342,7 @@ def test_bad_customer_changes_are_refused_in_the_envelope_and_change_nothing(cli
 
 
 def test_get_customer_tells_ids_from_local_phone_numbers(brand):
-    from gateway.services.customers import get_customer
+    from gateway.payments.customers import get_customer
 
     customer = CustomerFactory(brand=brand, email="svc@example.com", phone="+8801712345678")
 
@@ -353,7 +354,7 @@ def test_get_customer_tells_ids_from_local_phone_numbers(brand):
 def test_update_customer_keeps_a_way_to_reach_them(brand):
     from gateway.domain_errors import DomainError
     from gateway.errors import http_status
-    from gateway.services.customers import update_customer
+    from gateway.payments.customers import update_customer
 
     customer = CustomerFactory(brand=brand, phone=None)
 
@@ -366,7 +367,7 @@ def test_update_customer_keeps_a_way_to_reach_them(brand):
 
 
 def test_with_totals_reads_a_whole_page_in_one_query(brand, sql_statements):
-    from gateway.services.customers import with_totals
+    from gateway.payments.customers import with_totals
 
     customers = [CustomerFactory(brand=brand) for _ in range(5)]
     for customer in customers[:3]:

@@ -7,8 +7,8 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.extensions import db
-from gateway.services.dashboard import dashboard_summary, local_days
-from gateway.services.refunds import create_refund
+from gateway.payments.dashboard import dashboard_summary, local_days
+from gateway.payments.refunds import create_refund
 from tests.factories import PaymentFactory, completed_payment
 
 # 20:00 UTC on 10 May is 02:00 on 11 May in Dhaka (UTC+6): "today" there is the 11th.

@@ -2,8 +2,11 @@
 import pytest
 
 from gateway.extensions import db
-from gateway.models import ApiKey, Brand, PaymentMethod, User
-from gateway.services.payment_methods import add_method, update_method
+from gateway.accounts.models.api_key import ApiKey
+from gateway.accounts.models.brand import Brand
+from gateway.payments.models.payment_method import PaymentMethod
+from gateway.accounts.models.user import User
+from gateway.payments.methods import add_method, update_method
 from tests.factories import PaymentFactory, PaymentMethodFactory
 from tests.panel.conftest import panel_client, sign_in
 

@@ -17,10 +17,11 @@ from config import DEV_SECRET
 from gateway import create_app
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import Brand, WebhookDelivery
-from gateway.services import doctor
-from gateway.services.devices import record_heartbeat
-from gateway.services.payment_methods import add_method, update_method
+from gateway.accounts.models.brand import Brand
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.cli import doctor
+from gateway.mobile.companion import record_heartbeat
+from gateway.payments.methods import add_method, update_method
 from tests.factories import paired_device
 from tests.services import POSTGRES_URL, REDIS_URL, postgres_reachable, unavailable
 from tests.webhook_support import WorkerProcess, rq_redis  # noqa: F401 - the fixture

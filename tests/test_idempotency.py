@@ -9,8 +9,9 @@ from werkzeug.serving import make_server
 
 from gateway.api.idempotency import prune_idempotency_records
 from gateway.extensions import db
-from gateway.models import IdempotencyRecord, Payment
-from gateway.services import payments as payment_service
+from gateway.accounts.models.idempotency import IdempotencyRecord
+from gateway.payments.models.payment import Payment
+from gateway.payments import lifecycle as payment_service
 from tests.factories import PaymentFactory
 
 URL = "/api/v1/payments"
@@ -376,7 +377,7 @@ def test_concurrent_payment_requests_with_one_key_make_one_payment(live_server, 
 def test_concurrent_refund_requests_with_one_key_refund_once(live_server, auth, brand):
     from decimal import Decimal
 
-    from gateway.models import Refund
+    from gateway.payments.models.payment import Refund
     from tests.factories import completed_payment
 
     payment = completed_payment(brand=brand, amount=Decimal("50.00"))

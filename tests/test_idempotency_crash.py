@@ -14,7 +14,8 @@ import pytest
 import requests
 
 from gateway.extensions import db
-from gateway.models import IdempotencyRecord, Payment, Refund
+from gateway.accounts.models.idempotency import IdempotencyRecord
+from gateway.payments.models.payment import Payment, Refund
 from tests.factories import completed_payment
 from tests.gunicorn_support import Gunicorn
 

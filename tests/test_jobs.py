@@ -11,12 +11,14 @@ from rq import Queue
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.in_process_jobs import InProcessExecutor
-from gateway.models import IdempotencyRecord, Payment, WebhookDelivery
-from gateway.rq_worker import enqueue_periodic
-from gateway.services.events import emit_event
-from gateway.services.outbox import sweep_outbox
-from gateway.services.payments import complete_payment, create_payment
+from gateway.jobs.in_process import InProcessExecutor
+from gateway.accounts.models.idempotency import IdempotencyRecord
+from gateway.payments.models.payment import Payment
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.jobs.rq_worker import GatewayWorker, enqueue_periodic
+from gateway.webhooks.events import emit_event
+from gateway.jobs.sweep import sweep_outbox
+from gateway.payments.lifecycle import complete_payment, create_payment
 from tests.factories import PaymentFactory
 from tests.webhook_support import receiver, rq_redis  # noqa: F401,F811 - fixtures
 
@@ -110,7 +112,7 @@ def test_in_process_executor_drops_a_wakeup_whose_job_is_still_queued_or_running
 
 def test_a_failed_in_process_job_frees_its_wakeup_key(executor, caplog):
     failing = f"{__name__}.failing_job"
-    with caplog.at_level(logging.ERROR, logger="gateway.in_process_jobs"):
+    with caplog.at_level(logging.ERROR, logger="gateway.jobs.in_process"):
         executor.enqueue(jobs.SMS, failing, ("first",), unique="sms:1:0").result(10)
         executor.enqueue(jobs.SMS, failing, ("second",), unique="sms:1:0").result(10)
 
@@ -178,14 +180,25 @@ def test_sweep_enqueues_each_due_delivery_once_per_attempt(brand, rq_redis):
 def test_expiry_job_expires_open_payments_after_the_payment_ttl(brand):
     payment = create_payment(brand, {"amount": 100, "currency": "BDT", "callback_url": CALLBACK})
     with freeze_time(utcnow() + timedelta(minutes=29)):
-        jobs.run_job("gateway.services.payments.expire_due_payments")
+        jobs.run_job("gateway.payments.lifecycle.expire_due_payments")
         db.session.expire_all()
         assert db.session.get(Payment, payment.id).status == "created"
     with freeze_time(utcnow() + timedelta(minutes=31)):
-        jobs.run_job("gateway.services.payments.expire_due_payments")
+        jobs.run_job("gateway.payments.lifecycle.expire_due_payments")
     db.session.expire_all()
     assert db.session.get(Payment, payment.id).status == "expired"
     assert db.session.execute(db.select(WebhookDelivery.event)).scalar_one() == "payment.expired"
+
+
+def test_a_job_queued_under_its_path_before_the_move_into_domain_packages_still_runs(brand, rq_redis):
+    payment = create_payment(brand, {"amount": 100, "currency": "BDT", "callback_url": CALLBACK})
+    # Exactly what an RQ worker found in Redis before the move: the old entry point naming the old job.
+    Queue(jobs.MAINTENANCE, connection=rq_redis).enqueue(
+        "gateway.rq_queues.run_rq_job", "gateway.services.payments.expire_due_payments")
+    with freeze_time(utcnow() + timedelta(minutes=31)):
+        GatewayWorker([jobs.MAINTENANCE], connection=rq_redis, stopping=threading.Event()).work(burst=True)
+    db.session.expire_all()
+    assert db.session.get(Payment, payment.id).status == "expired"
 
 
 def test_prune_job_deletes_idempotency_records_older_than_a_day(brand):
@@ -264,7 +277,7 @@ def test_a_failed_enqueue_leaves_no_wakeup_key_behind(app, rq_redis, monkeypatch
 
 def run_worker_serving(app, monkeypatch, names):
     """Whether `run_worker` for `names` (RQ's work loop stubbed) starts the periodic jobs."""
-    from gateway import rq_worker
+    from gateway.jobs import rq_worker
 
     started = threading.Event()
 

@@ -11,11 +11,20 @@ from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import InboundSms, Notification, Payment, Transaction, WebhookDelivery
-from gateway.services.dashboard import dashboard_summary
-from gateway.services.matching import (
-    complete_late_payment, late_sms, match_sms_to_claim, needs_review, return_late_sms, submit_claim)
-from gateway.services.payments import cancel_payment, expire_due_payments
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.devices.models.notification import Notification
+from gateway.payments.models.payment import Payment, Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.payments.dashboard import dashboard_summary
+from gateway.sms.matching import (
+    complete_late_payment,
+    late_sms,
+    match_sms_to_claim,
+    needs_review,
+    return_late_sms,
+    submit_claim,
+)
+from gateway.payments.lifecycle import cancel_payment, expire_due_payments
 from tests.factories import PaymentFactory, bkash_text, forward, reload
 
 TRX = "8N7A6B5C4D"
@@ -167,7 +176,7 @@ def test_a_late_sms_whose_trx_id_paid_another_payment_cannot_complete_its_own(br
 
 
 def race(app, jobs):
-    """Run every job at once, each in its own app context and session; ApiErrors come back as values."""
+    """Run every job at once, each in its own app context and session; DomainErrors come back as values."""
     barrier = threading.Barrier(len(jobs))
 
     def run(job):

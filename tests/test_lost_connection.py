@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from gateway.extensions import db
-from gateway.models import Payment
+from gateway.payments.models.payment import Payment
 from tests.factories import PaymentFactory
 from tests.gunicorn_support import Gunicorn
 

@@ -10,10 +10,13 @@ from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import InboundSms, Notification, SmsTemplate, Transaction
-from gateway.services.matching import match_sms_to_claim, settle, submit_claim
-from gateway.services.payments import cancel_payment, expire_due_payments
-from gateway.services.sms_ingest import ingest_batch
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.devices.models.notification import Notification
+from gateway.sms.models.sms_template import SmsTemplate
+from gateway.payments.models.payment import Transaction
+from gateway.sms.matching import match_sms_to_claim, settle, submit_claim
+from gateway.payments.lifecycle import cancel_payment, expire_due_payments
+from gateway.sms.ingest import ingest_batch
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 
 TRX = "8N7A6B5C4D"

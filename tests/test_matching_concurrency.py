@@ -12,9 +12,12 @@ import pytest
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import Device, InboundSms, Payment, Transaction, WebhookDelivery
-from gateway.services.matching import submit_claim
-from gateway.services.sms_ingest import ingest_batch
+from gateway.devices.models.device import Device
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Payment, Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.sms.matching import submit_claim
+from gateway.sms.ingest import ingest_batch
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 
 TRX = "8N7A6B5C4D"
@@ -22,7 +25,7 @@ RACERS = 20
 
 
 def race(app, jobs):
-    """Run every job at once, each in its own app context; returns results (ApiErrors as values)."""
+    """Run every job at once, each in its own app context; returns results (DomainErrors as values)."""
     barrier = threading.Barrier(len(jobs))
 
     def run(job):

@@ -14,8 +14,9 @@ from sqlalchemy import event
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import InboundSms, Payment
-from gateway.services.matching import heal_matching, settle, submit_claim
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Payment
+from gateway.sms.matching import heal_matching, settle, submit_claim
 from tests.factories import PaymentFactory, bkash_text, forward, paired_device
 
 TRX = "7Q6W5E4R3T"
@@ -29,7 +30,7 @@ def phone(brand):
 
 
 def in_own_session(app, job):
-    """Run `job` in its own application context (its own session and connection); ApiErrors as values."""
+    """Run `job` in its own application context (its own session and connection); DomainErrors as values."""
     with app.app_context():
         try:
             return job()

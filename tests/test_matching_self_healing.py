@@ -15,8 +15,10 @@ from sqlalchemy import event
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import InboundSms, Payment, Transaction, WebhookDelivery
-from gateway.services.matching import heal_matching
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Payment, Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.sms.matching import heal_matching
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 from tests.services import POSTGRES_URL
 
@@ -91,7 +93,7 @@ def test_a_duplicate_forward_of_a_stranded_credit_completes_its_payment(client, 
 
 
 def test_the_job_is_registered_beside_the_sweep_and_run_by_the_sweep_command(client, runner, brand, phone):
-    assert ("heal-matching", "gateway.services.matching.heal_matching", "SWEEP_INTERVAL") in jobs.PERIODIC
+    assert ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL") in jobs.PERIODIC
     payment, _ = stranded(client, brand, phone)
 
     result = runner.invoke(args=["gateway", "sweep"])

@@ -6,8 +6,8 @@ from freezegun import freeze_time
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import OutboundSms
-from gateway.services.outbound_sms import queue_sms
+from gateway.sms.models.outbound_sms import OutboundSms
+from gateway.sms.outbound import queue_sms
 from tests.factories import paired_device
 
 QUEUE = "/api/mobile/v1/sms/queues"

@@ -13,10 +13,11 @@ from freezegun import freeze_time
 from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.extensions import db, limiter
-from gateway.models import Device, Notification, PairingCode
-from gateway.services.device_tokens import rotate_tokens
-from gateway.services.pairing import create_pairing_code, pairing_qr_payload, pairing_qr_svg
-from gateway.services.sms_crypto import open_device_key
+from gateway.devices.models.device import Device, PairingCode
+from gateway.devices.models.notification import Notification
+from gateway.devices.tokens import rotate_tokens
+from gateway.devices.pairing import create_pairing_code, pairing_qr_payload, pairing_qr_svg
+from gateway.devices.crypto import open_device_key
 from tests.factories import paired_device
 
 PAIR = "/api/mobile/v1/devices"

@@ -6,9 +6,10 @@ from decimal import Decimal
 import pytest
 
 from gateway.extensions import db
-from gateway.models import Device, InboundSms
-from gateway.services.matching import submit_claim
-from gateway.services.sms_crypto import new_aes_key
+from gateway.devices.models.device import Device
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.matching import submit_claim
+from gateway.devices.crypto import new_aes_key
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 
 SMS = "/api/mobile/v1/sms"

@@ -212,7 +212,7 @@ def exercise_api_keys(call, admin):
 
 def exercise_webhooks(call, receiver, admin):
     """A test event delivered for real, the log, one record with its attempts, a retry, and a 404."""
-    from gateway.services.webhooks import deliver_webhook
+    from gateway.webhooks.delivery import deliver_webhook
 
     delivery = call("post", "/api/v1/webhooks/tests", json={"url": receiver.url}, headers=admin).json["data"]
     deliver_webhook(delivery["id"])
@@ -226,7 +226,7 @@ def exercise_webhooks(call, receiver, admin):
 def exercise_outbound_sms(call, admin):
     """A message queued, listed, refused a retry while queued (409), and retried once failed."""
     from gateway.extensions import db
-    from gateway.models import OutboundSms
+    from gateway.sms.models.outbound_sms import OutboundSms
 
     body = {"to": "01712345678", "body": "Doc"}
     message = call("post", "/api/v1/sms/outbound", json=body, headers=admin).json["data"]

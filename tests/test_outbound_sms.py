@@ -14,12 +14,19 @@ from gateway import jobs
 from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.extensions import db
-from gateway.models import Brand, OutboundSms
-from gateway.services.outbound_sms import (DEVICE_LEASE, MAX_ATTEMPTS, RETRY_DELAYS, lease_outbound_sms,
-                                           queue_sms, report_outbound_sms)
-from gateway.services.outbox import sweep_outbox
-from gateway.services.sms_leases import LEASE_EXPIRED
-from gateway.services.sms_provider import PROVIDER_LEASE, send_outbound_sms
+from gateway.accounts.models.brand import Brand
+from gateway.sms.models.outbound_sms import OutboundSms
+from gateway.sms.outbound import (
+    DEVICE_LEASE,
+    MAX_ATTEMPTS,
+    RETRY_DELAYS,
+    lease_outbound_sms,
+    queue_sms,
+    report_outbound_sms,
+)
+from gateway.jobs.sweep import sweep_outbox
+from gateway.sms.leases import LEASE_EXPIRED
+from gateway.sms.provider import PROVIDER_LEASE, send_outbound_sms
 from tests.factories import PaymentFactory, completed_payment
 from tests.webhook_support import TRICKLED_HEADS, drain_queues, rq_redis, timed, trickling  # noqa: F401,F811 - fixtures
 

@@ -4,9 +4,13 @@ import pytest
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import PaymentMethod
-from gateway.services.payment_methods import (
-    add_method, list_enabled_methods, list_methods, normalize_mobile_number, update_method,
+from gateway.payments.models.payment_method import PaymentMethod
+from gateway.payments.methods import (
+    add_method,
+    list_enabled_methods,
+    list_methods,
+    normalize_mobile_number,
+    update_method,
 )
 
 

@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 
 from gateway.extensions import db
-from gateway.models import Customer, Payment
+from gateway.payments.models.customer import Customer
+from gateway.payments.models.payment import Payment
 from tests.factories import PaymentFactory, completed_payment
 
 URL = "/api/v1/payments"

@@ -13,8 +13,8 @@ import pytest
 import requests
 
 from gateway.extensions import db
-from gateway.models import RateLimitCounter
-from gateway.rate_limit_store import DatabaseStorage, count_hit, prune_rate_limit_counters, storage_uri
+from gateway.accounts.models.rate_limit import RateLimitCounter
+from gateway.accounts.rate_limit_store import DatabaseStorage, count_hit, prune_rate_limit_counters, storage_uri
 from tests.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,9 +8,10 @@ from rq import Queue
 
 from gateway import create_app, jobs
 from gateway.extensions import db
-from gateway.models import Payment, WebhookDelivery
-from gateway.services.outbox import sweep_outbox
-from gateway.services.payments import complete_payment
+from gateway.payments.models.payment import Payment
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.jobs.sweep import sweep_outbox
+from gateway.payments.lifecycle import complete_payment
 from tests.checkout_helpers import submit_trx_id
 from tests.factories import PaymentFactory, PaymentMethodFactory, bkash_text, paired_device, sms_message
 from tests.panel.conftest import csrf_token

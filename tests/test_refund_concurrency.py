@@ -8,7 +8,7 @@ import requests
 from werkzeug.serving import make_server
 
 from gateway.extensions import db
-from gateway.models import Payment, Refund
+from gateway.payments.models.payment import Payment, Refund
 from tests.factories import completed_payment
 
 RACERS = 20

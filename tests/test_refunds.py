@@ -7,8 +7,8 @@ from freezegun import freeze_time
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import Payment, Refund, Transaction
-from gateway.services.refunds import create_refund
+from gateway.payments.models.payment import Payment, Refund, Transaction
+from gateway.payments.refunds import create_refund
 from tests.factories import completed_payment
 
 JSON = "application/json"

@@ -9,9 +9,10 @@ from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import Payment, Transaction, WebhookDelivery
-from gateway.services.matching import approve_review, match_sms_by_hand, reject_review, submit_claim
-from gateway.services.payments import expire_due_payments
+from gateway.payments.models.payment import Payment, Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.sms.matching import approve_review, match_sms_by_hand, reject_review, submit_claim
+from gateway.payments.lifecycle import expire_due_payments
 from tests.factories import PaymentFactory, bkash_text, forward, reload
 
 TRX = "8N7A6B5C4D"

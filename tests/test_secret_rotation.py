@@ -7,10 +7,12 @@ from cryptography.exceptions import InvalidTag
 
 from gateway import create_app
 from gateway.extensions import db
-from gateway.models import Brand, Device, Payment
-from gateway.services.matching import submit_claim
-from gateway.services.pairing import create_pairing_code
-from gateway.services.sms_crypto import unseal_device_key
+from gateway.accounts.models.brand import Brand
+from gateway.devices.models.device import Device
+from gateway.payments.models.payment import Payment
+from gateway.sms.matching import submit_claim
+from gateway.devices.pairing import create_pairing_code
+from gateway.devices.crypto import unseal_device_key
 from tests.factories import PaymentFactory, UserFactory, bkash_text, paired_device, sms_message
 from tests.panel.conftest import csrf_token, panel_client, sign_in
 

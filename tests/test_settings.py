@@ -9,7 +9,7 @@ import pytest
 import config
 from gateway import create_app
 from gateway.extensions import db
-from gateway.services.callback_urls import checked_destination
+from gateway.webhooks.callback_urls import checked_destination
 
 STRONG_SECRET = "k" * 48
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -6,8 +6,10 @@ import pytest
 from werkzeug.serving import make_server
 
 from gateway.extensions import db
-from gateway.models import Device, InboundSms, Payment
-from gateway.services.matching import submit_claim
+from gateway.devices.models.device import Device
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Payment
+from gateway.sms.matching import submit_claim
 from tests.factories import PaymentFactory
 
 TRX = "8N7A6B5C4D"
@@ -48,14 +50,14 @@ def the_sms():
 
 
 def test_simulated_sms_completes_a_claimed_payment(runner, brand, base_url):
-    base_url("http://127.0.0.1:9")  # nothing listens there: the command uses the app's test client
+    base_url("http://127.0.0.1:9")  # nothing listens there: the command calls the ingestion service directly
     payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
     submit_claim(payment, "bkash", TRX)
 
     result = simulate(runner, "--from", "01812345678")
 
     assert result.exit_code == 0, result.output
-    assert "test client" in result.output
+    assert "the ingestion service directly" in result.output
     assert "Result: accepted" in result.output and "SMS status: matched" in result.output
     sms = the_sms()
     assert sms.sender == "bKash"

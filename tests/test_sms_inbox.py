@@ -9,10 +9,18 @@ from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import InboundSms, Transaction, WebhookDelivery
-from gateway.services.matching import match_sms_by_hand, submit_claim
-from gateway.services.sms_inbox import (find_payment_to_match, get_inbound_sms, ignore_sms, list_inbound_sms_query,
-                                        match_candidates, parser_reading)
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.sms.matching import match_sms_by_hand, submit_claim
+from gateway.sms.inbox import (
+    find_payment_to_match,
+    get_inbound_sms,
+    ignore_sms,
+    list_inbound_sms_query,
+    match_candidates,
+    parser_reading,
+)
 from tests.factories import PaymentFactory, bkash_text, forward, paired_device, reload
 
 TRX = "8N7A6B5C4D"

@@ -10,9 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import gateway.services.sms_parsing as sms
-from gateway.services.sms_parsing import (ParsedSms, build_sms_text, parse_amount, parse_sms, parse_with_template,
-                                          sender_for, sender_provider, validate_template)
+import gateway.sms.parsing as sms
+from gateway.sms.parsing import (
+    ParsedSms,
+    build_sms_text,
+    parse_amount,
+    parse_sms,
+    parse_with_template,
+    sender_for,
+    sender_provider,
+    validate_template,
+)
 
 SAMPLES_PATH = Path(__file__).parent / "data" / "sms_samples.jsonl"
 # The shared original the copy above is taken from, beside the repository (absent outside the workspace).
@@ -556,7 +564,7 @@ def test_the_sample_copy_equals_the_shared_samples_file():
 
 
 def test_every_incoming_payment_sample_sender_is_in_allowed_senders(brand):
-    from gateway.services.filter_rules import filter_rules
+    from gateway.sms.filter_rules import filter_rules
 
     allowed = set(filter_rules(brand)["allowed_senders"])
     # Incoming payments of the gateway's wallet providers ("other" samples are bank alerts and noise).

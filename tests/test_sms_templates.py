@@ -6,10 +6,17 @@ import pytest
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import InboundSms, SmsTemplate
-from gateway.services.sms_ingest import ingest_batch
-from gateway.services.sms_templates import (create_template, delete_template, get_template, list_templates,
-                                            set_template_enabled, try_template)
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.models.sms_template import SmsTemplate
+from gateway.sms.ingest import ingest_batch
+from gateway.sms.templates import (
+    create_template,
+    delete_template,
+    get_template,
+    list_templates,
+    set_template_enabled,
+    try_template,
+)
 from tests.factories import bkash_text, paired_device, sms_message
 
 PATTERN = r"Tk (?P<amount>[\d,.]+) reached your wallet from (?P<counterparty>\d+)\. Ref (?P<trx_id>\w+)"

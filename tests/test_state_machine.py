@@ -6,10 +6,13 @@ import pytest
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import InboundSms, OutboundSms, Refund, WebhookDelivery
-from gateway.services import states
-from gateway.services.states import (DELIVERY, INBOUND_SMS, MACHINES, OUTBOUND_SMS, PAYMENT, REFUND, TRANSACTION,
-                                     IllegalTransition, payment_in_review, write_status)
+from gateway import states
+from gateway.payments.models.payment import Payment, Refund
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.models.outbound_sms import OutboundSms
+from gateway.states import (DELIVERY, INBOUND_SMS, MACHINES, OUTBOUND_SMS, PAYMENT, REFUND, TRANSACTION,
+                            IllegalTransition, payment_in_review, write_status)
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, completed_payment
 
 
@@ -83,14 +86,14 @@ def status_of(row):
 def test_write_status_allows_exactly_the_listed_moves(brand, machine, from_state, to_state):
     row = ROWS[machine](brand)
     put_in(row, from_state)
-    model = machine.model
+    table = machine.table
     if machine.allows(from_state, to_state):
-        assert write_status(machine, (model.id == row.id,), (from_state,), to_state) == 1
+        assert write_status(machine, (table.c.id == row.id,), (from_state,), to_state) == 1
         db.session.commit()
         assert status_of(row) == to_state
     else:
         with pytest.raises(IllegalTransition):
-            write_status(machine, (model.id == row.id,), (from_state,), to_state)
+            write_status(machine, (table.c.id == row.id,), (from_state,), to_state)
         db.session.rollback()
         assert status_of(row) == from_state
 
@@ -101,7 +104,7 @@ def test_a_move_from_a_state_the_row_has_left_changes_nothing(brand, machine):
     row = ROWS[machine](brand)
     elsewhere = next(s for s in machine.statuses if s != from_state)
     put_in(row, elsewhere)
-    assert write_status(machine, (machine.model.id == row.id,), (from_state,), to_state) == 0
+    assert write_status(machine, (machine.table.c.id == row.id,), (from_state,), to_state) == 0
     assert status_of(row) == elsewhere
 
 
@@ -121,7 +124,10 @@ def test_a_refund_is_recorded_completed_and_never_moves():
 
 
 def test_every_status_the_models_know_is_in_the_tables():
-    from gateway.models import DELIVERY_STATUSES, OUTBOUND_SMS_STATUSES, PAYMENT_STATUSES, SMS_STATUSES
+    from gateway.payments.models.payment import PAYMENT_STATUSES
+    from gateway.sms.models.inbound_sms import SMS_STATUSES
+    from gateway.sms.models.outbound_sms import OUTBOUND_SMS_STATUSES
+    from gateway.webhooks.models.webhook import DELIVERY_STATUSES
 
     assert set(PAYMENT.statuses) == set(PAYMENT_STATUSES)
     assert set(DELIVERY.statuses) == set(DELIVERY_STATUSES)
@@ -141,7 +147,7 @@ def test_in_review_is_a_processing_payment_held_with_a_reason(brand, app):
     live = PaymentFactory(brand=brand, status="processing")
     cancelled = PaymentFactory(brand=brand, status="cancelled", review_reason="Paid after the payment was cancelled")
     assert [payment_in_review(p) for p in (held, live, cancelled)] == [True, False, False]
-    in_sql = db.session.execute(db.select(PaymentFactory._meta.model.id).where(states.payment_in_review_sql())
+    in_sql = db.session.execute(db.select(Payment.id).where(states.payment_in_review_sql())
                                 ).scalars().all()
     assert in_sql == [held.id]
     template = app.jinja_env.from_string("{{ p is in_review }}")

@@ -7,8 +7,8 @@ from freezegun import freeze_time
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.services.refunds import create_refund
-from gateway.services.transactions import get_transaction, list_transactions_query
+from gateway.payments.refunds import create_refund
+from gateway.payments.transactions import get_transaction, list_transactions_query
 from tests.factories import PaymentFactory, completed_payment
 
 

@@ -4,9 +4,10 @@ from sqlalchemy import event
 
 from gateway.answer_commit import unit_of_work
 from gateway.extensions import db
-from gateway.models import AuditLog, Payment
+from gateway.accounts.models.audit import AuditLog
+from gateway.payments.models.payment import Payment
 from gateway.panel.audit import record_audit
-from gateway.services.payments import cancel_payment
+from gateway.payments.lifecycle import cancel_payment
 from tests.factories import PaymentFactory, UserFactory
 
 

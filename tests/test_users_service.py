@@ -4,8 +4,8 @@ import pytest
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import User
-from gateway.services.users import authenticate, change_password, get_user, invite_user, set_user_active
+from gateway.accounts.models.user import User
+from gateway.accounts.users import authenticate, change_password, get_user, invite_user, set_user_active
 from tests.factories import UserFactory
 
 PASSWORD = "correct horse battery"

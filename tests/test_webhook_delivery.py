@@ -10,9 +10,9 @@ from freezegun import freeze_time
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import WebhookAttempt, WebhookDelivery
-from gateway.services.outbox import sweep_outbox
-from gateway.services.webhooks import ABANDONED, RETRY_DELAYS, deliver_webhook
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
+from gateway.jobs.sweep import sweep_outbox
+from gateway.webhooks.delivery import ABANDONED, RETRY_DELAYS, deliver_webhook
 from tests.factories import PaymentFactory, completed_payment
 from tests.webhook_support import drain_queues, receiver, rq_redis  # noqa: F401,F811 - fixtures
 
@@ -185,7 +185,7 @@ def test_a_rotated_secret_signs_the_next_attempt(brand, receiver, runner):
     db.session.expire_all()
     assert new_secret.startswith("whsec_") and new_secret == brand.webhook_secret
     receiver.secret = new_secret
-    from gateway.services.payments import complete_payment
+    from gateway.payments.lifecycle import complete_payment
     complete_payment(payment)
     deliver_webhook(the_delivery().id)
 
@@ -309,8 +309,8 @@ def test_nul_bytes_in_a_response_body_and_error_are_stripped_before_storing(bran
     assert (delivery.response_status, delivery.response_body) == (500, "badanswer")
     assert attempts_of(delivery)[0].response_body == "badanswer"
 
-    from gateway.services import webhooks
-    from gateway.services.webhook_http import Outcome
+    from gateway.webhooks import delivery as webhooks
+    from gateway.webhooks.transport import Outcome
     monkeypatch.setattr(webhooks, "post_webhook", lambda claim: Outcome(error="Could not connect: \x00oops"))
     delivery.next_attempt_at = utcnow()
     db.session.commit()

@@ -6,10 +6,11 @@ import pytest
 
 from gateway.domain_errors import DomainError
 from gateway.extensions import db
-from gateway.models import Payment, WebhookDelivery
-from gateway.services.events import emit_event
-from gateway.services.payments import cancel_payment, complete_payment, expire_due_payments, fail_payment
-from gateway.services.refunds import create_refund
+from gateway.payments.models.payment import Payment
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.webhooks.events import emit_event
+from gateway.payments.lifecycle import cancel_payment, complete_payment, expire_due_payments, fail_payment
+from gateway.payments.refunds import create_refund
 from tests.factories import PaymentFactory, completed_payment
 
 CALLBACK = "https://merchant.example/hooks"

@@ -8,10 +8,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from gateway.extensions import db
-from gateway.models import WebhookAttempt, WebhookDelivery
-from gateway.services import callback_urls
-from gateway.services.webhook_http import http_session
-from gateway.services.webhooks import deliver_webhook
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
+from gateway.webhooks import callback_urls
+from gateway.webhooks.transport import http_session
+from gateway.webhooks.delivery import deliver_webhook
 from tests.factories import completed_payment
 from tests.webhook_support import TRICKLED_HEADS, WebhookReceiver, timed, trickling  # noqa: F401,F811 - fixture
 

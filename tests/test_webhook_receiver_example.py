@@ -8,9 +8,9 @@ import requests
 from werkzeug.serving import make_server
 
 from gateway.extensions import db
-from gateway.models import WebhookDelivery
-from gateway.services.payments import complete_payment
-from gateway.services.webhooks import deliver_webhook, sign_payload
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.payments.lifecycle import complete_payment
+from gateway.webhooks.delivery import Claim, deliver_webhook, post_webhook, sign_payload
 from tests.factories import PaymentFactory
 from tests.webhook_support import ROOT
 
@@ -63,3 +63,17 @@ def test_example_receiver_rejects_bad_signatures_and_stale_timestamps(brand, mer
                                                    "X-Service-Timestamp": str(now - 301)})
     assert (forged.status_code, stale.status_code) == (401, 400)
     assert fulfilled == []
+
+
+def test_example_receiver_acknowledges_a_resent_webhook_but_fulfils_once(brand, merchant):
+    url, fulfilled = merchant
+    complete_payment(PaymentFactory(brand=brand, callback_url=url, reference="ORDER-89"))
+    delivery = db.session.execute(db.select(WebhookDelivery)).scalar_one()
+    assert deliver_webhook(delivery.id) == "success"
+
+    # What a worker killed after the answer but before recording it sends again: the same stored body
+    # (so the same event id) and the same X-Service-Delivery, freshly signed.
+    resend = post_webhook(Claim(delivery.id, delivery.event_id, 2, None, delivery.url, delivery.payload,
+                                delivery.event, brand.webhook_secret))
+    assert (resend.status, resend.body) == (200, "OK")
+    assert [p["reference"] for p in fulfilled] == ["ORDER-89"]

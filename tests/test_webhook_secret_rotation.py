@@ -12,9 +12,10 @@ from werkzeug.wrappers import Response
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import Brand, WebhookDelivery
-from gateway.services.deliveries import rotate_webhook_secret, send_test_webhook
-from gateway.services.webhooks import deliver_webhook
+from gateway.accounts.models.brand import Brand
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.webhooks.deliveries import rotate_webhook_secret, send_test_webhook
+from gateway.webhooks.delivery import deliver_webhook
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY = 24 * 3600

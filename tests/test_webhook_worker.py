@@ -7,9 +7,9 @@ from rq import Queue
 
 from gateway import jobs
 from gateway.extensions import db
-from gateway.models import WebhookAttempt, WebhookDelivery
-from gateway.services.payments import complete_payment
-from gateway.services.webhooks import ABANDONED
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
+from gateway.payments.lifecycle import complete_payment
+from gateway.webhooks.delivery import ABANDONED
 from tests.factories import PaymentFactory
 from tests.webhook_support import receiver, rq_redis, start_worker  # noqa: F401,F811 - fixtures
 
@@ -82,6 +82,9 @@ def test_delivery_completes_after_its_worker_is_killed_mid_request(brand, receiv
     assert delivery.attempts == 2
     assert [(a.error, a.response_status) for a in log] == [(ABANDONED, None), (None, 200)]
     assert receiver.received[0]["raw"] == receiver.received[1]["raw"]
+    # The resend is the same webhook to the receiver: one event id, one X-Service-Delivery.
+    assert {hit["json"]["id"] for hit in receiver.received} == {delivery.event_id}
+    assert {hit["headers"]["X-Service-Delivery"] for hit in receiver.received} == {str(delivery.id)}
 
 
 def first_to_exit(workers, timeout=30):

@@ -7,9 +7,9 @@ import pytest
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import WebhookDelivery
-from gateway.services.events import emit_event
-from gateway.services.webhooks import deliver_webhook
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.webhooks.events import emit_event
+from gateway.webhooks.delivery import deliver_webhook
 from tests.factories import completed_payment
 from tests.webhook_support import receiver  # noqa: F401,F811 - fixture
 

@@ -12,10 +12,10 @@ from rq.registry import StartedJobRegistry
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import WebhookDelivery
-from gateway.services.events import emit_event
-from gateway.services.outbox import sweep_outbox
-from gateway.services.payments import complete_payment
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.webhooks.events import emit_event
+from gateway.jobs.sweep import sweep_outbox
+from gateway.payments.lifecycle import complete_payment
 from tests.factories import PaymentFactory
 from tests.redis_server import RedisServer, own_redis  # noqa: F401 - fixture
 from tests.webhook_support import receiver, rq_redis, start_worker  # noqa: F401,F811 - fixtures

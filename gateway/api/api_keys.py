@@ -1,7 +1,7 @@
 """API keys: list, generate (secret shown once), revoke; write+admin and a super-administrator required."""
 from ..schemas.api_key import ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeySchema
 from ..schemas.common import envelope
-from ..services import api_keys
+from ..accounts import api_keys
 from .auth import caller_brand
 from .paging import single
 from .resource import resource_blueprint

@@ -6,8 +6,10 @@ from flask import g, request
 from ..clock import utcnow
 from ..errors import ApiError
 from ..extensions import db
-from ..models import ApiKey, Brand, User
-from ..services.api_keys import find_active_key
+from ..accounts.models.api_key import ApiKey
+from ..accounts.models.brand import Brand
+from ..accounts.models.user import User
+from ..accounts.api_keys import find_active_key
 from .rate_limit import count_refused_key
 
 # last_used_at is refreshed at most this often, so reads do not become writes.

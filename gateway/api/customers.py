@@ -1,7 +1,7 @@
 """Customer profiles: create, list, read (by id, e-mail or phone), change, delete."""
 from ..schemas.common import DeletedSchema, envelope
 from ..schemas.customer import CustomerCreateSchema, CustomerListArgs, CustomerSchema, CustomerUpdateSchema
-from ..services import customers
+from ..payments import customers
 from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint

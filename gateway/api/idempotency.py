@@ -17,7 +17,7 @@ from ..answer_commit import defer_commit_to_answer, end_deferral
 from ..clock import utcnow
 from ..errors import ApiError, error_response, internal_error_response
 from ..extensions import db
-from ..models import IdempotencyRecord
+from ..accounts.models.idempotency import IdempotencyRecord
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The outbound SMS queue: list, queue a message, retry a failed one."""
 from ..schemas.common import envelope
 from ..schemas.outbound_sms import OutboundSmsCreateSchema, OutboundSmsListArgs, OutboundSmsSchema
-from ..services import outbound_sms
+from ..sms import outbound as outbound_sms
 from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint

@@ -3,7 +3,7 @@ from flask import g
 
 from ..schemas.common import envelope
 from ..schemas.payment import PaymentCreatedSchema, PaymentCreateSchema, PaymentListArgs, PaymentSchema
-from ..services import payments
+from ..payments import lifecycle as payments
 from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint

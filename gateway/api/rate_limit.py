@@ -2,7 +2,7 @@
 which made-up keys cannot dodge by changing each time.
 
 It calls the `limits` library (the engine under Flask-Limiter) directly, one counter hit per request, over the
-store every process shares (gateway.rate_limit_store): Redis while it answers, else the database. Only with
+store every process shares (gateway.accounts.rate_limit_store): Redis while it answers, else the database. Only with
 RATELIMIT_STORAGE_URI=memory:// are the counters this process's own; a plain fixed-window dict counts them then,
 since `limits`' memory storage starts a timer thread to expire its keys, which costs more than the check.
 """
@@ -47,7 +47,7 @@ class LocalFixedWindow:
 
 
 class SharedFixedWindow:
-    """The same check over the shared `limits` storage (gateway.rate_limit_store): Redis or the database."""
+    """The same check over the shared `limits` storage (gateway.accounts.rate_limit_store): Redis or the database."""
 
     def __init__(self, storage_uri, limit, namespace):
         self.limiter = FixedWindowRateLimiter(storage_from_string(storage_uri))

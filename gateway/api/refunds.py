@@ -1,7 +1,7 @@
 """Refunds: refund a completed transaction in full or in part, list and read refunds."""
 from ..schemas.common import envelope
 from ..schemas.refund import RefundCreateSchema, RefundListArgs, RefundSchema
-from ..services import refunds
+from ..payments import refunds
 from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint

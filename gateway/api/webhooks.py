@@ -1,7 +1,7 @@
 """Webhooks: the delivery log, redelivery and signed test events."""
 from ..schemas.common import envelope
 from ..schemas.webhook import DeliveryDetailSchema, DeliverySchema, WebhookTestSchema
-from ..services import deliveries
+from ..webhooks import deliveries
 from .auth import caller_brand
 from .paging import single
 from .resource import resource_blueprint

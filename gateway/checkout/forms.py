@@ -6,7 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import HiddenField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
-from ..services.payment_methods import normalize_mobile_number
+from ..payments.methods import normalize_mobile_number
 
 # The matching service's refusals, by error code, in the customer's language.
 CLAIM_REFUSALS = {

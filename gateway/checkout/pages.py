@@ -5,8 +5,8 @@ from flask import g, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from ..extensions import db
-from ..models import Payment
-from ..services.payment_methods import PROVIDER_NAMES
+from ..payments.models.payment import Payment
+from ..payments.methods import PROVIDER_NAMES
 from .presenters import KIND_NAMES, format_money, return_url, trx_id_help
 from .theme import brand_theme
 

@@ -9,9 +9,9 @@ from flask_babel import lazy_gettext as _l
 from markupsafe import Markup
 
 from ..clock import utcnow
-from ..models import PAID_STATUSES
+from ..payments.models.payment import PAID_STATUSES
 from ..numerals import clock_time
-from ..services.payment_methods import PROVIDER_NAMES
+from ..payments.methods import PROVIDER_NAMES
 
 CURRENCY_SYMBOLS = {"BDT": "৳", "USD": "$", "EUR": "€", "GBP": "£", "INR": "₹"}
 # Short USSD codes let a customer on a feature phone pay without the app.

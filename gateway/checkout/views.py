@@ -4,12 +4,12 @@ from flask import Blueprint, abort, current_app, g, jsonify, redirect, request, 
 from ..domain_errors import DomainError, InvalidState
 from ..errors import http_status
 from ..extensions import db, limiter
-from ..models import OPEN_STATUSES
-from ..services import payment_methods
-from ..services.claims import reopen_claim
-from ..services.matching import submit_claim
-from ..services.states import payment_in_review as in_review
-from ..services.payments import cancel_payment
+from ..payments.models.payment import OPEN_STATUSES
+from ..payments import methods as payment_methods
+from ..sms.claims import reopen_claim
+from ..sms.matching import submit_claim
+from ..states import payment_in_review as in_review
+from ..payments.lifecycle import cancel_payment
 from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
 from .pages import find_payment, page_url, register_pages, render_checkout, render_result
 from .presenters import checkout_state, local_time, method_steps, qr_svg, return_url, seconds_left

@@ -3,7 +3,7 @@ from flask import Blueprint, g
 
 from ..api.auth import bearer_token
 from ..errors import ApiError
-from ..services.device_tokens import device_for_access_token
+from ..devices.tokens import device_for_access_token
 
 
 def authenticate_device():

@@ -1,7 +1,7 @@
 """The filter rules the app applies before forwarding an SMS."""
 from flask import g
 
-from ..services.filter_rules import filter_rules
+from ..sms.filter_rules import filter_rules
 from .auth import device_blueprint
 from .http import ok
 

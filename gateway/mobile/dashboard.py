@@ -1,7 +1,7 @@
 """The phone's home screen: today's SMS, payments waiting, notifications."""
 from flask import g
 
-from ..services.devices import device_dashboard
+from .companion import device_dashboard
 from .auth import device_blueprint
 from .http import ok
 

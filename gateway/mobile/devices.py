@@ -2,7 +2,7 @@
 from flask import g
 
 from ..schemas.mobile import HeartbeatSchema
-from ..services.devices import record_heartbeat, unpair_device
+from .companion import record_heartbeat, unpair_device
 from .auth import device_blueprint
 from .http import load, ok
 

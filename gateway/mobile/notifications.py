@@ -2,7 +2,7 @@
 from flask import g
 
 from ..schemas.mobile import AcknowledgeSchema, NotificationSchema
-from ..services.notifications import acknowledge_notifications, pending_notifications
+from ..devices.notifications import acknowledge_notifications, pending_notifications
 from .auth import device_blueprint
 from .http import load, ok
 

@@ -3,8 +3,8 @@ from flask import g
 
 from ..clock import isoformat
 from ..schemas.mobile import OutboundLeaseArgs, OutboundResultSchema
-from ..services.devices import report_leased_sms
-from ..services.outbound_sms import lease_outbound_sms
+from .companion import report_leased_sms
+from ..sms.outbound import lease_outbound_sms
 from .auth import device_blueprint
 from .http import load, ok
 

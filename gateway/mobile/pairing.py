@@ -3,8 +3,8 @@ from flask import Blueprint
 
 from ..extensions import limiter
 from ..schemas.mobile import PairDeviceSchema, TokenRefreshSchema
-from ..services.device_tokens import pin_fingerprint, rotate_tokens
-from ..services.pairing import pair_device
+from ..devices.tokens import pin_fingerprint, rotate_tokens
+from ..devices.pairing import pair_device
 from .http import load, ok
 
 blp = Blueprint("mobile_pairing", __name__)

@@ -2,7 +2,7 @@
 from flask import g
 
 from ..schemas.mobile import SmsBatchSchema
-from ..services.sms_ingest import ingest_batch
+from ..sms.ingest import batch_answer, ingest_batch
 from .auth import device_blueprint
 from .http import load, ok
 
@@ -12,6 +12,4 @@ blp = device_blueprint("sms")
 @blp.post("/sms")
 def forward_sms():
     """Store and match up to 200 texts; each gets accepted, duplicate or rejected."""
-    results = ingest_batch(g.device, load(SmsBatchSchema)["messages"])
-    counts = {status: sum(1 for r in results if r["status"] == status) for status in ("accepted", "duplicate", "rejected")}
-    return ok({"results": results, **counts})
+    return ok(batch_answer(ingest_batch(g.device, load(SmsBatchSchema)["messages"])))

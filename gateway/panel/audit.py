@@ -4,7 +4,7 @@ from flask import has_request_context, request
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..extensions import db
-from ..models import AuditLog
+from ..accounts.models.audit import AuditLog
 
 MAX_USER_AGENT = 255
 

@@ -3,7 +3,7 @@ from flask import render_template, request
 
 from ..api.paging import paginate
 from ..extensions import db
-from ..models import AuditLog
+from ..accounts.models.audit import AuditLog
 from . import bp
 from .access import current_brand, super_admin_required
 from .formatting import current_zone

@@ -9,8 +9,8 @@ from ..answer_commit import unit_of_work
 from ..checkout.theme import brand_theme
 from ..domain_errors import DomainError
 from ..extensions import db, limiter
-from ..models import Brand
-from ..services.users import authenticate, change_password, find_user_by_email
+from ..accounts.models.brand import Brand
+from ..accounts.users import authenticate, change_password, find_user_by_email
 from . import bp, render_error
 from .access import staff_required
 from .audit import client_address, record_audit

@@ -8,8 +8,8 @@ from ..api.paging import paginate
 from ..domain_errors import DomainError
 from ..errors import http_status, not_found
 from ..extensions import db
-from ..models import Payment
-from ..services.customers import delete_customer, get_customer, list_customers_query, update_customer, with_totals
+from ..payments.models.payment import Payment
+from ..payments.customers import delete_customer, get_customer, list_customers_query, update_customer, with_totals
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit

@@ -7,10 +7,12 @@ from flask_babel import gettext as _
 
 from ..clock import utcnow
 from ..extensions import db
-from ..models import Device, InboundSms, Payment, Refund, Transaction
-from ..services.dashboard import dashboard_summary
-from ..services.matching import needs_review
-from ..services.payments import list_payments_query
+from ..devices.models.device import Device
+from ..sms.models.inbound_sms import InboundSms
+from ..payments.models.payment import Payment, Refund, Transaction
+from ..payments.dashboard import dashboard_summary
+from ..sms.matching import needs_review
+from ..payments.lifecycle import list_payments_query
 from . import bp
 from .access import current_brand, staff_required
 from .charts import daily_bars

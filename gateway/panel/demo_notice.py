@@ -1,7 +1,7 @@
 """The panel's warning while a demo receiving number is switched on (bootstrap's sample for `make run`)."""
 from flask_login import current_user
 
-from ..services.payment_methods import enabled_demo_methods
+from ..payments.methods import enabled_demo_methods
 from . import bp
 
 

@@ -6,7 +6,7 @@ from flask_login import current_user
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..services.api_keys import generate_key, list_keys, revoke_key
+from ..accounts.api_keys import generate_key, list_keys, revoke_key
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit

@@ -11,8 +11,8 @@ from flask_login import current_user
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..extensions import db
-from ..models import Payment
-from ..services.deliveries import LOG_SIZE, get_delivery, recent_deliveries, retry_delivery
+from ..payments.models.payment import Payment
+from ..webhooks.deliveries import LOG_SIZE, get_delivery, recent_deliveries, retry_delivery
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit

@@ -6,7 +6,7 @@ from flask_login import current_user
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..services.deliveries import rotate_webhook_secret, send_test_webhook, set_webhook_url
+from ..webhooks.deliveries import rotate_webhook_secret, send_test_webhook, set_webhook_url
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit

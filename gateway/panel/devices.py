@@ -14,8 +14,8 @@ from markupsafe import Markup
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..domain_errors import DomainError
-from ..services.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
-from ..services.pairing import pairing_qr_svg, server_url
+from ..devices.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
+from ..devices.pairing import pairing_qr_svg, server_url
 from . import bp
 from .access import current_brand, staff_required, super_admin_required
 from .audit import record_audit

@@ -10,8 +10,8 @@ from flask_login import current_user
 
 from ..checkout.presenters import CURRENCY_SYMBOLS, KIND_NAMES
 from ..numerals import clock_style, grouped_number, money_pattern, native_digits, page_locale
-from ..services.dashboard import brand_zone
-from ..services.payment_methods import PROVIDER_NAMES
+from ..payments.dashboard import brand_zone
+from ..payments.methods import PROVIDER_NAMES
 from .audit_names import audit_action
 
 STATUS_NAMES = {

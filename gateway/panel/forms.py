@@ -8,10 +8,11 @@ from wtforms import (BooleanField, DateField, EmailField, Form, IntegerField, Pa
                      SelectField, StringField, TextAreaField)
 from wtforms.validators import DataRequired, EqualTo, Length, NumberRange, Optional, ValidationError
 
-from ..models import METHOD_KINDS, PAYMENT_STATUSES, PROVIDERS
+from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
+from ..payments.models.payment import PAYMENT_STATUSES
 from ..money import InvalidAmount, parse_amount
 from ..schemas.common import Phone
-from ..services.payment_methods import PROVIDER_NAMES
+from ..payments.methods import PROVIDER_NAMES
 from .formatting import STATUS_NAMES
 
 KIND_NAMES = {"personal": _l("Personal"), "agent": _l("Agent"), "merchant": _l("Merchant")}

@@ -7,7 +7,7 @@ from wtforms import SelectMultipleField, StringField
 from wtforms.validators import DataRequired, Length, Optional, ValidationError
 from wtforms.widgets import CheckboxInput, ListWidget
 
-from ..models import SCOPES
+from ..accounts.models.api_key import SCOPES
 from .forms import options, strip
 
 SCOPE_NAMES = {"read": _l("read: look up payments, refunds, customers"),

@@ -4,10 +4,11 @@ from flask_wtf import FlaskForm
 from wtforms import Form, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
-from ..models import PROVIDERS, SMS_STATUSES
-from ..services.payment_methods import PROVIDER_NAMES
-from ..services.sms_parsing import MAX_TEMPLATE
-from ..services.sms_templates import MAX_SAMPLE
+from ..payments.models.payment_method import PROVIDERS
+from ..sms.models.inbound_sms import SMS_STATUSES
+from ..payments.methods import PROVIDER_NAMES
+from ..sms.parsing import MAX_TEMPLATE
+from ..sms.templates import MAX_SAMPLE
 from .forms import options, strip
 
 SMS_STATUS_NAMES = {

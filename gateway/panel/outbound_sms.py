@@ -8,9 +8,9 @@ from ..answer_commit import unit_of_work
 from ..api.paging import paginate
 from ..domain_errors import DomainError, NotFound
 from ..extensions import db
-from ..models import OutboundSms
+from ..sms.models.outbound_sms import OutboundSms
 from ..schemas.outbound_sms import OutboundSmsCreateSchema
-from ..services.outbound_sms import MAX_ATTEMPTS, create_outbound_sms, list_outbound_sms_query, retry_outbound_sms
+from ..sms.outbound import MAX_ATTEMPTS, create_outbound_sms, list_outbound_sms_query, retry_outbound_sms
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit

@@ -10,9 +10,9 @@ from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
 from ..money import format_amount
-from ..services.matching import approve_review, complete_late_payment, reject_review, return_late_sms
-from ..services.payments import cancel_payment, get_payment
-from ..services.refunds import create_refund, refund_refusal
+from ..sms.matching import approve_review, complete_late_payment, reject_review, return_late_sms
+from ..payments.lifecycle import cancel_payment, get_payment
+from ..payments.refunds import create_refund, refund_refusal
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit

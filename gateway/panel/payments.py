@@ -5,11 +5,11 @@ from flask import render_template, request
 
 from ..api.paging import paginate
 from ..extensions import db
-from ..models import OPEN_STATUSES, Payment, Transaction
-from ..services.matching import late_sms, needs_review
-from ..services.payments import checkout_url, get_payment, list_payments_query
-from ..services.refunds import REFUNDABLE_STATUSES
-from ..services.states import payment_in_review
+from ..payments.models.payment import OPEN_STATUSES, Payment, Transaction
+from ..sms.matching import late_sms, needs_review
+from ..payments.lifecycle import checkout_url, get_payment, list_payments_query
+from ..payments.refunds import REFUNDABLE_STATUSES
+from ..states import payment_in_review
 from . import bp
 from .access import current_brand, staff_required
 from .formatting import day_bounds

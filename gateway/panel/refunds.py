@@ -2,7 +2,7 @@
 from flask import render_template, request
 
 from ..api.paging import paginate
-from ..services.refunds import list_refunds_query
+from ..payments.refunds import list_refunds_query
 from . import bp
 from .access import current_brand, staff_required
 from .payments import PER_PAGE, page_number

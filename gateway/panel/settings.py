@@ -6,8 +6,8 @@ from flask_login import current_user
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..services.brands import update_brand_settings
-from ..services.payment_methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
+from ..accounts.brands import update_brand_settings
+from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit

@@ -8,12 +8,18 @@ from ..api.paging import paginate
 from ..domain_errors import DomainError
 from ..errors import http_status
 from ..extensions import db
-from ..models import InboundSms
+from ..sms.models.inbound_sms import InboundSms
 from ..money import format_amount
-from ..services.matching import HAND_MATCHABLE, match_sms_by_hand
-from ..services.sms_inbox import (find_payment_to_match, get_inbound_sms, ignore_sms, list_inbound_sms_query,
-                                  match_candidates, parser_reading)
-from ..services.sms_parsing import sender_provider
+from ..sms.matching import HAND_MATCHABLE, match_sms_by_hand
+from ..sms.inbox import (
+    find_payment_to_match,
+    get_inbound_sms,
+    ignore_sms,
+    list_inbound_sms_query,
+    match_candidates,
+    parser_reading,
+)
+from ..sms.parsing import sender_provider
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit

@@ -10,11 +10,17 @@ from flask_login import current_user
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..models import PROVIDERS
-from ..services.sms_inbox import get_inbound_sms
-from ..services.sms_parsing import sender_provider
-from ..services.sms_templates import (create_template, delete_template, get_template, list_templates,
-                                      set_template_enabled, try_template)
+from ..payments.models.payment_method import PROVIDERS
+from ..sms.inbox import get_inbound_sms
+from ..sms.parsing import sender_provider
+from ..sms.templates import (
+    create_template,
+    delete_template,
+    get_template,
+    list_templates,
+    set_template_enabled,
+    try_template,
+)
 from . import bp
 from .access import current_brand, staff_required, super_admin_required
 from .audit import record_audit

@@ -2,7 +2,10 @@
 from flask_babel import gettext as _, lazy_gettext as _l, ngettext
 
 from ..extensions import db
-from ..models import AuditLog, InboundSms, Refund, WebhookDelivery
+from ..accounts.models.audit import AuditLog
+from ..sms.models.inbound_sms import InboundSms
+from ..payments.models.payment import Refund
+from ..webhooks.models.webhook import WebhookDelivery
 from .formatting import local_datetime, money, number, provider_name, status_name
 
 # What a panel action reads as on the timeline.

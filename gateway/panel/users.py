@@ -6,7 +6,7 @@ from flask_login import current_user
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..services.users import get_user, invite_user, list_users, set_user_active
+from ..accounts.users import get_user, invite_user, list_users, set_user_active
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit

@@ -2,7 +2,7 @@
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ..models import SCOPES
+from ..accounts.models.api_key import SCOPES
 from .common import BaseSchema, Timestamp
 
 

@@ -1,7 +1,7 @@
 """The dashboard summary's response shape."""
 from marshmallow import fields
 
-from ..models import PAYMENT_STATUSES
+from ..payments.models.payment import PAYMENT_STATUSES
 from .common import Amount, BaseSchema, Timestamp
 
 

@@ -1,7 +1,7 @@
 """Outbound SMS queue: the message record, the request that queues one, the list filter."""
 from marshmallow import fields, validate
 
-from ..models import OUTBOUND_SMS_STATUSES
+from ..sms.models.outbound_sms import OUTBOUND_SMS_STATUSES
 from .common import BaseSchema, PageArgs, Phone, Timestamp
 
 

@@ -5,8 +5,8 @@ import marshmallow as ma
 from flask import current_app
 from marshmallow import fields, validate
 
-from ..models import PAYMENT_STATUSES
-from ..services.payments import checkout_url
+from ..payments.models.payment import PAYMENT_STATUSES
+from ..payments.lifecycle import checkout_url
 from .common import Amount, BaseSchema, HttpUrl, PageArgs, Phone, Timestamp, positive_amount
 
 METADATA_MAX_KEYS = 20

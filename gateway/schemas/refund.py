@@ -4,7 +4,7 @@ from datetime import timezone
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ..models.types import MAX_ROW_ID
+from ..db_types import MAX_ROW_ID
 from .common import Amount, BaseSchema, PageArgs, Timestamp, positive_amount
 
 TRX_ID = dict(validate=validate.Length(min=1, max=20), metadata={"example": "TRXAB12CD34EF56"})

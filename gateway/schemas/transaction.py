@@ -3,7 +3,7 @@ from datetime import timezone
 
 from marshmallow import fields, validate
 
-from ..models import PAID_STATUSES
+from ..payments.models.payment import PAID_STATUSES
 from .common import Amount, BaseSchema, PageArgs, Timestamp
 
 

@@ -14,7 +14,7 @@ down_revision = '0001'
 branch_labels = None
 depends_on = None
 
-# The number bootstrap used as its sample before the flag existed (gateway/cli_checkout.py DEMO_NUMBER).
+# The number bootstrap used as its sample before the flag existed (gateway/cli/checkout.py DEMO_NUMBER).
 DEMO_NUMBER = '01700000000'
 
 

@@ -12,10 +12,10 @@ from playwright.sync_api import expect
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import Device
-from gateway.services.matching import submit_claim
-from gateway.services.refunds import create_refund
-from gateway.services.sms_ingest import ingest_batch
+from gateway.devices.models.device import Device
+from gateway.sms.matching import submit_claim
+from gateway.payments.refunds import create_refund
+from gateway.sms.ingest import ingest_batch
 from tests.browser.conftest import SCREENSHOTS
 from tests.factories import (
     CustomerFactory, PaymentFactory, PaymentMethodFactory, UserFactory, bkash_text, completed_payment, paired_device,

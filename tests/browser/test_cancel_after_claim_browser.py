@@ -7,7 +7,9 @@ import pytest
 from playwright.sync_api import expect
 
 from gateway.extensions import db
-from gateway.models import InboundSms, Payment, WebhookDelivery
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Payment
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.browser.panel_support import sign_in, window  # noqa: F401 - fixtures
 from tests.browser.test_checkout_browser import (  # noqa: F401 - fixtures
     TRX_ID, create_payment_through_the_api, forward_bkash_sms, merchant_site, shop)

@@ -5,7 +5,8 @@ import pytest
 from playwright.sync_api import expect
 
 from gateway.extensions import db
-from gateway.models import AuditLog, Refund
+from gateway.accounts.models.audit import AuditLog
+from gateway.payments.models.payment import Refund
 from tests.browser.panel_support import (  # noqa: F401 - window and owner are fixtures
     owner, payment_in_review, screenshot, shop_history, sign_in, window)
 from tests.checkout_helpers import reloaded

@@ -6,8 +6,8 @@ import requests
 from playwright.sync_api import expect
 
 from gateway.extensions import db
-from gateway.models import WebhookDelivery
-from gateway.services.webhooks import deliver_webhook
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.webhooks.delivery import deliver_webhook
 from tests.browser.panel_support import owner, screenshot, sign_in, window  # noqa: F401 - fixtures
 from tests.factories import completed_payment
 from tests.webhook_support import drain_queues, receiver, rq_redis  # noqa: F401 - fixtures

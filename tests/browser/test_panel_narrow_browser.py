@@ -3,7 +3,7 @@ import pytest
 from playwright.sync_api import expect
 
 from gateway.extensions import db
-from gateway.models import Payment
+from gateway.payments.models.payment import Payment
 from gateway.panel.payments import PER_PAGE
 from tests.browser.panel_support import (  # noqa: F401 - window and owner are fixtures
     owner, payment_in_review, screenshot, shop_history, sign_in, window)

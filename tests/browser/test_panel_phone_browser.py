@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.services.outbound_sms import queue_sms
-from gateway.services.sms_ingest import ingest_batch
+from gateway.sms.outbound import queue_sms
+from gateway.sms.ingest import ingest_batch
 from tests.browser.panel_support import owner, screenshot, sign_in, window  # noqa: F401 - fixtures
 from tests.checkout_helpers import reloaded
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message

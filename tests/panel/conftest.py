@@ -5,7 +5,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from gateway.extensions import db
-from gateway.models import AuditLog
+from gateway.accounts.models.audit import AuditLog
 from tests.factories import UserFactory
 
 PASSWORD = "correct horse battery"

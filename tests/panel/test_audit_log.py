@@ -2,7 +2,7 @@
 from freezegun import freeze_time
 
 from gateway.extensions import db
-from gateway.models import AuditLog
+from gateway.accounts.models.audit import AuditLog
 from tests.factories import PaymentFactory
 from tests.panel.conftest import post_form
 

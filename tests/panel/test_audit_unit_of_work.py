@@ -1,6 +1,6 @@
 """A panel action and its audit row commit together: no commit between the change and its audit entry."""
 from gateway.extensions import db
-from gateway.models import Payment
+from gateway.payments.models.payment import Payment
 from tests.factories import PaymentFactory
 from tests.panel.conftest import post_form
 from tests.test_unit_of_work import trail  # noqa: F401 - the fixture

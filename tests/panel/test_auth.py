@@ -3,7 +3,8 @@ import pytest
 
 from gateway import create_app
 from gateway.extensions import db, limiter
-from gateway.models import AuditLog, User
+from gateway.accounts.models.audit import AuditLog
+from gateway.accounts.models.user import User
 from tests.factories import UserFactory
 from tests.panel.conftest import PASSWORD, audit_actions, csrf_token, panel_client, post_form, sign_in
 

@@ -4,7 +4,9 @@ from decimal import Decimal
 import pytest
 
 from gateway.extensions import db
-from gateway.models import AuditLog, Customer, Payment
+from gateway.accounts.models.audit import AuditLog
+from gateway.payments.models.customer import Customer
+from gateway.payments.models.payment import Payment
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
 from tests.panel.conftest import audit_actions, post_form, reloaded
 

@@ -8,10 +8,10 @@ from freezegun import freeze_time
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import Device
-from gateway.services.matching import submit_claim
-from gateway.services.refunds import create_refund
-from gateway.services.sms_ingest import ingest_batch
+from gateway.devices.models.device import Device
+from gateway.sms.matching import submit_claim
+from gateway.payments.refunds import create_refund
+from gateway.sms.ingest import ingest_batch
 from tests.factories import PaymentFactory, bkash_text, completed_payment, paired_device, sms_message
 
 NOW = "2024-05-10 08:00:00"  # 14:00 in Dhaka

@@ -5,8 +5,9 @@ import re
 import pytest
 
 from gateway.extensions import db
-from gateway.models import ApiKey, AuditLog
-from gateway.services.api_keys import generate_key
+from gateway.accounts.models.api_key import ApiKey
+from gateway.accounts.models.audit import AuditLog
+from gateway.accounts.api_keys import generate_key
 from tests.panel.conftest import audit_actions, post_form
 
 SECRET = re.compile(r'<code id="new-api-key">([^<]+)</code>')

@@ -4,9 +4,10 @@ import re
 import pytest
 
 from gateway.extensions import db
-from gateway.models import AuditLog, WebhookDelivery
-from gateway.services.events import emit_event
-from gateway.services.webhooks import deliver_webhook
+from gateway.accounts.models.audit import AuditLog
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.webhooks.events import emit_event
+from gateway.webhooks.delivery import deliver_webhook
 from tests.factories import completed_payment
 from tests.panel.conftest import audit_actions, post_form, reloaded
 from tests.webhook_support import receiver  # noqa: F401 - fixture

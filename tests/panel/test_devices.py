@@ -7,7 +7,8 @@ from freezegun import freeze_time
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import AuditLog, PairingCode
+from gateway.accounts.models.audit import AuditLog
+from gateway.devices.models.device import PairingCode
 from tests.factories import paired_device
 from tests.panel.conftest import audit_actions, post_form, reloaded
 

@@ -9,9 +9,9 @@ import pytest
 import segno
 
 from gateway.extensions import db
-from gateway.models import PairingCode
+from gateway.devices.models.device import PairingCode
 from gateway.panel.devices import unreachable_by_phone
-from gateway.services.pairing import pairing_qr_payload
+from gateway.devices.pairing import pairing_qr_payload
 from tests.panel.conftest import post_form
 
 ROOT = Path(__file__).resolve().parents[2]

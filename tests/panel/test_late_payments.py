@@ -7,9 +7,12 @@ from freezegun import freeze_time
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import AuditLog, InboundSms, Transaction, WebhookDelivery
-from gateway.services.matching import submit_claim
-from gateway.services.payments import cancel_payment, expire_due_payments
+from gateway.accounts.models.audit import AuditLog
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.sms.matching import submit_claim
+from gateway.payments.lifecycle import cancel_payment, expire_due_payments
 from tests.factories import PaymentFactory, UserFactory, bkash_text, forward
 from tests.fresh_catalogue import app_with_fresh_catalogue, dispose
 from tests.panel.conftest import audit_actions, csrf_token, panel_client, post_form, reloaded, sign_in

@@ -2,8 +2,8 @@
 import pytest
 
 from gateway.extensions import db
-from gateway.models import OutboundSms
-from gateway.services.outbound_sms import queue_sms
+from gateway.sms.models.outbound_sms import OutboundSms
+from gateway.sms.outbound import queue_sms
 from tests.panel.conftest import audit_actions, post_form, reloaded
 
 

@@ -7,7 +7,10 @@ import pytest
 
 from gateway import create_app
 from gateway.extensions import db
-from gateway.models import AuditLog, Customer, PaymentMethod, User
+from gateway.accounts.models.audit import AuditLog
+from gateway.payments.models.customer import Customer
+from gateway.payments.models.payment_method import PaymentMethod
+from gateway.accounts.models.user import User
 from gateway.panel.navigation import NAVIGATION
 from tests.factories import CustomerFactory, PaymentFactory, PaymentMethodFactory, UserFactory, completed_payment
 from tests.panel.conftest import csrf_token, panel_client, reloaded, sign_in

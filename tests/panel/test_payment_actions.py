@@ -8,9 +8,12 @@ import pytest
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.models import AuditLog, InboundSms, Refund, Transaction, WebhookDelivery
-from gateway.services.matching import submit_claim
-from gateway.services.sms_ingest import ingest_batch
+from gateway.accounts.models.audit import AuditLog
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.payments.models.payment import Refund, Transaction
+from gateway.webhooks.models.webhook import WebhookDelivery
+from gateway.sms.matching import submit_claim
+from gateway.sms.ingest import ingest_batch
 from tests.factories import PaymentFactory, bkash_text, completed_payment, paired_device, sms_message
 from tests.panel.conftest import audit_actions, post_form, reloaded
 

@@ -6,8 +6,9 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.extensions import db
-from gateway.models import InboundSms, WebhookAttempt, WebhookDelivery
-from gateway.services.refunds import create_refund
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
+from gateway.payments.refunds import create_refund
 from tests.factories import PaymentFactory, completed_payment
 
 
@@ -106,7 +107,7 @@ def test_the_timeline_tells_the_whole_story(as_staff, brand):
                                   payment_id=payment.id, matched_at=datetime(2024, 5, 1, 10, 2, tzinfo=timezone.utc)))
         db.session.commit()
     with freeze_time("2024-05-01 10:02:00"):
-        from gateway.services.payments import complete_payment
+        from gateway.payments.lifecycle import complete_payment
         complete_payment(payment)
     with freeze_time("2024-05-01 11:00:00"):
         create_refund(brand, payment.transaction.trx_id, Decimal("100.00"), "Broken item")

@@ -4,8 +4,8 @@ from decimal import Decimal
 import pytest
 
 from gateway.extensions import db
-from gateway.models import Refund
-from gateway.services.refunds import create_refund
+from gateway.payments.models.payment import Refund
+from gateway.payments.refunds import create_refund
 from tests.factories import completed_payment
 from tests.panel.conftest import post_form, reloaded
 from tests.panel.test_payment_actions import CONFIRM_FORM, HIDDEN, refund

@@ -6,13 +6,15 @@ import pytest
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.models import PaymentMethod, SmsTemplate, User
-from gateway.services.outbound_sms import queue_sms
-from gateway.services.pairing import pairing_qr_payload
-from gateway.services.payment_methods import get_method
-from gateway.services.sms_templates import get_template
-from gateway.models.types import MAX_ROW_ID, row_id
-from gateway.services.users import get_user
+from gateway.payments.models.payment_method import PaymentMethod
+from gateway.sms.models.sms_template import SmsTemplate
+from gateway.accounts.models.user import User
+from gateway.sms.outbound import queue_sms
+from gateway.devices.pairing import pairing_qr_payload
+from gateway.payments.methods import get_method
+from gateway.sms.templates import get_template
+from gateway.db_types import MAX_ROW_ID, row_id
+from gateway.accounts.users import get_user
 from tests.factories import PaymentMethodFactory, UserFactory
 from tests.panel.conftest import post_form
 from tests.panel.test_sms_inbox import forward

@@ -2,7 +2,8 @@
 import pytest
 
 from gateway.extensions import db
-from gateway.models import AuditLog, PaymentMethod
+from gateway.accounts.models.audit import AuditLog
+from gateway.payments.models.payment_method import PaymentMethod
 from tests.factories import PaymentMethodFactory
 from tests.panel.conftest import audit_actions, post_form, reloaded
 

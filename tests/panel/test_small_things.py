@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from gateway.extensions import db
-from gateway.models import WebhookDelivery
+from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.panel.audit_names import ACTION_NAMES
 from tests.factories import PaymentFactory
 

@@ -4,8 +4,9 @@ from decimal import Decimal
 import pytest
 
 from gateway.extensions import db
-from gateway.models import AuditLog, InboundSms
-from gateway.services.sms_ingest import ingest_batch
+from gateway.accounts.models.audit import AuditLog
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.ingest import ingest_batch
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 from tests.panel.conftest import audit_actions, post_form, reloaded
 

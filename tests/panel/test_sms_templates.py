@@ -2,8 +2,8 @@
 import pytest
 
 from gateway.extensions import db
-from gateway.models import SmsTemplate
-from gateway.services.sms_templates import create_template
+from gateway.sms.models.sms_template import SmsTemplate
+from gateway.sms.templates import create_template
 from tests.panel.conftest import audit_actions, post_form, reloaded
 from tests.panel.test_sms_inbox import forward
 

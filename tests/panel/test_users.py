@@ -4,7 +4,7 @@ import re
 import pytest
 
 from gateway.extensions import db
-from gateway.models import User
+from gateway.accounts.models.user import User
 from tests.factories import UserFactory
 from tests.panel.conftest import audit_actions, panel_client, post_form, reloaded, sign_in
 

@@ -1,0 +1,1 @@
+"""Accounts: brands, users, API keys, audit, rate-limit counters, idempotency records."""

@@ -1,0 +1,107 @@
+"""API keys: generated with a secret shown once, stored as a hash, revoked by label."""
+import hashlib
+import hmac
+import secrets
+
+from flask import current_app
+from sqlalchemy.exc import IntegrityError
+
+from ..answer_commit import commit_work
+from ..clock import utcnow
+from ..domain_errors import AlreadyExists, NotFound, field_error
+from ..extensions import db
+from .models.api_key import SCOPES, ApiKey
+from ..db_types import row_id
+
+DISPLAY_CHARS = 6
+_KEYS = ApiKey.__table__
+# Built once, in Core: every API request runs it, and only reads the key; loading an ORM key (and
+# its brand) cost as much as the rest of a payment read. A prepared statement also skips re-keying.
+KEY_BY_HASH = (db.select(_KEYS.c.id, _KEYS.c.brand_id, _KEYS.c.scopes, _KEYS.c.key_hash, _KEYS.c.last_used_at,
+                         _KEYS.c.revoked_at)
+               .where(_KEYS.c.key_hash == db.bindparam("digest")))
+
+
+def hash_secret(secret):
+    """The SHA-256 hex digest stored in place of a key's secret (the secret has 256 random bits)."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def find_active_key(secret):
+    """The active key whose secret this is, compared in constant time; None otherwise.
+
+    A read-only row (id, brand_id, scopes, last_used_at, …), not an ApiKey: every request runs this.
+    """
+    digest = hash_secret(secret)
+    key = db.session.execute(KEY_BY_HASH, {"digest": digest}).first()
+    if key is None or not hmac.compare_digest(key.key_hash, digest) or key.revoked_at is not None:
+        return None
+    return key
+
+
+def normalise_scopes(scopes):
+    """A sorted, de-duplicated list of known scopes, or ValidationFailed naming the bad one."""
+    if isinstance(scopes, str):
+        scopes = [part.strip() for part in scopes.split(",")]
+    chosen = {scope for scope in scopes if scope}
+    unknown = chosen - set(SCOPES)
+    if not chosen or unknown:
+        raise field_error("scopes", f"Scopes must be drawn from {', '.join(SCOPES)}.")
+    return [scope for scope in SCOPES if scope in chosen]
+
+
+def generate_key(brand, label, scopes):
+    """Create and commit a key; returns (key, secret) — the secret exists only in this return value."""
+    key, secret = add_key(brand, label, scopes)
+    try:
+        commit_work()
+    except IntegrityError:
+        db.session.rollback()
+        raise AlreadyExists(f"An active key is already labelled {key.label!r}.",
+                            [{"field": "label", "code": "taken", "message": "Labels are unique among active keys."}],
+                            code="LABEL_TAKEN")
+    return key, secret
+
+
+def add_key(brand, label, scopes):
+    """A new key added to the current transaction, which the caller commits; returns (key, secret)."""
+    label = (label or "").strip()
+    if not label or len(label) > 100:
+        raise field_error("label", "A label of 1 to 100 characters is required.", "required" if not label else "invalid")
+    scopes = normalise_scopes(scopes)
+    secret = current_app.config["API_KEY_PREFIX"] + secrets.token_urlsafe(32)
+    key = ApiKey(brand_id=brand.id, label=label, scopes=",".join(scopes), key_hash=hash_secret(secret),
+                 display_prefix=secret[: len(current_app.config["API_KEY_PREFIX"]) + DISPLAY_CHARS])
+    db.session.add(key)
+    return key, secret
+
+
+def list_keys(brand):
+    """The brand's keys, newest first, revoked ones included for the record."""
+    return db.session.execute(
+        db.select(ApiKey).where(ApiKey.brand_id == brand.id).order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
+    ).scalars().all()
+
+
+def revoke_key(brand, *, key_id=None, label=None):
+    """Deactivate a key by id or label; every later request with it fails with INVALID_TOKEN."""
+    if key_id is not None and row_id(key_id) is None:
+        raise key_not_found()  # an id from a URL that no row can have ("abc", 2**64), before it reaches the database
+    query = db.select(ApiKey).where(ApiKey.brand_id == brand.id, ApiKey.revoked_at.is_(None))
+    query = query.where(ApiKey.id == row_id(key_id)) if key_id is not None else query.where(ApiKey.label == label)
+    key = db.session.execute(query).scalar_one_or_none()
+    if key is None:
+        raise key_not_found()
+    revoked = db.session.execute(
+        db.update(ApiKey).where(ApiKey.id == key.id, ApiKey.revoked_at.is_(None)).values(revoked_at=utcnow())
+    ).rowcount
+    commit_work()
+    if not revoked:
+        raise key_not_found()
+    db.session.refresh(key)
+    return key
+
+
+def key_not_found():
+    """NotFound for a key id or label that names no active key of the brand."""
+    return NotFound("api_key", "No active key by that id or label.")

@@ -1,0 +1,1 @@
+"""The accounts domain's tables."""

@@ -1,0 +1,37 @@
+"""A brand: the merchant a deployment serves, with its look, currencies and webhook secret."""
+import secrets
+
+from ...clock import utcnow
+from ...extensions import db
+from ...db_types import UTCDateTime
+
+
+def new_webhook_secret():
+    """A fresh shared secret for signing webhooks."""
+    return "whsec_" + secrets.token_hex(32)
+
+
+class Brand(db.Model):
+    __tablename__ = "brands"
+
+    id = db.Column(db.Integer, primary_key=True)
+    name = db.Column(db.String(120), nullable=False)
+    slug = db.Column(db.String(64), nullable=False, unique=True)
+    logo_url = db.Column(db.String(2048))
+    primary_color = db.Column(db.String(7), nullable=False, default="#0f766e")
+    base_url = db.Column(db.String(2048))
+    timezone = db.Column(db.String(64), nullable=False, default="Asia/Dhaka")
+    currencies = db.Column(db.String(200), nullable=False, default="BDT")
+    webhook_url = db.Column(db.String(2048))
+    webhook_secret = db.Column(db.String(128), nullable=False, default=new_webhook_secret)
+    # The secret rotated out: it signs X-Service-Signature-Previous until then, so receivers can catch up.
+    webhook_secret_previous = db.Column(db.String(128))
+    webhook_secret_previous_until = db.Column(UTCDateTime)
+    payment_ttl = db.Column(db.Integer)
+    receipt_sms_enabled = db.Column(db.Boolean, nullable=False, default=False)
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+
+    @property
+    def currency_list(self):
+        """The ISO 4217 codes this brand accepts."""
+        return [code.strip().upper() for code in self.currencies.split(",") if code.strip()]

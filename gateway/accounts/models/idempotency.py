@@ -1,0 +1,20 @@
+"""A stored response to a POST sent with an Idempotency-Key, replayed for 24 hours."""
+from ...clock import utcnow
+from ...extensions import db
+from ...db_types import UTCDateTime
+
+
+class IdempotencyRecord(db.Model):
+    __tablename__ = "idempotency_records"
+    __table_args__ = (
+        db.UniqueConstraint("brand_id", "key", name="uq_idempotency_records_brand_key"),
+        db.Index("ix_idempotency_records_created", "created_at"),
+    )
+
+    id = db.Column(db.Integer, primary_key=True)
+    brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    key = db.Column(db.String(255), nullable=False)
+    request_hash = db.Column(db.String(64), nullable=False)
+    response_status = db.Column(db.Integer)
+    response_body = db.Column(db.Text)
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)

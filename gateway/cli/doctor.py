@@ -1,0 +1,300 @@
+"""`flask gateway doctor`'s checks: each looks at one part of a deployment and says what is wrong and how to fix it."""
+import logging
+from collections import namedtuple
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+from flask import current_app
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+from ..clock import utcnow
+from ..extensions import db
+from ..accounts.models.brand import Brand
+from ..devices.models.device import Device
+from ..webhooks.models.webhook import WebhookDelivery
+from ..payments.methods import PROVIDER_NAMES
+
+# A problem makes doctor exit non-zero; a note is worth knowing but fine.
+Finding = namedtuple("Finding", "severity message fix")
+PROBLEM, NOTE = "problem", "note"
+
+KNOWN_SECRETS = {"dev-secret-change-me", "testing-secret", "change-me", "changeme", "secret", "secret-key",
+                 "your-secret-key", "please-change-me"}
+MIN_SECRET_LENGTH = 32
+MIN_SECRET_SYMBOLS = 12  # distinct characters: "aaaa…" or "abab…" of any length is no secret
+NEW_SECRET = "python3 -c 'import secrets; print(secrets.token_urlsafe(48))'"
+# A delivery this late past its due time is not being worked on: the workers (or the in-process runner) are not.
+DELIVERY_OVERDUE = timedelta(minutes=10)
+RETRYING_PILE = 10
+FAILED_WINDOW = timedelta(hours=24)
+
+
+def problem(message, fix):
+    """A finding that fails the check."""
+    return Finding(PROBLEM, message, fix)
+
+
+def note(message, fix=None):
+    """A finding worth reading that fails nothing."""
+    return Finding(NOTE, message, fix)
+
+
+def production():
+    """Whether this is a production deployment (some checks apply only there)."""
+    return current_app.config["APP_ENV"] == "production"
+
+
+def safe_database_url():
+    """The database URL without its password, to name it in a finding."""
+    return make_url(current_app.config["SQLALCHEMY_DATABASE_URI"]).render_as_string(hide_password=True)
+
+
+def check_demo_numbers():
+    """An enabled demo receiving number: customers would pay a number no merchant here owns."""
+    from ..payments.models.payment_method import PaymentMethod
+
+    rows = db.session.execute(
+        db.select(PaymentMethod, Brand.name).join(Brand, Brand.id == PaymentMethod.brand_id)
+        .where(PaymentMethod.is_demo.is_(True), PaymentMethod.enabled.is_(True)).order_by(PaymentMethod.id)
+    ).all()
+    return [problem(f"{PROVIDER_NAMES[method.provider]} {method.number} (#{method.id}, {brand}) is a demo number and "
+                    "switched on: money customers send there never reaches you.",
+                    f"Add your own number (`flask gateway add-method --provider {method.provider} --number "
+                    f"01XXXXXXXXX`), then `flask gateway update-method {method.id} --disable`.")
+            for method, brand in rows]
+
+
+def check_secret_key():
+    """A missing, default, short or low-variety SECRET_KEY (sessions, device tokens and keys derive from it)."""
+    secret = current_app.config.get("SECRET_KEY") or ""
+    if secret.lower() in KNOWN_SECRETS:
+        reason = "is a published default"
+    elif len(secret) < MIN_SECRET_LENGTH:
+        reason = f"has {len(secret)} characters, fewer than {MIN_SECRET_LENGTH}"
+    elif len(set(secret)) < MIN_SECRET_SYMBOLS:
+        reason = f"repeats a few characters ({len(set(secret))} different ones)"
+    else:
+        return []
+    return [problem(f"SECRET_KEY {reason}: anyone who guesses it can forge panel sessions and device tokens.",
+                    f"Set SECRET_KEY to the output of `{NEW_SECRET}` in the environment file and restart (phones "
+                    "must be paired again unless the old key stays in SECRET_KEY_FALLBACKS during the switch).")]
+
+
+def check_base_url():
+    """In production, checkout links and the phone's server address must be https."""
+    if not production():
+        return []
+    findings = []
+    origins = [("BASE_URL", current_app.config["BASE_URL"])]
+    origins += [(f"{name}'s origin (panel Settings)", url) for name, url in
+                db.session.execute(db.select(Brand.name, Brand.base_url).where(Brand.base_url.is_not(None))).all()]
+    for label, url in origins:
+        if urlsplit(url).scheme != "https":
+            findings.append(problem(f"{label} is {url}: customers would pay and phones would send SMS over plain "
+                                    "http.", "Serve the gateway behind TLS (docs: nginx) and set it to "
+                                    "https://your.domain."))
+    return findings
+
+
+def check_proxies():
+    """In production an https BASE_URL means a TLS proxy in front, which TRUSTED_PROXIES must count.
+
+    gunicorn here speaks plain http, so https comes from a reverse proxy. With TRUSTED_PROXIES=0 the app takes
+    the proxy for the client: every customer shares one rate-limit bucket and one address in the audit log, and
+    the request looks like http. More than 2 hops is unusual enough to be a miscount that lets clients forge
+    X-Forwarded-For.
+    """
+    if not production():
+        return []
+    hops = int(current_app.config.get("TRUSTED_PROXIES") or 0)
+    https = urlsplit(current_app.config["BASE_URL"]).scheme == "https"
+    if https and hops == 0:
+        return [problem("BASE_URL is https but TRUSTED_PROXIES=0: behind the TLS proxy every client looks like the "
+                        "proxy (one shared rate limit, the proxy's address in the audit log, http as the scheme).",
+                        "Set TRUSTED_PROXIES to the number of proxies in front of gunicorn (1 for nginx alone), with "
+                        "the proxy setting X-Forwarded-For and X-Forwarded-Proto.")]
+    if hops > 2:
+        return [problem(f"TRUSTED_PROXIES={hops}: one more than the real count lets any client forge its address.",
+                        "Set it to the exact number of reverse proxies in front of gunicorn (usually 1).")]
+    return []
+
+
+def check_database():
+    """The database answers."""
+    try:
+        db.session.execute(text("SELECT 1"))
+    except Exception as error:  # noqa: BLE001 - any failure to connect is the finding
+        db.session.rollback()
+        return [problem(f"The database {safe_database_url()} is unreachable ({error.__class__.__name__}).",
+                        "Start it, or correct DATABASE_URL (host, port, user, password, database name).")]
+    return []
+
+
+def check_migrations():
+    """The database's Alembic revision is the code's head: `flask db upgrade` has run after the last update."""
+    from alembic.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = set(ScriptDirectory(current_app.extensions["migrate"].directory).get_heads())
+    alembic_log = logging.getLogger("alembic")
+    level = alembic_log.level
+    alembic_log.setLevel(logging.WARNING)  # not its "Context impl" lines between doctor's own
+    try:
+        with db.engine.connect() as connection:
+            current = set(MigrationContext.configure(connection).get_current_heads())
+    finally:
+        alembic_log.setLevel(level)
+    if current == heads:
+        return []
+    shown = ", ".join(sorted(current)) or "none (not created by the migrations)"
+    return [problem(f"The database schema is at revision {shown}; this code expects {', '.join(sorted(heads))}.",
+                    "Stop the workers, run `flask db upgrade`, then restart web and workers (docs: upgrading).")]
+
+
+def redis_connection():
+    """A Redis client for REDIS_URL with short timeouts, or None without REDIS_URL."""
+    url = current_app.config.get("REDIS_URL")
+    if not url:
+        return None
+    from redis import Redis
+
+    return Redis.from_url(url, socket_connect_timeout=2, socket_timeout=3)
+
+
+def redis_address():
+    """host:port/db of REDIS_URL, without a password."""
+    parts = urlsplit(current_app.config["REDIS_URL"])
+    return f"{parts.hostname}:{parts.port or 6379}{parts.path}"
+
+
+def check_redis():
+    """Redis answers when REDIS_URL is set; without it in production, a note that the web process runs the jobs."""
+    connection = redis_connection()
+    if connection is None:
+        if production():
+            return [note("REDIS_URL is not set: webhooks, SMS and expiry run inside the web process.",
+                         "Fine on one machine; set REDIS_URL and run `flask gateway worker` to move them out.")]
+        return []
+    try:
+        connection.ping()
+    except Exception as error:  # noqa: BLE001 - any failure to reach Redis is the finding
+        return [problem(f"Redis at {redis_address()} is unreachable ({error.__class__.__name__}), "
+                        "degraded: wake-ups wait for the sweep.", "Start Redis, or correct REDIS_URL.")]
+    finally:
+        connection.close()
+    return []
+
+
+def check_workers():
+    """With Redis, live RQ workers serve every queue and RQ's scheduler (retries at their time) runs."""
+    from redis.exceptions import RedisError
+    from rq import Worker
+    from rq.scheduler import RQScheduler
+
+    from ..jobs import QUEUES
+
+    connection = redis_connection()
+    if connection is None:
+        return []
+    try:
+        served = {name for worker in Worker.all(connection=connection) for name in worker.queue_names()}
+        unscheduled = [name for name in QUEUES if not connection.exists(RQScheduler.get_locking_key(name))]
+    except RedisError:
+        return [note("skipped: Redis is unreachable")]
+    finally:
+        connection.close()
+    findings = []
+    unserved = [name for name in QUEUES if name not in served]
+    if unserved:
+        findings.append(problem(f"No RQ worker serves {', '.join(unserved)}: webhooks, SMS or sweeps are not run.",
+                                "Start `flask gateway worker` (systemd: gateway-worker.service) and keep it running."))
+    if unscheduled:
+        findings.append(problem(f"RQ's scheduler holds no lock for {', '.join(unscheduled)}: retries due later "
+                                "are not woken at their time.",
+                                "Run workers with `flask gateway worker` (it starts the scheduler), not a bare "
+                                "`rq worker`."))
+    return findings
+
+
+def check_heartbeats(now=None):
+    """A paired phone checked in recently: without one, no SMS arrives and no payment completes."""
+    now = now or utcnow()
+    limit = timedelta(seconds=int(current_app.config.get("DOCTOR_HEARTBEAT_MAX_AGE", 1800)))
+    findings = []
+    for brand in db.session.execute(db.select(Brand).order_by(Brand.id)).scalars():
+        devices = db.session.execute(
+            db.select(Device).where(Device.brand_id == brand.id, Device.revoked_at.is_(None))).scalars().all()
+        if not devices:
+            findings.append(problem(f"{brand.name} has no paired phone: no SMS arrives, so no payment completes.",
+                                    "Pair the companion app: panel → Devices, or `flask gateway pair-code --qr`."))
+            continue
+        beats = [device.last_heartbeat_at for device in devices if device.last_heartbeat_at]
+        if not beats or now - max(beats) > limit:
+            since = f"since {max(beats):%Y-%m-%d %H:%M} UTC" if beats else "ever"
+            findings.append(problem(f"{brand.name}'s phone has not checked in {since} (limit "
+                                    f"{int(limit.total_seconds() // 60)} minutes): SMS may not be forwarded.",
+                                    "Open the companion app on the phone: check it is online, allowed to run in "
+                                    "the background, and still paired."))
+    return findings
+
+
+def check_webhooks(now=None):
+    """Webhook deliveries that failed in the last 24 h, piled up retrying, or sit overdue with nobody sending."""
+    now = now or utcnow()
+    count = db.func.count(WebhookDelivery.id)
+    failed = db.session.execute(db.select(count).where(
+        WebhookDelivery.status == "failed", WebhookDelivery.updated_at >= now - FAILED_WINDOW)).scalar_one()
+    retrying = db.session.execute(db.select(count).where(WebhookDelivery.status == "retrying")).scalar_one()
+    overdue = db.session.execute(db.select(count).where(
+        WebhookDelivery.status.in_(("pending", "retrying")),
+        WebhookDelivery.next_attempt_at <= now - DELIVERY_OVERDUE)).scalar_one()
+    look = "See panel → Developers → Deliveries for the receiver's answers; fix the receiver, then retry them there."
+    findings = []
+    if failed:
+        findings.append(problem(f"{failed} webhook deliveries failed for good in the last 24 hours.", look))
+    if retrying >= RETRYING_PILE:
+        findings.append(problem(f"{retrying} webhook deliveries are retrying: the receiver keeps refusing them.", look))
+    if overdue:
+        findings.append(problem(f"{overdue} webhook deliveries are more than {DELIVERY_OVERDUE.seconds // 60} minutes "
+                                "past due: nothing is sending them.",
+                                "Check that `flask gateway worker` runs (with REDIS_URL) or that the web process is "
+                                "up (without it)."))
+    return findings
+
+
+# (title, check) in the order doctor runs them: the database first, since most checks read it.
+CHECKS = (
+    ("database reachable", check_database),
+    ("migrations current", check_migrations),
+    ("SECRET_KEY strong", check_secret_key),
+    ("BASE_URL https", check_base_url),
+    ("reverse proxies counted", check_proxies),
+    ("no demo number enabled", check_demo_numbers),
+    ("Redis reachable", check_redis),
+    ("workers and scheduler alive", check_workers),
+    ("phone checking in", check_heartbeats),
+    ("webhooks delivered", check_webhooks),
+)
+NEEDS_DATABASE = {check_migrations, check_base_url, check_demo_numbers, check_heartbeats, check_webhooks}
+
+
+def run_checks():
+    """Every check's findings as [(title, findings)]; checks that read the database are skipped without one."""
+    results = []
+    database_up = True
+    for title, check in CHECKS:
+        if check in NEEDS_DATABASE and not database_up:
+            results.append((title, [note("skipped: the database is unreachable")]))
+            continue
+        try:
+            findings = check()
+        except Exception as error:  # noqa: BLE001 - one broken check must not hide the others
+            db.session.rollback()
+            # The class alone: an error's text can carry a URL with its password.
+            findings = [problem(f"The check itself failed ({error.__class__.__name__}).",
+                                "Run `flask gateway doctor` again; report the message if it stays.")]
+        if check is check_database and findings:
+            database_up = False
+        results.append((title, findings))
+    return results

@@ -1,0 +1,1 @@
+"""Companion phones: pairing, tokens, notifications, a brand's devices."""

@@ -1,0 +1,1 @@
+"""The devices domain's tables."""

@@ -1,0 +1,1 @@
+"""Payments: states and transitions, lifecycle, refunds, customers, methods, reporting."""

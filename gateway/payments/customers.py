@@ -1,0 +1,158 @@
+"""Customer profiles: upserted from payments, managed through the API and the panel."""
+from decimal import Decimal
+
+import phonenumbers
+from sqlalchemy.exc import IntegrityError
+
+from ..answer_commit import commit_work
+from ..domain_errors import AlreadyExists, ValidationFailed, not_found
+from ..extensions import db
+from .models.payment import PAID_STATUSES, Payment
+from .models.customer import Customer
+from ..db_types import row_id
+
+
+def upsert_customer(brand, name=None, email=None, phone=None):
+    """The brand's customer with this e-mail (else phone), created or filled in; None without either."""
+    email = email.lower() if email else None
+    if not email and not phone:
+        return None
+    for _ in range(2):
+        customer = find_by_contact(brand, email, phone)
+        if customer is None:
+            customer = Customer(brand_id=brand.id, name=name, email=email, phone=phone)
+            db.session.add(customer)
+        else:
+            customer.name = name or customer.name
+            customer.email = customer.email or email
+            customer.phone = phone or customer.phone
+        try:
+            with db.session.begin_nested():
+                db.session.flush()
+            return customer
+        except IntegrityError:
+            # A concurrent request created the same e-mail first: use that row.
+            continue
+    return find_by_contact(brand, email, phone)
+
+
+def find_by_contact(brand, email, phone):
+    """The brand's customer by e-mail first, then by phone."""
+    if email:
+        found = db.session.execute(
+            db.select(Customer).where(Customer.brand_id == brand.id, Customer.email == email)
+        ).scalar_one_or_none()
+        if found:
+            return found
+    if phone:
+        return db.session.execute(
+            db.select(Customer).where(Customer.brand_id == brand.id, Customer.phone == phone)
+            .order_by(Customer.id).limit(1)
+        ).scalar_one_or_none()
+    return None
+
+
+def get_customer(brand, ident):
+    """A customer of this brand by id, e-mail or phone; NotFound otherwise."""
+    ident = str(ident).strip()
+    query = db.select(Customer).where(Customer.brand_id == brand.id)
+    # A local number such as 01712345678 is all digits too: ids never start with 0.
+    if not ident.startswith("0") and len(ident) < 12 and row_id(ident) is not None:
+        query = query.where(Customer.id == row_id(ident))
+    elif "@" in ident:
+        query = query.where(Customer.email == ident.lower())
+    else:
+        query = query.where(Customer.phone == normalise_phone(ident)).order_by(Customer.id).limit(1)
+    customer = db.session.execute(query).scalar_one_or_none()
+    if customer is None:
+        raise not_found("customer")
+    return customer
+
+
+def normalise_phone(text):
+    """A telephone number in the E.164 form profiles store, or the text as given when it is not one."""
+    try:
+        number = phonenumbers.parse(text, "BD")
+    except phonenumbers.NumberParseException:
+        return text
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def list_customers_query(brand, filters):
+    """The brand's customers, newest first, narrowed by e-mail, phone or a search text."""
+    query = db.select(Customer).where(Customer.brand_id == brand.id)
+    if filters.get("email"):
+        query = query.where(Customer.email == filters["email"].strip().lower())
+    if filters.get("phone"):
+        query = query.where(Customer.phone == filters["phone"])
+    if filters.get("q"):
+        pattern = "%" + filters["q"].strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = query.where(db.or_(*(db.func.lower(column).like(pattern, escape="\\")
+                                     for column in (Customer.name, Customer.email, Customer.phone))))
+    return query.order_by(Customer.created_at.desc(), Customer.id.desc())
+
+
+def with_totals(customers):
+    """The customers, each given `payment_count` and `total_paid`, from one query for them all."""
+    totals = customer_totals([customer.id for customer in customers])
+    for customer in customers:
+        count, paid = totals.get(customer.id, (0, None))
+        customer.payment_count = count
+        customer.total_paid = Decimal(paid or 0).quantize(Decimal("0.01"))
+    return customers
+
+
+def create_customer(brand, data):
+    """A new profile; an e-mail already on file is AlreadyExists."""
+    customer = Customer(brand_id=brand.id, name=data.get("name"), email=(data.get("email") or None) and data["email"].lower(),
+                        phone=data.get("phone"))
+    db.session.add(customer)
+    try:
+        commit_work()  # with an Idempotency-Key, together with the stored answer
+    except IntegrityError:
+        db.session.rollback()
+        raise AlreadyExists("A customer with this e-mail already exists.",
+                            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
+                            code="CUSTOMER_EXISTS")
+    return customer
+
+
+def update_customer(customer, data):
+    """Change a profile's name, e-mail or phone."""
+    for field in ("name", "email", "phone"):
+        if field in data:
+            value = data[field]
+            setattr(customer, field, value.lower() if field == "email" and value else value)
+    if not customer.email and not customer.phone:
+        db.session.rollback()
+        raise ValidationFailed("A customer keeps an e-mail address or a telephone number.",
+                               [{"field": field, "code": "required",
+                                 "message": "Keep an e-mail address or a telephone number."}
+                                for field in ("email", "phone")])
+    try:
+        commit_work()
+    except IntegrityError:
+        db.session.rollback()
+        raise AlreadyExists("A customer with this e-mail already exists.",
+                            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
+                            code="CUSTOMER_EXISTS")
+    return customer
+
+
+def delete_customer(customer):
+    """Remove a profile; its payments stay, unlinked, for the books."""
+    db.session.execute(db.update(Payment).where(Payment.customer_id == customer.id).values(customer_id=None))
+    db.session.delete(customer)
+    commit_work()
+
+
+def customer_totals(customer_ids):
+    """Payment count and paid total per customer id, in one query."""
+    if not customer_ids:
+        return {}
+    rows = db.session.execute(
+        db.select(Payment.customer_id, db.func.count(Payment.id),
+                  db.func.sum(db.case((Payment.status.in_(PAID_STATUSES), Payment.amount), else_=0)))
+        .where(Payment.customer_id.in_(customer_ids)).group_by(Payment.customer_id)
+    ).all()
+    return {row[0]: (row[1], row[2]) for row in rows}

@@ -1,0 +1,125 @@
+"""Payment methods: the receiving numbers a brand shows at checkout, validated on the way in."""
+import re
+
+from sqlalchemy.exc import IntegrityError
+
+from ..answer_commit import commit_work
+from ..domain_errors import AlreadyExists, DomainError, field_error, not_found
+from ..extensions import db
+from ..db_types import row_id
+from .models.payment_method import METHOD_KINDS, PROVIDERS, PaymentMethod
+
+PROVIDER_NAMES = {"bkash": "bKash", "nagad": "Nagad", "rocket": "Rocket", "upay": "Upay"}
+# Bangladeshi mobile numbers: 01, an operator digit 3-9, eight more digits.
+MOBILE_NUMBER = re.compile(r"^01[3-9]\d{8}$")
+MAX_INSTRUCTIONS = 1000
+EDITABLE = ("kind", "instructions", "ask_sender_number", "enabled", "position")
+
+
+def normalize_mobile_number(value):
+    """A Bangladeshi mobile number as 01XXXXXXXXX, from `01…`, `+8801…` or `8801…` with spaces or dashes; None if not one."""
+    digits = re.sub(r"[\s\-()]", "", str(value or ""))
+    if digits.startswith("+"):
+        digits = digits[1:]
+    if digits.startswith("880") and len(digits) == 13:
+        digits = digits[2:]
+    return digits if MOBILE_NUMBER.match(digits) else None
+
+
+def checked_provider(provider):
+    """The provider code in lower case, or ValidationFailed naming `provider`."""
+    code = str(provider or "").strip().lower()
+    if code not in PROVIDERS:
+        raise field_error("provider", f"Provider must be one of {', '.join(PROVIDERS)}.")
+    return code
+
+
+def checked_changes(changes):
+    """Validate the editable fields present in `changes`; returns them cleaned."""
+    cleaned = {}
+    for name, value in changes.items():
+        if name not in EDITABLE:
+            raise field_error(name, f"{name} cannot be changed.")
+        if name == "kind" and value not in METHOD_KINDS:
+            raise field_error("kind", f"Kind must be one of {', '.join(METHOD_KINDS)}.")
+        if name == "instructions":
+            value = (value or "").strip() or None
+            if value and len(value) > MAX_INSTRUCTIONS:
+                raise field_error("instructions", f"Instructions must be at most {MAX_INSTRUCTIONS} characters.")
+        if name in ("ask_sender_number", "enabled"):
+            value = bool(value)
+        if name == "position" and (not isinstance(value, int) or value < 0):
+            raise field_error("position", "Position must be a whole number, 0 or more.")
+        cleaned[name] = value
+    return cleaned
+
+
+def add_method(brand, provider, number, kind="personal", demo=False, **options):
+    """Add a receiving number for a provider; last in order unless `position` is given; `demo` marks a sample number."""
+    provider = checked_provider(provider)
+    normalized = normalize_mobile_number(number)
+    if normalized is None:
+        raise field_error("number", "Number must be a Bangladeshi mobile number such as 01XXXXXXXXX (11 digits).")
+    values = checked_changes({"kind": kind, **options})
+    if "position" not in values:
+        last = db.session.execute(
+            db.select(db.func.max(PaymentMethod.position)).where(PaymentMethod.brand_id == brand.id)
+        ).scalar()
+        values["position"] = 0 if last is None else last + 1
+    method = PaymentMethod(brand_id=brand.id, provider=provider, number=normalized, is_demo=bool(demo), **values)
+    db.session.add(method)
+    try:
+        commit_work()
+    except IntegrityError:
+        db.session.rollback()
+        raise AlreadyExists(f"{PROVIDER_NAMES[provider]} {normalized} is already a payment method.",
+                            code="PAYMENT_METHOD_EXISTS") from None
+    return method
+
+
+def get_method(brand, method_id):
+    """One of the brand's methods by id; NotFound for anything else, an id no row can have included."""
+    method_id = row_id(method_id)
+    if method_id is None:
+        raise not_found("payment_method")
+    method = db.session.execute(
+        db.select(PaymentMethod).where(PaymentMethod.id == method_id, PaymentMethod.brand_id == brand.id)
+    ).scalar_one_or_none()
+    if method is None:
+        raise not_found("payment_method")
+    return method
+
+
+def update_method(method, **changes):
+    """Change a method's kind, instructions, sender-number question, switch or position."""
+    for name, value in checked_changes(changes).items():
+        setattr(method, name, value)
+    commit_work()
+    return method
+
+
+def list_methods(brand, enabled_only=False):
+    """The brand's methods in display order (only the switched-on ones with `enabled_only`)."""
+    query = db.select(PaymentMethod).where(PaymentMethod.brand_id == brand.id)
+    if enabled_only:
+        query = query.where(PaymentMethod.enabled.is_(True))
+    return db.session.execute(query.order_by(PaymentMethod.position, PaymentMethod.id)).scalars().all()
+
+
+def enabled_demo_methods(brand):
+    """The brand's switched-on demo numbers: customers could send real money to a number nobody here owns."""
+    return [method for method in list_methods(brand, enabled_only=True) if method.is_demo]
+
+
+def list_enabled_methods(brand):
+    """The methods a customer sees at checkout, in display order."""
+    return list_methods(brand, enabled_only=True)
+
+
+def enabled_method(brand, method_id):
+    """The enabled method a checkout form names, or None when it is gone or switched off."""
+    try:
+        method = get_method(brand, int(method_id))
+    except (DomainError, TypeError, ValueError):
+        return None
+    return method if method.enabled else None

@@ -1,0 +1,1 @@
+"""The payments domain's tables."""

@@ -1,0 +1,23 @@
+"""A customer profile, upserted from payments and editable through the API."""
+from ...clock import utcnow
+from ...extensions import db
+from ...db_types import UTCDateTime
+
+
+class Customer(db.Model):
+    __tablename__ = "customers"
+    __table_args__ = (
+        db.Index("uq_customers_brand_email", "brand_id", "email", unique=True,
+                 sqlite_where=db.text("email IS NOT NULL"),
+                 postgresql_where=db.text("email IS NOT NULL")),
+        db.Index("ix_customers_brand_phone", "brand_id", "phone"),
+        db.Index("ix_customers_brand_created", "brand_id", "created_at"),
+    )
+
+    id = db.Column(db.Integer, primary_key=True)
+    brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    name = db.Column(db.String(200))
+    email = db.Column(db.String(254))
+    phone = db.Column(db.String(20))
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)

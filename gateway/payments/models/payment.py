@@ -1,0 +1,110 @@
+"""A payment from creation to completion, and the transaction a completed payment owns."""
+from ...clock import utcnow
+from ...extensions import db
+from ...db_types import Money, UTCDateTime
+
+PAYMENT_STATUSES = (
+    "created", "processing", "completed", "partially_refunded", "refunded",
+    "cancelled", "expired", "failed",
+)
+OPEN_STATUSES = ("created", "processing")
+PAID_STATUSES = ("completed", "partially_refunded", "refunded")
+
+
+class Payment(db.Model):
+    __tablename__ = "payments"
+    __table_args__ = (
+        db.Index("ix_payments_brand_created", "brand_id", "created_at"),
+        db.Index("ix_payments_brand_status_created", "brand_id", "status", "created_at"),
+        db.Index("ix_payments_brand_reference", "brand_id", "reference"),
+        db.Index("ix_payments_status_expires", "status", "expires_at"),
+        db.Index("ix_payments_customer", "customer_id"),
+        db.Index("ix_payments_provider_trx", "provider", "provider_trx_id"),
+        db.CheckConstraint("amount > 0", name="amount_positive"),
+        db.CheckConstraint("amount_refunded >= 0 AND amount_refunded <= amount", name="refund_within_amount"),
+    )
+
+    id = db.Column(db.Integer, primary_key=True)
+    public_id = db.Column(db.String(36), nullable=False, unique=True)
+    token = db.Column(db.String(64), nullable=False, unique=True)
+    brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    customer_id = db.Column(db.Integer, db.ForeignKey("customers.id", ondelete="SET NULL"))
+    reference = db.Column(db.String(255))
+    amount = db.Column(Money, nullable=False)
+    amount_refunded = db.Column(Money, nullable=False, default=0)
+    currency = db.Column(db.String(3), nullable=False)
+    status = db.Column(db.String(20), nullable=False, default="created")
+    callback_url = db.Column(db.String(2048))
+    redirect_url = db.Column(db.String(2048))
+    cancel_url = db.Column(db.String(2048))
+    customer_name = db.Column(db.String(200))
+    customer_email = db.Column(db.String(254))
+    customer_phone = db.Column(db.String(20))
+    metadata_json = db.Column("metadata", db.JSON)
+    provider = db.Column(db.String(20))
+    provider_trx_id = db.Column(db.String(64))
+    sender_number = db.Column(db.String(20))
+    review_reason = db.Column(db.String(255))
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
+    expires_at = db.Column(UTCDateTime, nullable=False)
+    claimed_at = db.Column(UTCDateTime)
+    completed_at = db.Column(UTCDateTime)
+    cancelled_at = db.Column(UTCDateTime)
+
+    brand = db.relationship("Brand")
+    customer = db.relationship("Customer")
+    transaction = db.relationship("Transaction", back_populates="payment", uselist=False)
+
+    # The two values the API's payment view reads by join (payments.lifecycle.PAYMENT_VIEW), under the
+    # same names, so that one schema renders a Payment and a view row alike.
+    @property
+    def trx_id(self):
+        """The service's transaction reference, once completed."""
+        return self.transaction.trx_id if self.transaction is not None else None
+
+    @property
+    def brand_base_url(self):
+        """The brand's own origin for checkout links, if it has one."""
+        return self.brand.base_url if self.brand is not None else None
+
+
+class Transaction(db.Model):
+    __tablename__ = "transactions"
+    __table_args__ = (
+        db.Index("ix_transactions_brand_created", "brand_id", "created_at"),
+        db.CheckConstraint("amount_refunded >= 0 AND amount_refunded <= amount", name="refund_within_amount"),
+    )
+
+    id = db.Column(db.Integer, primary_key=True)
+    trx_id = db.Column(db.String(20), nullable=False, unique=True)
+    brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    payment_id = db.Column(db.Integer, db.ForeignKey("payments.id"), nullable=False, unique=True)
+    amount = db.Column(Money, nullable=False)
+    amount_refunded = db.Column(Money, nullable=False, default=0)
+    currency = db.Column(db.String(3), nullable=False)
+    status = db.Column(db.String(20), nullable=False, default="completed")
+    provider = db.Column(db.String(20))
+    provider_trx_id = db.Column(db.String(64))
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+
+    payment = db.relationship("Payment", back_populates="transaction")
+
+
+class Refund(db.Model):
+    __tablename__ = "refunds"
+    __table_args__ = (
+        db.Index("ix_refunds_brand_created", "brand_id", "created_at"),
+        db.Index("ix_refunds_transaction", "transaction_id"),
+        db.CheckConstraint("amount > 0", name="amount_positive"),
+    )
+
+    id = db.Column(db.Integer, primary_key=True)
+    brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    transaction_id = db.Column(db.Integer, db.ForeignKey("transactions.id"), nullable=False)
+    amount = db.Column(Money, nullable=False)
+    reason = db.Column(db.String(500))
+    status = db.Column(db.String(20), nullable=False, default="completed")
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+
+    transaction = db.relationship("Transaction")

@@ -1,1 +1,0 @@
-"""Business rules, callable without HTTP: the API, the checkout, the panel and jobs share them."""

@@ -1,0 +1,1 @@
+"""The sms domain's tables."""

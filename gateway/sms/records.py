@@ -1,0 +1,79 @@
+"""What a forwarded text becomes when stored: parsed fields, a status and the hash that dedupes it."""
+import hashlib
+import json
+import uuid
+from dataclasses import replace
+
+from ..clock import utcnow
+from ..extensions import db
+from .models.sms_template import SmsTemplate
+from .parsing import parse_sms, parse_with_template, sender_provider
+
+
+def enabled_templates(brand_id):
+    """The brand's own regex templates, tried when the built-in parsers do not recognise a text."""
+    return db.session.execute(
+        db.select(SmsTemplate).where(SmsTemplate.brand_id == brand_id, SmsTemplate.enabled.is_(True))
+        .order_by(SmsTemplate.id)
+    ).scalars().all()
+
+
+def message_text(plaintext):
+    """The SMS body inside a decrypted payload: the text itself, or a JSON object's body/message/text."""
+    if plaintext.lstrip().startswith("{"):
+        try:
+            wrapped = json.loads(plaintext)
+        except ValueError:
+            return plaintext
+        for key in ("body", "message", "text"):
+            if isinstance(wrapped, dict) and isinstance(wrapped.get(key), str):
+                return wrapped[key]
+    return plaintext
+
+
+def content_hash(sender, body):
+    """The identity of a text for dedupe: sender and body, whitespace and case of the sender aside."""
+    text = f"{sender.strip().lower()}\n{' '.join(body.split())}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_text(sender, body, templates):
+    """The built-in parse, else the first brand template that matches (trusted only from its provider's sender)."""
+    parsed = parse_sms(sender, body)
+    if parsed.recognised:
+        return parsed
+    for template in templates:
+        try:
+            found = parse_with_template(template.pattern, body)
+        except ValueError:  # a template saved before validation existed; skip it rather than fail the batch
+            continue
+        if found is not None:
+            trusted = sender_provider(sender) == template.provider
+            return replace(found, provider=template.provider, incoming=trusted,
+                           kind="template" if trusted else "unverified_sender")
+    return parsed
+
+
+def status_for(parsed):
+    """unparsed, ignored (not an incoming credit) or unmatched (a credit waiting for its claim)."""
+    if not parsed.recognised:
+        return "unparsed"
+    if parsed.incoming and parsed.trx_key and parsed.amount is not None:
+        return "unmatched"
+    return "ignored"
+
+
+def sms_values(device, sender, body, received_at, local_id, templates):
+    """The column values of a new inbound_sms row for one decrypted text."""
+    parsed = read_text(sender, body, templates)
+    status = status_for(parsed)
+    return {
+        "public_id": str(uuid.uuid4()), "brand_id": device.brand_id, "device_id": device.id,
+        "local_id": local_id, "sender": sender[:64], "body": body, "received_at": received_at or utcnow(),
+        "content_hash": content_hash(sender, body), "provider": parsed.provider, "incoming": parsed.incoming,
+        "amount": parsed.amount, "counterparty": (parsed.counterparty or "")[:64] or None,
+        "balance": parsed.balance, "printed_time": (parsed.printed_time or "")[:32] or None,
+        # Only a text that can pay holds its TrxID's unique slot, so a forged copy cannot block the real one.
+        "provider_trx_id": parsed.trx_key[:64] if status == "unmatched" else None,
+        "status": status, "review_reason": None, "created_at": utcnow(),
+    }

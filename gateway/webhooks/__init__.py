@@ -1,0 +1,1 @@
+"""Webhooks: events, delivery and its retry schedule, transport with address checks, the log."""

@@ -1,0 +1,275 @@
+"""Sending webhooks: claim a due delivery, sign and POST its stored body, log the attempt, schedule the next."""
+import hashlib
+import hmac
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from flask import current_app
+from sqlalchemy import bindparam
+
+from .. import jobs
+from ..clock import utcnow
+from ..extensions import db
+from ..accounts.models.brand import Brand
+from .models.webhook import DUE_STATUSES, WebhookAttempt, WebhookDelivery
+from . import hosts as webhook_hosts
+from .callback_urls import checked_destination
+from ..states import DELIVERY, guarded_update, write_status
+from .transport import Outcome, post_body
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2),
+                timedelta(hours=6), timedelta(hours=12), timedelta(hours=24))
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+USER_AGENT = "PaymentGateway-Webhooks/1.0"
+# The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE bookkeeping.
+DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
+RESULT_STATUSES = ("retrying", "success", "failed")  # what an attempt leaves a due delivery in
+
+
+_D = DELIVERIES.c
+# Built once: statements with bind parameters skip per-call construction and cache-key generation.
+CLAIM_READ = (db.select(_D.event_id, _D.attempts, _D.lease_expires_at, _D.status, _D.next_attempt_at,
+                        _D.url, _D.payload, _D.event, _D.manual_attempts, _D.redelivery_requested, _D.resume_at,
+                        BRANDS.c.webhook_secret, BRANDS.c.webhook_secret_previous,
+                        BRANDS.c.webhook_secret_previous_until)
+              .select_from(DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id)).where(_D.id == bindparam("p_id")))
+# `attempts` unchanged since the read proves nobody claimed in between: every claim increments it. A hand
+# redelivery is beyond the automatic budget (MAX_ATTEMPTS counts the automatic attempts only).
+CLAIM = (db.update(DELIVERIES)
+         .where(_D.id == bindparam("p_id"), _D.status.in_(DUE_STATUSES),
+                _D.next_attempt_at <= bindparam("p_now", type_=_D.next_attempt_at.type),
+                _D.attempts == bindparam("p_attempts", type_=_D.attempts.type),
+                _D.redelivery_requested == bindparam("p_manual", type_=_D.redelivery_requested.type),
+                db.or_(_D.attempts - _D.manual_attempts < MAX_ATTEMPTS, _D.redelivery_requested),
+                db.or_(_D.lease_expires_at.is_(None),
+                       _D.lease_expires_at < bindparam("p_now", type_=_D.lease_expires_at.type)))
+         .values(lease_expires_at=bindparam("p_lease", type_=_D.lease_expires_at.type),
+                 attempts=bindparam("p_next_attempts", type_=_D.attempts.type),
+                 manual_attempts=bindparam("p_manual_attempts", type_=_D.manual_attempts.type),
+                 redelivery_requested=False))
+RECORD = (guarded_update(DELIVERY, DELIVERIES, DUE_STATUSES, RESULT_STATUSES)
+          .where(_D.id == bindparam("p_id"), _D.lease_expires_at == bindparam("p_lease", type_=_D.lease_expires_at.type))
+          .values(status=bindparam("p_status", type_=_D.status.type),
+                  next_attempt_at=bindparam("p_next_at", type_=_D.next_attempt_at.type), lease_expires_at=None,
+                  updated_at=bindparam("p_now", type_=_D.updated_at.type),
+                  response_status=bindparam("p_response_status", type_=_D.response_status.type),
+                  response_body=bindparam("p_response_body", type_=_D.response_body.type), resume_at=None))
+LOG_ATTEMPT = db.insert(ATTEMPTS)
+
+ABANDONED = "No result: the process sending this attempt stopped before recording one (its lease expired)."
+
+
+def sign_payload(secret, body):
+    """Hex HMAC-SHA256 of the exact bytes sent, keyed with the brand's webhook secret."""
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+@dataclass
+class Claim:
+    """What one attempt needs, read before the claim commits, so no ORM object outlives it."""
+
+    delivery_id: int
+    event_id: str
+    attempts: int
+    lease: object
+    url: str
+    payload: str
+    event: str
+    secret: str
+    previous_secret: str | None = None
+    previous_until: object = None
+    manual_attempts: int = 0
+    manual: bool = False  # a hand redelivery
+    resume_at: object = None  # the automatic attempt a failed hand redelivery goes back to
+
+    @property
+    def automatic_attempts(self):
+        """Attempts made by the schedule, this one included unless it is by hand."""
+        return self.attempts - self.manual_attempts
+
+
+def deliver_webhook(delivery_id, attempts=None):
+    """Make the next attempt of a due delivery if this process wins its claim; else do nothing.
+
+    `attempts`, given by a scheduled retry, is how many attempts the row had when it was scheduled.
+    """
+    claim = claim_delivery(delivery_id, attempts)
+    if claim is None:
+        return None
+    outcome = post_webhook(claim)
+    try:
+        return record_attempt(claim, outcome)
+    finally:  # after the record: nothing stands between the receiver's answer and its commit
+        webhook_hosts.release(claim.url, delivery_id, claim.attempts, outcome.duration_ms / 1000)
+
+
+def claim_delivery(delivery_id, scheduled_attempts=None):
+    """Take the row's lease with a guarded UPDATE; a Claim when this process owns the next attempt."""
+    now = utcnow()
+    row = db.session.execute(CLAIM_READ, {"p_id": delivery_id}).first()
+    if row is None:
+        db.session.rollback()
+        return None
+    if exhausted(row):
+        fail_exhausted(delivery_id, row, now)
+        return None
+    if claimable(row, now) and not webhook_hosts.admit(row.url, delivery_id, row.attempts + 1):
+        db.session.rollback()
+        park(delivery_id, now)
+        return None
+    lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
+    manual = bool(row.redelivery_requested)
+    manual_attempts = row.manual_attempts + int(manual)
+    won = db.session.execute(CLAIM, {"p_id": delivery_id, "p_now": now, "p_attempts": row.attempts,
+                                     "p_manual": manual, "p_lease": lease, "p_next_attempts": row.attempts + 1,
+                                     "p_manual_attempts": manual_attempts}).rowcount == 1
+    if not won:
+        db.session.rollback()
+        webhook_hosts.release(row.url, delivery_id, row.attempts + 1)
+        if only_not_yet_due(row, now):
+            wake_when_due(delivery_id, row, rescheduled=scheduled_attempts == row.attempts)
+        return None
+    if row.lease_expires_at is not None:
+        log_abandoned(delivery_id, row.lease_expires_at)
+    db.session.commit()
+    return Claim(delivery_id, row.event_id, row.attempts + 1, lease, row.url, row.payload, row.event,
+                 row.webhook_secret, row.webhook_secret_previous, row.webhook_secret_previous_until,
+                 manual_attempts, manual, row.resume_at)
+
+
+def claimable(row, now):
+    """Whether the read row is free for its next attempt now (the claim's own conditions, read in Python)."""
+    return (row.status in DUE_STATUSES and row.next_attempt_at is not None and row.next_attempt_at <= now
+            and (row.lease_expires_at is None or row.lease_expires_at < now)
+            and (row.attempts - row.manual_attempts < MAX_ATTEMPTS or bool(row.redelivery_requested)))
+
+
+def park(delivery_id, now):
+    """A delivery held back for its host's share waits for an attempt there to end; this wake-up, a lease
+    later, covers a worker killed mid-attempt (whose end never comes)."""
+    try:
+        jobs.enqueue_at(now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"]), jobs.WEBHOOKS,
+                        jobs.DELIVER_WEBHOOK, delivery_id)
+    except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
+        log.warning("delivery %s: parked without a fallback wake-up (%s); the sweep will wake it", delivery_id, error)
+
+
+def log_attempt(delivery_id, attempted_at, status=None, body=None, duration_ms=None, error=None):
+    """Add one row to the attempt log in the current transaction."""
+    db.session.execute(LOG_ATTEMPT, {"delivery_id": delivery_id, "attempted_at": attempted_at,
+                                     "response_status": status, "response_body": body,
+                                     "duration_ms": duration_ms, "error": error})
+
+
+def log_abandoned(delivery_id, lease_expires_at):
+    """Log the attempt whose lease expired with no result recorded."""
+    log_attempt(delivery_id, lease_expires_at, error=ABANDONED)
+
+
+def exhausted(row):
+    """Whether the row has used all MAX_ATTEMPTS automatic attempts, its last one abandoned, and no hand retry
+    is waiting."""
+    return (row.attempts - row.manual_attempts >= MAX_ATTEMPTS and row.status in DUE_STATUSES
+            and row.lease_expires_at is not None and not row.redelivery_requested)
+
+
+def fail_exhausted(delivery_id, row, now):
+    """A due row that has used every attempt (its last one abandoned) is `failed`, never attempted again."""
+    d = DELIVERIES.c
+    failed = write_status(DELIVERY, (d.id == delivery_id, d.attempts == row.attempts,
+                                      d.lease_expires_at == row.lease_expires_at, d.lease_expires_at < now),
+                          DUE_STATUSES, "failed", next_attempt_at=None, lease_expires_at=None, updated_at=now) == 1
+    if failed and row.lease_expires_at is not None:
+        log_abandoned(delivery_id, row.lease_expires_at)
+    db.session.commit()
+    if failed:
+        log.warning("delivery %s: all %s attempts used; marked failed", delivery_id, MAX_ATTEMPTS)
+
+
+def only_not_yet_due(row, now):
+    """Whether the read row was free to claim but for its next attempt time (a wake-up that came early)."""
+    return (row.status in DUE_STATUSES and row.next_attempt_at is not None and row.next_attempt_at > now
+            and (row.lease_expires_at is None or row.lease_expires_at < now))
+
+
+def wake_when_due(delivery_id, row, rescheduled):
+    """An early wake-up came to nothing: free the attempt's wake-up keys so the sweep may wake it when due,
+    and, if it was this attempt's scheduled retry, schedule it again at the due time."""
+    unique = jobs.delivery_wake(row.event_id, row.attempts)
+    try:
+        forget = getattr(jobs.backend(current_app._get_current_object()), "forget_wake", None)
+        if forget is not None:
+            forget(unique)
+        if rescheduled:
+            jobs.enqueue_at(row.next_attempt_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id, row.attempts,
+                            unique=unique)
+    except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
+        log.warning("delivery %s: early wake-up not rescheduled (%s); the sweep will wake it", delivery_id, error)
+
+
+def post_webhook(claim):
+    """POST the stored body, signed now, to the delivery's URL; never raises for the receiver's faults."""
+    refusal, addresses = checked_destination(claim.url)
+    if refusal is not None:
+        return Outcome(error=refusal)
+    body, now = claim.payload.encode(), utcnow()
+    headers = {
+        "Content-Type": "application/json", "User-Agent": USER_AGENT,
+        "X-Service-Signature": sign_payload(claim.secret, body),
+        "X-Service-Timestamp": str(int(now.timestamp())),
+        "X-Service-Event": claim.event, "X-Service-Delivery": str(claim.delivery_id),
+    }
+    # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still verifies.
+    if claim.previous_secret and claim.previous_until is not None and now < claim.previous_until:
+        headers["X-Service-Signature-Previous"] = sign_payload(claim.previous_secret, body)
+    # To the addresses just checked, never to a second answer from DNS (which may be private).
+    return post_body(claim.url, body, headers, current_app.config.get("WEBHOOK_CONNECT_TIMEOUT", 5),
+                     current_app.config.get("WEBHOOK_TIMEOUT", 10), addresses=addresses)
+
+
+def next_state(attempts, outcome, now, resume_at=None):
+    """The delivery's status and next attempt time after automatic attempt number `attempts` (or a hand
+    attempt after it, which goes back to the automatic attempt `resume_at` when there is one)."""
+    if outcome.success:
+        return "success", None
+    if attempts >= MAX_ATTEMPTS:
+        return "failed", None
+    if resume_at is not None:
+        return "retrying", resume_at
+    return "retrying", now + retry_delay(max(attempts, 1))
+
+
+def retry_delay(attempts):
+    """How long after automatic attempt number `attempts` the next one is made (scaled by WEBHOOK_RETRY_SCALE)."""
+    return RETRY_DELAYS[attempts - 1] * current_app.config.get("WEBHOOK_RETRY_SCALE", 1)
+
+
+def without_nul(text):
+    """`text` without NUL characters, which PostgreSQL text columns refuse."""
+    return None if text is None else text.replace("\x00", "")
+
+
+def record_attempt(claim, outcome):
+    """Log the attempt and move the delivery on, unless its lease was lost to another process."""
+    now = utcnow()
+    status, next_at = next_state(claim.automatic_attempts, outcome, now, claim.resume_at if claim.manual else None)
+    body, error = without_nul(outcome.body), without_nul(outcome.error)
+    log_attempt(claim.delivery_id, now, outcome.status, body, outcome.duration_ms, error)
+    DELIVERY.check(DUE_STATUSES, (status,))  # RECORD was checked for every result status; this one is among them
+    kept = db.session.execute(RECORD, {"p_id": claim.delivery_id, "p_lease": claim.lease, "p_status": status,
+                                       "p_next_at": next_at, "p_now": now, "p_response_status": outcome.status,
+                                       "p_response_body": body}).rowcount == 1
+    db.session.commit()
+    if not kept:
+        log.warning("delivery %s: lease lost during the attempt; another process owns it now", claim.delivery_id)
+        return None
+    if status == "retrying":
+        try:
+            jobs.enqueue_at(next_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, claim.delivery_id, claim.attempts,
+                            unique=jobs.delivery_wake(claim.event_id, claim.attempts))
+        except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
+            log.warning("delivery %s: retry not scheduled (%s); the sweep will wake it", claim.delivery_id, error)
+    return status

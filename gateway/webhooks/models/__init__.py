@@ -1,0 +1,1 @@
+"""The webhooks domain's tables."""

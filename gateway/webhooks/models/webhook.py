@@ -1,0 +1,57 @@
+"""Webhook deliveries (the transactional outbox) and the log of every attempt to send one."""
+from ...clock import utcnow
+from ...extensions import db
+from ...db_types import UTCDateTime
+
+DELIVERY_STATUSES = ("pending", "retrying", "success", "failed")
+DUE_STATUSES = ("pending", "retrying")
+
+
+class WebhookDelivery(db.Model):
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        db.Index("ix_webhook_deliveries_brand_created", "brand_id", "created_at"),
+        db.Index("ix_webhook_deliveries_status_next", "status", "next_attempt_at"),
+    )
+
+    id = db.Column(db.Integer, primary_key=True)
+    brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    payment_id = db.Column(db.Integer, db.ForeignKey("payments.id"))
+    transaction_id = db.Column(db.Integer, db.ForeignKey("transactions.id"))
+    event = db.Column(db.String(40), nullable=False)
+    event_id = db.Column(db.String(40), nullable=False, unique=True)
+    url = db.Column(db.String(2048), nullable=False)
+    # The exact JSON body sent at every attempt: what is signed is what is stored.
+    payload = db.Column(db.Text, nullable=False)
+    status = db.Column(db.String(10), nullable=False, default="pending")
+    attempts = db.Column(db.Integer, nullable=False, default=0)
+    # Attempts asked for by hand (panel/API redelivery): they do not count against the automatic budget.
+    manual_attempts = db.Column(db.Integer, nullable=False, default=0, server_default="0")
+    # A hand redelivery waits for its claim; `resume_at` keeps the automatic attempt it stepped in front of.
+    redelivery_requested = db.Column(db.Boolean, nullable=False, default=False, server_default=db.false())
+    resume_at = db.Column(UTCDateTime)
+    response_status = db.Column(db.Integer)
+    response_body = db.Column(db.Text)
+    next_attempt_at = db.Column(UTCDateTime)
+    lease_expires_at = db.Column(UTCDateTime)
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
+
+    brand = db.relationship("Brand")
+    attempt_log = db.relationship("WebhookAttempt", order_by="WebhookAttempt.id", lazy="select",
+                                  back_populates="delivery")
+
+
+class WebhookAttempt(db.Model):
+    __tablename__ = "webhook_attempts"
+
+    id = db.Column(db.Integer, primary_key=True)
+    delivery_id = db.Column(db.Integer, db.ForeignKey("webhook_deliveries.id", ondelete="CASCADE"),
+                            nullable=False, index=True)
+    attempted_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    response_status = db.Column(db.Integer)
+    response_body = db.Column(db.String(2048))
+    duration_ms = db.Column(db.Integer)
+    error = db.Column(db.String(500))
+
+    delivery = db.relationship("WebhookDelivery", back_populates="attempt_log")
