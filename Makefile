@@ -56,7 +56,7 @@ nginx:
 
 db: setup
 	$(BIN)/flask db upgrade
-	$(BIN)/flask gateway bootstrap
+	BASE_URL="$(RUN_BASE_URL)" $(BIN)/flask gateway bootstrap
 
 run: db
 	@echo "Gateway on $(RUN_BASE_URL) — panel $(RUN_BASE_URL)/panel/sign-in, API docs $(RUN_BASE_URL)/api/v1/docs"

@@ -213,7 +213,7 @@ SETTINGS = {s.name: s for s in (
 
 # Fixed for every profile: extensions' wiring, not operator choices.
 FIXED = {
-    "MAX_CONTENT_LENGTH": 1024 * 1024, "JSON_SORT_KEYS": False, "RATELIMIT_HEADERS_ENABLED": True,
+    "MAX_CONTENT_LENGTH": 1024 * 1024, "RATELIMIT_HEADERS_ENABLED": True,
     "SESSION_COOKIE_HTTPONLY": True, "SESSION_COOKIE_SAMESITE": "Lax", "REMEMBER_COOKIE_HTTPONLY": True,
     "BABEL_DEFAULT_LOCALE": "en", "BABEL_DEFAULT_TIMEZONE": "UTC",
     "API_TITLE": "Payment Gateway API", "API_VERSION": "1.0.0", "OPENAPI_VERSION": "3.0.3",

@@ -85,7 +85,9 @@ def latency(output, percentile):
 def prepare_gateway(env):
     """Migrate a fresh SQLite database and create a brand and key; returns the Authorization header."""
     subprocess.run([str(BIN / "flask"), "db", "upgrade"], cwd=ROOT, env=env, check=True, capture_output=True)
-    out = subprocess.run([str(BIN / "flask"), "gateway", "bootstrap", "--password", "bench-password-1"],
+    # Production bootstrap takes the shop's name and the administrator's address (no defaults there).
+    out = subprocess.run([str(BIN / "flask"), "gateway", "bootstrap", "--brand-name", "Bench Shop", "--email",
+                          "bench@shop.example", "--password", "bench-password-1"],
                          cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
     return "Bearer " + out.strip().splitlines()[-1]
 

@@ -1,11 +1,11 @@
 """A merchant's webhook receiver: verify the signature and timestamp, then read the payment back.
 
-Run it next to your shop (Flask and requests are its only dependencies):
+Run it next to your shop (Flask and requests are its only dependencies; the project's venv has both):
 
     WEBHOOK_SECRET=whsec_... GATEWAY_API_KEY=gw_live_... \\
-    GATEWAY_API=http://127.0.0.1:5000/api/v1 python examples/webhook_receiver.py
+    GATEWAY_API=http://127.0.0.1:5000/api/v1 PORT=8001 .venv/bin/python examples/webhook_receiver.py
 
-It listens on http://127.0.0.1:8000/webhooks (PORT changes the port); use that address as the
+It listens on http://127.0.0.1:8001/webhooks (PORT, 8000 when unset); use that address as the
 payment's `callback_url` or as the brand's webhook URL. See docs/webhooks.md.
 """
 import hashlib

@@ -35,8 +35,11 @@ def bootstrap(runner, *args):
     return runner.invoke(args=["gateway", "bootstrap", *args])
 
 
+SHOP = ("--brand-name", "Rahim Store")  # production requires the name customers see
+
+
 def test_bootstrap_in_production_adds_no_demo_number_and_says_what_to_do(runner, production):
-    result = bootstrap(runner, "--email", "owner@shop.example")
+    result = bootstrap(runner, *SHOP, "--email", "owner@shop.example")
 
     assert result.exit_code == 0, result.output
     assert methods_in_database() == []
@@ -46,7 +49,7 @@ def test_bootstrap_in_production_adds_no_demo_number_and_says_what_to_do(runner,
 
 
 def test_bootstrap_in_production_takes_the_real_numbers_given(runner, production):
-    result = bootstrap(runner, "--email", "owner@shop.example", "--bkash", "+880 1712-345678",
+    result = bootstrap(runner, *SHOP, "--email", "owner@shop.example", "--bkash", "+880 1712-345678",
                        "--method", "nagad:01812345678:merchant", "--method", "Rocket:01912345678")
 
     assert result.exit_code == 0, result.output
@@ -57,22 +60,48 @@ def test_bootstrap_in_production_takes_the_real_numbers_given(runner, production
 
 
 def test_bootstrap_in_production_requires_the_administrators_address(runner, production):
-    result = bootstrap(runner, "--bkash", "01712345678")
+    result = bootstrap(runner, *SHOP, "--bkash", "01712345678")
 
     assert result.exit_code != 0
     assert "--email" in result.output
     assert counts() == (0, 0, 0) and methods_in_database() == []
 
 
+def test_bootstrap_in_production_requires_the_shop_name_customers_see(runner, production):
+    result = bootstrap(runner, "--email", "owner@shop.example", "--bkash", "01712345678")
+
+    assert result.exit_code != 0
+    assert "--brand-name" in result.output
+    assert counts() == (0, 0, 0) and methods_in_database() == []
+
+
+def test_bootstrap_in_production_names_the_brand_as_given(runner, production):
+    result = bootstrap(runner, "--brand-name", "  Rahim   Store ", "--email", "owner@shop.example")
+
+    assert result.exit_code == 0, result.output
+    assert db.session.execute(db.select(Brand.name)).scalars().all() == ["Rahim Store"]
+    assert "Brand:        Rahim Store" in result.output
+    assert "Demo Shop" not in result.output
+
+
+@pytest.mark.parametrize("name", ["   ", "x" * 121])
+def test_bootstrap_refuses_a_blank_or_overlong_shop_name_and_writes_nothing(runner, production, name):
+    result = bootstrap(runner, "--brand-name", name, "--email", "owner@shop.example")
+
+    assert result.exit_code != 0
+    assert "The shop's name must have 1 to 120 characters." in result.output
+    assert counts() == (0, 0, 0)
+
+
 @pytest.mark.parametrize("option, value, message", [
-    ("--bkash", "12345", "Bangladeshi mobile number"),
+    ("--bkash", "12345", "Invalid value for --bkash: '12345': the number must be a Bangladeshi mobile number"),
     ("--method", "paypal:01712345678", "Provider must be one of"),
     ("--method", "nagad:01812345678:boss", "kind must be one of"),
     ("--method", "bkash", "Bangladeshi mobile number"),
     ("--bkash", "01700000000", "is the demo number"),
 ])
 def test_bootstrap_in_production_refuses_a_bad_number_and_writes_nothing(runner, production, option, value, message):
-    result = bootstrap(runner, "--email", "owner@shop.example", option, value)
+    result = bootstrap(runner, *SHOP, "--email", "owner@shop.example", option, value)
 
     assert result.exit_code != 0
     assert message in result.output

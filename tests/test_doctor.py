@@ -79,6 +79,21 @@ def test_an_enabled_demo_number_is_a_problem_until_switched_off(app, brand):
     assert doctor.check_demo_numbers() == []
 
 
+def test_doctor_ends_with_its_problem_count_in_plain_words(app, production, monkeypatch):
+    # Two of the real checks, so that the count is what this test spoils and nothing else.
+    monkeypatch.setattr(doctor, "CHECKS", (("SECRET_KEY strong", doctor.check_secret_key),
+                                           ("reverse proxies counted", doctor.check_proxies)))
+    monkeypatch.setitem(app.config, "SECRET_KEY", DEV_SECRET)
+    one = run_doctor(app)
+    monkeypatch.setitem(app.config, "TRUSTED_PROXIES", 0)
+    two = run_doctor(app)
+
+    assert one.exit_code == 1 and one.output.count("PROBLEM ") == 1
+    assert one.output.rstrip().endswith("Error: 1 problem found.")
+    assert two.exit_code == 1 and two.output.count("PROBLEM ") == 2
+    assert two.output.rstrip().endswith("Error: 2 problems found.")
+
+
 @pytest.mark.parametrize("secret, reason", [
     (DEV_SECRET, "published default"), ("too-short-a-secret", "fewer than 32"), ("ab" * 24, "repeats a few"),
 ])
@@ -324,8 +339,8 @@ def test_a_sound_production_deployment_passes(rq_redis, postgres_schema, tmp_pat
         try:
             upgrade(directory=MIGRATIONS)
             runner = deployment.test_cli_runner()
-            booted = runner.invoke(args=["gateway", "bootstrap", "--email", "owner@shop.example", "--bkash",
-                                         "01712345678"])
+            booted = runner.invoke(args=["gateway", "bootstrap", "--brand-name", "Rahim Store", "--email",
+                                         "owner@shop.example", "--bkash", "01712345678"])
             assert booted.exit_code == 0, booted.output
             device, _, _ = paired_device(db.session.execute(db.select(Brand)).scalar_one())
             record_heartbeat(device, {"battery_level": 80})

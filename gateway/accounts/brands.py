@@ -15,8 +15,6 @@ CURRENCY_CODE = re.compile(r"^[A-Z]{3}$")
 MAX_URL_LENGTH = 2048
 # A payment stays open at least a minute and at most a day.
 TTL_RANGE = (60, 24 * 60 * 60)
-SETTINGS = ("name", "logo_url", "primary_color", "base_url", "timezone", "currencies", "payment_ttl",
-            "receipt_sms_enabled")
 
 
 def create_first_brand(name, admin_email, admin_password, key_scopes=("read", "write")):

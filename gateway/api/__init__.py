@@ -3,6 +3,7 @@ from flask import send_from_directory
 from flask_smorest import Api
 from swagger_ui_bundle import swagger_ui_path
 
+from ..errors import render_http_exception
 from ..extensions import csrf
 from ..schemas.common import ErrorSchema
 
@@ -10,12 +11,13 @@ DOCS_ASSETS = "/api/v1/docs-assets/"
 
 
 class GatewayApi(Api):
-    """flask-smorest's Api, leaving error rendering to gateway.errors."""
+    """flask-smorest's Api, answering errors in the envelope of gateway.errors."""
 
     ERROR_SCHEMA = ErrorSchema  # documents the envelope gateway.errors renders, not flask-smorest's own
 
-    def _register_error_handlers(self):
-        """The app-wide renderer in gateway.errors already answers every error."""
+    def handle_http_exception(self, error):
+        """flask-smorest's documented hook for HTTP errors, handed to the app's one renderer."""
+        return render_http_exception(error)
 
 
 def register_api(app):

@@ -75,24 +75,26 @@ def list_methods_command():
 
 def requested_methods(bkash_numbers, method_specs, production):
     """Bootstrap's --bkash/--method options as checked (provider, number, kind); bad input fails before any write."""
-    specs = [f"bkash:{number}" for number in bkash_numbers] + list(method_specs)
+    # (option, what was typed, provider:number[:kind]): an error names the option and the value the operator typed.
+    specs = [("--bkash", number, f"bkash:{number}") for number in bkash_numbers]
+    specs += [("--method", spec, spec) for spec in method_specs]
     methods = []
-    for spec in specs:
+    for option, typed, spec in specs:
         provider, _, rest = spec.partition(":")
         number, _, kind = rest.partition(":")
         try:
             provider = checked_provider(provider)
         except DomainError as error:
-            raise click.BadParameter(f"{spec!r}: {error.errors[0]['message']}", param_hint="--method") from None
+            raise click.BadParameter(f"{typed!r}: {error.errors[0]['message']}", param_hint=option) from None
         normalized = normalize_mobile_number(number)
         if normalized is None:
-            raise click.BadParameter(f"{spec!r}: the number must be a Bangladeshi mobile number such as 01XXXXXXXXX.",
-                                     param_hint="--method")
+            raise click.BadParameter(f"{typed!r}: the number must be a Bangladeshi mobile number such as 01XXXXXXXXX.",
+                                     param_hint=option)
         if (kind or "personal") not in METHOD_KINDS:
-            raise click.BadParameter(f"{spec!r}: the kind must be one of {', '.join(METHOD_KINDS)}.",
-                                     param_hint="--method")
+            raise click.BadParameter(f"{typed!r}: the kind must be one of {', '.join(METHOD_KINDS)}.",
+                                     param_hint=option)
         if production and normalized == DEMO_NUMBER:
-            raise click.BadParameter(f"{normalized} is the demo number; give your own.", param_hint="--method")
+            raise click.BadParameter(f"{normalized} is the demo number; give your own.", param_hint=option)
         methods.append((provider, normalized, kind or "personal"))
     return methods
 

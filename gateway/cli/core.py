@@ -11,6 +11,8 @@ from ..accounts.api_keys import generate_key, revoke_key
 from ..accounts.brands import create_first_brand
 
 DEMO_EMAIL = "admin@example.com"
+DEMO_BRAND_NAME = "Demo Shop"
+BRAND_NAME_MAX = 120  # Brand.name's column
 
 
 def default_brand():
@@ -41,7 +43,9 @@ def echo_sign_in():
 
 
 @click.command("bootstrap")
-@click.option("--brand-name", default="Demo Shop", show_default=True)
+@click.option("--brand-name", default=None,
+              help=f"The shop's name, shown to customers at checkout; required in production ({DEMO_BRAND_NAME!r} "
+                   "otherwise).")
 @click.option("--email", default=None,
               help=f"The super-administrator's sign-in; required in production ({DEMO_EMAIL} otherwise).")
 @click.option("--password", default=None, help="Defaults to a random one, printed once.")
@@ -66,6 +70,13 @@ def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_ke
         # A guessable sign-in is half a password: production takes the owner's real address, never a default.
         raise click.ClickException("Give the administrator's e-mail address: `flask gateway bootstrap --email "
                                    "you@yourshop.com` (it is the panel sign-in; production has no default).")
+    if brand_name is None and production:
+        # Customers see this name at checkout and on the way back to the shop: never a placeholder in production.
+        raise click.ClickException("Give your shop's name as customers should see it at checkout: `flask gateway "
+                                   "bootstrap --brand-name \"Your Shop\" …` (production has no default).")
+    brand_name = " ".join((brand_name or DEMO_BRAND_NAME).split())
+    if not brand_name or len(brand_name) > BRAND_NAME_MAX:
+        raise click.ClickException(f"The shop's name must have 1 to {BRAND_NAME_MAX} characters.")
     email = (email or DEMO_EMAIL).strip().lower()
     if not is_email(email):
         raise click.ClickException(f"Not an e-mail address: {email!r}")

@@ -49,5 +49,5 @@ def doctor():
             if finding.fix:
                 click.echo(f"           fix: {finding.fix}")
     if problems:
-        raise click.ClickException(f"{problems} problem(s) found.")
+        raise click.ClickException(f"{problems} problem{'' if problems == 1 else 's'} found.")
     click.echo("No problems found.")

@@ -1,13 +1,23 @@
-"""The companion app's protocol under /api/mobile/v1: pairing, SMS in, outbound SMS out."""
+"""The companion app's protocol under /api/mobile/v1: pairing, SMS in, outbound SMS out, and its OpenAPI document."""
+from ..api import GatewayApi
 from ..extensions import csrf
 
 URL_PREFIX = "/api/mobile/v1"
 
 
 def register_mobile(app):
-    """Attach every device blueprint; none uses cookies, so none needs CSRF tokens."""
+    """Attach every device blueprint and /api/mobile/v1/openapi.json; none uses cookies, so none needs CSRF tokens."""
     from . import config, dashboard, devices, notifications, outbound, pairing, sms
 
+    # flask-smorest reads a second Api's settings under its own prefix: the merchant API keeps the plain names.
+    app.config.setdefault("MOBILE_OPENAPI_URL_PREFIX", URL_PREFIX)
+    app.config.setdefault("MOBILE_OPENAPI_JSON_PATH", "openapi.json")
+    api = GatewayApi(app, config_prefix="MOBILE", spec_kwargs={
+        "title": "Companion app API", "version": "1.0.0", "openapi_version": "3.0.3",
+        "info": {"description": "The paired phone's protocol: pairing, SMS in, outbound SMS out."}})
+    api.spec.components.security_scheme("device", {"type": "http", "scheme": "bearer"})
+    api.spec.options["security"] = [{"device": []}]
     for module in (pairing, devices, sms, outbound, config, notifications, dashboard):
         csrf.exempt(module.blp)
-        app.register_blueprint(module.blp, url_prefix=URL_PREFIX)
+        api.register_blueprint(module.blp, url_prefix=URL_PREFIX)
+    app.extensions["gateway_mobile_api"] = api

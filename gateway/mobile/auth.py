@@ -1,9 +1,10 @@
 """Device authentication: a bearer access token resolves g.device and g.brand."""
-from flask import Blueprint, g
+from flask import g
 
 from ..api.auth import bearer_token
 from ..errors import ApiError
 from ..devices.tokens import device_for_access_token
+from .http import ProtocolBlueprint
 
 
 def authenticate_device():
@@ -17,8 +18,8 @@ def authenticate_device():
     g.brand = g.device.brand
 
 
-def device_blueprint(name):
+def device_blueprint(name, description):
     """A blueprint whose every request comes from a paired device."""
-    blp = Blueprint(f"mobile_{name}", __name__ + "." + name)
+    blp = ProtocolBlueprint(f"mobile_{name}", __name__ + "." + name, description=description)
     blp.before_request(authenticate_device)
     return blp

@@ -5,7 +5,7 @@ from ..sms.filter_rules import filter_rules
 from .auth import device_blueprint
 from .http import ok
 
-blp = device_blueprint("config")
+blp = device_blueprint("config", "The filter rules the phone applies before forwarding an SMS.")
 
 
 @blp.get("/config/filter-rules")

@@ -5,7 +5,7 @@ from .companion import device_dashboard
 from .auth import device_blueprint
 from .http import ok
 
-blp = device_blueprint("dashboard")
+blp = device_blueprint("dashboard", "The phone's home screen.")
 
 
 @blp.get("/dashboard")

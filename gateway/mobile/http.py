@@ -1,24 +1,25 @@
 """Request and response plumbing shared by the companion-app views."""
-import marshmallow as ma
-from flask import jsonify, request
+from flask import jsonify
+from flask_smorest import Blueprint
+from webargs.flaskparser import FlaskParser
 
 from ..api.resource import check_json_body
-from ..errors import ApiError, flatten_messages
 
 
-def load(schema_cls, location="json"):
-    """The validated body (or query string); 4xx in the envelope with the fields at fault."""
-    if location == "json":
+class ProtocolParser(FlaskParser):
+    """webargs' Flask parser, reading a body as the app's protocol always has."""
+
+    def load_json(self, req, schema):
+        """The body, checked like the merchant API's (415, 400); none at all, or `null`, reads as `{}`."""
         check_json_body()
-        payload = request.get_json(silent=True)
-        payload = {} if payload is None else payload
-    else:
-        payload = request.args.to_dict()
-    try:
-        return schema_cls().load(payload)
-    except ma.ValidationError as error:
-        raise ApiError(422, "VALIDATION_ERROR", "The request has invalid fields.",
-                       flatten_messages(error.messages)) from error
+        payload = req.get_json(silent=True)
+        return {} if payload is None else payload
+
+
+class ProtocolBlueprint(Blueprint):
+    """A flask-smorest Blueprint whose `arguments` validate with the protocol's parser."""
+
+    ARGUMENTS_PARSER = ProtocolParser()
 
 
 def ok(data, status=200):

@@ -4,9 +4,9 @@ from flask import g
 from ..schemas.mobile import AcknowledgeSchema, NotificationSchema
 from ..devices.notifications import acknowledge_notifications, pending_notifications
 from .auth import device_blueprint
-from .http import load, ok
+from .http import ok
 
-blp = device_blueprint("notifications")
+blp = device_blueprint("notifications", "Notifications for the phone, and their acknowledgement.")
 
 
 @blp.get("/notifications")
@@ -16,6 +16,7 @@ def list_notifications():
 
 
 @blp.post("/notifications/acknowledgements")
-def acknowledge():
+@blp.arguments(AcknowledgeSchema())
+def acknowledge(data):
     """Mark notifications read; unknown ids are ignored."""
-    return ok({"acknowledged": acknowledge_notifications(g.device, load(AcknowledgeSchema)["ids"])})
+    return ok({"acknowledged": acknowledge_notifications(g.device, data["ids"])})

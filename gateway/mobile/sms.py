@@ -4,12 +4,13 @@ from flask import g
 from ..schemas.mobile import SmsBatchSchema
 from ..sms.ingest import batch_answer, ingest_batch
 from .auth import device_blueprint
-from .http import load, ok
+from .http import ok
 
-blp = device_blueprint("sms")
+blp = device_blueprint("sms", "SMS the phone forwards.")
 
 
 @blp.post("/sms")
-def forward_sms():
+@blp.arguments(SmsBatchSchema())
+def forward_sms(data):
     """Store and match up to 200 texts; each gets accepted, duplicate or rejected."""
-    return ok(batch_answer(ingest_batch(g.device, load(SmsBatchSchema)["messages"])))
+    return ok(batch_answer(ingest_batch(g.device, data["messages"])))

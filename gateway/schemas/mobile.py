@@ -74,13 +74,6 @@ class SmsBatchSchema(BaseSchema):
                            validate=validate.Length(min=1, max=MAX_BATCH, error=f"Send between 1 and {MAX_BATCH} messages per call."))
 
 
-class SmsResultSchema(BaseSchema):
-    local_id = fields.String()
-    status = fields.String()
-    server_ref = fields.String(allow_none=True)
-    reason = fields.String()
-
-
 class HeartbeatSchema(BaseSchema):
     """Body of POST /devices/heartbeats: all optional, what the phone knows about itself."""
 
@@ -94,6 +87,8 @@ class HeartbeatSchema(BaseSchema):
 
 
 class NotificationSchema(BaseSchema):
+    """One notification of GET /notifications."""
+
     id = fields.Integer()
     kind = fields.String()
     title = fields.String()
@@ -108,6 +103,8 @@ class AcknowledgeSchema(BaseSchema):
 
 
 class OutboundLeaseArgs(BaseSchema):
+    """Query of GET /sms/queues: how many messages to lease at most."""
+
     limit = fields.Integer(load_default=10, validate=validate.Range(min=1, max=50))
 
 
