@@ -13,6 +13,7 @@ from .extensions import babel, csrf, db, limiter, login_manager, migrate
 from .i18n import init_i18n
 from .jobs.redis_health import redis_state
 from .request_log import configure_logging, register_request_log
+from .states import register_template_helpers
 
 
 def create_app(overrides=None, settings_file=None):
@@ -33,6 +34,7 @@ def create_app(overrides=None, settings_file=None):
     register_request_log(app)
     register_blueprints(app)
     register_commands(app)
+    register_template_helpers(app)
     return app
 
 

@@ -1,9 +1,18 @@
-"""A keyed request's work commits together with its stored answer: services defer, the answer commits both."""
+"""Where work commits: one unit of work per request or job, and a keyed request's work together with its answer.
+
+Services end their work with `commit_work()`. Outside a unit of work that commits (as services
+always did); inside `unit_of_work()` (a panel action with its audit row, a job, a CLI command) or
+in a keyed API request it only flushes, and the edge commits once. Wake-ups registered with
+`jobs.wake_after_commit` go out after that one commit (the outbox design).
+"""
+from contextlib import contextmanager
+
 from flask import has_request_context, request
 
 from .extensions import commit_without_expiring, db
 
 DEFERRED = "gateway.commit_with_answer"
+UNIT = "gateway_unit_of_work"
 
 
 def defer_commit_to_answer():
@@ -12,8 +21,8 @@ def defer_commit_to_answer():
 
 
 def commit_deferred():
-    """Whether the current request's work waits for its answer to commit."""
-    return has_request_context() and bool(request.environ.get(DEFERRED))
+    """Whether the current work waits for its edge to commit: an open unit of work, or a keyed request's answer."""
+    return bool(db.session.info.get(UNIT)) or (has_request_context() and bool(request.environ.get(DEFERRED)))
 
 
 def end_deferral():
@@ -23,7 +32,7 @@ def end_deferral():
 
 
 def commit_work(keep_loaded=False):
-    """Commit a service's work; in a keyed request only flush it: a crash cannot keep the work without its answer.
+    """Commit a service's work; in a unit of work or a keyed request only flush it: the edge commits it once.
 
     `keep_loaded` keeps the session's rows loaded after a real commit (commit_without_expiring).
     """
@@ -33,3 +42,25 @@ def commit_work(keep_loaded=False):
         commit_without_expiring()
     else:
         db.session.commit()
+
+
+@contextmanager
+def unit_of_work():
+    """One transaction for the block: the services inside only flush, the block's end commits once (or rolls back).
+
+    Nested, the inner block joins the outer one. In a keyed API request the final commit is still
+    the stored answer's.
+    """
+    session = db.session()
+    if session.info.get(UNIT):
+        yield session
+        return
+    session.info[UNIT] = True
+    try:
+        yield session
+    except BaseException:
+        session.info.pop(UNIT, None)
+        session.rollback()
+        raise
+    session.info.pop(UNIT, None)
+    commit_work()

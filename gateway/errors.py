@@ -5,6 +5,9 @@ import uuid
 from flask import g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
+from .domain_errors import (AlreadyExists, DomainError, InvalidState, NotAuthenticated, NotFound, ValidationFailed,
+                            field_error, invalid_state, not_found)
+
 log = logging.getLogger(__name__)
 
 HTTP_CODES = {
@@ -22,31 +25,28 @@ HTTP_CODES = {
 REQUIRED_MESSAGES = {"Missing data for required field."}
 
 
-class ApiError(Exception):
-    """A failure with an HTTP status, a machine code and, for validation, the fields at fault."""
+class ApiError(DomainError):
+    """A front door's own refusal (authentication, content type, idempotency, rate limit) with its HTTP status."""
 
     def __init__(self, status, code, message, errors=None, headers=None):
-        super().__init__(message)
+        super().__init__(message, errors, code)
         self.status = status
-        self.code = code
-        self.message = message
-        self.errors = errors
         self.headers = headers or {}
 
 
-def not_found(thing):
-    """The 404 for a resource the calling brand cannot see, e.g. PAYMENT_NOT_FOUND."""
-    return ApiError(404, f"{thing.upper()}_NOT_FOUND", f"No such {thing.replace('_', ' ')}.")
+# The one mapping from a domain error to an HTTP status; the most specific type listed wins.
+HTTP_STATUS = {NotFound: 404, InvalidState: 409, AlreadyExists: 409, ValidationFailed: 422, NotAuthenticated: 401}
+__all__ = ["ApiError", "HTTP_STATUS", "field_error", "http_status", "invalid_state", "not_found"]
 
 
-def invalid_state(message):
-    """The 409 for an action the resource's current state does not allow."""
-    return ApiError(409, "INVALID_STATE", message)
-
-
-def field_error(field, message, code="invalid"):
-    """A 422 naming one field at fault."""
-    return ApiError(422, "VALIDATION_ERROR", message, [{"field": field, "code": code, "message": message}])
+def http_status(error):
+    """The HTTP status a domain error is answered with (an ApiError carries its own)."""
+    if isinstance(error, ApiError):
+        return error.status
+    for kind in type(error).__mro__:
+        if kind in HTTP_STATUS:
+            return HTTP_STATUS[kind]
+    return 400
 
 
 def flatten_messages(messages, prefix=""):
@@ -130,10 +130,11 @@ def render_http_exception(error):
 
 
 def render_api_error(error):
-    """An ApiError raised by a view or a service."""
+    """A DomainError raised by a service (or an ApiError by a front door): the envelope, or the error page."""
+    status = http_status(error)
     if not wants_json():
-        return render_template("error.html", status=error.status, message=error.message), error.status
-    return error_response(error.status, error.code, error.message, error.errors, error.headers)
+        return render_template("error.html", status=status, message=error.message), status
+    return error_response(status, error.code, error.message, error.errors, error.headers)
 
 
 def internal_error_response():
@@ -183,7 +184,7 @@ def remove_session(exception=None):
 
 def register_error_handlers(app):
     """Attach the renderers and the X-Request-ID header to every response."""
-    app.register_error_handler(ApiError, render_api_error)
+    app.register_error_handler(DomainError, render_api_error)
     app.register_error_handler(HTTPException, render_http_exception)
     app.register_error_handler(Exception, render_unexpected)
     # Registered after Flask-SQLAlchemy's, so it runs first and leaves that one nothing to close.

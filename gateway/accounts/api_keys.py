@@ -6,8 +6,9 @@ import secrets
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
 
+from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import ApiError, field_error
+from ..domain_errors import AlreadyExists, NotFound, field_error
 from ..extensions import db
 from .models.api_key import SCOPES, ApiKey
 from ..db_types import row_id
@@ -39,7 +40,7 @@ def find_active_key(secret):
 
 
 def normalise_scopes(scopes):
-    """A sorted, de-duplicated list of known scopes, or a 422 naming the bad one."""
+    """A sorted, de-duplicated list of known scopes, or ValidationFailed naming the bad one."""
     if isinstance(scopes, str):
         scopes = [part.strip() for part in scopes.split(",")]
     chosen = {scope for scope in scopes if scope}
@@ -53,11 +54,12 @@ def generate_key(brand, label, scopes):
     """Create and commit a key; returns (key, secret) — the secret exists only in this return value."""
     key, secret = add_key(brand, label, scopes)
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "LABEL_TAKEN", f"An active key is already labelled {key.label!r}.",
-                       [{"field": "label", "code": "taken", "message": "Labels are unique among active keys."}])
+        raise AlreadyExists(f"An active key is already labelled {key.label!r}.",
+                            [{"field": "label", "code": "taken", "message": "Labels are unique among active keys."}],
+                            code="LABEL_TAKEN")
     return key, secret
 
 
@@ -93,7 +95,7 @@ def revoke_key(brand, *, key_id=None, label=None):
     revoked = db.session.execute(
         db.update(ApiKey).where(ApiKey.id == key.id, ApiKey.revoked_at.is_(None)).values(revoked_at=utcnow())
     ).rowcount
-    db.session.commit()
+    commit_work()
     if not revoked:
         raise key_not_found()
     db.session.refresh(key)
@@ -101,5 +103,5 @@ def revoke_key(brand, *, key_id=None, label=None):
 
 
 def key_not_found():
-    """The 404 for a key id or label that names no active key of the brand."""
-    return ApiError(404, "API_KEY_NOT_FOUND", "No active key by that id or label.")
+    """NotFound for a key id or label that names no active key of the brand."""
+    return NotFound("api_key", "No active key by that id or label.")

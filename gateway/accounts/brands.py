@@ -3,7 +3,8 @@ import re
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..errors import field_error
+from ..answer_commit import commit_work
+from ..domain_errors import field_error
 from ..extensions import db
 from .models.brand import Brand
 from .models.user import User
@@ -37,7 +38,7 @@ def create_first_brand(name, admin_email, admin_password, key_scopes=("read", "w
 
 
 def checked_url(field, value):
-    """An absolute http(s) URL without a trailing slash, None when blank, else a 422 naming the field."""
+    """An absolute http(s) URL without a trailing slash, None when blank, else ValidationFailed naming the field."""
     value = (value or "").strip()
     if not value:
         return None
@@ -62,7 +63,7 @@ def checked_currencies(value):
 
 
 def checked_setting(name, value):
-    """One setting validated and normalised, or a 422 naming it."""
+    """One setting validated and normalised, or ValidationFailed naming it."""
     if name == "name":
         value = (value or "").strip()
         if not 1 <= len(value) <= 120:
@@ -99,5 +100,5 @@ def update_brand_settings(brand, changes):
         if old != value:
             changed[name] = [old, value]
             setattr(brand, name, value)
-    db.session.commit()
+    commit_work()
     return changed

@@ -7,8 +7,9 @@ from marshmallow import ValidationError, validate
 from sqlalchemy.exc import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import ApiError, field_error, invalid_state, not_found
+from ..domain_errors import AlreadyExists, field_error, invalid_state, not_found
 from ..extensions import db
 from .models.user import ROLES, User
 from ..db_types import row_id
@@ -46,7 +47,7 @@ def find_user_by_email(email):
 
 
 def checked_email(email):
-    """A lower-cased e-mail address (the API's own rule for addresses), or a 422 naming `email`."""
+    """A lower-cased e-mail address (the API's own rule for addresses), or ValidationFailed naming `email`."""
     email = (email or "").strip().lower()
     try:
         validate.Email()(email)
@@ -58,7 +59,7 @@ def checked_email(email):
 
 
 def checked_password(password, field="new_password"):
-    """The password when long enough, else a 422 naming the field."""
+    """The password when long enough, else ValidationFailed naming the field."""
     if len(password or "") < MIN_PASSWORD_LENGTH:
         raise field_error(field, f"Use at least {MIN_PASSWORD_LENGTH} characters.")
     return password
@@ -73,16 +74,17 @@ def invite_user(brand, email, name=None, role="staff"):
     user.set_password(password)
     db.session.add(user)
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "USER_EXISTS", "A user with this e-mail already exists.",
-                       [{"field": "email", "code": "taken", "message": "A user with this e-mail already exists."}])
+        raise AlreadyExists("A user with this e-mail already exists.",
+                            [{"field": "email", "code": "taken", "message": "A user with this e-mail already exists."}],
+                            code="USER_EXISTS")
     return user, password
 
 
 def get_user(brand, user_id):
-    """A user of this brand by id; 404 for anyone else's, or for an id no row can have."""
+    """A user of this brand by id; NotFound for anyone else's, or for an id no row can have."""
     user_id = row_id(user_id)
     if user_id is None:
         raise not_found("user")
@@ -112,7 +114,7 @@ def set_user_active(user, active, acting_user):
     if changed != 1:
         db.session.rollback()
         raise invalid_state(f"This user is already {'active' if active else 'deactivated'}.")
-    db.session.commit()
+    commit_work()
     db.session.refresh(user)
     return user
 
@@ -124,5 +126,5 @@ def change_password(user, current_password, new_password):
     if new_password == current_password:
         raise field_error("new_password", "Choose a password different from the current one.")
     user.set_password(checked_password(new_password))
-    db.session.commit()
+    commit_work()
     return user

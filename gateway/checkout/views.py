@@ -1,12 +1,14 @@
 """Checkout routes: the pay page, the TrxID claim, cancel, the waiting page and its JSON status."""
 from flask import Blueprint, abort, current_app, g, jsonify, redirect, request, url_for
 
-from ..errors import ApiError
+from ..domain_errors import DomainError, InvalidState
+from ..errors import http_status
 from ..extensions import db, limiter
 from ..payments.models.payment import OPEN_STATUSES
 from ..payments import methods as payment_methods
 from ..sms.claims import reopen_claim
-from ..sms.matching import in_review, submit_claim
+from ..sms.matching import submit_claim
+from ..states import payment_in_review as in_review
 from ..payments.lifecycle import cancel_payment
 from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
 from .pages import find_payment, page_url, register_pages, render_checkout, render_result
@@ -92,12 +94,12 @@ def claim(token):
     g.claim_attempted = True  # only TrxIDs that reach matching count against the limit, not typos
     try:
         submit_claim(payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data)
-    except ApiError as error:
-        if error.status == 409:
+    except DomainError as error:
+        if isinstance(error, InvalidState):
             return redirect(page_url(payment), 303)
         codes = [item.get("code") for item in error.errors or []]
         form.trx_id.errors = [CLAIM_REFUSALS.get(codes[0] if codes else None, CLAIM_REFUSALS[None])]
-        return render_pay_page(payment, form, chosen=method.id, status=error.status)
+        return render_pay_page(payment, form, chosen=method.id, status=http_status(error))
     return redirect(waiting_url(payment), 303)
 
 
@@ -119,7 +121,7 @@ def cancel(token):
         return render_checkout("checkout/cancel.html", payment, waiting_url=waiting_url(payment))
     try:
         cancel_payment(payment, from_states=OPEN_STATUSES if form.confirmed else ("created",))
-    except ApiError:
+    except DomainError:
         return redirect(page_url(payment), 303)
     return redirect(return_url(payment.cancel_url, payment, "cancelled") or page_url(payment), 303)
 
@@ -174,14 +176,14 @@ def correct_claim(token):
         return redirect(page_url(payment), 303)
     try:
         submit_claim(payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data)
-    except ApiError as error:
+    except DomainError as error:
         db.session.rollback()  # the old claim stands
         db.session.refresh(payment)
-        if error.status == 409:
+        if isinstance(error, InvalidState):
             return redirect(page_url(payment), 303)
         codes = [item.get("code") for item in error.errors or []]
         form.trx_id.errors = [CLAIM_REFUSALS.get(codes[0] if codes else None, CLAIM_REFUSALS[None])]
-        return render_waiting_page(payment, form, status=error.status, chosen=method)
+        return render_waiting_page(payment, form, status=http_status(error), chosen=method)
     if checkout_state(payment) == "completed":
         return redirect(completion_url(payment), 303)
     return redirect(waiting_url(payment), 303)

@@ -2,7 +2,7 @@
 import click
 
 from .core import default_brand, fail_on_api_error
-from ..errors import ApiError
+from ..domain_errors import DomainError
 from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
 from ..payments import methods as payment_methods
 from ..payments.methods import PROVIDER_NAMES, checked_provider, normalize_mobile_number
@@ -36,7 +36,7 @@ def add_method_command(provider, number, kind, instructions, ask_sender_number, 
         method = payment_methods.add_method(
             default_brand(), provider, number, kind, instructions=instructions,
             ask_sender_number=ask_sender_number, enabled=not disabled)
-    except ApiError as error:
+    except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Added payment method {describe(method)}.")
 
@@ -55,7 +55,7 @@ def update_method_command(method_id, **options):
         raise click.UsageError("Nothing to change: give at least one option.")
     try:
         method = payment_methods.update_method(payment_methods.get_method(default_brand(), method_id), **changes)
-    except ApiError as error:
+    except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Updated payment method {describe(method)}.")
 
@@ -84,7 +84,7 @@ def requested_methods(bkash_numbers, method_specs, production):
         number, _, kind = rest.partition(":")
         try:
             provider = checked_provider(provider)
-        except ApiError as error:
+        except DomainError as error:
             raise click.BadParameter(f"{typed!r}: {error.errors[0]['message']}", param_hint=option) from None
         normalized = normalize_mobile_number(number)
         if normalized is None:
@@ -104,7 +104,7 @@ def add_bootstrap_methods(brand, methods, production):
     for provider, number, kind in methods:
         try:
             method = payment_methods.add_method(brand, provider, number, kind)
-        except ApiError as error:  # the same number twice on the command line
+        except DomainError as error:  # the same number twice on the command line
             click.echo(f"Payment method {provider}:{number} skipped: {error.message}", err=True)
             continue
         click.echo(f"Payment method: {describe(method)}")

@@ -3,7 +3,7 @@ import click
 from flask import current_app
 from marshmallow import ValidationError, validate
 
-from ..errors import ApiError
+from ..domain_errors import DomainError
 from ..extensions import db
 from ..accounts.models.brand import Brand
 from ..accounts.models.user import User
@@ -33,7 +33,7 @@ def is_email(text):
 
 
 def fail_on_api_error(error):
-    """Turn a service's ApiError into a command-line failure."""
+    """Turn a service's DomainError into a command-line failure."""
     raise click.ClickException(error.message)
 
 
@@ -87,7 +87,7 @@ def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_ke
     scopes = ("read", "write", "admin") if admin_key else ("read", "write")
     try:
         brand, admin, secret = create_first_brand(brand_name, email, password, scopes)
-    except ApiError as error:
+    except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Brand:        {brand.name}")
     echo_sign_in()
@@ -146,7 +146,7 @@ def create_key(label, scopes):
     """Generate an API key; the key alone is printed on the last line."""
     try:
         key, secret = generate_key(default_brand(), label, scopes)
-    except ApiError as error:
+    except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Created key {key.label!r} with scopes {key.scopes}. It is shown once:")
     click.echo(secret)
@@ -158,6 +158,6 @@ def revoke_key_command(label):
     """Revoke the active key with this label; it stops working on the next request."""
     try:
         revoke_key(default_brand(), label=label)
-    except ApiError as error:
+    except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Revoked key {label!r}.")

@@ -1,6 +1,6 @@
 """The merchant's view of its phones: list them, pair a new one with a code, revoke one."""
 from ..clock import utcnow
-from ..errors import not_found
+from ..domain_errors import not_found
 from ..extensions import db
 from .models.device import Device, PairingCode
 from .tokens import revoke_device
@@ -18,7 +18,7 @@ def list_devices(brand):
 
 
 def get_device(brand, device_uuid):
-    """A device of this brand by its uuid; 404 for anything else, another brand's included."""
+    """A device of this brand by its uuid; NotFound for anything else, another brand's included."""
     device = db.session.execute(
         db.select(Device).where(Device.uuid == str(device_uuid)[:36], Device.brand_id == brand.id)
     ).scalar_one_or_none()

@@ -9,8 +9,9 @@ from datetime import timedelta
 import segno
 from flask import current_app
 
+from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import ApiError
+from ..domain_errors import ValidationFailed
 from ..extensions import db
 from .models.device import Device, PairingCode
 from .tokens import issue_tokens
@@ -45,7 +46,7 @@ def create_pairing_code(brand):
             break
     db.session.add(PairingCode(brand_id=brand.id, code_hash=code_hash(code), created_at=now,
                                expires_at=now + CODE_TTL))
-    db.session.commit()
+    commit_work()
     return code
 
 
@@ -65,8 +66,8 @@ def pairing_qr_svg(code, brand=None):
 
 
 def code_error(code, message):
-    """A 422 naming pairing_code as the field at fault."""
-    return ApiError(422, code, message, [{"field": "pairing_code", "code": code.lower(), "message": message}])
+    """ValidationFailed naming pairing_code as the field at fault."""
+    return ValidationFailed(message, [{"field": "pairing_code", "code": code.lower(), "message": message}], code=code)
 
 
 def redeem_code(code, now):

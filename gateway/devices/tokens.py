@@ -6,7 +6,8 @@ from datetime import timedelta
 import jwt
 
 from ..clock import utcnow
-from ..errors import ApiError
+from ..answer_commit import commit_work
+from ..domain_errors import NotAuthenticated
 from ..extensions import db
 from .models.device import Device
 from .crypto import derived_key, derived_keys
@@ -61,7 +62,7 @@ def pin_fingerprint(device, fingerprint):
 
 
 def decode(token, typ):
-    """The claims of a valid token of this type; 401 otherwise (an access token is no refresh token).
+    """The claims of a valid token of this type; NotAuthenticated otherwise (an access token is no refresh token).
 
     Signed with SECRET_KEY's key or, during a rotation, a fallback's: phones keep working until they refresh.
     """
@@ -73,11 +74,11 @@ def decode(token, typ):
         except jwt.InvalidSignatureError:
             continue  # the next key may have signed it
         except jwt.ExpiredSignatureError as error:
-            raise ApiError(401, "TOKEN_EXPIRED", f"The {typ} token has expired.") from error
+            raise NotAuthenticated(code="TOKEN_EXPIRED", message=f"The {typ} token has expired.") from error
         except jwt.InvalidTokenError as error:
-            raise ApiError(401, "INVALID_TOKEN", f"Not a valid {typ} token.") from error
+            raise NotAuthenticated(code="INVALID_TOKEN", message=f"Not a valid {typ} token.") from error
     if claims is None or claims.get("typ") != typ:
-        raise ApiError(401, "INVALID_TOKEN", f"Not a valid {typ} token.")
+        raise NotAuthenticated(code="INVALID_TOKEN", message=f"Not a valid {typ} token.")
     return claims
 
 
@@ -85,9 +86,9 @@ def active_device(claims):
     """The device a token names, unless it is gone or revoked."""
     device = db.session.execute(db.select(Device).where(Device.uuid == claims["sub"])).scalar_one_or_none()
     if device is None:
-        raise ApiError(401, "INVALID_TOKEN", "The token names no paired device.")
+        raise NotAuthenticated(code="INVALID_TOKEN", message="The token names no paired device.")
     if device.revoked_at is not None:
-        raise ApiError(401, "DEVICE_REVOKED", "This device has been unpaired; pair it again.")
+        raise NotAuthenticated(code="DEVICE_REVOKED", message="This device has been unpaired; pair it again.")
     return device
 
 
@@ -103,7 +104,7 @@ def revoke_device(device, reason):
         .values(revoked_at=utcnow(), revoked_reason=reason, refresh_token_hash=None)
         .execution_options(synchronize_session=False)
     )
-    db.session.commit()
+    commit_work()
     db.session.refresh(device)
 
 
@@ -113,11 +114,13 @@ def rotate_tokens(refresh_token, fingerprint=None):
     presented = token_hash(refresh_token)
     if presented != device.refresh_token_hash:
         revoke_device(device, "refresh token reused")
-        raise ApiError(401, "REFRESH_TOKEN_REUSED", "This refresh token was already used; the device is unpaired.")
+        raise NotAuthenticated("This refresh token was already used; the device is unpaired.",
+                               code="REFRESH_TOKEN_REUSED")
     # The first fingerprint a device presents is pinned; once pinned, a refresh without that very
     # fingerprint (another one, or none at all: a stolen token alone) is refused without revoking.
     if device.fingerprint and fingerprint != device.fingerprint:
-        raise ApiError(401, "FINGERPRINT_MISMATCH", "The fingerprint differs from the one this device presented before.")
+        raise NotAuthenticated("The fingerprint differs from the one this device presented before.",
+                               code="FINGERPRINT_MISMATCH")
     tokens, next_hash = new_tokens(device)
     # Guarded on the old hash: of two concurrent refreshes with one token, only one rotates.
     rotated = db.session.execute(
@@ -130,7 +133,8 @@ def rotate_tokens(refresh_token, fingerprint=None):
     if rotated != 1:
         db.session.rollback()
         revoke_device(device, "refresh token reused")
-        raise ApiError(401, "REFRESH_TOKEN_REUSED", "This refresh token was already used; the device is unpaired.")
+        raise NotAuthenticated("This refresh token was already used; the device is unpaired.",
+                               code="REFRESH_TOKEN_REUSED")
     db.session.commit()
     db.session.refresh(device)
     return device, tokens

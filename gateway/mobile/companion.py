@@ -3,7 +3,7 @@ from datetime import datetime, time
 from zoneinfo import ZoneInfo
 
 from ..clock import isoformat, utcnow
-from ..errors import invalid_state, not_found
+from ..domain_errors import invalid_state, not_found
 from ..extensions import db
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.models.outbound_sms import OutboundSms

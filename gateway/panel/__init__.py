@@ -5,7 +5,8 @@ from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 
 from ..checkout.theme import brand_theme
-from ..errors import ApiError
+from ..domain_errors import DomainError, NotFound
+from ..errors import http_status
 from ..extensions import login_manager
 from ..i18n import LANGUAGE_NAMES
 from .formatting import register_filters
@@ -99,9 +100,9 @@ def missing(error):
     return render_error(404)
 
 
-@bp.errorhandler(ApiError)
+@bp.errorhandler(DomainError)
 def service_refused(error):
     """A service's refusal outside a form (e.g. another brand's payment): its status and message."""
-    if error.status == 404:
+    if isinstance(error, NotFound):
         return render_error(404)
-    return render_error(error.status, error.message)
+    return render_error(http_status(error), error.message)

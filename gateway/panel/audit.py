@@ -1,6 +1,7 @@
 """Writing the audit log: every change made in the panel, with who, what, when and from where."""
 from flask import has_request_context, request
 
+from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..extensions import db
 from ..accounts.models.audit import AuditLog
@@ -27,7 +28,7 @@ def client_address():
 
 
 def record_audit(user, action, target=None, details=None, brand_id=None):
-    """Append and commit one entry; `user` may be None for a failed sign-in by an unknown session."""
+    """Append one entry and commit it, or, inside a unit of work, with the action it records; `user` may be None."""
     target_type, target_id = target_reference(target)
     entry = AuditLog(
         brand_id=brand_id or user.brand_id, user_id=getattr(user, "id", None),
@@ -38,5 +39,5 @@ def record_audit(user, action, target=None, details=None, brand_id=None):
         entry.ip_address = client_address()
         entry.user_agent = (request.user_agent.string or "")[:MAX_USER_AGENT] or None
     db.session.add(entry)
-    db.session.commit()
+    commit_work()
     return entry

@@ -5,8 +5,9 @@ from flask import current_app, flash, redirect, render_template, request, sessio
 from flask_babel import gettext as _
 from flask_login import current_user, login_user, logout_user
 
+from ..answer_commit import unit_of_work
 from ..checkout.theme import brand_theme
-from ..errors import ApiError
+from ..domain_errors import DomainError
 from ..extensions import db, limiter
 from ..accounts.models.brand import Brand
 from ..accounts.users import authenticate, change_password, find_user_by_email
@@ -107,11 +108,12 @@ def password():
     form = PasswordForm()
     if form.validate_on_submit():
         try:
-            change_password(current_user, form.current_password.data, form.new_password.data)
-        except ApiError as error:
+            with unit_of_work():
+                change_password(current_user, form.current_password.data, form.new_password.data)
+                record_audit(current_user, "password.change", current_user)
+        except DomainError as error:
             attach_error(form, error)
         else:
-            record_audit(current_user, "password.change", current_user)
             # The new password ends every other session; this one carries on under the new stamp.
             login_user(current_user._get_current_object(), fresh=True)
             flash(_("Your password is changed."), "success")

@@ -3,8 +3,10 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
+from ..answer_commit import unit_of_work
 from ..api.paging import paginate
-from ..errors import ApiError, not_found
+from ..domain_errors import DomainError
+from ..errors import http_status, not_found
 from ..extensions import db
 from ..payments.models.payment import Payment
 from ..payments.customers import delete_customer, get_customer, list_customers_query, update_customer, with_totals
@@ -53,15 +55,16 @@ def customer_edit(customer_id):
     if form.validate_on_submit():
         before = {field: getattr(customer, field) for field in ("name", "email", "phone")}
         try:
-            update_customer(customer, {"name": form.name.data or None, "email": form.email.data,
-                                       "phone": form.phone.data})
-        except ApiError as error:
+            with unit_of_work():
+                update_customer(customer, {"name": form.name.data or None, "email": form.email.data,
+                                           "phone": form.phone.data})
+                changes = {field: [before[field], getattr(customer, field)] for field in before
+                           if before[field] != getattr(customer, field)}
+                record_audit(current_user, "customer.update", customer, changes)
+        except DomainError as error:
             attach_error(form, error)
-            return render_template("panel/customer_edit.html", customer=customer, form=form), error.status
+            return render_template("panel/customer_edit.html", customer=customer, form=form), http_status(error)
         else:
-            changes = {field: [before[field], getattr(customer, field)] for field in before
-                       if before[field] != getattr(customer, field)}
-            record_audit(current_user, "customer.update", customer, changes)
             flash(_("The customer is saved."), "success")
             return redirect(url_for("panel.customer_detail", customer_id=customer.id))
     return render_template("panel/customer_edit.html", customer=customer, form=form), 422 if form.errors else 200
@@ -75,7 +78,8 @@ def customer_delete(customer_id):
     if ActionForm().validate_on_submit():
         snapshot = {"name": customer.name, "email": customer.email, "phone": customer.phone}
         target = ("customer", customer.id)
-        delete_customer(customer)
-        record_audit(current_user, "customer.delete", target, snapshot)
+        with unit_of_work():
+            delete_customer(customer)
+            record_audit(current_user, "customer.delete", target, snapshot)
         flash(_("The customer is deleted; their payments are kept."), "success")
     return redirect(url_for("panel.customers"))

@@ -3,7 +3,9 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..answer_commit import unit_of_work
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..accounts.api_keys import generate_key, list_keys, revoke_key
 from . import bp
 from .access import current_brand, super_admin_required
@@ -46,12 +48,13 @@ def api_key_generate():
     if not form.validate_on_submit():
         return render_keys(form, 422)
     try:
-        key, secret = generate_key(current_brand(), form.label.data, form.scopes.data)
-    except ApiError as error:
+        with unit_of_work():
+            key, secret = generate_key(current_brand(), form.label.data, form.scopes.data)
+            record_audit(current_user, "api_key.generate", key,
+                         {"label": key.label, "scopes": key.scopes, "display_prefix": key.display_prefix})
+    except DomainError as error:
         attach_error(form, error)
-        return render_keys(form, error.status)
-    record_audit(current_user, "api_key.generate", key,
-                 {"label": key.label, "scopes": key.scopes, "display_prefix": key.display_prefix})
+        return render_keys(form, http_status(error))
     # Rendered, not redirected: the secret must not survive in a session or a URL.
     return render_keys(created=key, secret=secret)
 
@@ -78,7 +81,8 @@ def api_key_revoke():
             abort(404)
         return render_template("panel/developers_api_key_revoke.html", key=key, form=form), 422
     # No active key by that label (revoked meanwhile, or another brand's) is a 404 page.
-    key = revoke_key(current_brand(), label=form.label.data)
-    record_audit(current_user, "api_key.revoke", key, {"label": key.label, "display_prefix": key.display_prefix})
+    with unit_of_work():
+        key = revoke_key(current_brand(), label=form.label.data)
+        record_audit(current_user, "api_key.revoke", key, {"label": key.label, "display_prefix": key.display_prefix})
     flash(_("The key %(label)s is revoked; requests with it are refused from now on.", label=key.label), "success")
     return redirect(url_for("panel.api_keys"))

@@ -8,7 +8,8 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..answer_commit import unit_of_work
+from ..domain_errors import DomainError
 from ..extensions import db
 from ..payments.models.payment import Payment
 from ..webhooks.deliveries import LOG_SIZE, get_delivery, recent_deliveries, retry_delivery
@@ -51,11 +52,12 @@ def webhook_delivery_redeliver(delivery_id):
     delivery = get_delivery(current_brand(), delivery_id)
     if ActionForm().validate_on_submit():
         try:
-            retry_delivery(current_brand(), delivery.id)
-        except ApiError as error:
+            with unit_of_work():
+                retry_delivery(current_brand(), delivery.id)
+                record_audit(current_user, "webhook_delivery.redeliver", ("webhook delivery", delivery.id),
+                             {"event": delivery.event, "url": delivery.url})
+        except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "webhook_delivery.redeliver", ("webhook delivery", delivery.id),
-                         {"event": delivery.event, "url": delivery.url})
             flash(_("Redelivery started; the attempt appears below in a moment."), "success")
     return redirect(url_for("panel.webhook_delivery", delivery_id=delivery.id))

@@ -3,7 +3,9 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..answer_commit import unit_of_work
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..webhooks.deliveries import rotate_webhook_secret, send_test_webhook, set_webhook_url
 from . import bp
 from .access import current_brand, super_admin_required
@@ -37,13 +39,14 @@ def webhook_settings_url():
     if not form.validate_on_submit():
         return render_webhooks(form, 422)
     try:
-        changed = set_webhook_url(current_brand(), form.webhook_url.data)
-    except ApiError as error:
+        with unit_of_work():
+            changed = set_webhook_url(current_brand(), form.webhook_url.data)
+            if changed:
+                record_audit(current_user, "webhook.url_update", current_brand(),
+                             {"webhook_url": [changed["from"], changed["to"]]})
+    except DomainError as error:
         attach_error(form, error)
-        return render_webhooks(form, error.status)
-    if changed:
-        record_audit(current_user, "webhook.url_update", current_brand(),
-                     {"webhook_url": [changed["from"], changed["to"]]})
+        return render_webhooks(form, http_status(error))
     flash(_("Webhook URL saved.") if form.webhook_url.data else _("Webhook URL removed."), "success")
     return redirect(url_for("panel.webhook_settings"))
 
@@ -76,10 +79,11 @@ def webhook_settings_test():
     if not ActionForm().validate_on_submit():
         return redirect(url_for("panel.webhook_settings"))
     try:
-        delivery = send_test_webhook(current_brand())
-    except ApiError as error:
+        with unit_of_work():
+            delivery = send_test_webhook(current_brand())
+            record_audit(current_user, "webhook.test", ("webhook delivery", delivery.id), {"url": delivery.url})
+    except DomainError as error:
         flash(error.message if current_brand().webhook_url else _("Set a webhook URL first."), "error")
         return redirect(url_for("panel.webhook_settings"))
-    record_audit(current_user, "webhook.test", ("webhook delivery", delivery.id), {"url": delivery.url})
     flash(_("Test event sent to %(url)s.", url=delivery.url), "success")
     return redirect(url_for("panel.webhook_delivery", delivery_id=delivery.id))

@@ -11,8 +11,9 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from markupsafe import Markup
 
+from ..answer_commit import unit_of_work
 from ..clock import utcnow
-from ..errors import ApiError
+from ..domain_errors import DomainError
 from ..devices.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
 from ..devices.pairing import pairing_qr_svg, server_url
 from . import bp
@@ -68,8 +69,9 @@ def device_pairing():
     if not ActionForm().validate_on_submit():
         return redirect(url_for("panel.devices"))
     brand = current_brand()
-    code, expires_at = start_pairing(brand)
-    record_audit(current_user, "device.pairing_code", None, {"expires_at": expires_at.isoformat()})
+    with unit_of_work():
+        code, expires_at = start_pairing(brand)
+        record_audit(current_user, "device.pairing_code", None, {"expires_at": expires_at.isoformat()})
     address = server_url(brand)
     return render_template("panel/devices_pair.html", code=code, qr=Markup(pairing_qr_svg(code, brand)),
                            expires_at=expires_at, seconds=seconds_left(expires_at), server_url=address,
@@ -87,11 +89,12 @@ def device_revoke(device_uuid):
             flash(_("%(name)s was already revoked.", name=device.name), "info")
             return redirect(url_for("panel.devices"))
         try:
-            revoke_paired_device(device, current_user)
-        except ApiError as error:
+            with unit_of_work():
+                revoke_paired_device(device, current_user)
+                record_audit(current_user, "device.revoke", ("device", device.uuid),
+                             {"name": device.name, "device_id": device.device_id})
+        except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "device.revoke", ("device", device.uuid),
-                         {"name": device.name, "device_id": device.device_id})
             flash(_("%(name)s is revoked; it can no longer forward texts.", name=device.name), "success")
     return redirect(url_for("panel.devices"))

@@ -137,7 +137,7 @@ class InviteForm(FlaskForm):
 
 
 def attach_error(form, error):
-    """Show a service's ApiError next to the fields it names, or as a message at the top."""
+    """Show a service's DomainError next to the fields it names, or as a message at the top."""
     placed = False
     for item in error.errors or []:
         field = getattr(form, item.get("field") or "", None)

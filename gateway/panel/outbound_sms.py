@@ -4,8 +4,9 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
+from ..answer_commit import unit_of_work
 from ..api.paging import paginate
-from ..errors import ApiError
+from ..domain_errors import DomainError, NotFound
 from ..extensions import db
 from ..sms.models.outbound_sms import OutboundSms
 from ..schemas.outbound_sms import OutboundSmsCreateSchema
@@ -60,8 +61,9 @@ def outbound_sms_queue():
             field = getattr(form, name, form.to)
             field.errors = list(field.errors) + list(messages)
         return render_outbound(form, 422)
-    message = create_outbound_sms(current_brand(), data)
-    record_audit(current_user, "outbound_sms.queue", ("outbound sms", message.id), {"to": message.to_number})
+    with unit_of_work():
+        message = create_outbound_sms(current_brand(), data)
+        record_audit(current_user, "outbound_sms.queue", ("outbound sms", message.id), {"to": message.to_number})
     flash(_("Message to %(to)s queued.", to=message.to_number), "success")
     return redirect(url_for("panel.outbound_sms"))
 
@@ -72,12 +74,14 @@ def outbound_sms_retry(message_id):
     """Put a failed message back in the queue, as POST /sms/outbound/{id}/retry does."""
     if ActionForm().validate_on_submit():
         try:
-            message = retry_outbound_sms(current_brand(), message_id)
-        except ApiError as error:
-            if error.status == 404:
+            with unit_of_work():
+                message = retry_outbound_sms(current_brand(), message_id)
+                record_audit(current_user, "outbound_sms.retry", ("outbound sms", message.id),
+                             {"to": message.to_number})
+        except DomainError as error:
+            if isinstance(error, NotFound):
                 raise
             flash(error.message, "error")
         else:
-            record_audit(current_user, "outbound_sms.retry", ("outbound sms", message.id), {"to": message.to_number})
             flash(_("Message to %(to)s queued again.", to=message.to_number), "success")
     return redirect(url_for("panel.outbound_sms"))

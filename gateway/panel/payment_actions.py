@@ -6,7 +6,9 @@ from flask import flash, redirect, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..answer_commit import unit_of_work
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..money import format_amount
 from ..sms.matching import approve_review, complete_late_payment, reject_review, return_late_sms
 from ..payments.lifecycle import cancel_payment, get_payment
@@ -46,12 +48,13 @@ def refund_payment(payment_id):
     if not form.confirmed.data:
         return ask_refund_confirmation(payment, form)
     try:
-        refund = create_refund(current_brand(), payment.transaction.trx_id, form.amount.data, form.reason.data)
-    except ApiError as error:
+        with unit_of_work():
+            refund = create_refund(current_brand(), payment.transaction.trx_id, form.amount.data, form.reason.data)
+            record_audit(current_user, "payment.refund", payment, {
+                "refund_id": refund.id, "amount": format_amount(refund.amount), "reason": refund.reason})
+    except DomainError as error:
         attach_error(form, error)
-        return render_payment(get_payment(current_brand(), payment_id), form, error.status)
-    record_audit(current_user, "payment.refund", payment, {
-        "refund_id": refund.id, "amount": format_amount(refund.amount), "reason": refund.reason})
+        return render_payment(get_payment(current_brand(), payment_id), form, http_status(error))
     flash(_("Refunded %(amount)s.", amount=format_amount(refund.amount) + " " + payment.currency), "success")
     return back_to(payment)
 
@@ -61,7 +64,7 @@ def ask_refund_confirmation(payment, form):
     refusal = refund_refusal(payment.transaction, form.amount.data)
     if refusal is not None:  # say so now, not after the merchant has confirmed
         attach_error(form, refusal)
-        return render_payment(payment, form, refusal.status)
+        return render_payment(payment, form, http_status(refusal))
     amount = form.amount.data or payment.transaction.amount - payment.transaction.amount_refunded
     confirmation = {"amount": amount, "amount_text": format_amount(amount), "recipient": refund_recipient(payment),
                     "reason": form.reason.data}
@@ -75,11 +78,12 @@ def cancel(payment_id):
     payment = get_payment(current_brand(), payment_id)
     if ActionForm().validate_on_submit():
         try:
-            cancel_payment(payment)
-        except ApiError as error:
+            with unit_of_work():
+                cancel_payment(payment)
+                record_audit(current_user, "payment.cancel", payment)
+        except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.cancel", payment)
             flash(_("The payment is cancelled."), "success")
     return back_to(payment)
 
@@ -92,11 +96,13 @@ def approve(payment_id):
     if ActionForm().validate_on_submit():
         reason = payment.review_reason
         try:
-            transaction = approve_review(payment)
-        except ApiError as error:
+            with unit_of_work():
+                transaction = approve_review(payment)
+                record_audit(current_user, "payment.approve", payment,
+                             {"trx_id": transaction.trx_id, "review_reason": reason})
+        except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.approve", payment, {"trx_id": transaction.trx_id, "review_reason": reason})
             flash(_("Approved: the payment is completed."), "success")
     return back_to(payment)
 
@@ -110,12 +116,13 @@ def reject(payment_id):
     if form.validate_on_submit():
         review_reason = payment.review_reason
         try:
-            reject_review(payment, form.reason.data or review_reason)
-        except ApiError as error:
+            with unit_of_work():
+                reject_review(payment, form.reason.data or review_reason)
+                record_audit(current_user, "payment.reject", payment,
+                             {"review_reason": review_reason, "reason": form.reason.data or None})
+        except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.reject", payment,
-                         {"review_reason": review_reason, "reason": form.reason.data or None})
             flash(_("Rejected: the payment is marked failed."), "success")
     return back_to(payment)
 
@@ -128,12 +135,13 @@ def complete_late(payment_id):
     if ActionForm().validate_on_submit():
         reason = payment.review_reason
         try:
-            transaction = complete_late_payment(payment)
-        except ApiError as error:
+            with unit_of_work():
+                transaction = complete_late_payment(payment)
+                record_audit(current_user, "payment.complete_late", payment,
+                             {"trx_id": transaction.trx_id, "review_reason": reason})
+        except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.complete_late", payment,
-                         {"trx_id": transaction.trx_id, "review_reason": reason})
             flash(_("Completed: the payment is paid and your shop is told."), "success")
     return back_to(payment)
 
@@ -145,11 +153,13 @@ def return_late(payment_id):
     payment = get_payment(current_brand(), payment_id)
     if ActionForm().validate_on_submit():
         try:
-            sms = return_late_sms(payment)
-        except ApiError as error:
+            with unit_of_work():
+                sms = return_late_sms(payment)
+                record_audit(current_user, "payment.return_late", payment, {
+                    "amount": format_amount(sms.amount), "to": sms.counterparty,
+                    "provider_trx_id": sms.provider_trx_id})
+        except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "payment.return_late", payment, {
-                "amount": format_amount(sms.amount), "to": sms.counterparty, "provider_trx_id": sms.provider_trx_id})
             flash(_("Recorded: the money was returned to the customer."), "success")
     return back_to(payment)

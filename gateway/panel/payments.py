@@ -9,6 +9,7 @@ from ..payments.models.payment import OPEN_STATUSES, Payment, Transaction
 from ..sms.matching import late_sms, needs_review
 from ..payments.lifecycle import checkout_url, get_payment, list_payments_query
 from ..payments.refunds import REFUNDABLE_STATUSES
+from ..states import payment_in_review
 from . import bp
 from .access import current_brand, staff_required
 from .formatting import day_bounds
@@ -73,16 +74,13 @@ def payments():
     return render_template("panel/payments.html", form=form, payments=rows, meta=meta, filters=filters)
 
 
-def review_pending(payment):
-    """Whether the payment waits for the merchant: processing, held with a review reason."""
-    return payment.status == "processing" and bool(payment.review_reason)
 
 
 def render_payment(payment, refund_form=None, status=200, refund_confirmation=None):
     """The detail page, with a refund form carrying errors when one was just refused, or a refund to confirm."""
     context = dict(
         payment=payment, timeline=payment_timeline(payment), reject_form=RejectForm(formdata=None),
-        refund_form=refund_form or RefundForm(formdata=None), in_review=review_pending(payment),
+        refund_form=refund_form or RefundForm(formdata=None), in_review=payment_in_review(payment),
         can_cancel=payment.status in OPEN_STATUSES, checkout_link=checkout_url(payment),
         can_refund=payment.transaction is not None and payment.status in REFUNDABLE_STATUSES,
         remaining=payment.amount - payment.amount_refunded, late_sms=late_sms(payment),

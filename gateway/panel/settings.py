@@ -3,7 +3,9 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..answer_commit import unit_of_work
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..accounts.brands import update_brand_settings
 from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
 from . import bp
@@ -40,18 +42,20 @@ def settings():
     if form.validate_on_submit():
         minutes = form.payment_ttl_minutes.data
         try:
-            changed = update_brand_settings(brand, {
-                "name": form.name.data, "logo_url": form.logo_url.data, "primary_color": form.primary_color.data,
-                "base_url": form.base_url.data, "timezone": form.timezone.data, "currencies": form.currencies.data,
-                "payment_ttl": minutes * 60 if minutes else None, "receipt_sms_enabled": form.receipt_sms_enabled.data,
-            })
-        except ApiError as error:
+            with unit_of_work():
+                changed = update_brand_settings(brand, {
+                    "name": form.name.data, "logo_url": form.logo_url.data, "primary_color": form.primary_color.data,
+                    "base_url": form.base_url.data, "timezone": form.timezone.data, "currencies": form.currencies.data,
+                    "payment_ttl": minutes * 60 if minutes else None,
+                    "receipt_sms_enabled": form.receipt_sms_enabled.data,
+                })
+                if changed:
+                    record_audit(current_user, "settings.update", brand, changed)
+        except DomainError as error:
             if error.errors and error.errors[0]["field"] == "payment_ttl":
                 error.errors[0]["field"] = "payment_ttl_minutes"
             attach_error(form, error)
             return render_settings(form, status=422)
-        if changed:
-            record_audit(current_user, "settings.update", brand, changed)
         flash(_("Settings saved."), "success")
         return redirect(url_for("panel.settings"))
     return render_settings(form, status=422 if form.is_submitted() else 200)
@@ -65,12 +69,14 @@ def settings_method_add():
     if not form.validate_on_submit():
         return render_settings(method_form=form, status=422)
     try:
-        method = add_method(current_brand(), form.provider.data, form.number.data, form.kind.data,
-                            instructions=form.instructions.data, ask_sender_number=form.ask_sender_number.data)
-    except ApiError as error:
+        with unit_of_work():
+            method = add_method(current_brand(), form.provider.data, form.number.data, form.kind.data,
+                                instructions=form.instructions.data, ask_sender_number=form.ask_sender_number.data)
+            record_audit(current_user, "payment_method.add", method,
+                         {"provider": method.provider, "number": method.number})
+    except DomainError as error:
         attach_error(form, error)
-        return render_settings(method_form=form, status=error.status)
-    record_audit(current_user, "payment_method.add", method, {"provider": method.provider, "number": method.number})
+        return render_settings(method_form=form, status=http_status(error))
     flash(_("%(provider)s %(number)s added.", provider=PROVIDER_NAMES[method.provider], number=method.number), "success")
     return redirect(url_for("panel.settings", _anchor="methods"))
 
@@ -81,9 +87,10 @@ def settings_method_toggle(method_id):
     """Switch a receiving number off (hidden at checkout) or back on."""
     method = get_method(current_brand(), method_id)
     if ActionForm().validate_on_submit():
-        update_method(method, enabled=not method.enabled)
-        record_audit(current_user, "payment_method.enable" if method.enabled else "payment_method.disable", method,
-                     {"provider": method.provider, "number": method.number})
+        with unit_of_work():
+            update_method(method, enabled=not method.enabled)
+            record_audit(current_user, "payment_method.enable" if method.enabled else "payment_method.disable",
+                         method, {"provider": method.provider, "number": method.number})
         flash(_("%(number)s is switched on.", number=method.number) if method.enabled
               else _("%(number)s is switched off.", number=method.number), "success")
     return redirect(url_for("panel.settings", _anchor="methods"))

@@ -3,8 +3,10 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
+from ..answer_commit import unit_of_work
 from ..api.paging import paginate
-from ..errors import ApiError
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..extensions import db
 from ..sms.models.inbound_sms import InboundSms
 from ..money import format_amount
@@ -72,14 +74,15 @@ def sms_inbox_match(sms_id):
     if not form.validate_on_submit():
         return render_message(sms, form, 422)
     try:
-        payment = find_payment_to_match(brand, form.payment.data)
-        transaction = match_sms_by_hand(sms, payment)
-    except ApiError as error:
+        with unit_of_work():
+            payment = find_payment_to_match(brand, form.payment.data)
+            transaction = match_sms_by_hand(sms, payment)
+            record_audit(current_user, "sms.match", payment, {
+                "sms": sms.public_id, "trx_id": transaction.trx_id, "provider_trx_id": transaction.provider_trx_id,
+                "amount": format_amount(payment.amount)})
+    except DomainError as error:
         attach_error(form, error)
-        return render_message(get_inbound_sms(brand, sms_id), form, error.status)
-    record_audit(current_user, "sms.match", payment, {
-        "sms": sms.public_id, "trx_id": transaction.trx_id, "provider_trx_id": transaction.provider_trx_id,
-        "amount": format_amount(payment.amount)})
+        return render_message(get_inbound_sms(brand, sms_id), form, http_status(error))
     flash(_("Matched: payment %(ref)s is completed.", ref=payment.reference or payment.public_id[:8]), "success")
     return redirect(url_for("panel.sms_inbox_message", sms_id=sms.public_id))
 
@@ -92,10 +95,11 @@ def sms_inbox_ignore(sms_id):
     if ActionForm().validate_on_submit():
         previous = sms.status
         try:
-            ignore_sms(sms)
-        except ApiError as error:
+            with unit_of_work():
+                ignore_sms(sms)
+                record_audit(current_user, "sms.ignore", ("sms", sms.public_id), {"status": [previous, "ignored"]})
+        except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "sms.ignore", ("sms", sms.public_id), {"status": [previous, "ignored"]})
             flash(_("The SMS is marked as ignored."), "success")
     return redirect(url_for("panel.sms_inbox_message", sms_id=sms.public_id))

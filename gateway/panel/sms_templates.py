@@ -7,7 +7,9 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..answer_commit import unit_of_work
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..payments.models.payment_method import PROVIDERS
 from ..sms.inbox import get_inbound_sms
 from ..sms.parsing import sender_provider
@@ -61,9 +63,9 @@ def sms_template_test():
         return render_templates(tester=tester, status=422)
     try:
         trial = try_template(tester.provider.data, tester.pattern.data, tester.sample.data, tester.sender.data)
-    except ApiError as error:
+    except DomainError as error:
         attach_error(tester, error)
-        return render_templates(tester=tester, status=error.status)
+        return render_templates(tester=tester, status=http_status(error))
     # What worked in the tester is one click from being saved.
     form = TemplateForm(formdata=None, provider=tester.provider.data, pattern=tester.pattern.data)
     return render_templates(form=form, tester=tester, trial=trial)
@@ -77,12 +79,13 @@ def sms_template_create():
     if not form.validate_on_submit():
         return render_templates(form=form, status=422)
     try:
-        template = create_template(current_brand(), form.provider.data, form.name.data, form.pattern.data)
-    except ApiError as error:
+        with unit_of_work():
+            template = create_template(current_brand(), form.provider.data, form.name.data, form.pattern.data)
+            record_audit(current_user, "sms_template.create", template,
+                         {"name": template.name, "provider": template.provider, "pattern": template.pattern})
+    except DomainError as error:
         attach_error(form, error)
-        return render_templates(form=form, status=error.status)
-    record_audit(current_user, "sms_template.create", template,
-                 {"name": template.name, "provider": template.provider, "pattern": template.pattern})
+        return render_templates(form=form, status=http_status(error))
     flash(_("Template %(name)s saved; it reads texts from now on.", name=template.name), "success")
     return redirect(url_for("panel.sms_templates"))
 
@@ -92,11 +95,15 @@ def sms_template_create():
 def sms_template_toggle(template_id):
     """Switch a template off (ingest skips it) or back on."""
     template = get_template(current_brand(), template_id)
-    if ActionForm().validate_on_submit() and set_template_enabled(template, not template.enabled):
-        record_audit(current_user, "sms_template.enable" if template.enabled else "sms_template.disable", template,
-                     {"name": template.name})
-        flash(_("%(name)s is switched on.", name=template.name) if template.enabled
-              else _("%(name)s is switched off.", name=template.name), "success")
+    if ActionForm().validate_on_submit():
+        with unit_of_work():
+            changed = set_template_enabled(template, not template.enabled)
+            if changed:
+                record_audit(current_user, "sms_template.enable" if template.enabled else "sms_template.disable",
+                             template, {"name": template.name})
+        if changed:
+            flash(_("%(name)s is switched on.", name=template.name) if template.enabled
+                  else _("%(name)s is switched off.", name=template.name), "success")
     return redirect(url_for("panel.sms_templates"))
 
 
@@ -108,7 +115,8 @@ def sms_template_delete(template_id):
     if ActionForm().validate_on_submit():
         details = {"name": template.name, "provider": template.provider, "pattern": template.pattern}
         target = ("sms template", template.id)
-        delete_template(template)
-        record_audit(current_user, "sms_template.delete", target, details)
+        with unit_of_work():
+            delete_template(template)
+            record_audit(current_user, "sms_template.delete", target, details)
         flash(_("Template %(name)s deleted.", name=details["name"]), "success")
     return redirect(url_for("panel.sms_templates"))

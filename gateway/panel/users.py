@@ -3,7 +3,9 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..errors import ApiError
+from ..answer_commit import unit_of_work
+from ..domain_errors import DomainError
+from ..errors import http_status
 from ..accounts.users import get_user, invite_user, list_users, set_user_active
 from . import bp
 from .access import current_brand, super_admin_required
@@ -32,11 +34,12 @@ def user_invite():
     if not form.validate_on_submit():
         return render_users(form, 422)
     try:
-        user, password = invite_user(current_brand(), form.email.data, form.name.data, form.role.data)
-    except ApiError as error:
+        with unit_of_work():
+            user, password = invite_user(current_brand(), form.email.data, form.name.data, form.role.data)
+            record_audit(current_user, "user.invite", user, {"role": user.role})
+    except DomainError as error:
         attach_error(form, error)
-        return render_users(form, error.status)
-    record_audit(current_user, "user.invite", user, {"role": user.role})
+        return render_users(form, http_status(error))
     # Rendered, not redirected: the password must not survive in a session or a URL.
     return render_users(invited=user, password=password)
 
@@ -60,11 +63,12 @@ def change_activity(user_id, active):
     user = get_user(current_brand(), user_id)
     if ActionForm().validate_on_submit():
         try:
-            set_user_active(user, active, current_user)
-        except ApiError as error:
+            with unit_of_work():
+                set_user_active(user, active, current_user)
+                record_audit(current_user, "user.reactivate" if active else "user.deactivate", user)
+        except DomainError as error:
             flash(error.message, "error")
         else:
-            record_audit(current_user, "user.reactivate" if active else "user.deactivate", user)
             flash(_("%(email)s can sign in again.", email=user.email) if active
                   else _("%(email)s is deactivated.", email=user.email), "success")
     return redirect(url_for("panel.users"))

@@ -5,7 +5,7 @@ import phonenumbers
 from sqlalchemy.exc import IntegrityError
 
 from ..answer_commit import commit_work
-from ..errors import ApiError, not_found
+from ..domain_errors import AlreadyExists, ValidationFailed, not_found
 from ..extensions import db
 from .models.payment import PAID_STATUSES, Payment
 from .models.customer import Customer
@@ -53,7 +53,7 @@ def find_by_contact(brand, email, phone):
 
 
 def get_customer(brand, ident):
-    """A customer of this brand by id, e-mail or phone; 404 otherwise."""
+    """A customer of this brand by id, e-mail or phone; NotFound otherwise."""
     ident = str(ident).strip()
     query = db.select(Customer).where(Customer.brand_id == brand.id)
     # A local number such as 01712345678 is all digits too: ids never start with 0.
@@ -103,7 +103,7 @@ def with_totals(customers):
 
 
 def create_customer(brand, data):
-    """A new profile; an e-mail already on file is a 409."""
+    """A new profile; an e-mail already on file is AlreadyExists."""
     customer = Customer(brand_id=brand.id, name=data.get("name"), email=(data.get("email") or None) and data["email"].lower(),
                         phone=data.get("phone"))
     db.session.add(customer)
@@ -111,8 +111,9 @@ def create_customer(brand, data):
         commit_work()  # with an Idempotency-Key, together with the stored answer
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "CUSTOMER_EXISTS", "A customer with this e-mail already exists.",
-                       [{"field": "email", "code": "taken", "message": "E-mail already on file."}])
+        raise AlreadyExists("A customer with this e-mail already exists.",
+                            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
+                            code="CUSTOMER_EXISTS")
     return customer
 
 
@@ -124,15 +125,17 @@ def update_customer(customer, data):
             setattr(customer, field, value.lower() if field == "email" and value else value)
     if not customer.email and not customer.phone:
         db.session.rollback()
-        raise ApiError(422, "VALIDATION_ERROR", "A customer keeps an e-mail address or a telephone number.",
-                       [{"field": field, "code": "required", "message": "Keep an e-mail address or a telephone number."}
-                        for field in ("email", "phone")])
+        raise ValidationFailed("A customer keeps an e-mail address or a telephone number.",
+                               [{"field": field, "code": "required",
+                                 "message": "Keep an e-mail address or a telephone number."}
+                                for field in ("email", "phone")])
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "CUSTOMER_EXISTS", "A customer with this e-mail already exists.",
-                       [{"field": "email", "code": "taken", "message": "E-mail already on file."}])
+        raise AlreadyExists("A customer with this e-mail already exists.",
+                            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
+                            code="CUSTOMER_EXISTS")
     return customer
 
 
@@ -140,7 +143,7 @@ def delete_customer(customer):
     """Remove a profile; its payments stay, unlinked, for the books."""
     db.session.execute(db.update(Payment).where(Payment.customer_id == customer.id).values(customer_id=None))
     db.session.delete(customer)
-    db.session.commit()
+    commit_work()
 
 
 def customer_totals(customer_ids):

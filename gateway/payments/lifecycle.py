@@ -11,7 +11,7 @@ from sqlalchemy.orm import joinedload
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import field_error, invalid_state, not_found
+from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db, insert_persistent
 from .models.payment import OPEN_STATUSES, Payment, Transaction
 from ..accounts.models.brand import Brand
@@ -19,6 +19,7 @@ from ..webhooks.callback_urls import check_callback_url
 from .customers import upsert_customer
 from ..webhooks.events import emit_event
 from ..sms.outbound import queue_receipt_sms
+from ..states import PAYMENT, not_held_for_review_sql, write_status
 
 
 def new_trx_id():
@@ -77,7 +78,7 @@ NEWEST_FIRST = (_P.c.created_at.desc(), _P.c.id.desc())
 
 
 def get_payment(brand, public_id):
-    """A payment of this brand by its payment_id; 404 for anything else, another brand's included."""
+    """A payment of this brand by its payment_id; NotFound for anything else, another brand's included."""
     payment = db.session.execute(
         db.select(Payment).options(joinedload(Payment.transaction))
         .where(_P.c.public_id == str(public_id), _P.c.brand_id == brand.id)
@@ -88,7 +89,7 @@ def get_payment(brand, public_id):
 
 
 def get_payment_view(brand_id, public_id):
-    """What the API shows of a payment of this brand (a read-only row); 404 for anything else."""
+    """What the API shows of a payment of this brand (a read-only row); NotFound for anything else."""
     row = db.session.execute(PAYMENT_VIEW_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand_id}).first()
     if row is None:
         raise not_found("payment")
@@ -121,14 +122,8 @@ def list_payment_views_query(brand_id, filters):
 
 def transition(payment, from_states, to_state, **values):
     """Move a payment between states with a guarded UPDATE; False when another writer got there first."""
-    now = utcnow()
-    changed = db.session.execute(
-        db.update(Payment)
-        .where(Payment.id == payment.id, Payment.status.in_(from_states))
-        .values(status=to_state, updated_at=now, **values)
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    return changed == 1
+    return write_status(PAYMENT, (Payment.id == payment.id,), from_states, to_state, updated_at=utcnow(),
+                        **values) == 1
 
 
 def complete_payment(payment, provider=None, provider_trx_id=None, sender_number=None, from_states=OPEN_STATUSES):
@@ -164,7 +159,7 @@ def complete_payment(payment, provider=None, provider_trx_id=None, sender_number
         raise
     emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
     queue_receipt_sms(payment, transaction)
-    db.session.commit()
+    commit_work()
     db.session.refresh(payment)
     return transaction
 
@@ -190,8 +185,7 @@ def cancel_payment(payment, from_states=OPEN_STATUSES):
 
 def expirable():
     """Open payments the sweep may expire: not one held for review, which waits for the merchant."""
-    return db.and_(Payment.status.in_(OPEN_STATUSES),
-                   db.or_(Payment.status == "created", Payment.review_reason.is_(None)))
+    return db.and_(Payment.status.in_(OPEN_STATUSES), db.or_(Payment.status == "created", not_held_for_review_sql()))
 
 
 def expire_due_payments(now=None):
@@ -207,11 +201,8 @@ def expire_due_payments(now=None):
     ).scalars().all()
     expired = []
     for payment in due:
-        changed = db.session.execute(
-            db.update(Payment).where(Payment.id == payment.id, expirable(), Payment.expires_at <= now)
-            .values(status="expired", updated_at=utcnow()).execution_options(synchronize_session=False)
-        ).rowcount
-        if changed == 1:
+        if write_status(PAYMENT, (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
+                        OPEN_STATUSES, "expired", updated_at=utcnow()) == 1:
             emit_event("payment.expired", payment.brand, payment=payment)
             expired.append(payment)
     db.session.commit()
@@ -224,6 +215,6 @@ def fail_payment(payment, reason):
         db.session.rollback()
         raise invalid_state(f"Only a processing payment can be failed; this one is {payment.status}.")
     emit_event("payment.failed", payment.brand, payment=payment)
-    db.session.commit()
+    commit_work()
     db.session.refresh(payment)
     return payment

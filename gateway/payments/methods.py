@@ -3,7 +3,8 @@ import re
 
 from sqlalchemy.exc import IntegrityError
 
-from ..errors import ApiError, field_error, not_found
+from ..answer_commit import commit_work
+from ..domain_errors import AlreadyExists, DomainError, field_error, not_found
 from ..extensions import db
 from ..db_types import row_id
 from .models.payment_method import METHOD_KINDS, PROVIDERS, PaymentMethod
@@ -26,7 +27,7 @@ def normalize_mobile_number(value):
 
 
 def checked_provider(provider):
-    """The provider code in lower case, or a 422 naming `provider`."""
+    """The provider code in lower case, or ValidationFailed naming `provider`."""
     code = str(provider or "").strip().lower()
     if code not in PROVIDERS:
         raise field_error("provider", f"Provider must be one of {', '.join(PROVIDERS)}.")
@@ -68,16 +69,16 @@ def add_method(brand, provider, number, kind="personal", demo=False, **options):
     method = PaymentMethod(brand_id=brand.id, provider=provider, number=normalized, is_demo=bool(demo), **values)
     db.session.add(method)
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "PAYMENT_METHOD_EXISTS",
-                       f"{PROVIDER_NAMES[provider]} {normalized} is already a payment method.") from None
+        raise AlreadyExists(f"{PROVIDER_NAMES[provider]} {normalized} is already a payment method.",
+                            code="PAYMENT_METHOD_EXISTS") from None
     return method
 
 
 def get_method(brand, method_id):
-    """One of the brand's methods by id; 404 for anything else, an id no row can have included."""
+    """One of the brand's methods by id; NotFound for anything else, an id no row can have included."""
     method_id = row_id(method_id)
     if method_id is None:
         raise not_found("payment_method")
@@ -93,7 +94,7 @@ def update_method(method, **changes):
     """Change a method's kind, instructions, sender-number question, switch or position."""
     for name, value in checked_changes(changes).items():
         setattr(method, name, value)
-    db.session.commit()
+    commit_work()
     return method
 
 
@@ -119,6 +120,6 @@ def enabled_method(brand, method_id):
     """The enabled method a checkout form names, or None when it is gone or switched off."""
     try:
         method = get_method(brand, int(method_id))
-    except (ApiError, TypeError, ValueError):
+    except (DomainError, TypeError, ValueError):
         return None
     return method if method.enabled else None

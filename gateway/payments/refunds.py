@@ -1,15 +1,16 @@
 """Refunds: full or partial, never more than what remains, also under concurrent requests."""
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import ApiError, field_error, invalid_state, not_found
+from ..domain_errors import RefundExceedsRemaining, field_error, invalid_state, not_found
 from ..extensions import db
 from .models.payment import PAID_STATUSES, Payment, Refund, Transaction
 from ..db_types import row_id
 from ..money import format_amount
 from ..webhooks.events import emit_event
+from ..states import PAYMENT, TRANSACTION, write_status
 from .transactions import get_transaction
 
-# A refunded transaction is still "paid" but has nothing left: that is a 422, not a 409.
+# A refunded transaction is still "paid" but has nothing left: that is RefundExceedsRemaining, not InvalidState.
 REFUNDABLE_STATUSES = ("completed", "partially_refunded")
 
 
@@ -42,14 +43,14 @@ def create_refund(brand, trx_ref, amount=None, reason=None):
 
 
 def find_transaction(brand, trx_ref):
-    """The brand's transaction by trx_id (a string) or internal id (an int); 404 otherwise."""
+    """The brand's transaction by trx_id (a string) or internal id (an int); NotFound otherwise."""
     if isinstance(trx_ref, int):
         return get_transaction_by_id(brand, trx_ref)
     return get_transaction(brand, trx_ref)
 
 
 def get_transaction_by_id(brand, transaction_id):
-    """The brand's transaction by its integer id; 404 for any other brand's."""
+    """The brand's transaction by its integer id; NotFound for any other brand's."""
     transaction = db.session.execute(
         db.select(Transaction).where(Transaction.id == transaction_id, Transaction.brand_id == brand.id)
     ).scalar_one_or_none()
@@ -61,14 +62,11 @@ def get_transaction_by_id(brand, transaction_id):
 def add_refunded(model, row_id, amount, **values):
     """Add `amount` to a row's amount_refunded if it still fits; True when this writer won."""
     total = model.amount_refunded + amount
-    changed = db.session.execute(
-        db.update(model)
-        .where(model.id == row_id, model.status.in_(REFUNDABLE_STATUSES), total <= model.amount)
-        .values(amount_refunded=total,
-                status=db.case((total >= model.amount, "refunded"), else_="partially_refunded"), **values)
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    return changed == 1
+    machine = PAYMENT if model is Payment else TRANSACTION
+    return write_status(machine, (model.id == row_id, total <= model.amount), REFUNDABLE_STATUSES,
+                        ("partially_refunded", "refunded"), amount_refunded=total,
+                        status_value=db.case((total >= model.amount, "refunded"), else_="partially_refunded"),
+                        **values) == 1
 
 
 def refund_refusal(transaction, amount):
@@ -83,11 +81,10 @@ def refund_refusal(transaction, amount):
 
 
 def exceeds_remaining(transaction, amount):
-    """The 422 for a refund larger than what remains refundable."""
+    """RefundExceedsRemaining for a refund larger than what remains refundable."""
     remaining = format_amount(transaction.amount - transaction.amount_refunded)
     message = f"Only {remaining} {transaction.currency} remains refundable on {transaction.trx_id}."
-    return ApiError(422, "REFUND_EXCEEDS_REMAINING", message,
-                    [{"field": "amount", "code": "exceeds_remaining", "message": message}])
+    return RefundExceedsRemaining(message, [{"field": "amount", "code": "exceeds_remaining", "message": message}])
 
 
 def reload(transaction):
@@ -111,7 +108,7 @@ def list_refunds_query(brand, filters):
 
 
 def get_refund(brand, refund_id):
-    """A refund of this brand by id (digits); 404 for anything else, another brand's included."""
+    """A refund of this brand by id (digits); NotFound for anything else, another brand's included."""
     refund_id = row_id(refund_id)
     refund = None
     if refund_id is not None:

@@ -1,5 +1,5 @@
 """Transactions: the record a completed payment owns, listed and read by trx_id."""
-from ..errors import not_found
+from ..domain_errors import not_found
 from ..extensions import db
 from .models.payment import Transaction
 
@@ -22,7 +22,7 @@ def list_transactions_query(brand, filters):
 
 
 def get_transaction(brand, trx_id):
-    """A transaction of this brand by trx_id; 404 for anything else, another brand's included."""
+    """A transaction of this brand by trx_id; NotFound for anything else, another brand's included."""
     trx_id = str(trx_id).strip().upper()  # trx_ids are issued upper-case; accept any case back
     transaction = None
     if 0 < len(trx_id) <= MAX_TRX_ID_LENGTH:

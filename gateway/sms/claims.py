@@ -3,6 +3,7 @@ from ..clock import utcnow
 from ..extensions import db
 from .models.inbound_sms import InboundSms
 from ..payments.models.payment import Payment
+from ..states import PAYMENT, not_held_for_review_sql, write_status
 
 
 def stored_sms(brand_id, provider, trx_id):
@@ -64,14 +65,9 @@ def reopen_claim(payment):
     """
     now = utcnow()
     bound = db.select(InboundSms.id).where(InboundSms.payment_id == payment.id).exists()
-    reopened = db.session.execute(
-        db.update(Payment)
-        .where(Payment.id == payment.id, Payment.status == "processing", Payment.review_reason.is_(None),
-               Payment.expires_at > now, ~bound)
-        .values(status="created", provider=None, provider_trx_id=None, sender_number=None, claimed_at=None,
-                updated_at=now)
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    reopened = write_status(PAYMENT, (Payment.id == payment.id, not_held_for_review_sql(), Payment.expires_at > now,
+                                      ~bound), ("processing",), "created", provider=None, provider_trx_id=None,
+                            sender_number=None, claimed_at=None, updated_at=now)
     return reopened == 1
 
 

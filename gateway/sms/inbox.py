@@ -3,8 +3,10 @@ import uuid
 
 from sqlalchemy.orm import selectinload
 
-from ..errors import ApiError, field_error, invalid_state, not_found
+from ..answer_commit import commit_work
+from ..domain_errors import InvalidState, field_error, invalid_state, not_found
 from ..extensions import db
+from ..states import INBOUND_SMS, write_status
 from ..payments.models.payment import OPEN_STATUSES, Payment
 from .models.inbound_sms import InboundSms
 from .matching import HAND_MATCHABLE, SMS_CURRENCY
@@ -31,7 +33,7 @@ def list_inbound_sms_query(brand, filters):
 
 
 def get_inbound_sms(brand, public_id):
-    """A text of this brand by its server reference; 404 for anything else, another brand's included."""
+    """A text of this brand by its server reference; NotFound for anything else, another brand's included."""
     try:
         public_id = str(uuid.UUID(str(public_id)))
     except ValueError:
@@ -51,18 +53,15 @@ def parser_reading(sms):
 
 def ignore_sms(sms):
     """Set aside a text that no claim took and that pays nothing (guarded: a concurrent match wins)."""
-    changed = db.session.execute(
-        db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.is_(None),
-                                    InboundSms.status.in_(HAND_MATCHABLE))
-        .values(status="ignored").execution_options(synchronize_session=False)
-    ).rowcount
+    changed = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)), HAND_MATCHABLE,
+                           "ignored")
     if changed != 1:
         db.session.rollback()
         db.session.refresh(sms)
         if sms.status == "ignored":
             raise invalid_state("This SMS is already ignored.")
         raise invalid_state(f"This SMS is {sms.status}; only a text no payment took can be ignored.")
-    db.session.commit()
+    commit_work()
     db.session.refresh(sms)
     return sms
 
@@ -79,7 +78,7 @@ def match_candidates(sms):
 
 
 def find_payment_to_match(brand, text):
-    """The open payment a person names by payment ID or by reference; a 422 on `payment` when none or several."""
+    """The open payment a person names by payment ID or by reference; ValidationFailed on `payment` if none or many."""
     text = (text or "").strip()
     if not text:
         raise field_error("payment", "Enter the payment ID or the order reference.", code="required")
@@ -95,5 +94,5 @@ def find_payment_to_match(brand, text):
                           code="ambiguous")
     if not open_ones:
         message = f"That payment is {found[0].status}; only an open payment can be matched."
-        raise ApiError(409, "INVALID_STATE", message, [{"field": "payment", "code": "invalid_state", "message": message}])
+        raise InvalidState(message, [{"field": "payment", "code": "invalid_state", "message": message}])
     return open_ones[0]

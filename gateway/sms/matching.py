@@ -4,7 +4,8 @@ import re
 from sqlalchemy.exc import IntegrityError
 
 from ..clock import utcnow
-from ..errors import ApiError, field_error, invalid_state, not_found
+from ..answer_commit import commit_work
+from ..domain_errors import DomainError, field_error, invalid_state, not_found
 from ..extensions import db
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..payments.models.payment_method import PROVIDERS
@@ -15,6 +16,8 @@ from ..webhooks.events import emit_event
 from ..devices.notifications import notify_devices
 from ..payments.lifecycle import complete_payment, expirable, fail_payment, transition
 from .parsing import canonical_trx_id
+from ..states import (INBOUND_SMS, PAYMENT, not_held_for_review_sql, payment_in_review, payment_in_review_sql,
+                      write_status)
 
 TRX_ID_PATTERN = re.compile(r"^[A-Z0-9]{6,20}$")
 SMS_CURRENCY = "BDT"
@@ -88,13 +91,9 @@ def settle(sms, payment):
     """Bind one SMS to one payment and complete it, or hold both for review; None when a rival won."""
     reason = mismatch_reason(sms, payment)
     try:
-        won = db.session.execute(
-            db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.is_(None),
-                                        InboundSms.status == "unmatched")
-            .values(payment_id=payment.id, status="review" if reason else "matched", review_reason=reason,
-                    matched_at=utcnow())
-            .execution_options(synchronize_session=False)
-        ).rowcount
+        won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)), ("unmatched",),
+                           "review" if reason else "matched", payment_id=payment.id, review_reason=reason,
+                           matched_at=utcnow())
     except IntegrityError:  # the payment already consumed another SMS
         won = 0
     if won != 1:
@@ -106,7 +105,7 @@ def settle(sms, payment):
     try:
         complete_payment(payment, provider=sms.provider, provider_trx_id=sms.provider_trx_id,
                          sender_number=payment.sender_number or sms.counterparty)
-    except ApiError:  # cancelled or expired meanwhile; complete_payment rolled the SMS back too
+    except DomainError:  # cancelled or expired meanwhile; complete_payment rolled the SMS back too
         return None
     flag_rival_claims(payment)
     return "matched"
@@ -152,12 +151,8 @@ def match_sms_by_hand(sms, payment):
     if sms.amount is not None and (payment.currency != SMS_CURRENCY or sms.amount != payment.amount):
         raise field_error("payment", mismatch_reason(sms, payment), code="amount_mismatch")
     try:
-        won = db.session.execute(
-            db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.is_(None),
-                                        InboundSms.status.in_(HAND_MATCHABLE))
-            .values(payment_id=payment.id, status="matched", review_reason=None, matched_at=utcnow())
-            .execution_options(synchronize_session=False)
-        ).rowcount
+        won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)), HAND_MATCHABLE,
+                           "matched", payment_id=payment.id, review_reason=None, matched_at=utcnow())
     except IntegrityError:
         db.session.rollback()
         raise invalid_state("This payment has already consumed another SMS.") from None
@@ -182,9 +177,7 @@ def complete_with_sms(payment, sms, from_states=OPEN_STATUSES):
 NOT_IN_REVIEW = "This payment is not waiting for review."
 
 
-def in_review(payment):
-    """Whether the payment waits for the merchant: processing, held with a review reason."""
-    return payment.status == "processing" and bool(payment.review_reason)
+in_review = payment_in_review  # the one definition lives in states.py
 
 
 def held_sms(payment):
@@ -220,11 +213,8 @@ def approve_review(payment):
                             "Reject it, or match an SMS to it by hand.")
     if trx_id_paid_elsewhere(payment, sms):
         raise invalid_state(f"TrxID {sms.provider_trx_id} already paid another payment.")
-    won = db.session.execute(
-        db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id == payment.id,
-                                    InboundSms.status == "review")
-        .values(status="matched", matched_at=utcnow()).execution_options(synchronize_session=False)
-    ).rowcount
+    won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id == payment.id), ("review",),
+                       "matched", matched_at=utcnow())
     if won != 1:
         db.session.rollback()
         raise invalid_state("The SMS held for this payment was released or matched meanwhile.")
@@ -238,11 +228,8 @@ def release_held_sms(payment):
     Runs in the caller's transaction without committing: the caller's own state change commits
     the release together with itself, or rolls it back.
     """
-    db.session.execute(
-        db.update(InboundSms).where(InboundSms.payment_id == payment.id, InboundSms.status == "review")
-        .values(payment_id=None, status="unmatched", review_reason=None, matched_at=None)
-        .execution_options(synchronize_session=False)
-    )
+    write_status(INBOUND_SMS, (InboundSms.payment_id == payment.id,), ("review",), "unmatched", payment_id=None,
+                 review_reason=None, matched_at=None)
 
 
 def reject_review(payment, reason=None):
@@ -275,7 +262,7 @@ def flag_lost_claim(payment, sms=None):
     winner = db.session.get(Payment, sms.payment_id)
     flagged = db.session.execute(
         db.update(Payment).where(Payment.id == payment.id, Payment.status == "processing",
-                                 Payment.review_reason.is_(None))
+                                 not_held_for_review_sql())
         .values(review_reason=lost_claim_reason(payment.provider_trx_id, winner), updated_at=utcnow())
         .execution_options(synchronize_session=False)
     ).rowcount
@@ -310,7 +297,7 @@ def flag_lost_claims():
         db.select(Payment).join(InboundSms, db.and_(InboundSms.brand_id == Payment.brand_id,
                                                     InboundSms.provider == Payment.provider,
                                                     InboundSms.provider_trx_id == Payment.provider_trx_id))
-        .where(Payment.status == "processing", Payment.expires_at > now, Payment.review_reason.is_(None),
+        .where(Payment.status == "processing", Payment.expires_at > now, not_held_for_review_sql(),
                InboundSms.payment_id.is_not(None), InboundSms.payment_id != Payment.id).limit(500)
     ).scalars().all()
     db.session.commit()
@@ -347,11 +334,8 @@ def hold_late_sms(sms):
 def expire_overdue_claim(payment):
     """Expire a processing payment past its expiry now, as the sweep would (payment.expired sent); False if it moved."""
     now = utcnow()
-    changed = db.session.execute(
-        db.update(Payment).where(Payment.id == payment.id, Payment.status == "processing", expirable(),
-                                 Payment.expires_at <= now)
-        .values(status="expired", updated_at=now).execution_options(synchronize_session=False)
-    ).rowcount
+    changed = write_status(PAYMENT, (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
+                           ("processing",), "expired", updated_at=now)
     if changed != 1:
         db.session.rollback()
         return False
@@ -373,12 +357,8 @@ def bind_late_sms(sms, payment):
     reason = late_reason(sms, payment)
     now = utcnow()
     try:
-        won = db.session.execute(
-            db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.is_(None),
-                                        InboundSms.status == "unmatched")
-            .values(payment_id=payment.id, status="review", review_reason=reason, matched_at=now)
-            .execution_options(synchronize_session=False)
-        ).rowcount
+        won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)), ("unmatched",),
+                           "review", payment_id=payment.id, review_reason=reason, matched_at=now)
     except IntegrityError:  # the payment holds another SMS already
         won = 0
     if won == 1:
@@ -421,11 +401,8 @@ def complete_late_payment(payment):
         raise invalid_state("No SMS that arrived after this payment was cancelled or expired is waiting.")
     if trx_id_paid_elsewhere(payment, sms):
         raise invalid_state(f"TrxID {sms.provider_trx_id} already paid another payment.")
-    won = db.session.execute(
-        db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id == payment.id,
-                                    InboundSms.status == "review")
-        .values(status="matched", matched_at=utcnow()).execution_options(synchronize_session=False)
-    ).rowcount
+    won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id == payment.id), ("review",),
+                       "matched", matched_at=utcnow())
     if won != 1:
         db.session.rollback()
         raise invalid_state("The late SMS was settled meanwhile.")
@@ -445,11 +422,8 @@ def return_late_sms(payment, note=None):
         raise invalid_state("No SMS that arrived after this payment was cancelled or expired is waiting.")
     late = db.select(Payment.id).where(Payment.id == payment.id, Payment.status.in_(LATE_STATUSES))
     resolution = f"Returned to the customer{': ' + note if note else ''}"[:255]
-    won = db.session.execute(
-        db.update(InboundSms).where(InboundSms.id == sms.id, InboundSms.payment_id.in_(late),
-                                    InboundSms.status == "review")
-        .values(status=RETURNED, review_reason=resolution).execution_options(synchronize_session=False)
-    ).rowcount
+    won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.in_(late)), ("review",), RETURNED,
+                       review_reason=resolution)
     if won != 1:
         db.session.rollback()
         raise invalid_state("The late SMS was settled meanwhile.")
@@ -458,7 +432,7 @@ def return_late_sms(payment, note=None):
         db.update(Payment).where(Payment.id == payment.id, Payment.status.in_(LATE_STATUSES))
         .values(review_reason=reason, updated_at=utcnow()).execution_options(synchronize_session=False)
     )
-    db.session.commit()
+    commit_work()
     db.session.refresh(payment)
     db.session.refresh(sms)
     return sms
@@ -466,4 +440,4 @@ def return_late_sms(payment, note=None):
 
 def needs_review():
     """SQL: payments waiting for the merchant, held processing ones and those with a late SMS alike."""
-    return db.or_(db.and_(Payment.status == "processing", Payment.review_reason.is_not(None)), late_sms_waiting())
+    return db.or_(payment_in_review_sql(), late_sms_waiting())

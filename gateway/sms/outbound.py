@@ -6,13 +6,14 @@ from flask import current_app
 from .. import jobs
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import field_error, invalid_state, not_found
+from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db
+from ..states import OUTBOUND_SMS, write_status
 from .models.outbound_sms import OutboundSms
 from ..db_types import row_id
 from ..money import format_amount
 from .leases import MAX_ATTEMPTS, RETRY_DELAYS  # noqa: F401 - the queue's limits, shown by the panel
-from .leases import outcome_values, release_expired_leases, take_lease
+from .leases import outcome_values, release_expired_leases, settle_lease, take_lease
 
 DEVICE_LEASE = timedelta(minutes=5)
 
@@ -67,7 +68,7 @@ def list_outbound_sms_query(brand, filters):
 
 
 def get_outbound_sms(brand, message_id):
-    """A message of this brand by id; 404 for anything else, another brand's included."""
+    """A message of this brand by id; NotFound for anything else, another brand's included."""
     message_id = row_id(message_id)
     message = None
     if message_id is not None:
@@ -80,18 +81,15 @@ def get_outbound_sms(brand, message_id):
 
 
 def retry_outbound_sms(brand, message_id):
-    """Put a failed message back in the queue for one more attempt (409 from any other status)."""
+    """Put a failed message back in the queue for one more attempt (InvalidState from any other status)."""
     message = get_outbound_sms(brand, message_id)
-    changed = db.session.execute(
-        db.update(OutboundSms).where(OutboundSms.id == message.id, OutboundSms.status == "failed")
-        .values(status="queued", next_attempt_at=utcnow(), updated_at=utcnow())
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    changed = write_status(OUTBOUND_SMS, (OutboundSms.id == message.id,), ("failed",), "queued",
+                           next_attempt_at=utcnow(), updated_at=utcnow())
     if changed != 1:
         db.session.rollback()
         raise invalid_state(f"Only a failed message can be retried; this one is {message.status}.")
     wake_provider(message)
-    db.session.commit()
+    commit_work()
     db.session.refresh(message)
     return message
 
@@ -121,18 +119,13 @@ def lease_outbound_sms(brand, device_ref, limit=10):
 
 
 def report_outbound_sms(brand, message_id, status, error=None):
-    """Record what the device that leased a message did with it: `sent` or `failed` (409 unless leased)."""
+    """Record what the device that leased a message did with it: `sent` or `failed` (InvalidState unless leased)."""
     if status not in ("sent", "failed"):
         raise field_error("status", "Status must be `sent` or `failed`.")
     message = get_outbound_sms(brand, message_id)
     now = utcnow()
-    changed = db.session.execute(
-        db.update(OutboundSms)
-        .where(OutboundSms.id == message.id, OutboundSms.status == "leased", OutboundSms.attempts == message.attempts)
-        .values(**outcome_values(message.attempts, status, error, now))
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    if changed != 1:
+    if not settle_lease((OutboundSms.id == message.id, OutboundSms.attempts == message.attempts),
+                        outcome_values(message.attempts, status, error, now)):
         db.session.rollback()
         raise invalid_state(f"This message is not leased (it is {message.status}); it cannot be reported.")
     db.session.commit()

@@ -12,7 +12,7 @@ from ..extensions import db
 from .models.outbound_sms import OutboundSms
 from ..webhooks.deadline import Deadline, WatchedAdapter
 from .outbound import provider_url
-from .leases import outcome_values, take_lease
+from .leases import outcome_values, settle_lease, take_lease
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +36,8 @@ def send_outbound_sms(message_id):
     error = post_to_provider(url, message)
     finished = utcnow()
     values = outcome_values(message.attempts, "sent" if error is None else "failed", error, finished)
-    kept = db.session.execute(
-        db.update(OutboundSms)
-        .where(OutboundSms.id == message.id, OutboundSms.status == "leased", OutboundSms.leased_by == HOLDER,
-               OutboundSms.attempts == message.attempts)
-        .values(**values).execution_options(synchronize_session=False)
-    ).rowcount == 1
+    kept = settle_lease((OutboundSms.id == message.id, OutboundSms.leased_by == HOLDER,
+                         OutboundSms.attempts == message.attempts), values)
     db.session.commit()
     if not kept:
         # The lease ran out mid-request and the row moved on (back to the queue, or to another sender's

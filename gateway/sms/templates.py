@@ -3,7 +3,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
-from ..errors import ApiError, field_error, not_found
+from ..answer_commit import commit_work
+from ..domain_errors import AlreadyExists, field_error, not_found
 from ..extensions import db
 from ..db_types import row_id
 from ..payments.models.payment_method import PROVIDERS
@@ -35,7 +36,7 @@ def list_templates(brand):
 
 
 def get_template(brand, template_id):
-    """A template of this brand; 404 for anything else, another brand's included."""
+    """A template of this brand; NotFound for anything else, another brand's included."""
     template_id = row_id(template_id)
     template = db.session.get(SmsTemplate, template_id) if template_id is not None else None
     if template is None or template.brand_id != brand.id:
@@ -44,7 +45,7 @@ def get_template(brand, template_id):
 
 
 def checked_pattern(pattern):
-    """The pattern when it compiles with the named groups ingest needs; a 422 on `pattern` saying why not."""
+    """The pattern when it compiles with the named groups ingest needs; ValidationFailed on `pattern` saying why not."""
     try:
         validate_template(pattern)
     except ValueError as error:
@@ -53,7 +54,7 @@ def checked_pattern(pattern):
 
 
 def checked_provider(provider):
-    """A known wallet provider, or a 422 on `provider`."""
+    """A known wallet provider, or ValidationFailed on `provider`."""
     if provider not in PROVIDERS:
         raise field_error("provider", f"Provider must be one of {', '.join(PROVIDERS)}.")
     return provider
@@ -68,11 +69,12 @@ def create_template(brand, provider, name, pattern):
                            pattern=checked_pattern(pattern), enabled=True)
     db.session.add(template)
     try:
-        db.session.commit()
+        commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise ApiError(409, "NAME_TAKEN", f"A template is already named {name!r}.",
-                       [{"field": "name", "code": "taken", "message": "Template names are unique."}]) from None
+        raise AlreadyExists(f"A template is already named {name!r}.",
+                            [{"field": "name", "code": "taken", "message": "Template names are unique."}],
+                            code="NAME_TAKEN") from None
     return template
 
 
@@ -82,7 +84,7 @@ def set_template_enabled(template, enabled):
         db.update(SmsTemplate).where(SmsTemplate.id == template.id, SmsTemplate.enabled.is_(not enabled))
         .values(enabled=enabled).execution_options(synchronize_session=False)
     ).rowcount
-    db.session.commit()
+    commit_work()
     db.session.refresh(template)
     return changed == 1
 
@@ -90,11 +92,11 @@ def set_template_enabled(template, enabled):
 def delete_template(template):
     """Remove a template; texts it already read keep what was stored."""
     db.session.delete(template)
-    db.session.commit()
+    commit_work()
 
 
 def try_template(provider, pattern, text, sender=None):
-    """Run a template on a sample as ingest would, without saving anything; 422 on a bad pattern or sample."""
+    """Run a template on a sample as ingest would, saving nothing; ValidationFailed on a bad pattern or sample."""
     provider = checked_provider(provider)
     checked_pattern(pattern)
     if not (text or "").strip() or len(text) > MAX_SAMPLE:

@@ -5,7 +5,7 @@ from urllib.parse import urlsplit
 
 from flask import current_app
 
-from ..errors import field_error
+from ..domain_errors import field_error
 
 
 def private_callbacks_allowed():
@@ -54,7 +54,7 @@ def checked_destination(url, strict=True):
 
 
 def check_callback_url(url, field="callback_url"):
-    """Raise a 422 on `field` when the URL may not receive webhooks; None and '' pass."""
+    """Raise ValidationFailed on `field` when the URL may not receive webhooks; None and '' pass."""
     if not url:
         return
     reason, _ = checked_destination(url, strict=False)

@@ -7,13 +7,14 @@ from sqlalchemy.orm import selectinload
 from .. import jobs
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..errors import field_error, invalid_state, not_found
+from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db
 from ..accounts.models.brand import Brand, new_webhook_secret
 from .models.webhook import DUE_STATUSES, WebhookDelivery
 from ..db_types import row_id
 from .callback_urls import check_callback_url
 from .events import emit_event
+from ..states import DELIVERY, write_status
 
 LOG_SIZE = 50  # spec 4.4 and 8: the 50 most recent records
 
@@ -27,7 +28,7 @@ def recent_deliveries(brand):
 
 
 def get_delivery(brand, delivery_id):
-    """A delivery of this brand with its attempt log; 404 for anything else, another brand's included."""
+    """A delivery of this brand with its attempt log; NotFound for anything else, another brand's included."""
     delivery_id = row_id(delivery_id)
     delivery = None
     if delivery_id is not None:
@@ -41,7 +42,7 @@ def get_delivery(brand, delivery_id):
 
 
 def retry_delivery(brand, delivery_id):
-    """Redeliver now, whatever the record's status, unless an attempt is in flight (409).
+    """Redeliver now, whatever the record's status, unless an attempt is in flight (InvalidState).
 
     The hand attempt is extra: it leaves the automatic budget alone, and if it fails the automatic
     schedule resumes where it was (`resume_at`, the attempt that was due; none for a finished record).
@@ -49,21 +50,19 @@ def retry_delivery(brand, delivery_id):
     delivery = get_delivery(brand, delivery_id)
     now = utcnow()
     d = WebhookDelivery
-    changed = db.session.execute(
-        db.update(d)
-        .where(d.id == delivery.id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now))
-        .values(status=db.case((d.attempts == 0, "pending"), else_="retrying"),
-                # A second hand retry before the first was claimed keeps the automatic time already saved.
-                resume_at=db.case((d.redelivery_requested, d.resume_at),
-                                  (d.status.in_(DUE_STATUSES), d.next_attempt_at), else_=None),
-                redelivery_requested=True, next_attempt_at=now, updated_at=now)
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    changed = write_status(
+        DELIVERY, (d.id == delivery.id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now)),
+        DELIVERY.statuses, ("pending", "retrying"),
+        status_value=db.case((d.attempts == 0, "pending"), else_="retrying"),
+        # A second hand retry before the first was claimed keeps the automatic time already saved.
+        resume_at=db.case((d.redelivery_requested, d.resume_at), (d.status.in_(DUE_STATUSES), d.next_attempt_at),
+                          else_=None),
+        redelivery_requested=True, next_attempt_at=now, updated_at=now)
     if changed != 1:
         db.session.rollback()
         raise invalid_state("An attempt of this delivery is in progress; retry when it has finished.")
     jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id)
-    db.session.commit()
+    commit_work()
     db.session.refresh(delivery)
     return delivery
 
@@ -94,7 +93,7 @@ def rotate_webhook_secret(brand, overlap=None):
             .values(webhook_secret=new, webhook_secret_previous=old if overlap > 0 else None,
                     webhook_secret_previous_until=now + timedelta(seconds=overlap) if overlap > 0 else None)
             .execution_options(synchronize_session=False)).rowcount
-        db.session.commit()
+        db.session.commit()  # each try ends its transaction: a lost race re-reads the secret fresh
         if rotated == 1:
             db.session.refresh(brand)
             return new
@@ -108,5 +107,5 @@ def set_webhook_url(brand, url):
         return None
     change = {"from": brand.webhook_url, "to": url}
     brand.webhook_url = url
-    db.session.commit()
+    commit_work()
     return change

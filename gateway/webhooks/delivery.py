@@ -15,6 +15,7 @@ from ..accounts.models.brand import Brand
 from .models.webhook import DUE_STATUSES, WebhookAttempt, WebhookDelivery
 from . import hosts as webhook_hosts
 from .callback_urls import checked_destination
+from ..states import DELIVERY, guarded_update, write_status
 from .transport import Outcome, post_body
 
 log = logging.getLogger(__name__)
@@ -25,6 +26,7 @@ MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 USER_AGENT = "PaymentGateway-Webhooks/1.0"
 # The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE bookkeeping.
 DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
+RESULT_STATUSES = ("retrying", "success", "failed")  # what an attempt leaves a due delivery in
 
 
 _D = DELIVERIES.c
@@ -48,7 +50,7 @@ CLAIM = (db.update(DELIVERIES)
                  attempts=bindparam("p_next_attempts", type_=_D.attempts.type),
                  manual_attempts=bindparam("p_manual_attempts", type_=_D.manual_attempts.type),
                  redelivery_requested=False))
-RECORD = (db.update(DELIVERIES)
+RECORD = (guarded_update(DELIVERY, DELIVERIES, DUE_STATUSES, RESULT_STATUSES)
           .where(_D.id == bindparam("p_id"), _D.lease_expires_at == bindparam("p_lease", type_=_D.lease_expires_at.type))
           .values(status=bindparam("p_status", type_=_D.status.type),
                   next_attempt_at=bindparam("p_next_at", type_=_D.next_attempt_at.type), lease_expires_at=None,
@@ -177,12 +179,9 @@ def exhausted(row):
 def fail_exhausted(delivery_id, row, now):
     """A due row that has used every attempt (its last one abandoned) is `failed`, never attempted again."""
     d = DELIVERIES.c
-    failed = db.session.execute(
-        db.update(DELIVERIES)
-        .where(d.id == delivery_id, d.status.in_(DUE_STATUSES), d.attempts == row.attempts,
-               d.lease_expires_at == row.lease_expires_at, d.lease_expires_at < now)
-        .values(status="failed", next_attempt_at=None, lease_expires_at=None, updated_at=now)
-    ).rowcount == 1
+    failed = write_status(DELIVERY, (d.id == delivery_id, d.attempts == row.attempts,
+                                      d.lease_expires_at == row.lease_expires_at, d.lease_expires_at < now),
+                          DUE_STATUSES, "failed", next_attempt_at=None, lease_expires_at=None, updated_at=now) == 1
     if failed and row.lease_expires_at is not None:
         log_abandoned(delivery_id, row.lease_expires_at)
     db.session.commit()
@@ -259,6 +258,7 @@ def record_attempt(claim, outcome):
     status, next_at = next_state(claim.automatic_attempts, outcome, now, claim.resume_at if claim.manual else None)
     body, error = without_nul(outcome.body), without_nul(outcome.error)
     log_attempt(claim.delivery_id, now, outcome.status, body, outcome.duration_ms, error)
+    DELIVERY.check(DUE_STATUSES, (status,))  # RECORD was checked for every result status; this one is among them
     kept = db.session.execute(RECORD, {"p_id": claim.delivery_id, "p_lease": claim.lease, "p_status": status,
                                        "p_next_at": next_at, "p_now": now, "p_response_status": outcome.status,
                                        "p_response_body": body}).rowcount == 1

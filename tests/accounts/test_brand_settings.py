@@ -1,7 +1,8 @@
 """Brand settings without HTTP: every field validated, all or nothing, and a record of what changed."""
 import pytest
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.accounts.models.brand import Brand
 from gateway.accounts.brands import update_brand_settings
@@ -27,9 +28,9 @@ def test_settings_are_normalised_and_the_changes_returned(brand):
     ("payment_ttl", "600"), ("webhook_secret", "whsec_mine"),
 ])
 def test_a_bad_setting_is_refused_naming_its_field_and_nothing_changes(brand, field, value):
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         update_brand_settings(brand, {"name": "Renamed", field: value})
-    assert (refused.value.status, refused.value.errors[0]["field"]) == (422, field)
+    assert (http_status(refused.value), refused.value.errors[0]["field"]) == (422, field)
     db.session.expire_all()
     assert db.session.get(Brand, brand.id).name == "Test Shop"
 

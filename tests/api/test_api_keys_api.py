@@ -250,12 +250,12 @@ def test_revoke_key_by_label_or_id_and_find_active_key_forgets_it(brand):
 
 
 def test_revoke_key_only_sees_its_own_brands_keys(brand, other_brand):
-    from gateway.errors import ApiError
+    from gateway.domain_errors import DomainError
     from gateway.accounts.api_keys import find_active_key, generate_key, revoke_key
 
     _, secret = generate_key(other_brand, "theirs", ["read"])
 
-    with pytest.raises(ApiError) as raised:
+    with pytest.raises(DomainError) as raised:
         revoke_key(brand, label="theirs")
 
     assert raised.value.code == "API_KEY_NOT_FOUND"
@@ -264,10 +264,10 @@ def test_revoke_key_only_sees_its_own_brands_keys(brand, other_brand):
 
 @pytest.mark.parametrize("scopes", [[], ["read", "sudo"], "", "read,,root"])
 def test_generate_key_refuses_unknown_or_no_scopes(brand, scopes):
-    from gateway.errors import ApiError
+    from gateway.domain_errors import DomainError
     from gateway.accounts.api_keys import generate_key
 
-    with pytest.raises(ApiError) as raised:
+    with pytest.raises(DomainError) as raised:
         generate_key(brand, "bad-scopes", scopes)
 
     assert raised.value.errors[0]["field"] == "scopes"

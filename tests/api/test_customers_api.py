@@ -352,15 +352,16 @@ def test_get_customer_tells_ids_from_local_phone_numbers(brand):
 
 
 def test_update_customer_keeps_a_way_to_reach_them(brand):
-    from gateway.errors import ApiError
+    from gateway.domain_errors import DomainError
+    from gateway.errors import http_status
     from gateway.payments.customers import update_customer
 
     customer = CustomerFactory(brand=brand, phone=None)
 
-    with pytest.raises(ApiError) as raised:
+    with pytest.raises(DomainError) as raised:
         update_customer(customer, {"email": None})
 
-    assert raised.value.status == 422
+    assert http_status(raised.value) == 422
     db.session.expire_all()
     assert db.session.get(Customer, customer.id).email is not None
 

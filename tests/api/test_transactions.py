@@ -4,7 +4,8 @@ from decimal import Decimal
 import pytest
 from freezegun import freeze_time
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.payments.refunds import create_refund
 from gateway.payments.transactions import get_transaction, list_transactions_query
@@ -114,6 +115,6 @@ def test_services_list_and_read_without_http(brand, other_brand):
 
     assert [t.id for t in listed] == [mine.transaction.id]
     assert get_transaction(brand, mine.transaction.trx_id).payment_id == mine.id
-    with pytest.raises(ApiError) as missing:
+    with pytest.raises(DomainError) as missing:
         get_transaction(other_brand, mine.transaction.trx_id)
-    assert (missing.value.status, missing.value.code) == (404, "TRANSACTION_NOT_FOUND")
+    assert (http_status(missing.value), missing.value.code) == (404, "TRANSACTION_NOT_FOUND")

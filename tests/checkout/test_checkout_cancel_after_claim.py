@@ -1,7 +1,7 @@
 """Cancelling after "I have paid": a confirmation that names the risk, enforced by the server, not only the page."""
 import pytest
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
 from gateway.extensions import db
 from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.sms.matching import submit_claim
@@ -88,7 +88,7 @@ def test_an_unconfirmed_cancel_loses_to_a_claim_committed_before_it_runs(brand, 
     """The guard is in the UPDATE (from `created` only), whatever the request had read before."""
     submit_claim(payment, "bkash", "8N7A6B5C4D")
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         cancel_payment(payment, from_states=("created",))
 
     assert refused.value.code == "INVALID_STATE"

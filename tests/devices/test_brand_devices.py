@@ -5,7 +5,8 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.devices.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
 from gateway.devices.tokens import device_for_access_token
 from gateway.devices.pairing import pair_device
@@ -25,7 +26,7 @@ def test_a_pairing_code_is_six_digits_and_expires_five_minutes_after_it_is_made(
     assert seconds_left(expires_at) == 300
     with freeze_time("2025-03-01 10:06:00"):
         assert seconds_left(expires_at) == 0
-        with pytest.raises(ApiError) as late:
+        with pytest.raises(DomainError) as late:
             pair_device(pairing(code))
         assert late.value.code == "PAIRING_CODE_EXPIRED"
 
@@ -46,13 +47,13 @@ def test_paired_phones_are_listed_newest_first_and_revoked_ones_apart(brand, oth
 def test_a_revoked_phones_token_is_refused(brand):
     device, tokens, _ = paired_device(brand)
     revoke_paired_device(device, UserFactory(brand=brand))
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         device_for_access_token(tokens["access_token"])
     assert refused.value.code == "DEVICE_REVOKED"
 
 
 def test_another_brands_phone_is_not_found(brand, other_brand):
     theirs, _, _ = paired_device(other_brand)
-    with pytest.raises(ApiError) as missing:
+    with pytest.raises(DomainError) as missing:
         get_device(brand, theirs.uuid)
-    assert missing.value.status == 404
+    assert http_status(missing.value) == 404

@@ -11,7 +11,7 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
 from gateway.extensions import db, limiter
 from gateway.devices.models.device import Device, PairingCode
 from gateway.devices.models.notification import Notification
@@ -183,7 +183,7 @@ def test_one_refresh_token_presented_twice_rotates_once(app, brand):
     device, tokens, _ = paired_device(brand)
     rotate_tokens(tokens["refresh_token"])
 
-    with pytest.raises(ApiError) as error:
+    with pytest.raises(DomainError) as error:
         rotate_tokens(tokens["refresh_token"])
 
     assert error.value.code == "REFRESH_TOKEN_REUSED"
@@ -341,7 +341,7 @@ def test_a_refresh_without_the_pinned_fingerprint_is_refused_and_rotates_nothing
         response = client.post(REFRESH, json=body)
         assert response.status_code == 401
         assert response.get_json()["code"] == "FINGERPRINT_MISMATCH"
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         rotate_tokens(fresh["refresh_token"])
     assert refused.value.code == "FINGERPRINT_MISMATCH"
 

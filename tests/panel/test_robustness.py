@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.payments.models.payment_method import PaymentMethod
 from gateway.sms.models.sms_template import SmsTemplate
@@ -52,9 +53,9 @@ def test_row_id_keeps_ids_a_row_can_have(value, expected):
 
 @pytest.mark.parametrize("getter", [get_user, get_template, get_method])
 def test_the_getters_answer_404_for_an_out_of_range_id(brand, getter):
-    with pytest.raises(ApiError) as raised:
+    with pytest.raises(DomainError) as raised:
         getter(brand, 99999999999999999999)
-    assert raised.value.status == 404
+    assert http_status(raised.value) == 404
 
 
 def test_the_pairing_qr_carries_the_brand_s_base_url_when_it_has_one(app, as_admin, brand):

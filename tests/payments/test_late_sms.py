@@ -8,7 +8,8 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.devices.models.notification import Notification
@@ -92,9 +93,9 @@ def test_completing_a_late_payment_completes_it_once_with_its_webhook(brand, can
     assert (sms.status, sms.payment_id) == ("matched", payment.id)
     assert [t.id for t in transactions()] == [transaction.id] and transaction.amount == Decimal("500.00")
     assert events_of(payment) == ["payment.cancelled", "payment.completed"]
-    with pytest.raises(ApiError) as twice:
+    with pytest.raises(DomainError) as twice:
         complete_late_payment(payment)
-    assert (twice.value.status, twice.value.code) == (409, "INVALID_STATE")
+    assert (http_status(twice.value), twice.value.code) == (409, "INVALID_STATE")
     assert len(transactions()) == 1 and events_of(payment) == ["payment.cancelled", "payment.completed"]
 
 
@@ -122,7 +123,7 @@ def test_once_settled_a_late_sms_cannot_be_settled_the_other_way(cancelled_then_
     first(payment)
     settled = (reload(payment).status, reload(sms).status)
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         second(reload(payment))
 
     assert refused.value.code == "INVALID_STATE"
@@ -133,7 +134,7 @@ def test_once_settled_a_late_sms_cannot_be_settled_the_other_way(cancelled_then_
 @pytest.mark.parametrize("settle", [complete_late_payment, return_late_sms], ids=["complete", "return"])
 def test_a_payment_without_late_money_cannot_be_settled_as_late(brand, settle):
     cancelled = cancel_payment(claimed(brand))
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         settle(cancelled)
     assert refused.value.code == "INVALID_STATE"
     assert reload(cancelled).status == "cancelled" and transactions() == []
@@ -166,7 +167,7 @@ def test_a_late_sms_whose_trx_id_paid_another_payment_cannot_complete_its_own(br
     payment, sms = cancelled_then_paid
     other = PaymentFactory(brand=brand, status="completed", provider="bkash", provider_trx_id=TRX)
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         complete_late_payment(payment)
 
     assert "already paid another payment" in refused.value.message
@@ -175,7 +176,7 @@ def test_a_late_sms_whose_trx_id_paid_another_payment_cannot_complete_its_own(br
 
 
 def race(app, jobs):
-    """Run every job at once, each in its own app context and session; ApiErrors come back as values."""
+    """Run every job at once, each in its own app context and session; DomainErrors come back as values."""
     barrier = threading.Barrier(len(jobs))
 
     def run(job):
@@ -183,7 +184,7 @@ def race(app, jobs):
             barrier.wait()
             try:
                 return job()
-            except ApiError as error:
+            except DomainError as error:
                 return error
             finally:
                 db.session.remove()
@@ -203,9 +204,9 @@ def test_racing_completions_and_returns_settle_a_late_sms_exactly_once(app, canc
 
     results = race(app, [complete, give_back] * 4)
 
-    winners = [result for result in results if not isinstance(result, ApiError)]
+    winners = [result for result in results if not isinstance(result, DomainError)]
     assert len(winners) == 1
-    assert all(result.code == "INVALID_STATE" for result in results if isinstance(result, ApiError))
+    assert all(result.code == "INVALID_STATE" for result in results if isinstance(result, DomainError))
     payment, sms = reload(payment), reload(sms)
     if isinstance(winners[0], Transaction):
         assert (payment.status, sms.status, len(transactions())) == ("completed", "matched", 1)

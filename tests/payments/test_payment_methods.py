@@ -1,7 +1,8 @@
 """Payment methods: validation in the service, the operator's commands, the bootstrap bKash method."""
 import pytest
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.payments.models.payment_method import PaymentMethod
 from gateway.payments.methods import (
@@ -45,18 +46,18 @@ def test_add_method_stores_a_normalised_number_in_display_order(brand):
     ("bkash", "01712345678", "wholesale", "kind"),
 ])
 def test_add_method_names_the_field_at_fault_and_writes_nothing(brand, provider, number, kind, field):
-    with pytest.raises(ApiError) as raised:
+    with pytest.raises(DomainError) as raised:
         add_method(brand, provider, number, kind)
-    assert raised.value.status == 422
+    assert http_status(raised.value) == 422
     assert raised.value.errors[0]["field"] == field
     assert methods_in_database() == []
 
 
 def test_the_same_number_twice_for_a_provider_is_refused(brand, other_brand):
     add_method(brand, "bkash", "01712345678")
-    with pytest.raises(ApiError) as raised:
+    with pytest.raises(DomainError) as raised:
         add_method(brand, "bkash", "+8801712345678")
-    assert (raised.value.status, raised.value.code) == (409, "PAYMENT_METHOD_EXISTS")
+    assert (http_status(raised.value), raised.value.code) == (409, "PAYMENT_METHOD_EXISTS")
     # Another provider, or another brand, may use the same number.
     add_method(brand, "nagad", "01712345678")
     add_method(other_brand, "bkash", "01712345678")
@@ -73,7 +74,7 @@ def test_disabled_methods_are_not_offered_and_other_brands_methods_never(brand, 
 
 def test_update_method_refuses_a_bad_kind_and_keeps_the_row(brand):
     method = add_method(brand, "bkash", "01712345678")
-    with pytest.raises(ApiError):
+    with pytest.raises(DomainError):
         update_method(method, kind="boss")
     db.session.expire_all()
     assert methods_in_database() == [("bkash", "01712345678", "personal", True)]

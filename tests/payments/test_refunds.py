@@ -4,7 +4,8 @@ from decimal import Decimal
 import pytest
 from freezegun import freeze_time
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment, Refund, Transaction
 from gateway.payments.refunds import create_refund
@@ -275,11 +276,11 @@ def test_service_refunds_without_http_and_rejects_non_positive_amounts(brand):
     payment = completed_payment(brand=brand, amount=Decimal("60.00"))
 
     refund = create_refund(brand, payment.transaction.id, Decimal("15.00"), reason="")
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         create_refund(brand, payment.transaction.trx_id, Decimal("0.00"))
 
     assert (refund.amount, refund.reason, refund.transaction.trx_id) == (Decimal("15.00"), None, payment.transaction.trx_id)
-    assert (refused.value.status, refused.value.errors[0]["field"]) == (422, "amount")
+    assert (http_status(refused.value), refused.value.errors[0]["field"]) == (422, "amount")
     transaction = db.session.get(Transaction, payment.transaction.id)
     assert (transaction.status, transaction.amount_refunded) == ("partially_refunded", Decimal("15.00"))
 

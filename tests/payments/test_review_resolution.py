@@ -6,7 +6,8 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment, Transaction
 from gateway.webhooks.models.webhook import WebhookDelivery
@@ -84,9 +85,9 @@ def test_approving_a_review_marks_its_sms_matched_and_completes_once(held):
 def test_a_review_cannot_be_approved_twice(held):
     payment, _ = held
     approve_review(payment)
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         approve_review(reload(payment))
-    assert (refused.value.status, refused.value.code) == (409, "INVALID_STATE")
+    assert (http_status(refused.value), refused.value.code) == (409, "INVALID_STATE")
     assert len(transactions()) == 1 and events() == ["payment.completed"]
 
 
@@ -125,10 +126,10 @@ def test_a_payment_whose_trx_id_paid_another_payment_cannot_be_approved(brand, p
     assert rival.review_reason == f"TrxID {TRX} paid another payment ({winner.public_id})"
     before = events()
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         approve_review(rival)
 
-    assert (refused.value.status, refused.value.code) == (409, "INVALID_STATE")
+    assert (http_status(refused.value), refused.value.code) == (409, "INVALID_STATE")
     rival = reload(rival)
     assert (rival.status, rival.review_reason) == ("processing", f"TrxID {TRX} paid another payment ({winner.public_id})")
     assert (reload(sms).status, reload(sms).payment_id) == ("matched", winner.id)
@@ -144,10 +145,10 @@ def test_a_held_sms_whose_trx_id_then_paid_another_payment_cannot_be_approved(br
     assert reload(rival).provider_trx_id == TRX and reload(rival).status == "completed"
     before = events()
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         approve_review(reload(payment))
 
-    assert (refused.value.status, refused.value.code) == (409, "INVALID_STATE")
+    assert (http_status(refused.value), refused.value.code) == (409, "INVALID_STATE")
     assert reload(payment).status == "processing"
     assert (reload(sms).status, reload(sms).payment_id) == ("review", payment.id)
     assert len(transactions()) == 1 and events() == before
@@ -156,7 +157,7 @@ def test_a_held_sms_whose_trx_id_then_paid_another_payment_cannot_be_approved(br
 @pytest.mark.parametrize("resolve", [approve_review, lambda p: reject_review(p, "no")], ids=["approve", "reject"])
 def test_a_payment_not_in_review_is_left_alone(brand, resolve):
     waiting = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="BK55CC66DD")
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         resolve(waiting)
     assert refused.value.message == "This payment is not waiting for review."
     assert reload(waiting).status == "processing" and transactions() == []
@@ -166,7 +167,7 @@ def test_approving_a_review_payment_cancelled_meanwhile_changes_nothing(held):
     payment, sms = held
     db.session.execute(db.update(Payment).where(Payment.id == payment.id).values(status="cancelled"))
     db.session.commit()
-    with pytest.raises(ApiError):
+    with pytest.raises(DomainError):
         approve_review(reload(payment))
     assert (reload(sms).status, reload(sms).payment_id) == ("review", payment.id)
     assert transactions() == []

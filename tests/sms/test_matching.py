@@ -7,7 +7,8 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.devices.models.notification import Notification
@@ -102,10 +103,10 @@ def test_sms_already_used_cannot_pay_a_second_payment(brand, phone):
     _, sms = forward(phone, bkash_text("500.00", TRX))
     submit_claim(first, "bkash", TRX)
 
-    with pytest.raises(ApiError) as error:
+    with pytest.raises(DomainError) as error:
         submit_claim(second, "bkash", TRX)
 
-    assert (error.value.status, error.value.errors[0]["field"]) == (422, "provider_trx_id")
+    assert (http_status(error.value), error.value.errors[0]["field"]) == (422, "provider_trx_id")
     assert reload(second).status == "created"
     assert reload(sms).payment_id == first.id
     assert match_sms_to_claim(reload(sms)) is None
@@ -216,7 +217,7 @@ def test_cancelled_payment_is_not_completed_by_its_sms(brand, phone):
 def test_claim_on_an_expired_payment_is_refused(brand):
     payment = PaymentFactory(brand=brand, expires_at=utcnow() - timedelta(seconds=1))
 
-    with pytest.raises(ApiError) as error:
+    with pytest.raises(DomainError) as error:
         submit_claim(payment, "bkash", TRX)
 
     assert error.value.code == "INVALID_STATE"
@@ -232,10 +233,10 @@ def test_claim_on_an_expired_payment_is_refused(brand):
 def test_malformed_claims_name_the_field(brand, provider, trx_id, field):
     payment = PaymentFactory(brand=brand)
 
-    with pytest.raises(ApiError) as error:
+    with pytest.raises(DomainError) as error:
         submit_claim(payment, provider, trx_id)
 
-    assert (error.value.status, error.value.errors[0]["field"]) == (422, field)
+    assert (http_status(error.value), error.value.errors[0]["field"]) == (422, field)
     assert reload(payment).status == "created"
 
 

@@ -9,7 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.devices.models.device import Device
 from gateway.sms.models.inbound_sms import InboundSms
@@ -24,7 +25,7 @@ RACERS = 20
 
 
 def race(app, jobs):
-    """Run every job at once, each in its own app context; returns results (ApiErrors as values)."""
+    """Run every job at once, each in its own app context; returns results (DomainErrors as values)."""
     barrier = threading.Barrier(len(jobs))
 
     def run(job):
@@ -32,7 +33,7 @@ def race(app, jobs):
             barrier.wait()
             try:
                 return job()
-            except ApiError as error:
+            except DomainError as error:
                 return error
             finally:
                 db.session.remove()
@@ -67,8 +68,8 @@ def test_twenty_ingestions_and_twenty_claims_of_one_sms_complete_one_payment(app
 
     ingested = [result[0]["status"] for result in results[0::2]]
     assert sorted(ingested) == ["accepted"] + ["duplicate"] * (RACERS - 1)
-    refused = [result for result in results[1::2] if isinstance(result, ApiError)]
-    assert all(error.status in (409, 422) for error in refused)
+    refused = [result for result in results[1::2] if isinstance(result, DomainError)]
+    assert all(http_status(error) in (409, 422) for error in refused)
     db.session.expire_all()
     [completed] = db.session.execute(db.select(Payment).where(Payment.status == "completed")).scalars().all()
     [sms] = db.session.execute(db.select(InboundSms)).scalars().all()

@@ -11,7 +11,8 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import event
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.payments.models.payment import Payment
@@ -29,11 +30,11 @@ def phone(brand):
 
 
 def in_own_session(app, job):
-    """Run `job` in its own application context (its own session and connection); ApiErrors as values."""
+    """Run `job` in its own application context (its own session and connection); DomainErrors as values."""
     with app.app_context():
         try:
             return job()
-        except ApiError as error:
+        except DomainError as error:
             return error
         finally:
             db.session.remove()
@@ -74,7 +75,7 @@ def test_a_claim_that_loses_the_sms_by_a_moment_is_held_for_review_naming_the_wi
     finally:
         event.remove(db.engine, "before_cursor_execute", pause_slow_claim)
 
-    assert not isinstance(outcome["slow"], ApiError) and not isinstance(outcome["fast"], ApiError)
+    assert not isinstance(outcome["slow"], DomainError) and not isinstance(outcome["fast"], DomainError)
     slow, fast = committed(slow, fast)
     assert fast.status == "completed"
     assert (slow.status, slow.review_reason) == (
@@ -97,7 +98,7 @@ def test_concurrent_claims_of_one_trx_id_leave_no_claim_silently_processing(app,
     with ThreadPoolExecutor(len(payments)) as pool:
         results = list(pool.map(lambda job: job(), [racer(p.id) for p in payments]))
 
-    assert all(r.status in (409, 422) for r in results if isinstance(r, ApiError))
+    assert all(http_status(r) in (409, 422) for r in results if isinstance(r, DomainError))
     payments = committed(*payments)
     [winner] = [p for p in payments if p.status == "completed"]
     for payment in payments:

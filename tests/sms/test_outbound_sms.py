@@ -12,7 +12,7 @@ from werkzeug.wrappers import Response
 from gateway import jobs
 
 from gateway.clock import utcnow
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
 from gateway.extensions import db
 from gateway.accounts.models.brand import Brand
 from gateway.sms.models.outbound_sms import OutboundSms
@@ -88,7 +88,7 @@ def test_a_device_leases_a_message_once_and_reports_it_sent(brand):
     sms = reload(sms)
     assert (sms.status, sms.last_error) == ("sent", None)
     assert sms.sent_at is not None
-    with pytest.raises(ApiError) as error:
+    with pytest.raises(DomainError) as error:
         report_outbound_sms(brand, sms.id, "failed", "late")
     assert error.value.code == "INVALID_STATE"
 
@@ -151,7 +151,7 @@ def test_failures_back_off_then_stay_failed_after_five_attempts(brand):
 
 def test_report_status_must_be_sent_or_failed(brand):
     sms = message(brand)
-    with pytest.raises(ApiError) as error:
+    with pytest.raises(DomainError) as error:
         report_outbound_sms(brand, sms.id, "delivered")
     assert error.value.errors[0]["field"] == "status"
 

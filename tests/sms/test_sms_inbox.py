@@ -6,7 +6,8 @@ import pytest
 from sqlalchemy.orm import Session
 
 from gateway.clock import utcnow
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
+from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.payments.models.payment import Transaction
@@ -65,10 +66,10 @@ def test_a_text_for_another_amount_or_currency_cannot_pay_by_hand(brand, phone, 
     sms = forward(phone, bkash_text("500.00", TRX))
     payment = PaymentFactory(brand=brand, amount=Decimal(amount), currency=currency)
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         match_sms_by_hand(sms, payment)
 
-    assert (refused.value.status, refused.value.errors[0]["field"]) == (422, "payment")
+    assert (http_status(refused.value), refused.value.errors[0]["field"]) == (422, "payment")
     assert (reload(payment).status, reload(sms).status, reload(sms).payment_id) == ("created", "unmatched", None)
 
 
@@ -77,7 +78,7 @@ def test_only_an_open_payment_can_be_matched_by_hand(brand, phone, status):
     sms = forward(phone, bkash_text("500.00", TRX))
     payment = PaymentFactory(brand=brand, status=status)
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         match_sms_by_hand(sms, payment)
 
     assert refused.value.code == "INVALID_STATE"
@@ -93,7 +94,7 @@ def test_one_text_pays_one_payment_even_when_the_page_was_stale(brand, phone):
         stale = other_request.get(InboundSms, sms.id)
         match_sms_by_hand(sms, first)
 
-        with pytest.raises(ApiError) as refused:
+        with pytest.raises(DomainError) as refused:
             match_sms_by_hand(stale, second)
 
     assert refused.value.code == "INVALID_STATE"
@@ -107,7 +108,7 @@ def test_a_payment_that_consumed_a_text_takes_no_second_one(brand, phone):
     assert reload(held).review_reason
     other = forward(phone, bkash_text("500.00", "ZZ11YY22XX"))
 
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         match_sms_by_hand(other, payment)
 
     assert refused.value.code == "INVALID_STATE"
@@ -116,18 +117,18 @@ def test_a_payment_that_consumed_a_text_takes_no_second_one(brand, phone):
 
 def test_another_brands_payment_is_not_found(brand, other_brand, phone):
     sms = forward(phone, bkash_text("500.00", TRX))
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         match_sms_by_hand(sms, PaymentFactory(brand=other_brand))
-    assert refused.value.status == 404
+    assert http_status(refused.value) == 404
 
 
 def test_ignoring_a_text_sets_it_aside_and_it_can_then_pay_nothing(brand, phone):
     sms = forward(phone, bkash_text("500.00", TRX))
     ignore_sms(sms)
     assert reload(sms).status == "ignored"
-    with pytest.raises(ApiError):
+    with pytest.raises(DomainError):
         match_sms_by_hand(reload(sms), PaymentFactory(brand=brand))
-    with pytest.raises(ApiError) as again:
+    with pytest.raises(DomainError) as again:
         ignore_sms(reload(sms))
     assert again.value.code == "INVALID_STATE"
 
@@ -135,7 +136,7 @@ def test_ignoring_a_text_sets_it_aside_and_it_can_then_pay_nothing(brand, phone)
 def test_a_matched_text_cannot_be_ignored(brand, phone):
     sms = forward(phone, bkash_text("500.00", TRX))
     match_sms_by_hand(sms, PaymentFactory(brand=brand))
-    with pytest.raises(ApiError):
+    with pytest.raises(DomainError):
         ignore_sms(reload(sms))
     assert reload(sms).status == "matched"
 
@@ -146,7 +147,7 @@ def test_the_payment_is_named_by_payment_id_or_by_an_open_payments_reference(bra
     assert find_payment_to_match(brand, payment.public_id.upper()) == payment
     assert find_payment_to_match(brand, " ORDER-7 ") == payment
     PaymentFactory(brand=other_brand, reference="ORDER-8")
-    with pytest.raises(ApiError) as missing:
+    with pytest.raises(DomainError) as missing:
         find_payment_to_match(brand, "ORDER-8")
     assert missing.value.errors[0]["code"] == "not_found"
 
@@ -154,16 +155,16 @@ def test_the_payment_is_named_by_payment_id_or_by_an_open_payments_reference(bra
 def test_two_open_payments_with_one_reference_need_the_payment_id(brand):
     PaymentFactory(brand=brand, reference="ORDER-9")
     PaymentFactory(brand=brand, reference="ORDER-9")
-    with pytest.raises(ApiError) as ambiguous:
+    with pytest.raises(DomainError) as ambiguous:
         find_payment_to_match(brand, "ORDER-9")
     assert ambiguous.value.errors[0]["code"] == "ambiguous"
 
 
 def test_a_closed_payment_named_by_reference_is_refused_with_its_status(brand):
     PaymentFactory(brand=brand, reference="ORDER-10", status="cancelled")
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DomainError) as refused:
         find_payment_to_match(brand, "ORDER-10")
-    assert refused.value.status == 409 and "cancelled" in refused.value.message
+    assert http_status(refused.value) == 409 and "cancelled" in refused.value.message
 
 
 def test_candidates_are_open_payments_of_the_same_amount_in_taka(brand, other_brand, phone):
@@ -189,9 +190,9 @@ def test_the_inbox_lists_only_the_brands_texts_and_finds_them_by_trxid_or_words(
     assert listed(q="reached your") == [odd]
     assert listed(status="unparsed") == [odd]
     assert listed(provider="bkash") == [credit]
-    with pytest.raises(ApiError):
+    with pytest.raises(DomainError):
         get_inbound_sms(brand, theirs.public_id)
-    with pytest.raises(ApiError):
+    with pytest.raises(DomainError):
         get_inbound_sms(brand, "not-a-uuid")
 
 

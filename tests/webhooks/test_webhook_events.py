@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from gateway.errors import ApiError
+from gateway.domain_errors import DomainError
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment
 from gateway.webhooks.models.webhook import WebhookDelivery
@@ -73,7 +73,7 @@ def test_cancel_expire_and_fail_each_emit_their_event(brand):
 
 def test_fail_payment_refuses_a_payment_that_is_not_processing(brand):
     payment = PaymentFactory(brand=brand, callback_url=CALLBACK)
-    with pytest.raises(ApiError) as error:
+    with pytest.raises(DomainError) as error:
         fail_payment(payment, "no")
     assert error.value.code == "INVALID_STATE"
     assert deliveries() == []
@@ -104,6 +104,6 @@ def test_a_lost_race_records_no_event(brand):
     payment = PaymentFactory(brand=brand, callback_url=CALLBACK)
     stale = db.session.get(Payment, payment.id)
     cancel_payment(payment)
-    with pytest.raises(ApiError):
+    with pytest.raises(DomainError):
         complete_payment(stale)
     assert [d.event for d in deliveries()] == ["payment.cancelled"]
