@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export FLASK_APP := app.py
 
-.PHONY: run test test-sqlite test-postgres setup setup-prod env-file browser nginx db bench bench-tools clean
+.PHONY: run test lint test-sqlite test-postgres setup setup-prod env-file browser nginx db bench bench-tools clean
 
 # `make run HOST=0.0.0.0` serves the shop's network; BASE_URL (checkout links, the pairing QR) then follows
 # this machine's network address unless BASE_URL is set. The address is looked up only when needed.
@@ -73,8 +73,13 @@ test-sqlite: setup browser nginx
 test-postgres: setup
 	TEST_DB=postgres $(BIN)/python -m pytest -m "not browser and not engine_independent"
 
-# The whole suite on the embedded SQLite, then everything the engine can change again on PostgreSQL.
-test: test-sqlite test-postgres
+# Ruff's lint and format check (settings in pyproject.toml); `ruff format .` fixes the layout.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# The lint, the whole suite on the embedded SQLite, then everything the engine can change again on PostgreSQL.
+test: lint test-sqlite test-postgres
 
 # wrk, from Debian, drives the API benchmark from a second process.
 bench-tools:

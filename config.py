@@ -3,6 +3,7 @@
 `APP_ENV`, from whichever of those gives it first, chooses the profile (development, testing, production) whose
 defaults fill every setting nobody set. docs/configuration.md explains the order; the README lists the table.
 """
+
 import difflib
 import hashlib
 import os
@@ -60,6 +61,7 @@ def boolean(value):
 
 def whole_number(minimum):
     """A parser of whole numbers no smaller than `minimum`."""
+
     def parse(value):
         if isinstance(value, bool) or not re.fullmatch(r"\s*-?\d+\s*", str(value)):
             raise ValueError("must be a whole number")
@@ -67,6 +69,7 @@ def whole_number(minimum):
         if number < minimum:
             raise ValueError(f"must be at least {minimum}")
         return number
+
     parse.__doc__ = f"A whole number ≥ {minimum}."
     return parse
 
@@ -123,20 +126,25 @@ def password_hash_method(value):
     """A werkzeug hash method: scrypt[:n:r:p] or pbkdf2[:hash[:iterations]]."""
     name, *params = str(value).strip().split(":")
     numbers = params[1:] if name == "pbkdf2" else params
-    if (name not in ("scrypt", "pbkdf2") or len(params) > (3 if name == "scrypt" else 2)
-            or (name == "pbkdf2" and params and params[0] not in hashlib.algorithms_available)
-            or not all(number.isdigit() and int(number) > 0 for number in numbers)):
+    if (
+        name not in ("scrypt", "pbkdf2")
+        or len(params) > (3 if name == "scrypt" else 2)
+        or (name == "pbkdf2" and params and params[0] not in hashlib.algorithms_available)
+        or not all(number.isdigit() and int(number) > 0 for number in numbers)
+    ):
         raise ValueError("must be a werkzeug hash method such as scrypt or pbkdf2:sha256:600000")
     return str(value).strip()
 
 
 def one_of(*choices, fold=str.lower):
     """A parser that accepts one of `choices`, whatever the case."""
+
     def parse(value):
         word = fold(str(value).strip())
         if word not in choices:
             raise ValueError(f"must be one of {', '.join(choices)}")
         return word
+
     parse.__doc__ = f"One of {', '.join(choices)}."
     return parse
 
@@ -161,84 +169,255 @@ class Setting:
 
 
 S = Setting
-SETTINGS = {s.name: s for s in (
-    S("APP_ENV", one_of(*PROFILES), "development", "the profile: `development`, `testing` or `production`"),
-    S("SECRET_KEY", text, DEV_SECRET, "signs sessions, CSRF and device tokens and seals device keys; production "
-      "refuses to start without a random one of ≥ 32 characters", {"testing": "testing-secret"}, secret=True),
-    S("SECRET_KEY_FALLBACKS", secrets_list, [], "previous secret keys, still accepted (never used to sign) while "
-      "you rotate `SECRET_KEY`; comma-separated", secret=True),
-    S("DATABASE_URL", optional_text, None, "e.g. `postgresql://user:pass@host/db` (psycopg 3); unset: SQLite file "
-      "`instance/gateway.sqlite3`", secret=True),
-    S("TEST_DATABASE_URL", optional_text, None, "the `testing` profile's database; unset: in-memory SQLite",
-      secret=True),
-    S("REDIS_URL", optional_text, None, "e.g. `redis://127.0.0.1:6379/0`: RQ jobs and shared rate limits; unset: "
-      "jobs run in-process", secret=True),
-    S("BASE_URL", origin, "http://127.0.0.1:5000", "the public origin, used in `checkout_url` and the pairing QR"),
-    S("API_KEY_PREFIX", text, "gw_live_", "prefix of generated API keys"),
-    S("PAYMENT_TTL", whole_number(1), 30 * 60, "seconds a payment stays open before it expires"),
-    S("MAX_AMOUNT", amount, "1000000.00", "the largest amount a payment may ask for"),
-    S("ALLOW_PRIVATE_CALLBACKS", boolean, True, "allow callback URLs on private/loopback addresses",
-      {"production": False}),
-    S("SESSION_COOKIE_SECURE", boolean, False, "send the panel's cookies over https only",
-      {"production": True}),
-    S("COMPANION_APP_URL", optional_text, None, "where shop owners download the companion app (http/https); shown "
-      "on the pairing page"),
-    S("SMS_PROVIDER_URL", optional_text, None, "an HTTP SMS provider for outbound SMS (unset: the paired phone "
-      "sends them)", secret=True),
-    S("SMS_PROVIDER_TIMEOUT", seconds, 10, "seconds the SMS provider has to answer in full"),
-    S("WEBHOOK_CONNECT_TIMEOUT", seconds, 5, "seconds to connect to a webhook receiver"),
-    S("WEBHOOK_TIMEOUT", seconds, 10, "seconds a webhook receiver has to answer in full"),
-    S("WEBHOOK_LEASE_SECONDS", whole_number(1), 60, "how long a worker's claim on a delivery lasts before another "
-      "may take it over"),
-    S("WEBHOOK_SECRET_OVERLAP", whole_number(0), 24 * 3600, "seconds a rotated-out webhook secret still signs "
-      "(`X-Service-Signature-Previous`)"),
-    S("IDEMPOTENCY_LEASE_SECONDS", seconds, 5, "seconds after which an `Idempotency-Key` still in progress "
-      "belongs to a request that died: a retry takes it over"),
-    S("WEBHOOK_RETRY_SCALE", seconds, 1, "multiplies the webhook retry schedule (1 min … 24 h); lower it only for "
-      "tests or staging (the fault suite uses 0.02)"),
-    S("WEBHOOK_SLOW_HOST_CONCURRENCY", whole_number(1), 1, "attempts in flight at once to a receiving host that has "
-      "not answered quickly of late (RQ only); its other deliveries wait"),
-    S("WEBHOOK_SLOW_SECONDS", seconds, 5, "an answer slower than this (or none yet) makes a host slow for the cap "
-      "above; a receiver that always takes longer gets one attempt at a time, so raise the cap for it"),
-    S("SWEEP_INTERVAL", whole_number(1), 15, "seconds between outbox sweeps (due webhooks and SMS re-enqueued)"),
-    S("JOBS_IN_PROCESS", boolean, True, "without Redis, run jobs in a thread of the web process",
-      {"testing": False}),
-    S("API_RATE_LIMIT", rate_limit, "100/second", "per API key"),
-    S("API_AUTH_FAILURE_LIMIT", rate_limit, "30/minute", "requests with an unknown or revoked API key, per client "
-      "address"),
-    S("CHECKOUT_CLAIM_RATE_LIMIT", rate_limit, "10/hour", "TrxID attempts per payment at checkout (typos caught by "
-      "the form do not count)"),
-    S("RATELIMIT_STORAGE_URI", optional_text, None, "where limits count: unset is `REDIS_URL` with the database "
-      "as fallback, or the database alone; `memory://` makes each process count for itself", secret=True),
-    S("LOGIN_RATE_LIMIT", rate_limit, "10/minute", "failed panel sign-ins per address and e-mail"),
-    S("RATELIMIT_ENABLED", boolean, True, "`false` switches every rate limit off",
-      {"testing": False}),
-    S("TRUSTED_PROXIES", whole_number(0), 0, "how many reverse proxies stand in front of the app (1 behind nginx): "
-      "client address and scheme then come from `X-Forwarded-For`/`-Proto`. Set the exact count; a higher one lets "
-      "clients fake their address"),
-    S("DOCTOR_HEARTBEAT_MAX_AGE", whole_number(1), 1800, "`flask gateway doctor` reports a paired phone silent "
-      "for longer than this many seconds"),
-    S("DEFAULT_TIMEZONE", timezone, "Asia/Dhaka", "the zone times are shown in when a brand names none"),
-    S("PASSWORD_HASH_METHOD", password_hash_method, "scrypt", "how panel passwords are hashed (werkzeug's "
-      "`generate_password_hash` method); the testing profile's is cheap", {"testing": "pbkdf2:sha256:1"}),
-    S("LOG_LEVEL", one_of("DEBUG", "INFO", "WARNING", "ERROR", fold=str.upper), "INFO",
-      "the least severe log level written (to stderr)"),
-)}
+SETTINGS = {
+    s.name: s
+    for s in (
+        S(
+            "APP_ENV",
+            one_of(*PROFILES),
+            "development",
+            "the profile: `development`, `testing` or `production`",
+        ),
+        S(
+            "SECRET_KEY",
+            text,
+            DEV_SECRET,
+            "signs sessions, CSRF and device tokens and seals device keys; production "
+            "refuses to start without a random one of ≥ 32 characters",
+            {"testing": "testing-secret"},
+            secret=True,
+        ),
+        S(
+            "SECRET_KEY_FALLBACKS",
+            secrets_list,
+            [],
+            "previous secret keys, still accepted (never used to sign) while "
+            "you rotate `SECRET_KEY`; comma-separated",
+            secret=True,
+        ),
+        S(
+            "DATABASE_URL",
+            optional_text,
+            None,
+            "e.g. `postgresql://user:pass@host/db` (psycopg 3); unset: SQLite file "
+            "`instance/gateway.sqlite3`",
+            secret=True,
+        ),
+        S(
+            "TEST_DATABASE_URL",
+            optional_text,
+            None,
+            "the `testing` profile's database; unset: in-memory SQLite",
+            secret=True,
+        ),
+        S(
+            "REDIS_URL",
+            optional_text,
+            None,
+            "e.g. `redis://127.0.0.1:6379/0`: RQ jobs and shared rate limits; unset: "
+            "jobs run in-process",
+            secret=True,
+        ),
+        S(
+            "BASE_URL",
+            origin,
+            "http://127.0.0.1:5000",
+            "the public origin, used in `checkout_url` and the pairing QR",
+        ),
+        S("API_KEY_PREFIX", text, "gw_live_", "prefix of generated API keys"),
+        S(
+            "PAYMENT_TTL",
+            whole_number(1),
+            30 * 60,
+            "seconds a payment stays open before it expires",
+        ),
+        S("MAX_AMOUNT", amount, "1000000.00", "the largest amount a payment may ask for"),
+        S(
+            "ALLOW_PRIVATE_CALLBACKS",
+            boolean,
+            True,
+            "allow callback URLs on private/loopback addresses",
+            {"production": False},
+        ),
+        S(
+            "SESSION_COOKIE_SECURE",
+            boolean,
+            False,
+            "send the panel's cookies over https only",
+            {"production": True},
+        ),
+        S(
+            "COMPANION_APP_URL",
+            optional_text,
+            None,
+            "where shop owners download the companion app (http/https); shown on the pairing page",
+        ),
+        S(
+            "SMS_PROVIDER_URL",
+            optional_text,
+            None,
+            "an HTTP SMS provider for outbound SMS (unset: the paired phone sends them)",
+            secret=True,
+        ),
+        S("SMS_PROVIDER_TIMEOUT", seconds, 10, "seconds the SMS provider has to answer in full"),
+        S("WEBHOOK_CONNECT_TIMEOUT", seconds, 5, "seconds to connect to a webhook receiver"),
+        S("WEBHOOK_TIMEOUT", seconds, 10, "seconds a webhook receiver has to answer in full"),
+        S(
+            "WEBHOOK_LEASE_SECONDS",
+            whole_number(1),
+            60,
+            "how long a worker's claim on a delivery lasts before another may take it over",
+        ),
+        S(
+            "WEBHOOK_SECRET_OVERLAP",
+            whole_number(0),
+            24 * 3600,
+            "seconds a rotated-out webhook secret still signs (`X-Service-Signature-Previous`)",
+        ),
+        S(
+            "IDEMPOTENCY_LEASE_SECONDS",
+            seconds,
+            5,
+            "seconds after which an `Idempotency-Key` still in progress "
+            "belongs to a request that died: a retry takes it over",
+        ),
+        S(
+            "WEBHOOK_RETRY_SCALE",
+            seconds,
+            1,
+            "multiplies the webhook retry schedule (1 min … 24 h); lower it only for "
+            "tests or staging (the fault suite uses 0.02)",
+        ),
+        S(
+            "WEBHOOK_SLOW_HOST_CONCURRENCY",
+            whole_number(1),
+            1,
+            "attempts in flight at once to a receiving host that has "
+            "not answered quickly of late (RQ only); its other deliveries wait",
+        ),
+        S(
+            "WEBHOOK_SLOW_SECONDS",
+            seconds,
+            5,
+            "an answer slower than this (or none yet) makes a host slow for the cap "
+            "above; a receiver that always takes longer gets one attempt at a time, so raise the cap for it",
+        ),
+        S(
+            "SWEEP_INTERVAL",
+            whole_number(1),
+            15,
+            "seconds between outbox sweeps (due webhooks and SMS re-enqueued)",
+        ),
+        S(
+            "JOBS_IN_PROCESS",
+            boolean,
+            True,
+            "without Redis, run jobs in a thread of the web process",
+            {"testing": False},
+        ),
+        S("API_RATE_LIMIT", rate_limit, "100/second", "per API key"),
+        S(
+            "API_AUTH_FAILURE_LIMIT",
+            rate_limit,
+            "30/minute",
+            "requests with an unknown or revoked API key, per client address",
+        ),
+        S(
+            "CHECKOUT_CLAIM_RATE_LIMIT",
+            rate_limit,
+            "10/hour",
+            "TrxID attempts per payment at checkout (typos caught by the form do not count)",
+        ),
+        S(
+            "RATELIMIT_STORAGE_URI",
+            optional_text,
+            None,
+            "where limits count: unset is `REDIS_URL` with the database "
+            "as fallback, or the database alone; `memory://` makes each process count for itself",
+            secret=True,
+        ),
+        S(
+            "LOGIN_RATE_LIMIT",
+            rate_limit,
+            "10/minute",
+            "failed panel sign-ins per address and e-mail",
+        ),
+        S(
+            "RATELIMIT_ENABLED",
+            boolean,
+            True,
+            "`false` switches every rate limit off",
+            {"testing": False},
+        ),
+        S(
+            "TRUSTED_PROXIES",
+            whole_number(0),
+            0,
+            "how many reverse proxies stand in front of the app (1 behind nginx): "
+            "client address and scheme then come from `X-Forwarded-For`/`-Proto`. Set the exact count; a higher one lets "  # noqa: E501
+            "clients fake their address",
+        ),
+        S(
+            "DOCTOR_HEARTBEAT_MAX_AGE",
+            whole_number(1),
+            1800,
+            "`flask gateway doctor` reports a paired phone silent "
+            "for longer than this many seconds",
+        ),
+        S(
+            "DEFAULT_TIMEZONE",
+            timezone,
+            "Asia/Dhaka",
+            "the zone times are shown in when a brand names none",
+        ),
+        S(
+            "PASSWORD_HASH_METHOD",
+            password_hash_method,
+            "scrypt",
+            "how panel passwords are hashed (werkzeug's "
+            "`generate_password_hash` method); the testing profile's is cheap",
+            {"testing": "pbkdf2:sha256:1"},
+        ),
+        S(
+            "LOG_LEVEL",
+            one_of("DEBUG", "INFO", "WARNING", "ERROR", fold=str.upper),
+            "INFO",
+            "the least severe log level written (to stderr)",
+        ),
+    )
+}
 
 # Fixed for every profile: extensions' wiring, not operator choices.
 FIXED = {
-    "MAX_CONTENT_LENGTH": 1024 * 1024, "RATELIMIT_HEADERS_ENABLED": True,
-    "SESSION_COOKIE_HTTPONLY": True, "SESSION_COOKIE_SAMESITE": "Lax", "REMEMBER_COOKIE_HTTPONLY": True,
-    "BABEL_DEFAULT_LOCALE": "en", "BABEL_DEFAULT_TIMEZONE": "UTC",
-    "API_TITLE": "Payment Gateway API", "API_VERSION": "1.0.0", "OPENAPI_VERSION": "3.0.3",
-    "OPENAPI_URL_PREFIX": "/api/v1", "OPENAPI_JSON_PATH": "openapi.json",
+    "MAX_CONTENT_LENGTH": 1024 * 1024,
+    "RATELIMIT_HEADERS_ENABLED": True,
+    "SESSION_COOKIE_HTTPONLY": True,
+    "SESSION_COOKIE_SAMESITE": "Lax",
+    "REMEMBER_COOKIE_HTTPONLY": True,
+    "BABEL_DEFAULT_LOCALE": "en",
+    "BABEL_DEFAULT_TIMEZONE": "UTC",
+    "API_TITLE": "Payment Gateway API",
+    "API_VERSION": "1.0.0",
+    "OPENAPI_VERSION": "3.0.3",
+    "OPENAPI_URL_PREFIX": "/api/v1",
+    "OPENAPI_JSON_PATH": "openapi.json",
 }
 PROFILE_FIXED = {"testing": {"TESTING": True}}
 # Flask's and its extensions' own names that instance/settings.py may also set (docs/configuration.md).
 FRAMEWORK_NAMES = {
-    "SQLALCHEMY_DATABASE_URI", "SQLALCHEMY_ENGINE_OPTIONS", "SQLALCHEMY_ECHO",
-    "WTF_CSRF_ENABLED", "WTF_CSRF_TIME_LIMIT", "SERVER_NAME", "PREFERRED_URL_SCHEME", "PERMANENT_SESSION_LIFETIME",
-    "SESSION_COOKIE_NAME", "SESSION_COOKIE_DOMAIN", "PROPAGATE_EXCEPTIONS", "DEBUG", "TESTING",
+    "SQLALCHEMY_DATABASE_URI",
+    "SQLALCHEMY_ENGINE_OPTIONS",
+    "SQLALCHEMY_ECHO",
+    "WTF_CSRF_ENABLED",
+    "WTF_CSRF_TIME_LIMIT",
+    "SERVER_NAME",
+    "PREFERRED_URL_SCHEME",
+    "PERMANENT_SESSION_LIFETIME",
+    "SESSION_COOKIE_NAME",
+    "SESSION_COOKIE_DOMAIN",
+    "PROPAGATE_EXCEPTIONS",
+    "DEBUG",
+    "TESTING",
 } | set(FIXED)
 
 
@@ -258,7 +437,9 @@ def read_settings_file(path):
     if unknown:
         known = set(SETTINGS) | FRAMEWORK_NAMES
         listed = "; ".join(f"{name}{suggestion(name, known)}" for name in unknown)
-        raise SettingsError(f"{path} sets unknown settings: {listed}. The README's Configuration table lists them.")
+        raise SettingsError(
+            f"{path} sets unknown settings: {listed}. The README's Configuration table lists them."
+        )
     return values
 
 
@@ -287,11 +468,18 @@ def resolve(name, overrides, environ, file_values, profile):
     """One setting's typed value from the first source that gives it."""
     setting = SETTINGS[name]
     default = setting.default_for(profile)
-    for source, values in (("create_app", overrides), ("the environment", environ),
-                           ("instance/settings.py", file_values)):
+    for source, values in (
+        ("create_app", overrides),
+        ("the environment", environ),
+        ("instance/settings.py", file_values),
+    ):
         if name in values:
             # None (REDIS_URL=None in a test's overrides) means the default, not "ask the next source".
-            return parse_value(setting, values[name], source) if values[name] is not None else copy(default)
+            return (
+                parse_value(setting, values[name], source)
+                if values[name] is not None
+                else copy(default)
+            )
     return copy(default)
 
 
@@ -299,7 +487,7 @@ def database_uri(url):
     """A database URL normalised to the psycopg 3 driver."""
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 
@@ -313,7 +501,9 @@ def derived(values, profile):
     return {
         "SQLALCHEMY_DATABASE_URI": uri,
         # PostgreSQL connections can go stale behind a restart; SQLite files cannot.
-        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True} if uri.startswith("postgresql") else {},
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True}
+        if uri.startswith("postgresql")
+        else {},
         "REMEMBER_COOKIE_SECURE": values["SESSION_COOKIE_SECURE"],
         # Flask-WTF signs CSRF tokens with itsdangerous, which verifies with any key of a list, signs with the last.
         "WTF_CSRF_SECRET_KEY": [*values["SECRET_KEY_FALLBACKS"], values["SECRET_KEY"]],

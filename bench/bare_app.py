@@ -1,4 +1,5 @@
 """The baseline: bare Flask + SQLAlchemy doing the same insert and read, no auth or validation."""
+
 import os
 import secrets
 import uuid
@@ -16,7 +17,12 @@ app = Flask(__name__)
 def tune_sqlite(dbapi_connection, connection_record):
     """The same SQLite settings the gateway uses, so the comparison is of the code alone."""
     cursor = dbapi_connection.cursor()
-    for pragma in ("journal_mode=WAL", "busy_timeout=10000", "foreign_keys=ON", "synchronous=NORMAL"):
+    for pragma in (
+        "journal_mode=WAL",
+        "busy_timeout=10000",
+        "foreign_keys=ON",
+        "synchronous=NORMAL",
+    ):
         cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
 
@@ -39,21 +45,36 @@ class Payment(db.Model):
 @app.post("/api/v1/payments")
 def create():
     body = request.get_json()
-    payment = Payment(public_id=str(uuid.uuid4()), token=secrets.token_urlsafe(24),
-                      amount=int(Decimal(body["amount"]) * 100), currency=body["currency"],
-                      reference=body.get("reference"), status="created")
+    payment = Payment(
+        public_id=str(uuid.uuid4()),
+        token=secrets.token_urlsafe(24),
+        amount=int(Decimal(body["amount"]) * 100),
+        currency=body["currency"],
+        reference=body.get("reference"),
+        status="created",
+    )
     db.session.add(payment)
     db.session.commit()
-    return jsonify(success=True, data={"payment_id": payment.public_id, "token": payment.token,
-                                       "status": payment.status}), 201
+    return jsonify(
+        success=True,
+        data={"payment_id": payment.public_id, "token": payment.token, "status": payment.status},
+    ), 201
 
 
 @app.get("/api/v1/payments/<payment_id>")
 def read(payment_id):
-    payment = db.session.execute(db.select(Payment).where(Payment.public_id == payment_id)).scalar_one()
-    return jsonify(success=True, data={"payment_id": payment.public_id, "status": payment.status,
-                                       "amount": f"{Decimal(payment.amount) / 100:.2f}",
-                                       "currency": payment.currency})
+    payment = db.session.execute(
+        db.select(Payment).where(Payment.public_id == payment_id)
+    ).scalar_one()
+    return jsonify(
+        success=True,
+        data={
+            "payment_id": payment.public_id,
+            "status": payment.status,
+            "amount": f"{Decimal(payment.amount) / 100:.2f}",
+            "currency": payment.currency,
+        },
+    )
 
 
 with app.app_context():

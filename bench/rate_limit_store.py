@@ -7,6 +7,7 @@ Without Redis every web process counts its limits in the `rate_limit_counters` t
 `RATELIMIT_STORAGE_URI=memory://` counts in each process instead. The request figures go through the app's test
 client, one process, best of three runs.
 """
+
 import argparse
 import sys
 import tempfile
@@ -16,16 +17,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway import create_app  # noqa: E402
-from gateway.extensions import db  # noqa: E402
+from gateway.accounts.api_keys import generate_key  # noqa: E402
 from gateway.accounts.models.brand import Brand  # noqa: E402
 from gateway.accounts.rate_limit_store import count_hit  # noqa: E402
-from gateway.accounts.api_keys import generate_key  # noqa: E402
+from gateway.extensions import db  # noqa: E402
 
 
 def build(url, storage_uri=None):
     """A fresh app on `url` with limits on (out of reach), counting in `storage_uri` or the default store."""
-    settings = {"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": url, "REDIS_URL": None, "RATELIMIT_ENABLED": True,
-                "API_RATE_LIMIT": "1000000/second"}
+    settings = {
+        "APP_ENV": "testing",
+        "SQLALCHEMY_DATABASE_URI": url,
+        "REDIS_URL": None,
+        "RATELIMIT_ENABLED": True,
+        "API_RATE_LIMIT": "1000000/second",
+    }
     if storage_uri:
         settings["RATELIMIT_STORAGE_URI"] = storage_uri
     app = create_app(settings)
@@ -52,7 +58,9 @@ def per_request_ms(app, requests):
         db.session.commit()
         _, secret = generate_key(brand, "bench", ["read", "write"])
     client, headers = app.test_client(), {"Authorization": f"Bearer {secret}"}
-    created = client.post("/api/v1/payments", json={"amount": "5.00", "currency": "BDT"}, headers=headers)
+    created = client.post(
+        "/api/v1/payments", json={"amount": "5.00", "currency": "BDT"}, headers=headers
+    )
     url = f"/api/v1/payments/{created.get_json()['data']['payment_id']}"
     runs = []
     for _ in range(3):
@@ -68,13 +76,17 @@ def main():
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--requests", type=int, default=500)
     args = parser.parse_args()
-    url = args.database_url or f"sqlite:///{tempfile.mkdtemp(prefix='gateway-bench-')}/limits.sqlite3"
+    url = (
+        args.database_url or f"sqlite:///{tempfile.mkdtemp(prefix='gateway-bench-')}/limits.sqlite3"
+    )
     engine = url.split(":")[0]
     database = build(url)
     print(f"{engine}: {per_hit_us(database, 2000):.0f} µs per hit in the database store")
     memory_ms = per_request_ms(build(url, "memory://"), args.requests)
     database_ms = per_request_ms(build(url), args.requests)
-    print(f"{engine}: GET /payments/{{id}} {memory_ms:.2f} ms counting in memory, {database_ms:.2f} ms in the database")
+    print(
+        f"{engine}: GET /payments/{{id}} {memory_ms:.2f} ms counting in memory, {database_ms:.2f} ms in the database"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ half of each batch meeting a waiting claim (each of those completes a payment: t
 Matching is timed in both directions at 1,000, 10,000 and 100,000 open payments (and as many stored SMS):
 it must stay flat, because every lookup is an index probe on (provider, provider_trx_id).
 """
+
 import argparse
 import secrets
 import statistics
@@ -23,12 +24,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway import create_app  # noqa: E402
+from gateway.accounts.models.brand import Brand  # noqa: E402
 from gateway.clock import utcnow  # noqa: E402
 from gateway.extensions import db  # noqa: E402
-from gateway.accounts.models.brand import Brand  # noqa: E402
-from gateway.sms.models.inbound_sms import InboundSms  # noqa: E402
 from gateway.payments.models.payment import Payment  # noqa: E402
 from gateway.sms.matching import match_sms_to_claim, submit_claim  # noqa: E402
+from gateway.sms.models.inbound_sms import InboundSms  # noqa: E402
 from gateway.sms.parsing import build_sms_text  # noqa: E402
 from tests.factories import paired_device, sms_message  # noqa: E402
 
@@ -44,20 +45,41 @@ def new_trx():
 def payment_row(brand, status, trx=None, now=None):
     """Column values of an open payment, for bulk seeding."""
     now = now or utcnow()
-    return {"public_id": str(uuid.uuid4()), "token": secrets.token_urlsafe(24), "brand_id": brand.id,
-            "amount": Decimal("500.00"), "amount_refunded": Decimal("0"), "currency": "BDT", "status": status,
-            "provider": "bkash" if trx else None, "provider_trx_id": trx, "claimed_at": now if trx else None,
-            "created_at": now, "updated_at": now, "expires_at": now + timedelta(hours=6)}
+    return {
+        "public_id": str(uuid.uuid4()),
+        "token": secrets.token_urlsafe(24),
+        "brand_id": brand.id,
+        "amount": Decimal("500.00"),
+        "amount_refunded": Decimal("0"),
+        "currency": "BDT",
+        "status": status,
+        "provider": "bkash" if trx else None,
+        "provider_trx_id": trx,
+        "claimed_at": now if trx else None,
+        "created_at": now,
+        "updated_at": now,
+        "expires_at": now + timedelta(hours=6),
+    }
 
 
 def sms_row(brand, trx, now=None):
     """Column values of a stored, unmatched incoming SMS."""
     now = now or utcnow()
     body = f"You have received Tk 500.00 from 01712345678. TrxID {trx}"
-    return {"public_id": str(uuid.uuid4()), "brand_id": brand.id, "sender": "bKash", "body": body,
-            "content_hash": secrets.token_hex(32), "provider": "bkash", "incoming": True,
-            "amount": Decimal("500.00"), "provider_trx_id": trx, "status": "unmatched", "received_at": now,
-            "created_at": now}
+    return {
+        "public_id": str(uuid.uuid4()),
+        "brand_id": brand.id,
+        "sender": "bKash",
+        "body": body,
+        "content_hash": secrets.token_hex(32),
+        "provider": "bkash",
+        "incoming": True,
+        "amount": Decimal("500.00"),
+        "provider_trx_id": trx,
+        "status": "unmatched",
+        "received_at": now,
+        "created_at": now,
+    }
 
 
 def seed(brand, count):
@@ -65,9 +87,18 @@ def seed(brand, count):
     now = utcnow()
     for start in range(0, count, 5_000):
         size = min(5_000, count - start)
-        db.session.execute(db.insert(Payment), [payment_row(brand, "processing" if i % 2 else "created",
-                                                            new_trx() if i % 2 else None, now) for i in range(size)])
-        db.session.execute(db.insert(InboundSms), [sms_row(brand, new_trx(), now) for _ in range(size)])
+        db.session.execute(
+            db.insert(Payment),
+            [
+                payment_row(
+                    brand, "processing" if i % 2 else "created", new_trx() if i % 2 else None, now
+                )
+                for i in range(size)
+            ],
+        )
+        db.session.execute(
+            db.insert(InboundSms), [sms_row(brand, new_trx(), now) for _ in range(size)]
+        )
         db.session.commit()
 
 
@@ -81,15 +112,21 @@ def bench_ingest(app, brand, batches, claimed):
     for _ in range(batches):
         trx_ids = [new_trx() for _ in range(BATCH)]
         if claimed:
-            db.session.execute(db.insert(Payment), [payment_row(brand, "processing", trx) for trx in trx_ids[::2]])
-        texts = [build_sms_text("bkash", Decimal("500.00"), trx, "01712345678", Decimal("1500.00"), when)
-                 for trx in trx_ids]
+            db.session.execute(
+                db.insert(Payment), [payment_row(brand, "processing", trx) for trx in trx_ids[::2]]
+            )
+        texts = [
+            build_sms_text("bkash", Decimal("500.00"), trx, "01712345678", Decimal("1500.00"), when)
+            for trx in trx_ids
+        ]
         payloads.append({"messages": [sms_message(aes_key, text) for text in texts]})
     db.session.commit()
     started = time.perf_counter()
     for payload in payloads:
         response = client.post("/api/mobile/v1/sms", json=payload, headers=headers)
-        assert response.status_code == 200 and response.get_json()["data"]["accepted"] == BATCH, response.data
+        assert response.status_code == 200 and response.get_json()["data"]["accepted"] == BATCH, (
+            response.data
+        )
     elapsed = time.perf_counter() - started
     return batches * BATCH / elapsed, elapsed / batches * 1000
 
@@ -108,15 +145,22 @@ def bench_matching(brand, trials):
         db.session.execute(db.insert(Payment), [payment_row(brand, "processing", trx)])
         db.session.execute(db.insert(InboundSms), [sms_row(brand, trx)])
         db.session.commit()
-        sms = db.session.execute(db.select(InboundSms).where(
-            InboundSms.brand_id == brand.id, InboundSms.provider == "bkash", InboundSms.provider_trx_id == trx)).scalar_one()
+        sms = db.session.execute(
+            db.select(InboundSms).where(
+                InboundSms.brand_id == brand.id,
+                InboundSms.provider == "bkash",
+                InboundSms.provider_trx_id == trx,
+            )
+        ).scalar_one()
         at_ingest.append(time_ms(lambda: match_sms_to_claim(sms)))
         assert sms.status == "matched"
         trx = new_trx()
         db.session.execute(db.insert(InboundSms), [sms_row(brand, trx)])
         db.session.execute(db.insert(Payment), [payment_row(brand, "created")])
         db.session.commit()
-        payment = db.session.execute(db.select(Payment).order_by(Payment.id.desc()).limit(1)).scalar_one()
+        payment = db.session.execute(
+            db.select(Payment).order_by(Payment.id.desc()).limit(1)
+        ).scalar_one()
         at_submit.append(time_ms(lambda: submit_claim(payment, "bkash", trx)))
         assert payment.status == "completed"
     return statistics.median(at_ingest), statistics.median(at_submit)
@@ -125,11 +169,17 @@ def bench_matching(brand, trials):
 def lookup_plans():
     """The engine's plan for both matching lookups, to show they are index probes."""
     queries = {
-        "claims of a TrxID": db.select(Payment).where(Payment.provider == "bkash", Payment.provider_trx_id == "X"),
+        "claims of a TrxID": db.select(Payment).where(
+            Payment.provider == "bkash", Payment.provider_trx_id == "X"
+        ),
         "claims of a batch": db.select(Payment.provider_trx_id, Payment.status).where(
-            Payment.provider == "bkash", Payment.provider_trx_id.in_(["X", "Y", "Z"])),
-        "SMS of a TrxID": db.select(InboundSms).where(InboundSms.brand_id == 1, InboundSms.provider == "bkash",
-                                                      InboundSms.provider_trx_id == "X"),
+            Payment.provider == "bkash", Payment.provider_trx_id.in_(["X", "Y", "Z"])
+        ),
+        "SMS of a TrxID": db.select(InboundSms).where(
+            InboundSms.brand_id == 1,
+            InboundSms.provider == "bkash",
+            InboundSms.provider_trx_id == "X",
+        ),
     }
     prefix = "EXPLAIN QUERY PLAN " if db.engine.dialect.name == "sqlite" else "EXPLAIN "
     for name, query in queries.items():
@@ -144,9 +194,19 @@ def main():
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--trials", type=int, default=100)
     args = parser.parse_args()
-    url = args.database_url or f"sqlite:///{Path(tempfile.mkdtemp(prefix='sms-bench-')) / 'bench.sqlite3'}"
-    app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": url, "RATELIMIT_ENABLED": False,
-                      "REDIS_URL": None, "JOBS_IN_PROCESS": False})
+    url = (
+        args.database_url
+        or f"sqlite:///{Path(tempfile.mkdtemp(prefix='sms-bench-')) / 'bench.sqlite3'}"
+    )
+    app = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": url,
+            "RATELIMIT_ENABLED": False,
+            "REDIS_URL": None,
+            "JOBS_IN_PROCESS": False,
+        }
+    )
     with app.app_context():
         db.drop_all()
         db.create_all()
@@ -155,12 +215,19 @@ def main():
         db.session.commit()
         print(f"$ {' '.join([Path(sys.executable).name, *sys.argv])}")
         print(f"engine: {db.engine.dialect.name}\n")
-        for claimed, label in ((False, "nobody claimed them"), (True, "half complete a waiting claim")):
+        for claimed, label in (
+            (False, "nobody claimed them"),
+            (True, "half complete a waiting claim"),
+        ):
             rate, per_batch = bench_ingest(app, brand, args.batches, claimed)
-            print(f"ingestion, {label}: {rate:,.0f} messages/s "
-                  f"({per_batch:.1f} ms per batch of {BATCH}, {args.batches} batches)")
+            print(
+                f"ingestion, {label}: {rate:,.0f} messages/s "
+                f"({per_batch:.1f} ms per batch of {BATCH}, {args.batches} batches)"
+            )
         print()
-        print(f"{'open payments':>14}{'stored SMS':>12}{'match at ingest':>18}{'match at submit':>18}")
+        print(
+            f"{'open payments':>14}{'stored SMS':>12}{'match at ingest':>18}{'match at submit':>18}"
+        )
         seeded = 0
         for size in SIZES:
             seed(brand, size - seeded)

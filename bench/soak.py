@@ -15,6 +15,7 @@ sent) and the webhooks received; and the resident memory of every gunicorn and R
 start and end. Exits 1 on any error: a 5xx or failed request, a webhook that failed verification, or
 a payment not completed or webhook not delivered when the run ends.
 """
+
 import argparse
 import logging
 import os
@@ -43,7 +44,11 @@ def percentile(values, share):
     """The share-th percentile (1-99) of values, or None for none."""
     if not values:
         return None
-    return statistics.quantiles(values, n=100, method="inclusive")[share - 1] if len(values) > 1 else values[0]
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[share - 1]
+        if len(values) > 1
+        else values[0]
+    )
 
 
 def ms(seconds):
@@ -57,7 +62,10 @@ def ensure_database(url):
     base, name = url.replace("postgresql+psycopg://", "postgresql://").rsplit("/", 1)
     name = name.split("?", 1)[0]
     with psycopg.connect(f"{base}/postgres", autocommit=True) as connection:
-        if connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+        if (
+            connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+            is None
+        ):
             connection.execute(f'CREATE DATABASE "{name}"')
 
 
@@ -65,14 +73,20 @@ def prepare(database_url):
     """Empty the database; a brand, an API key, a bKash number and a pairing code. Returns (app, brand id, key,
     method id, pairing code, webhook secret)."""
     from gateway import create_app
-    from gateway.extensions import db
-    from gateway.accounts.models.brand import Brand
-    from gateway.payments.models.payment_method import PaymentMethod
     from gateway.accounts.api_keys import generate_key
+    from gateway.accounts.models.brand import Brand
     from gateway.devices.pairing import create_pairing_code
+    from gateway.extensions import db
+    from gateway.payments.models.payment_method import PaymentMethod
 
-    app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": database_url, "REDIS_URL": None,
-                      "SECRET_KEY": STACK_SECRET})
+    app = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": database_url,
+            "REDIS_URL": None,
+            "SECRET_KEY": STACK_SECRET,
+        }
+    )
     with app.app_context():
         db.drop_all()
         db.create_all()
@@ -92,8 +106,11 @@ def backlog(app):
     from gateway.webhooks.models.webhook import WebhookDelivery
 
     with app.app_context():
-        rows = dict(db.session.execute(db.select(WebhookDelivery.status, db.func.count())
-                                       .group_by(WebhookDelivery.status)).all())
+        rows = dict(
+            db.session.execute(
+                db.select(WebhookDelivery.status, db.func.count()).group_by(WebhookDelivery.status)
+            ).all()
+        )
         db.session.remove()
     return rows.get("pending", 0) + rows.get("retrying", 0), rows.get("failed", 0)
 
@@ -104,8 +121,11 @@ def unfinished_payments(app, payment_ids):
     from gateway.payments.models.payment import Payment
 
     with app.app_context():
-        done = db.session.execute(db.select(db.func.count()).select_from(Payment).where(
-            Payment.public_id.in_(payment_ids), Payment.status == "completed")).scalar_one()
+        done = db.session.execute(
+            db.select(db.func.count())
+            .select_from(Payment)
+            .where(Payment.public_id.in_(payment_ids), Payment.status == "completed")
+        ).scalar_one()
         db.session.remove()
     return len(payment_ids) - done
 
@@ -177,6 +197,7 @@ class Load:
                 self.one(f"measure-{uuid.uuid4().hex[:12]}")
                 with self.lock:
                     count[0] += 1
+
         running = [threading.Thread(target=customer) for _ in range(threads)]
         for thread in running:
             thread.start()
@@ -207,27 +228,58 @@ def minute_report(load, shop, app, receiver, minute, since, rows):
     until = since + 60
     flows = [flow for flow in load.flows if since <= flow[0] < until]
     answers = [answer for answer in shop.answers if since <= answer[4] < until]
-    errors = sum(1 for flow in flows if flow[3]) + sum(1 for answer in answers if answer[2] is None or answer[2] >= 500)
+    errors = sum(1 for flow in flows if flow[3]) + sum(
+        1 for answer in answers if answer[2] is None or answer[2] >= 500
+    )
     waiting, failed = backlog(app)
     flow_times, request_times = [flow[1] for flow in flows], [answer[3] for answer in answers]
     late = sum(1 for flow in flows if flow[4] > 1)
-    rows.append((minute, len(flows), errors, percentile(flow_times, 50), percentile(flow_times, 99),
-                 percentile(request_times, 50), percentile(request_times, 99), waiting, failed, len(receiver.received),
-                 late))
+    rows.append(
+        (
+            minute,
+            len(flows),
+            errors,
+            percentile(flow_times, 50),
+            percentile(flow_times, 99),
+            percentile(request_times, 50),
+            percentile(request_times, 99),
+            waiting,
+            failed,
+            len(receiver.received),
+            late,
+        )
+    )
     row = rows[-1]
-    print(f"{row[0]:>6} {row[1]:>9} {row[10]:>5} {row[2]:>6} {ms(row[3]):>9} {ms(row[4]):>9} {ms(row[5]):>8} "
-          f"{ms(row[6]):>8} {row[7]:>8} {row[8]:>7} {row[9]:>9}", flush=True)
+    print(
+        f"{row[0]:>6} {row[1]:>9} {row[10]:>5} {row[2]:>6} {ms(row[3]):>9} {ms(row[4]):>9} {ms(row[5]):>8} "
+        f"{ms(row[6]):>8} {row[7]:>8} {row[8]:>7} {row[9]:>9}",
+        flush=True,
+    )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=10, help="length of the soak (after the measurement)")
-    parser.add_argument("--measure", type=float, default=20, help="seconds of the capacity measurement")
-    parser.add_argument("--threads", type=int, default=6, help="customers paying at once while measuring")
-    parser.add_argument("--share", type=float, default=0.8, help="share of the measured capacity to soak at")
-    parser.add_argument("--rate", type=float, default=None,
-                        help="payments/s to soak at instead (a shared machine's capacity moves under the run)")
-    parser.add_argument("--database-url", default=os.environ.get("SOAK_DATABASE_URL", DEFAULT_DATABASE))
+    parser.add_argument(
+        "--minutes", type=float, default=10, help="length of the soak (after the measurement)"
+    )
+    parser.add_argument(
+        "--measure", type=float, default=20, help="seconds of the capacity measurement"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=6, help="customers paying at once while measuring"
+    )
+    parser.add_argument(
+        "--share", type=float, default=0.8, help="share of the measured capacity to soak at"
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=None,
+        help="payments/s to soak at instead (a shared machine's capacity moves under the run)",
+    )
+    parser.add_argument(
+        "--database-url", default=os.environ.get("SOAK_DATABASE_URL", DEFAULT_DATABASE)
+    )
     args = parser.parse_args()
 
     ensure_database(args.database_url)
@@ -241,31 +293,63 @@ def main():
         gunicorn = Gunicorn(directory, args.database_url, redis.url)
         workers = Workers(directory, args.database_url, redis.url, gunicorn.url)
         workers.start(2)
-        device = requests.post(f"{gunicorn.url}/api/mobile/v1/devices", timeout=10, json={
-            "pairing_code": pairing_code, "device_id": uuid.uuid4().hex, "device_name": "Soak phone",
-            "app_version": "1.0.0", "platform": "android"}).json()["data"]
-        shop = Shop(gunicorn.url, api_key, method_id, device["aes_key"], device["access_token"], receiver.url,
-                    retries=1)
-        wait_until(lambda: all(descendants(process.pid) for process in workers.processes), 20)  # schedulers up
+        device = requests.post(
+            f"{gunicorn.url}/api/mobile/v1/devices",
+            timeout=10,
+            json={
+                "pairing_code": pairing_code,
+                "device_id": uuid.uuid4().hex,
+                "device_name": "Soak phone",
+                "app_version": "1.0.0",
+                "platform": "android",
+            },
+        ).json()["data"]
+        shop = Shop(
+            gunicorn.url,
+            api_key,
+            method_id,
+            device["aes_key"],
+            device["access_token"],
+            receiver.url,
+            retries=1,
+        )
+        wait_until(
+            lambda: all(descendants(process.pid) for process in workers.processes), 20
+        )  # schedulers up
         start_memory = memory(gunicorn, workers)
 
         measure = Load(shop, args.threads)
         capacity = measure.back_to_back(args.measure, args.threads)
         rate = args.rate or capacity * args.share
-        print(f"capacity: {capacity:.1f} payments/s ({args.threads} customers back to back, {args.measure:.0f} s); "
-              f"soaking at {rate:.1f}/s ({rate / capacity:.0%}) for {args.minutes:g} min", flush=True)
-        print(f"{'minute':>6} {'payments':>9} {'late':>5} {'errors':>6} {'p50 pay':>9} {'p99 pay':>9} {'p50 req':>8} "
-              f"{'p99 req':>8} {'backlog':>8} {'failed':>7} {'webhooks':>9}   (ms; a payment is timed from when it was due,"
-              " late = started over 1 s after)", flush=True)
-        soak = Load(shop, max(8, int(rate * 4) + 4))  # enough customers that the pace, not the pool, sets the load
+        print(
+            f"capacity: {capacity:.1f} payments/s ({args.threads} customers back to back, {args.measure:.0f} s); "
+            f"soaking at {rate:.1f}/s ({rate / capacity:.0%}) for {args.minutes:g} min",
+            flush=True,
+        )
+        print(
+            f"{'minute':>6} {'payments':>9} {'late':>5} {'errors':>6} {'p50 pay':>9} {'p99 pay':>9} {'p50 req':>8} "
+            f"{'p99 req':>8} {'backlog':>8} {'failed':>7} {'webhooks':>9}   (ms; a payment is timed from when it was due,"  # noqa: E501
+            " late = started over 1 s after)",
+            flush=True,
+        )
+        soak = Load(
+            shop, max(8, int(rate * 4) + 4)
+        )  # enough customers that the pace, not the pool, sets the load
         rows, began = [], time.monotonic()
-        soak.paced(rate, args.minutes * 60,
-                   lambda minute: minute_report(soak, shop, app, receiver, minute, began + (minute - 1) * 60, rows))
+        soak.paced(
+            rate,
+            args.minutes * 60,
+            lambda minute: minute_report(
+                soak, shop, app, receiver, minute, began + (minute - 1) * 60, rows
+            ),
+        )
         if args.minutes * 60 % 60:
             minute_report(soak, shop, app, receiver, len(rows) + 1, began + len(rows) * 60, rows)
 
         paid = [flow[2] for flow in measure.flows + soak.flows if flow[2]]
-        drained = wait_until(lambda: backlog(app)[0] == 0 and unfinished_payments(app, paid) == 0, DRAIN, pause=1)
+        drained = wait_until(
+            lambda: backlog(app)[0] == 0 and unfinished_payments(app, paid) == 0, DRAIN, pause=1
+        )
         end_memory = memory(gunicorn, workers)
         unfinished, (waiting, failed) = unfinished_payments(app, paid), backlog(app)
         delivered = {hit["json"]["data"].get("payment_id") for hit in list(receiver.received)}
@@ -274,13 +358,17 @@ def main():
         print("\nmemory (RSS, MiB)        start      end")
         for name in sorted(set(start_memory) | set(end_memory)):
             before, after = start_memory.get(name), end_memory.get(name)
-            print(f"  {name:<22} {before / 1024 if before else 0:>6.1f} {after / 1024 if after else 0:>8.1f}")
+            print(
+                f"  {name:<22} {before / 1024 if before else 0:>6.1f} {after / 1024 if after else 0:>8.1f}"
+            )
         flow_errors = [flow[3] for flow in measure.flows + soak.flows if flow[3]]
         server_errors = shop.server_errors()
-        print(f"\npayments: {len(paid)} completed of {len(measure.flows) + len(soak.flows)} started; "
-              f"request errors (5xx or none): {len(server_errors)}; payment flows failed: {len(flow_errors)}; "
-              f"not completed: {unfinished}; webhooks not delivered: {lost} (backlog {waiting}, failed {failed}); "
-              f"bad signatures: {len(receiver.rejected)}; drained: {drained}")
+        print(
+            f"\npayments: {len(paid)} completed of {len(measure.flows) + len(soak.flows)} started; "
+            f"request errors (5xx or none): {len(server_errors)}; payment flows failed: {len(flow_errors)}; "
+            f"not completed: {unfinished}; webhooks not delivered: {lost} (backlog {waiting}, failed {failed}); "
+            f"bad signatures: {len(receiver.rejected)}; drained: {drained}"
+        )
         for error in flow_errors[:5]:
             print("  error:", error)
         ok = not (server_errors or flow_errors or unfinished or lost or failed or receiver.rejected)

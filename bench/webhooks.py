@@ -10,6 +10,7 @@ Figures: latency (p50, p99) from complete_payment to verified receipt, completio
 --rate per second; then deliveries per second of the one worker, draining --count deliveries
 that were queued while it was suspended.
 """
+
 import argparse
 import hashlib
 import hmac
@@ -43,7 +44,9 @@ class Receiver:
         self.secret, self.arrivals, self.bad = secret.encode(), {}, 0
         self.done = threading.Condition()
         self.server = make_server("127.0.0.1", 0, self.wsgi, threaded=True)
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         self.url = f"http://127.0.0.1:{self.server.server_port}/hooks"
 
     def wsgi(self, environ, start_response):
@@ -51,7 +54,9 @@ class Receiver:
         raw = request.get_data()
         expected = hmac.new(self.secret, raw, hashlib.sha256).hexdigest()
         fresh = abs(time.time() - int(request.headers.get("X-Service-Timestamp", "0"))) <= 300
-        if not (hmac.compare_digest(expected, request.headers.get("X-Service-Signature", "")) and fresh):
+        if not (
+            hmac.compare_digest(expected, request.headers.get("X-Service-Signature", "")) and fresh
+        ):
             self.bad += 1
             return Response("bad", status=401)(environ, start_response)
         with self.done:
@@ -66,11 +71,23 @@ class Receiver:
 
 def start_worker(database_url, redis_url, log_path, log_level):
     """`flask gateway worker` on the bench database and Redis, in its own process group."""
-    env = {**os.environ, "APP_ENV": "development", "DATABASE_URL": database_url, "REDIS_URL": redis_url,
-           "FLASK_APP": "app.py", "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "APP_ENV": "development",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "FLASK_APP": "app.py",
+        "PYTHONPATH": str(ROOT),
+    }
     with open(log_path, "wb") as log:
-        return subprocess.Popen([sys.executable, "-m", "flask", "gateway", "worker", "--log-level", log_level], cwd=ROOT, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "flask", "gateway", "worker", "--log-level", log_level],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def complete_payments(brand, url, count, rate=None):
@@ -79,8 +96,10 @@ def complete_payments(brand, url, count, rate=None):
 
     started = {}
     for number in range(count):
-        payment = create_payment(brand, {"amount": 500, "currency": "BDT", "callback_url": url,
-                                         "reference": f"bench-{number}"})
+        payment = create_payment(
+            brand,
+            {"amount": 500, "currency": "BDT", "callback_url": url, "reference": f"bench-{number}"},
+        )
         started[payment.public_id] = time.time()
         complete_payment(payment, provider="bkash", provider_trx_id=f"BENCH{number}")
         if rate:
@@ -89,25 +108,41 @@ def complete_payments(brand, url, count, rate=None):
 
 
 def percentile(values, share):
-    return statistics.quantiles(values, n=100, method="inclusive")[share - 1] if len(values) > 1 else values[0]
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[share - 1]
+        if len(values) > 1
+        else values[0]
+    )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=500)
-    parser.add_argument("--rate", type=float, default=50.0, help="completions per second in the latency run")
+    parser.add_argument(
+        "--rate", type=float, default=50.0, help="completions per second in the latency run"
+    )
     parser.add_argument("--database-url", default=None)
-    parser.add_argument("--log-level", default="INFO", help="the worker's log level (INFO logs 3 lines per job)")
-    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL"), required=not os.environ.get("REDIS_URL"))
+    parser.add_argument(
+        "--log-level", default="INFO", help="the worker's log level (INFO logs 3 lines per job)"
+    )
+    parser.add_argument(
+        "--redis-url", default=os.environ.get("REDIS_URL"), required=not os.environ.get("REDIS_URL")
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="gateway-webhook-bench-"))
     database_url = args.database_url or f"sqlite:///{workdir / 'bench.sqlite3'}"
 
     from gateway import create_app
-    from gateway.extensions import db
     from gateway.accounts.models.brand import Brand
+    from gateway.extensions import db
 
-    app = create_app({"APP_ENV": "development", "SQLALCHEMY_DATABASE_URI": database_url, "REDIS_URL": args.redis_url})
+    app = create_app(
+        {
+            "APP_ENV": "development",
+            "SQLALCHEMY_DATABASE_URI": database_url,
+            "REDIS_URL": args.redis_url,
+        }
+    )
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # the receiver's access log
     redis = Redis.from_url(args.redis_url)
     with app.app_context():
@@ -122,7 +157,9 @@ def main():
             time.sleep(3)  # let the worker start before timing anything
             started = complete_payments(brand, receiver.url, args.count, args.rate)
             receiver.wait_for(args.count, 120)
-            latencies = [receiver.arrivals[pid] - t for pid, t in started.items() if pid in receiver.arrivals]
+            latencies = [
+                receiver.arrivals[pid] - t for pid, t in started.items() if pid in receiver.arrivals
+            ]
             if not latencies:
                 raise SystemExit(f"Nothing was delivered; see {workdir / 'worker.log'}")
 
@@ -143,13 +180,19 @@ def main():
 
     engine = "PostgreSQL" if database_url.startswith("postgresql") else "SQLite (WAL, file)"
     print(f"\ncommand: {shlex.join([sys.executable, *sys.argv])}")
-    print(f"database: {engine}; 1 RQ worker process (SimpleWorker, log level {args.log_level}); "
-          "the receiver verifies every signature")
-    print(f"latency complete_payment → verified receipt, {len(latencies)}/{args.count} delivered at "
-          f"{args.rate:g}/s: p50 {percentile(latencies, 50) * 1000:.1f} ms, p99 {percentile(latencies, 99) * 1000:.1f} ms"
-          f" (target p99 < 1000 ms)")
-    print(f"throughput: {throughput:.0f} deliveries/s per worker process over {len(times)} queued deliveries "
-          f"(target >= 100/s)")
+    print(
+        f"database: {engine}; 1 RQ worker process (SimpleWorker, log level {args.log_level}); "
+        "the receiver verifies every signature"
+    )
+    print(
+        f"latency complete_payment → verified receipt, {len(latencies)}/{args.count} delivered at "
+        f"{args.rate:g}/s: p50 {percentile(latencies, 50) * 1000:.1f} ms, p99 {percentile(latencies, 99) * 1000:.1f} ms"
+        f" (target p99 < 1000 ms)"
+    )
+    print(
+        f"throughput: {throughput:.0f} deliveries/s per worker process over {len(times)} queued deliveries "
+        f"(target >= 100/s)"
+    )
     print(f"bad signatures seen by the receiver: {receiver.bad}")
     shutil.rmtree(workdir, ignore_errors=True)
 

@@ -1,4 +1,5 @@
 """gunicorn's settings for the gateway's web service: deploy/systemd/gateway-web.service runs `gunicorn -c` it."""
+
 import multiprocessing
 import os
 

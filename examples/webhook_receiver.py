@@ -8,6 +8,7 @@ Run it next to your shop (Flask and requests are its only dependencies; the proj
 It listens on http://127.0.0.1:8001/webhooks (PORT, 8000 when unset); use that address as the
 payment's `callback_url` or as the brand's webhook URL. See docs/webhooks.md.
 """
+
 import hashlib
 import hmac
 import json
@@ -29,8 +30,11 @@ def signature_is_valid(secret, raw_body, signature):
 def signed_with(secret, raw_body, headers):
     """Our secret made either signature: X-Service-Signature, or X-Service-Signature-Previous while the gateway
     overlaps a secret rotation (so an old secret keeps working until we update it)."""
-    return any(signature_is_valid(secret, raw_body, headers.get(name))
-               for name in ("X-Service-Signature", "X-Service-Signature-Previous") if headers.get(name))
+    return any(
+        signature_is_valid(secret, raw_body, headers.get(name))
+        for name in ("X-Service-Signature", "X-Service-Signature-Previous")
+        if headers.get(name)
+    )
 
 
 def timestamp_is_fresh(timestamp, now=None):
@@ -42,8 +46,11 @@ def timestamp_is_fresh(timestamp, now=None):
 
 def read_payment(api_base, api_key, payment_id):
     """Spec 6.3 step 5: the payment as the gateway holds it now, or None if it cannot be read."""
-    response = requests.get(f"{api_base.rstrip('/')}/payments/{payment_id}",
-                            headers={"Authorization": f"Bearer {api_key}"}, timeout=10)
+    response = requests.get(
+        f"{api_base.rstrip('/')}/payments/{payment_id}",
+        headers={"Authorization": f"Bearer {api_key}"},
+        timeout=10,
+    )
     return response.json()["data"] if response.status_code == 200 else None
 
 
@@ -79,8 +86,11 @@ def create_receiver(secret, api_base, api_key, fulfil):
 
 if __name__ == "__main__":
     receiver = create_receiver(
-        os.environ["WEBHOOK_SECRET"], os.environ.get("GATEWAY_API", "http://127.0.0.1:5000/api/v1"),
+        os.environ["WEBHOOK_SECRET"],
+        os.environ.get("GATEWAY_API", "http://127.0.0.1:5000/api/v1"),
         os.environ["GATEWAY_API_KEY"],
-        fulfil=lambda payment: print(f"Fulfil order {payment['reference']}: {payment['amount']} {payment['currency']}"),
+        fulfil=lambda payment: print(
+            f"Fulfil order {payment['reference']}: {payment['amount']} {payment['currency']}"
+        ),
     )
     receiver.run(host="127.0.0.1", port=int(os.environ.get("PORT", "8000")))

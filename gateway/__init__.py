@@ -1,4 +1,5 @@
 """The application factory: settings, extensions, blueprints, commands."""
+
 from flask import Flask, jsonify
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
@@ -18,15 +19,21 @@ from .states import register_template_helpers
 
 def create_app(overrides=None, settings_file=None):
     """Build a configured application; `overrides` wins over the environment and instance/settings.py (tests)."""
-    app = Flask(__name__, instance_path=str(INSTANCE_DIR), template_folder="../templates",
-                static_folder="../static")
+    app = Flask(
+        __name__,
+        instance_path=str(INSTANCE_DIR),
+        template_folder="../templates",
+        static_folder="../static",
+    )
     settings, near_misses = load_settings(overrides, settings_file=settings_file)
     app.config.from_mapping(settings)
     check_production_secrets(app)
     app.json.sort_keys = False
     configure_logging(app)
     for given, meant in near_misses:
-        app.logger.warning("environment variable %s is not a setting; did you mean %s?", given, meant)
+        app.logger.warning(
+            "environment variable %s is not a setting; did you mean %s?", given, meant
+        )
     trust_proxies(app)
 
     register_extensions(app)
@@ -44,8 +51,10 @@ def check_production_secrets(app):
         return
     for secret in (app.config.get("SECRET_KEY"), *app.config.get("SECRET_KEY_FALLBACKS", [])):
         if not secret or secret == DEV_SECRET or len(secret) < 32:
-            raise RuntimeError("SECRET_KEY (and each of SECRET_KEY_FALLBACKS) must be a random value of at least "
-                               "32 characters in production.")
+            raise RuntimeError(
+                "SECRET_KEY (and each of SECRET_KEY_FALLBACKS) must be a random value of at least "
+                "32 characters in production."
+            )
 
 
 def trust_proxies(app):
@@ -56,7 +65,9 @@ def trust_proxies(app):
     """
     hops = int(app.config.get("TRUSTED_PROXIES") or 0)
     if hops > 0:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=0, x_port=0, x_prefix=0)
+        app.wsgi_app = ProxyFix(
+            app.wsgi_app, x_for=hops, x_proto=hops, x_host=0, x_port=0, x_prefix=0
+        )
 
 
 def register_extensions(app):
@@ -103,7 +114,9 @@ def register_blueprints(app):
             db.session.rollback()
             return jsonify(status="unavailable", database="unreachable"), 503
         redis = redis_state(app)
-        return jsonify(status="degraded" if redis == "degraded" else "ok", database="ok", redis=redis)
+        return jsonify(
+            status="degraded" if redis == "degraded" else "ok", database="ok", redis=redis
+        )
 
 
 def register_commands(app):

@@ -5,6 +5,7 @@ always did); inside `unit_of_work()` (a panel action with its audit row, a job, 
 in a keyed API request it only flushes, and the edge commits once. Wake-ups registered with
 `jobs.wake_after_commit` go out after that one commit (the outbox design).
 """
+
 from contextlib import contextmanager
 
 from flask import has_request_context, request
@@ -22,7 +23,9 @@ def defer_commit_to_answer():
 
 def commit_deferred():
     """Whether the current work waits for its edge to commit: an open unit of work, or a keyed request's answer."""
-    return bool(db.session.info.get(UNIT)) or (has_request_context() and bool(request.environ.get(DEFERRED)))
+    return bool(db.session.info.get(UNIT)) or (
+        has_request_context() and bool(request.environ.get(DEFERRED))
+    )
 
 
 def end_deferral():

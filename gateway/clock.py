@@ -1,4 +1,5 @@
 """The one clock of the service: timezone-aware UTC that freezegun can stop."""
+
 from datetime import datetime, timezone
 
 

@@ -1,4 +1,5 @@
 """Column types: money as integer minor units, times as UTC."""
+
 from datetime import timezone
 
 from sqlalchemy import BigInteger, DateTime

@@ -23,7 +23,10 @@ class NotFound(DomainError):
     """Nothing of that kind the caller may see, e.g. code PAYMENT_NOT_FOUND."""
 
     def __init__(self, thing, message=None, code=None):
-        super().__init__(message or f"No such {thing.replace('_', ' ')}.", code=code or f"{thing.upper()}_NOT_FOUND")
+        super().__init__(
+            message or f"No such {thing.replace('_', ' ')}.",
+            code=code or f"{thing.upper()}_NOT_FOUND",
+        )
         self.thing = thing
 
 

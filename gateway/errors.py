@@ -1,12 +1,22 @@
 """The one error renderer: every API failure leaves in the documented envelope."""
+
 import logging
 import uuid
 
 from flask import g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from .domain_errors import (AlreadyExists, DomainError, InvalidState, NotAuthenticated, NotFound, ValidationFailed,
-                            field_error, invalid_state, not_found)
+from .domain_errors import (
+    AlreadyExists,
+    DomainError,
+    InvalidState,
+    NotAuthenticated,
+    NotFound,
+    ValidationFailed,
+    field_error,
+    invalid_state,
+    not_found,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +45,13 @@ class ApiError(DomainError):
 
 
 # The one mapping from a domain error to an HTTP status; the most specific type listed wins.
-HTTP_STATUS = {NotFound: 404, InvalidState: 409, AlreadyExists: 409, ValidationFailed: 422, NotAuthenticated: 401}
+HTTP_STATUS = {
+    NotFound: 404,
+    InvalidState: 409,
+    AlreadyExists: 409,
+    ValidationFailed: 422,
+    NotAuthenticated: 401,
+}
 __all__ = ["ApiError", "HTTP_STATUS", "field_error", "http_status", "invalid_state", "not_found"]
 
 
@@ -69,7 +85,9 @@ def flatten_messages(messages, prefix=""):
                 code = "required" if item in REQUIRED_MESSAGES else "invalid"
                 errors.append({"field": field, "code": code, "message": str(item)})
     else:
-        errors.append({"field": prefix.rstrip(".") or "body", "code": "invalid", "message": str(messages)})
+        errors.append(
+            {"field": prefix.rstrip(".") or "body", "code": "invalid", "message": str(messages)}
+        )
     return errors
 
 
@@ -79,8 +97,13 @@ def request_id():
     environ = request.environ
     if "gateway.request_id" not in environ:
         incoming = request.headers.get("X-Request-ID", "")
-        environ["gateway.request_id"] = (incoming if 0 < len(incoming) <= 64 and incoming.replace("-", "").isascii()
-                                         and incoming.replace("-", "").isalnum() else uuid.uuid4().hex)
+        environ["gateway.request_id"] = (
+            incoming
+            if 0 < len(incoming) <= 64
+            and incoming.replace("-", "").isascii()
+            and incoming.replace("-", "").isalnum()
+            else uuid.uuid4().hex
+        )
     g.request_id = environ["gateway.request_id"]
     return g.request_id
 
@@ -107,7 +130,9 @@ def wants_json():
 def render_http_exception(error):
     """An HTTPException (abort, webargs validation, rate limit, 404 routing) as an envelope or a page."""
     if not wants_json():
-        return render_template("error.html", status=error.code, message=error.description), error.code
+        return render_template(
+            "error.html", status=error.code, message=error.description
+        ), error.code
     data = getattr(error, "data", None) or {}
     headers = dict(data.get("headers") or {})
     if error.code == 429:
@@ -115,18 +140,27 @@ def render_http_exception(error):
         headers.setdefault("Retry-After", str(retry_after or 1))
         return error_response(429, "RATE_LIMITED", "Too many requests; slow down.", headers=headers)
     if error.code == 422 and "messages" in data:
-        return error_response(422, "VALIDATION_ERROR", "The request has invalid fields.",
-                              flatten_messages(data["messages"]), headers)
+        return error_response(
+            422,
+            "VALIDATION_ERROR",
+            "The request has invalid fields.",
+            flatten_messages(data["messages"]),
+            headers,
+        )
     if error.code == 400 and "json" in (data.get("messages") or {}):
         # webargs' own "Invalid JSON body.", should a body reach it that check_json_body let through.
-        return error_response(400, "INVALID_JSON", "The request body is not valid UTF-8 JSON.", headers=headers)
+        return error_response(
+            400, "INVALID_JSON", "The request body is not valid UTF-8 JSON.", headers=headers
+        )
     if error.code == 413:
         return error_response(413, "PAYLOAD_TOO_LARGE", "The request body is too large.")
     if error.code == 500:
         # Flask's own InternalServerError, wrapping what escaped after the view (an after_request, a commit).
         return internal_error_response()
     code = HTTP_CODES.get(error.code, "ERROR")
-    return error_response(error.code, code, data.get("message") or error.description or code, headers=headers)
+    return error_response(
+        error.code, code, data.get("message") or error.description or code, headers=headers
+    )
 
 
 def render_api_error(error):
@@ -139,7 +173,9 @@ def render_api_error(error):
 
 def internal_error_response():
     """The 500 envelope: no trace, the request id to quote."""
-    return error_response(500, "INTERNAL_ERROR", "Internal error; quote the request id when reporting it.")
+    return error_response(
+        500, "INTERNAL_ERROR", "Internal error; quote the request id when reporting it."
+    )
 
 
 def render_unexpected(error):
@@ -178,7 +214,9 @@ def remove_session(exception=None):
     try:
         db.session.remove()
     except Exception:  # noqa: BLE001 - nothing is left to undo on a connection the database closed
-        log.warning("database connection lost before the session closed; session dropped", exc_info=True)
+        log.warning(
+            "database connection lost before the session closed; session dropped", exc_info=True
+        )
         db.session.registry.clear()
 
 
@@ -194,4 +232,3 @@ def register_error_handlers(app):
     def add_request_id(response):
         response.headers["X-Request-ID"] = request_id()
         return response
-

@@ -1,4 +1,5 @@
 """The unbound extension objects; create_app binds them to an application."""
+
 from flask import request
 from flask_babel import Babel
 from flask_limiter import Limiter
@@ -56,8 +57,11 @@ def insert_persistent(model, **values):
     Attributes and relationships given count as loaded; columns left to their defaults load when read.
     """
     mapper = model.__mapper__
-    columns = {mapper.column_attrs[key].columns[0].name: value
-               for key, value in values.items() if key in mapper.column_attrs}
+    columns = {
+        mapper.column_attrs[key].columns[0].name: value
+        for key, value in values.items()
+        if key in mapper.column_attrs
+    }
     primary_key = db.session.execute(db.insert(mapper.local_table), columns).inserted_primary_key[0]
     row = model(id=primary_key, **values)
     make_transient_to_detached(row)

@@ -4,6 +4,7 @@ Catalogues live in gateway/translations (the compiled .mo is committed; a test c
 After changing texts: `pybabel extract -F babel.cfg -k _l -o /tmp/messages.pot .`,
 `pybabel update -i /tmp/messages.pot -d gateway/translations`, translate, `pybabel compile -d gateway/translations`.
 """
+
 from flask import has_request_context, request, session
 from flask_babel import get_babel, get_locale, refresh
 
@@ -30,7 +31,11 @@ def remember_language_choice():
     # calling the test client, a test) shares across requests: choose afresh for each one.
     refresh()
     chosen = request.args.get("lang")
-    if chosen in LANGUAGES and session.get("lang") != chosen and not request.path.startswith("/api/"):
+    if (
+        chosen in LANGUAGES
+        and session.get("lang") != chosen
+        and not request.path.startswith("/api/")
+    ):
         session["lang"] = chosen
 
 

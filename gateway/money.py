@@ -1,4 +1,5 @@
 """The one money type: Decimal with two places, parsed strictly, printed as a string."""
+
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
@@ -13,11 +14,13 @@ class InvalidAmount(ValueError):
 def parse_amount(value):
     """A Decimal from an API value ("500", "500.5", "500.50" or a JSON number)."""
     if isinstance(value, bool):
-        raise InvalidAmount("Amount must be a decimal string such as \"500.00\".")
+        raise InvalidAmount('Amount must be a decimal string such as "500.00".')
     if isinstance(value, (int, float)):
         value = repr(value) if isinstance(value, float) else str(value)
     if not isinstance(value, str) or not AMOUNT_PATTERN.match(value.strip()):
-        raise InvalidAmount("Amount must be a decimal string with at most two decimals, such as \"500.00\".")
+        raise InvalidAmount(
+            'Amount must be a decimal string with at most two decimals, such as "500.00".'
+        )
     try:
         return Decimal(value.strip()).quantize(CENT)
     except InvalidOperation as error:  # pragma: no cover - the pattern already excludes these

@@ -1,4 +1,5 @@
 """Numbers and clock times as the page's language writes them: Bangla digits and day periods on bn pages."""
+
 from babel.dates import format_time
 from babel.numbers import format_decimal
 from flask_babel import get_locale
@@ -26,7 +27,9 @@ def grouped_number(value, locale=None):
     if (locale or page_locale()) != "bn":
         return f"{value:,}"
     whole, dot, fraction = str(value).partition(".")
-    return native_digits(format_decimal(int(whole), LAKH_GROUPING, locale="en") + dot + fraction, "bn")
+    return native_digits(
+        format_decimal(int(whole), LAKH_GROUPING, locale="en") + dot + fraction, "bn"
+    )
 
 
 def money_pattern(locale=None):

@@ -1,4 +1,5 @@
 """Logging to stderr at LOG_LEVEL, and one line per request: id, method, path, status, duration."""
+
 import logging
 import sys
 import time
@@ -42,8 +43,14 @@ def log_request(response):
     """The request's one line; never headers, bodies or the query string (they may carry keys and tokens)."""
     started = g.pop("request_started", None)
     duration_ms = (time.perf_counter() - started) * 1000 if started is not None else 0.0
-    log.info("request_id=%s method=%s path=%s status=%s duration_ms=%.1f", request_id(), request.method,
-             logged_path(), response.status_code, duration_ms)
+    log.info(
+        "request_id=%s method=%s path=%s status=%s duration_ms=%.1f",
+        request_id(),
+        request.method,
+        logged_path(),
+        response.status_code,
+        duration_ms,
+    )
     return response
 
 

@@ -8,6 +8,7 @@ any SQL runs. The payment table is CONTRACT.md's with the amendments of docs/pay
 It names tables, not models, and imports no domain: payments, sms and webhooks all write statuses
 through it, and a module inside one of them would make the others import that domain.
 """
+
 from .extensions import db
 
 
@@ -41,56 +42,81 @@ class Machine:
         for from_state in from_states:
             for to_state in to_states:
                 if not self.allows(from_state, to_state):
-                    raise IllegalTransition(f"{self.name}: {from_state} → {to_state} is not an allowed move")
+                    raise IllegalTransition(
+                        f"{self.name}: {from_state} → {to_state} is not an allowed move"
+                    )
 
     def pairs(self):
         """Every listed (from, to) move."""
         return [(f, t) for f, targets in self.moves.items() for t in sorted(targets)]
 
 
-PAYMENT = Machine("payment", "payments", {
-    "created": ("processing", "completed", "cancelled", "expired"),
-    # processing → created: the customer correcting a claim on the waiting page (docs/payment-states.md).
-    "processing": ("created", "completed", "cancelled", "expired", "failed"),
-    "completed": ("partially_refunded", "refunded"),
-    "partially_refunded": ("partially_refunded", "refunded"),  # another partial refund keeps it partial
-    "refunded": (),
-    # → completed: money that arrived late, completed by the merchant (docs/payment-states.md).
-    "cancelled": ("completed",),
-    "expired": ("completed",),
-    "failed": (),
-})
+PAYMENT = Machine(
+    "payment",
+    "payments",
+    {
+        "created": ("processing", "completed", "cancelled", "expired"),
+        # processing → created: the customer correcting a claim on the waiting page (docs/payment-states.md).
+        "processing": ("created", "completed", "cancelled", "expired", "failed"),
+        "completed": ("partially_refunded", "refunded"),
+        "partially_refunded": (
+            "partially_refunded",
+            "refunded",
+        ),  # another partial refund keeps it partial
+        "refunded": (),
+        # → completed: money that arrived late, completed by the merchant (docs/payment-states.md).
+        "cancelled": ("completed",),
+        "expired": ("completed",),
+        "failed": (),
+    },
+)
 # A completed payment's transaction follows it through refunds.
-TRANSACTION = Machine("transaction", "transactions", {
-    "completed": ("partially_refunded", "refunded"),
-    "partially_refunded": ("partially_refunded", "refunded"),
-    "refunded": (),
-})
+TRANSACTION = Machine(
+    "transaction",
+    "transactions",
+    {
+        "completed": ("partially_refunded", "refunded"),
+        "partially_refunded": ("partially_refunded", "refunded"),
+        "refunded": (),
+    },
+)
 # A refund is recorded completed (the money went back before the merchant recorded it) and never moves.
 REFUND = Machine("refund", "refunds", {"completed": ()})
-DELIVERY = Machine("webhook delivery", "webhook_deliveries", {
-    # An attempt's result; a hand retry puts any row back as `pending` (never attempted) or `retrying`.
-    "pending": ("pending", "retrying", "success", "failed"),
-    "retrying": ("pending", "retrying", "success", "failed"),
-    "success": ("pending", "retrying"),
-    "failed": ("pending", "retrying"),
-})
-INBOUND_SMS = Machine("inbound SMS", "inbound_sms", {
-    "unmatched": ("matched", "review", "ignored"),
-    "unparsed": ("matched", "ignored"),  # only by hand: the merchant matches or sets it aside
-    # Approved (or a late payment completed), released by a cancel or reject, or its late money returned.
-    "review": ("matched", "unmatched", "returned"),
-    "matched": (),
-    "ignored": (),
-    "duplicate": (),
-    "returned": (),
-})
-OUTBOUND_SMS = Machine("outbound SMS", "outbound_sms", {
-    "queued": ("leased",),
-    "leased": ("sent", "queued", "failed"),  # reported, or its lease ran out
-    "failed": ("queued",),  # retried by hand
-    "sent": (),
-})
+DELIVERY = Machine(
+    "webhook delivery",
+    "webhook_deliveries",
+    {
+        # An attempt's result; a hand retry puts any row back as `pending` (never attempted) or `retrying`.
+        "pending": ("pending", "retrying", "success", "failed"),
+        "retrying": ("pending", "retrying", "success", "failed"),
+        "success": ("pending", "retrying"),
+        "failed": ("pending", "retrying"),
+    },
+)
+INBOUND_SMS = Machine(
+    "inbound SMS",
+    "inbound_sms",
+    {
+        "unmatched": ("matched", "review", "ignored"),
+        "unparsed": ("matched", "ignored"),  # only by hand: the merchant matches or sets it aside
+        # Approved (or a late payment completed), released by a cancel or reject, or its late money returned.
+        "review": ("matched", "unmatched", "returned"),
+        "matched": (),
+        "ignored": (),
+        "duplicate": (),
+        "returned": (),
+    },
+)
+OUTBOUND_SMS = Machine(
+    "outbound SMS",
+    "outbound_sms",
+    {
+        "queued": ("leased",),
+        "leased": ("sent", "queued", "failed"),  # reported, or its lease ran out
+        "failed": ("queued",),  # retried by hand
+        "sent": (),
+    },
+)
 MACHINES = (PAYMENT, TRANSACTION, REFUND, DELIVERY, INBOUND_SMS, OUTBOUND_SMS)
 
 
@@ -105,7 +131,8 @@ def write_status(machine, where, from_states, to_state, status_value=None, **val
     machine.check(from_states, targets)
     table = machine.table
     return db.session.execute(
-        db.update(table).where(*where, table.c.status.in_(tuple(from_states)))
+        db.update(table)
+        .where(*where, table.c.status.in_(tuple(from_states)))
         .values(status=to_state if status_value is None else status_value, **values)
     ).rowcount
 
@@ -117,6 +144,7 @@ def guarded_update(machine, table, from_states, to_states):
 
 
 # --- "In review": one definition for services, SQL and templates ---
+
 
 def payment_in_review(payment):
     """Whether the payment waits for the merchant: processing, held with a review reason."""

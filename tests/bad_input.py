@@ -1,33 +1,70 @@
 """Shared pieces of the bad-input walls: raw bodies, the cases every JSON body answers alike, the envelope check."""
+
 import json
 
 JSON = "application/json"
 OVER_ONE_MB = 1024 * 1024 + 1
 # (id, raw JSON value) that is no e-mail address.
 BAD_EMAILS = [
-    ("no at", '"rahim.example.com"'), ("no domain", '"rahim@"'), ("no user", '"@example.com"'),
-    ("space", '"ra him@example.com"'), ("two ats", '"a@b@example.com"'), ("empty", '""'), ("blank", '" "'),
-    ("huge", '"' + "a" * 300 + '@example.com"'), ("huge domain", '"a@' + "b" * 100_000 + '.com"'),
-    ("-1", '"-1"'), ("0", '"0"'), ("1e3", '"1e3"'), ("NaN", '"NaN"'), ("number", "42"), ("huge number", "1" + "0" * 40),
-    ("NaN literal", "NaN"), ("bool", "true"), ("list", '["rahim@example.com"]'), ("object", '{"a": 1}'),
-    ("nul", '"rahim\\u0000@example.com"'), ("lone surrogate", '"\\ud800@example.com"'),
+    ("no at", '"rahim.example.com"'),
+    ("no domain", '"rahim@"'),
+    ("no user", '"@example.com"'),
+    ("space", '"ra him@example.com"'),
+    ("two ats", '"a@b@example.com"'),
+    ("empty", '""'),
+    ("blank", '" "'),
+    ("huge", '"' + "a" * 300 + '@example.com"'),
+    ("huge domain", '"a@' + "b" * 100_000 + '.com"'),
+    ("-1", '"-1"'),
+    ("0", '"0"'),
+    ("1e3", '"1e3"'),
+    ("NaN", '"NaN"'),
+    ("number", "42"),
+    ("huge number", "1" + "0" * 40),
+    ("NaN literal", "NaN"),
+    ("bool", "true"),
+    ("list", '["rahim@example.com"]'),
+    ("object", '{"a": 1}'),
+    ("nul", '"rahim\\u0000@example.com"'),
+    ("lone surrogate", '"\\ud800@example.com"'),
     ("newline", '"rahim@example.com\\nBcc: x@example.com"'),
 ]
 # (id, raw JSON value) that is no telephone number.
 BAD_PHONES = [
-    ("short", '"123"'), ("letters", '"+880ABCDEFGHIJ"'), ("unknown country", '"+9991234567"'),
-    ("too long", '"+88017123456789012345"'), ("empty", '""'), ("blank", '" "'), ("-1", '"-1"'), ("0", '"0"'),
-    ("1.001", '"1.001"'), ("1e3", '"1e3"'), ("NaN", '"NaN"'), ("Infinity", '"Infinity"'), ("number", "8801712345678"),
-    ("huge number", "1" + "0" * 40), ("huge string", '"' + "1" * 100_000 + '"'), ("1e400", "1e400"),
-    ("bool", "true"), ("list", '["+8801712345678"]'), ("nul", '"+880171234\\u00005678"'),
-    ("fullwidth digits", '"\uff0b\uff18\uff18\uff10\uff11\uff17\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18"'),
+    ("short", '"123"'),
+    ("letters", '"+880ABCDEFGHIJ"'),
+    ("unknown country", '"+9991234567"'),
+    ("too long", '"+88017123456789012345"'),
+    ("empty", '""'),
+    ("blank", '" "'),
+    ("-1", '"-1"'),
+    ("0", '"0"'),
+    ("1.001", '"1.001"'),
+    ("1e3", '"1e3"'),
+    ("NaN", '"NaN"'),
+    ("Infinity", '"Infinity"'),
+    ("number", "8801712345678"),
+    ("huge number", "1" + "0" * 40),
+    ("huge string", '"' + "1" * 100_000 + '"'),
+    ("1e400", "1e400"),
+    ("bool", "true"),
+    ("list", '["+8801712345678"]'),
+    ("nul", '"+880171234\\u00005678"'),
+    (
+        "fullwidth digits",
+        '"\uff0b\uff18\uff18\uff10\uff11\uff17\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18"',
+    ),
 ]
 
 
 def raw_body(good, **raw):
     """`good` as JSON text with some fields replaced by raw JSON fragments; a None fragment drops the field."""
-    parts = [f"{json.dumps(key)}: {json.dumps(value)}" for key, value in good.items() if key not in raw]
-    parts += [f"{json.dumps(key)}: {fragment}" for key, fragment in raw.items() if fragment is not None]
+    parts = [
+        f"{json.dumps(key)}: {json.dumps(value)}" for key, value in good.items() if key not in raw
+    ]
+    parts += [
+        f"{json.dumps(key)}: {fragment}" for key, fragment in raw.items() if fragment is not None
+    ]
     return "{" + ", ".join(parts) + "}"
 
 
@@ -42,26 +79,64 @@ def body_cases(good, padded_field):
         ("single quotes", text.replace('"', "'"), JSON, 400, "INVALID_JSON", None),
         ("trailing comma", text[:-1] + ", }", JSON, 400, "INVALID_JSON", None),
         ("NUL byte outside a string", text[:-1] + "\x00}", JSON, 400, "INVALID_JSON", None),
-        ("utf-16 body", text.encode("utf-16"), JSON + "; charset=utf-16", 400, "INVALID_JSON", None),
+        (
+            "utf-16 body",
+            text.encode("utf-16"),
+            JSON + "; charset=utf-16",
+            400,
+            "INVALID_JSON",
+            None,
+        ),
         ("utf-16 body without charset", text.encode("utf-16-le"), JSON, 400, "INVALID_JSON", None),
-        ("latin-1 body", text[:-1].encode() + b', "x": "caf\xe9"}', JSON + "; charset=iso-8859-1", 400,
-         "INVALID_JSON", None),
+        (
+            "latin-1 body",
+            text[:-1].encode() + b', "x": "caf\xe9"}',
+            JSON + "; charset=iso-8859-1",
+            400,
+            "INVALID_JSON",
+            None,
+        ),
         ("utf-8 byte order mark", b"\xef\xbb\xbf" + text.encode(), JSON, 400, "INVALID_JSON", None),
         ("nested 100000 deep", "[" * 100_000 + "]" * 100_000, JSON, 400, "INVALID_JSON", None),
-        ("integer of 5000 digits", text[:-1] + ', "x": 1' + "0" * 5000 + "}", JSON, 400, "INVALID_JSON", None),
-        ("form encoded", "&".join(f"{key}={value}" for key, value in good.items()),
-         "application/x-www-form-urlencoded", 415, "UNSUPPORTED_MEDIA_TYPE", None),
+        (
+            "integer of 5000 digits",
+            text[:-1] + ', "x": 1' + "0" * 5000 + "}",
+            JSON,
+            400,
+            "INVALID_JSON",
+            None,
+        ),
+        (
+            "form encoded",
+            "&".join(f"{key}={value}" for key, value in good.items()),
+            "application/x-www-form-urlencoded",
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+            None,
+        ),
         ("json as text", text, "text/plain", 415, "UNSUPPORTED_MEDIA_TYPE", None),
         ("json without a content type", text, None, 415, "UNSUPPORTED_MEDIA_TYPE", None),
-        ("multipart", "--x\r\n\r\n" + text + "\r\n--x--", "multipart/form-data; boundary=x", 415,
-         "UNSUPPORTED_MEDIA_TYPE", None),
+        (
+            "multipart",
+            "--x\r\n\r\n" + text + "\r\n--x--",
+            "multipart/form-data; boundary=x",
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+            None,
+        ),
         ("array", f"[{text}]", JSON, 422, "VALIDATION_ERROR", "body"),
         ("string", json.dumps(text), JSON, 422, "VALIDATION_ERROR", "body"),
         ("number", "5", JSON, 422, "VALIDATION_ERROR", "body"),
         ("true", "true", JSON, 422, "VALIDATION_ERROR", "body"),
         ("null", "null", JSON, 422, "VALIDATION_ERROR", "body"),
-        ("body over 1 MB", raw_body(good, **{padded_field: json.dumps("x" * OVER_ONE_MB)}), JSON, 413,
-         "PAYLOAD_TOO_LARGE", None),
+        (
+            "body over 1 MB",
+            raw_body(good, **{padded_field: json.dumps("x" * OVER_ONE_MB)}),
+            JSON,
+            413,
+            "PAYLOAD_TOO_LARGE",
+            None,
+        ),
     ]
 
 

@@ -1,5 +1,6 @@
 """Helpers the checkout tests share: reading CSRF tokens off pages, posting the forms, reloading rows, and the
 fixtures of a bKash number, a payment with return addresses and an app with a small claim limit."""
+
 import re
 
 import pytest
@@ -19,13 +20,20 @@ def csrf_token(client, payment):
 
 def submit_trx_id(client, payment, method, trx_id="8N7A6B5C4D", **fields):
     """Post the claim form of one method as the customer's browser would."""
-    data = {"csrf_token": csrf_token(client, payment), "method_id": method.id, "trx_id": trx_id, **fields}
+    data = {
+        "csrf_token": csrf_token(client, payment),
+        "method_id": method.id,
+        "trx_id": trx_id,
+        **fields,
+    }
     return client.post(f"/checkout/{payment.token}/claim", data=data)
 
 
 def cancel(client, payment):
     """Press the pay page's cancel button."""
-    return client.post(f"/checkout/{payment.token}/cancel", data={"csrf_token": csrf_token(client, payment)})
+    return client.post(
+        f"/checkout/{payment.token}/cancel", data={"csrf_token": csrf_token(client, payment)}
+    )
 
 
 reloaded = reload  # the payment as the database now holds it
@@ -52,8 +60,20 @@ def payment(brand):
 
 def simulate_sms(runner, trx_id, amount="500.00"):
     """A bKash credit through the real ingestion path (the simulator device, via the test client)."""
-    result = runner.invoke(args=["gateway", "simulate-sms", "--provider", "bkash", "--amount", amount,
-                                 "--trx-id", trx_id, "--via", "local"])
+    result = runner.invoke(
+        args=[
+            "gateway",
+            "simulate-sms",
+            "--provider",
+            "bkash",
+            "--amount",
+            amount,
+            "--trx-id",
+            trx_id,
+            "--via",
+            "local",
+        ]
+    )
     assert result.exit_code == 0, result.output
 
 
@@ -61,11 +81,16 @@ def simulate_sms(runner, trx_id, amount="500.00"):
 def limited_app(app):
     """The same database, served by an app whose claim limit is 2/hour; the shared limiter is restored after."""
     was_enabled = limiter.enabled
-    limited = create_app({
-        "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-        "REDIS_URL": None, "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": "memory://",
-        "CHECKOUT_CLAIM_RATE_LIMIT": "2/hour",
-    })
+    limited = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": True,
+            "RATELIMIT_STORAGE_URI": "memory://",
+            "CHECKOUT_CLAIM_RATE_LIMIT": "2/hour",
+        }
+    )
     with limited.app_context():
         yield limited
         db.session.remove()

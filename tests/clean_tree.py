@@ -2,6 +2,7 @@
 
 Changes that were there before the run (work in progress) are not the suite's doing and are ignored.
 """
+
 import subprocess
 
 import pytest
@@ -13,8 +14,14 @@ TREE_WRITTEN = pytest.StashKey()
 def tree_changes(root):
     """`git status --porcelain` lines of the work tree at root, or None outside a git checkout."""
     try:
-        result = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root,
-                                capture_output=True, text=True, check=True, timeout=60)
+        result = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return set(result.stdout.splitlines())
@@ -41,7 +48,8 @@ def pytest_terminal_summary(terminalreporter, config):
     added = config.stash.get(TREE_WRITTEN, [])
     if added:
         terminalreporter.write_sep("=", "work tree not clean", red=True)
-        terminalreporter.write_line("the tests changed the git work tree (write into an ignored folder instead):")
+        terminalreporter.write_line(
+            "the tests changed the git work tree (write into an ignored folder instead):"
+        )
         for line in added:
             terminalreporter.write_line(f"  {line}")
-

@@ -1,4 +1,5 @@
 """Fixtures: an app per engine (SQLite file, or PostgreSQL with TEST_DB=postgres), a clean database per test."""
+
 import os
 from pathlib import Path
 
@@ -6,11 +7,14 @@ import pytest
 from sqlalchemy import event, text
 
 from gateway import create_app
-from gateway.extensions import db
-from gateway.accounts.models.brand import Brand
 from gateway.accounts.api_keys import generate_key
+from gateway.accounts.models.brand import Brand
+from gateway.extensions import db
 from tests.clean_tree import (  # noqa: F401 - hooks: the suite must leave the git work tree clean
-    pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary)
+    pytest_sessionfinish,
+    pytest_sessionstart,
+    pytest_terminal_summary,
+)
 from tests.local_servers import serving
 from tests.services import POSTGRES_URL, postgres_reachable, unavailable
 
@@ -19,10 +23,21 @@ TESTS = Path(__file__).resolve().parent
 # Files whose rules the database engine cannot change (parsing, formatting, settings, the deployment kit, documents,
 # headers): marked `engine_independent`, and `make test-postgres` leaves them to the SQLite pass.
 ENGINE_INDEPENDENT = {
-    "test_clean_tree.py", "test_config.py", "test_settings.py", "test_deploy.py", "test_deploy_nginx.py",
-    "api/test_openapi.py", "sms/test_sms_parsing.py", "test_numerals.py", "checkout/test_checkout_presenters.py",
-    "checkout/test_checkout_help_texts.py", "test_request_log.py", "test_proxy.py",
-    "panel/test_formatting.py", "panel/test_bangla_pages.py", "panel/test_small_things.py",
+    "test_clean_tree.py",
+    "test_config.py",
+    "test_settings.py",
+    "test_deploy.py",
+    "test_deploy_nginx.py",
+    "api/test_openapi.py",
+    "sms/test_sms_parsing.py",
+    "test_numerals.py",
+    "checkout/test_checkout_presenters.py",
+    "checkout/test_checkout_help_texts.py",
+    "test_request_log.py",
+    "test_proxy.py",
+    "panel/test_formatting.py",
+    "panel/test_bangla_pages.py",
+    "panel/test_small_things.py",
 }
 
 
@@ -47,14 +62,16 @@ def database_url(tmp_path_factory):
 @pytest.fixture(scope="session")
 def app(tmp_path_factory):
     """One application for the session, its schema created from the models."""
-    app = create_app({
-        "APP_ENV": "testing",
-        "SQLALCHEMY_DATABASE_URI": database_url(tmp_path_factory),
-        "REDIS_URL": None,
-        "RATELIMIT_ENABLED": False,
-        "WTF_CSRF_ENABLED": True,
-        "SERVER_NAME": None,
-    })
+    app = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": database_url(tmp_path_factory),
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": False,
+            "WTF_CSRF_ENABLED": True,
+            "SERVER_NAME": None,
+        }
+    )
     with app.app_context():
         db.drop_all()
         db.create_all()
@@ -101,6 +118,7 @@ def sql_statements(app):
 
     def record(conn, cursor, statement, *args):
         seen.append(statement)
+
     event.listen(db.engine, "before_cursor_execute", record)
     yield seen
     event.remove(db.engine, "before_cursor_execute", record)
@@ -149,6 +167,7 @@ def make_key():
     def make(brand, scopes=("read", "write")):
         _, secret = generate_key(brand, f"key-{next(counter)}", list(scopes))
         return {"Authorization": f"Bearer {secret}"}
+
     return make
 
 

@@ -6,6 +6,7 @@ KILL_AT picks the moment: `after_commit` (the first statement after the commit o
 `teardown` (after the response was made, the session still holding an open transaction), or `answer` (as a
 keyed request stores its answer, before the one commit of its work and answer).
 """
+
 import os
 
 import psycopg
@@ -19,9 +20,17 @@ DATABASE_URL = os.environ["KILL_DATABASE_URL"]
 KILL_AT = os.environ["KILL_AT"]
 
 # TESTING off: errors are handled as in production, not propagated to a test client.
-app = create_app({"APP_ENV": "testing", "TESTING": False, "SQLALCHEMY_DATABASE_URI": DATABASE_URL,
-                  "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True}, "REDIS_URL": None,
-                  "RATELIMIT_ENABLED": False, "IDEMPOTENCY_LEASE_SECONDS": 1})
+app = create_app(
+    {
+        "APP_ENV": "testing",
+        "TESTING": False,
+        "SQLALCHEMY_DATABASE_URI": DATABASE_URL,
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+        "REDIS_URL": None,
+        "RATELIMIT_ENABLED": False,
+        "IDEMPOTENCY_LEASE_SECONDS": 1,
+    }
+)
 
 
 def targeted():
@@ -30,7 +39,9 @@ def targeted():
 
 def terminate(backend_pid):
     """Terminate a backend from a connection of our own."""
-    with psycopg.connect(DATABASE_URL.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as admin:
+    with psycopg.connect(
+        DATABASE_URL.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
+    ) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (backend_pid,))
 
 
@@ -41,11 +52,16 @@ def arm_after_commit(session):
 
 
 with app.app_context():
+
     @event.listens_for(db.engine, "before_cursor_execute")
     def kill_before_statement(conn, cursor, statement, *args):
         if targeted() and statement.lstrip().upper().startswith("UPDATE PAYMENTS"):
             g.wrote_payment = True
-        if targeted() and KILL_AT == "answer" and statement.lstrip().upper().startswith("UPDATE IDEMPOTENCY_RECORDS"):
+        if (
+            targeted()
+            and KILL_AT == "answer"
+            and statement.lstrip().upper().startswith("UPDATE IDEMPOTENCY_RECORDS")
+        ):
             g.kill_next_statement = True
         if targeted() and g.pop("kill_next_statement", False):
             terminate(conn.connection.dbapi_connection.info.backend_pid)

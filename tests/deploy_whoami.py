@@ -2,6 +2,7 @@
 
 tests/test_deploy_nginx.py serves it with gunicorn behind nginx to see what the app makes of forwarded headers.
 """
+
 from flask import request
 
 from app import app

@@ -1,4 +1,5 @@
 """factory-boy factories: tests build rows through these, never with hand-written SQL."""
+
 import secrets
 import uuid
 from datetime import timedelta
@@ -6,12 +7,12 @@ from decimal import Decimal
 
 import factory
 
+from gateway.accounts.models.brand import Brand
+from gateway.accounts.models.user import User
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.accounts.models.brand import Brand
 from gateway.payments.models.customer import Customer
 from gateway.payments.models.payment import Payment
-from gateway.accounts.models.user import User
 
 
 class BaseFactory(factory.alchemy.SQLAlchemyModelFactory):
@@ -94,24 +95,36 @@ def paired_device(brand, device_id=None, name="Shop phone"):
     """A device paired through the real pairing service; returns (device, tokens, aes_key)."""
     from gateway.devices.pairing import create_pairing_code, pair_device
 
-    return pair_device({"pairing_code": create_pairing_code(brand), "device_id": device_id or uuid.uuid4().hex,
-                        "device_name": name, "app_version": "1.0.0", "platform": "android"})
+    return pair_device(
+        {
+            "pairing_code": create_pairing_code(brand),
+            "device_id": device_id or uuid.uuid4().hex,
+            "device_name": name,
+            "app_version": "1.0.0",
+            "platform": "android",
+        }
+    )
 
 
 def sms_message(aes_key, text, sender="bKash", local_id=None, received_at=None):
     """One item of POST /sms as the companion app builds it: the text encrypted under the device key."""
     from gateway.devices.crypto import encrypt_payload
 
-    return {"local_id": local_id or uuid.uuid4().hex[:12], "sender": sender,
-            "encrypted_payload": encrypt_payload(aes_key, text),
-            "received_at": received_at or utcnow().isoformat()}
+    return {
+        "local_id": local_id or uuid.uuid4().hex[:12],
+        "sender": sender,
+        "encrypted_payload": encrypt_payload(aes_key, text),
+        "received_at": received_at or utcnow().isoformat(),
+    }
 
 
 def bkash_text(amount="500.00", trx_id="8N7A6B5C4D", counterparty="01712345678", balance="1500.00"):
     """A real-format bKash 'You have received' text."""
     from gateway.sms.parsing import build_sms_text
 
-    return build_sms_text("bkash", Decimal(amount), trx_id, counterparty, Decimal(balance), utcnow())
+    return build_sms_text(
+        "bkash", Decimal(amount), trx_id, counterparty, Decimal(balance), utcnow()
+    )
 
 
 from gateway.payments.models.payment_method import PaymentMethod  # noqa: E402 - appended with the factory below
@@ -139,7 +152,9 @@ def ingest(phone, text, sender="bKash"):
 
     device, aes_key = phone
     [result] = ingest_batch(device, [sms_message(aes_key, text, sender=sender)])
-    sms = db.session.execute(db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])).scalar_one_or_none()
+    sms = db.session.execute(
+        db.select(InboundSms).where(InboundSms.public_id == result["server_ref"])
+    ).scalar_one_or_none()
     return result, sms
 
 

@@ -3,6 +3,7 @@
 The .mo is compiled by the lead after merging (one compile for every stream's entries); tests of new
 Bangla texts compile the source into a temporary folder instead, so they check the words, not the build step.
 """
+
 from pathlib import Path
 
 from babel.messages.mofile import write_mo
@@ -11,7 +12,14 @@ from babel.messages.pofile import read_po
 from gateway import create_app
 from gateway.extensions import babel, db
 
-SOURCE = Path(__file__).resolve().parent.parent / "gateway" / "translations" / "bn" / "LC_MESSAGES" / "messages.po"
+SOURCE = (
+    Path(__file__).resolve().parent.parent
+    / "gateway"
+    / "translations"
+    / "bn"
+    / "LC_MESSAGES"
+    / "messages.po"
+)
 
 
 def compile_catalogue(folder):
@@ -26,11 +34,17 @@ def compile_catalogue(folder):
 def app_with_fresh_catalogue(app, folder):
     """Another app on the same database whose Bangla comes from the freshly compiled catalogue."""
     forget_loaded_catalogues()
-    fresh = create_app({
-        "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"], "REDIS_URL": None,
-        "RATELIMIT_ENABLED": False, "WTF_CSRF_ENABLED": True, "SERVER_NAME": None,
-        "BABEL_TRANSLATION_DIRECTORIES": compile_catalogue(folder),
-    })
+    fresh = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": False,
+            "WTF_CSRF_ENABLED": True,
+            "SERVER_NAME": None,
+            "BABEL_TRANSLATION_DIRECTORIES": compile_catalogue(folder),
+        }
+    )
     return fresh
 
 

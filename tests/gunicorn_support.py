@@ -1,4 +1,5 @@
 """A real gunicorn on a free loopback port, started and stopped by a test."""
+
 import os
 import signal
 import subprocess
@@ -22,9 +23,23 @@ class Gunicorn:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(log_path or os.devnull, "wb")
         self.process = subprocess.Popen(
-            [str(GUNICORN), "-w", str(workers), "-b", f"127.0.0.1:{self.port}", "--timeout", "120",
-             "--graceful-timeout", "2", target],
-            cwd=ROOT, env={**os.environ, **env}, stdout=self.log, stderr=subprocess.STDOUT)
+            [
+                str(GUNICORN),
+                "-w",
+                str(workers),
+                "-b",
+                f"127.0.0.1:{self.port}",
+                "--timeout",
+                "120",
+                "--graceful-timeout",
+                "2",
+                target,
+            ],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             self.wait_ready()
         except BaseException:
@@ -39,7 +54,9 @@ class Gunicorn:
             try:
                 if requests.get(self.url + "/healthz", timeout=2).status_code == 200:
                     return
-            except requests.RequestException:  # not listening yet, or the worker still importing the app
+            except (
+                requests.RequestException
+            ):  # not listening yet, or the worker still importing the app
                 pass
             time.sleep(0.1)
         raise RuntimeError("gunicorn did not answer /healthz")

@@ -1,4 +1,5 @@
 """Servers a test runs on loopback: a free port, and the app behind a real threaded werkzeug server."""
+
 import socket
 import threading
 from contextlib import contextmanager

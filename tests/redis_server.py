@@ -1,4 +1,5 @@
 """A throwaway `redis-server` of the test's own on a free loopback port, stopped and started as a fault would."""
+
 import shutil
 import subprocess
 import threading
@@ -21,8 +22,20 @@ class RedisServer:
     def start(self):
         """Start it and wait until it answers a PING."""
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         client, pause = Redis.from_url(self.url, socket_connect_timeout=1), threading.Event()
         for _ in range(100):
             try:

@@ -1,9 +1,12 @@
 """Reaching the real PostgreSQL and Redis the suite runs against; a missing one skips, except under CI."""
+
 import os
 
 import pytest
 
-POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+POSTGRES_URL = os.environ.get(
+    "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 

@@ -6,6 +6,7 @@ until killed, and any request after that (the retry, in the respawned worker) ru
 STALL_AT picks the moment: `after_commit` (the new payment or refund row just committed) or
 `before_commit` (written, not committed).
 """
+
 import os
 import re
 import time
@@ -20,13 +21,15 @@ STALL_FILE = os.environ["STALL_FILE"]
 STALL_AT = os.environ.get("STALL_AT", "after_commit")
 CREATES = re.compile(r"^\s*INSERT INTO (payments|refunds)\b", re.IGNORECASE)
 
-app = create_app({
-    "APP_ENV": "testing",
-    "SQLALCHEMY_DATABASE_URI": os.environ["STALL_DATABASE_URL"],
-    "REDIS_URL": None,
-    "RATELIMIT_ENABLED": False,
-    "IDEMPOTENCY_LEASE_SECONDS": float(os.environ.get("IDEMPOTENCY_LEASE_SECONDS", 1)),
-})
+app = create_app(
+    {
+        "APP_ENV": "testing",
+        "SQLALCHEMY_DATABASE_URI": os.environ["STALL_DATABASE_URL"],
+        "REDIS_URL": None,
+        "RATELIMIT_ENABLED": False,
+        "IDEMPOTENCY_LEASE_SECONDS": float(os.environ.get("IDEMPOTENCY_LEASE_SECONDS", 1)),
+    }
+)
 writes = {"creating": False}
 
 

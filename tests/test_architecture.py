@@ -1,4 +1,5 @@
 """The layout is the architecture: front doors import domains, domains never import front doors, no new cycles."""
+
 import ast
 from itertools import combinations
 from pathlib import Path
@@ -9,8 +10,12 @@ DOMAINS = {"payments", "sms", "webhooks", "devices", "accounts", "jobs"}
 # Domains that still import each other both ways (function-level imports included), each pair sorted. A pair
 # leaves this set when its cycle is broken; a cycle between any other two domains fails the test.
 KNOWN_CYCLES = {
-    ("jobs", "sms"), ("jobs", "webhooks"),  # jobs/sweep.py wakes due SMS and deliveries; both enqueue through jobs
-    ("payments", "sms"),  # completing a payment queues its receipt SMS, cancelling releases a held SMS
+    ("jobs", "sms"),
+    ("jobs", "webhooks"),  # jobs/sweep.py wakes due SMS and deliveries; both enqueue through jobs
+    (
+        "payments",
+        "sms",
+    ),  # completing a payment queues its receipt SMS, cancelling releases a held SMS
 }
 
 
@@ -37,7 +42,9 @@ def imported_modules(source, name, is_package):
             base = package[: len(package) - node.level + 1] if node.level else []
             target = ".".join(base + ([node.module] if node.module else []))
             for alias in node.names:  # `from .. import jobs` imports the module gateway.jobs
-                found.add(f"{target}.{alias.name}" if is_module(f"{target}.{alias.name}") else target)
+                found.add(
+                    f"{target}.{alias.name}" if is_module(f"{target}.{alias.name}") else target
+                )
     return {module for module in found if module == "gateway" or module.startswith("gateway.")}
 
 
@@ -59,7 +66,9 @@ def import_edges():
 
 def front_door_imports(edges):
     """Imports from a domain into a front door, as 'importer -> imported'."""
-    return sorted(f"{a} -> {b}" for a, b in edges if component(a) in DOMAINS and component(b) in FRONT_DOORS)
+    return sorted(
+        f"{a} -> {b}" for a, b in edges if component(a) in DOMAINS and component(b) in FRONT_DOORS
+    )
 
 
 def domain_cycles(edges):
@@ -69,8 +78,11 @@ def domain_cycles(edges):
         pair = (component(a), component(b))
         if pair[0] in DOMAINS and pair[1] in DOMAINS and pair[0] != pair[1]:
             between.setdefault(pair, f"{a} -> {b}")
-    return {tuple(sorted((x, y))): (between[(x, y)], between[(y, x)])
-            for x, y in combinations(sorted(DOMAINS), 2) if (x, y) in between and (y, x) in between}
+    return {
+        tuple(sorted((x, y))): (between[(x, y)], between[(y, x)])
+        for x, y in combinations(sorted(DOMAINS), 2)
+        if (x, y) in between and (y, x) in between
+    }
 
 
 def test_no_domain_imports_a_front_door():
@@ -89,9 +101,16 @@ def test_a_function_level_import_of_a_front_door_from_a_domain_is_caught():
 
 
 def test_a_cycle_between_two_domains_is_caught():
-    edges = {("gateway.sms.matching", "gateway.payments.lifecycle"), ("gateway.payments.refunds", "gateway.sms.claims")}
-    assert domain_cycles(edges) == {("payments", "sms"): ("gateway.payments.refunds -> gateway.sms.claims",
-                                                         "gateway.sms.matching -> gateway.payments.lifecycle")}
+    edges = {
+        ("gateway.sms.matching", "gateway.payments.lifecycle"),
+        ("gateway.payments.refunds", "gateway.sms.claims"),
+    }
+    assert domain_cycles(edges) == {
+        ("payments", "sms"): (
+            "gateway.payments.refunds -> gateway.sms.claims",
+            "gateway.sms.matching -> gateway.payments.lifecycle",
+        )
+    }
 
 
 def test_every_known_cycle_is_still_there_so_a_broken_one_leaves_the_list():
@@ -99,9 +118,12 @@ def test_every_known_cycle_is_still_there_so_a_broken_one_leaves_the_list():
 
 
 def test_no_production_code_calls_the_app_through_a_test_client():
-    calls = [f"{path.relative_to(GATEWAY.parent)}:{node.lineno}" for path in GATEWAY.rglob("*.py")
-             for node in ast.walk(ast.parse(path.read_text()))
-             if isinstance(node, ast.Attribute) and node.attr in ("test_client", "test_cli_runner")]
+    calls = [
+        f"{path.relative_to(GATEWAY.parent)}:{node.lineno}"
+        for path in GATEWAY.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr in ("test_client", "test_cli_runner")
+    ]
     assert calls == []
 
 
@@ -110,7 +132,11 @@ def test_every_cli_command_is_in_the_one_list_that_registers_them():
 
     from gateway import cli
 
-    defined = {value for module in (cli.checkout, cli.core, cli.jobs, cli.mobile, cli.ops)
-               for value in vars(module).values() if isinstance(value, click.Command)}
+    defined = {
+        value
+        for module in (cli.checkout, cli.core, cli.jobs, cli.mobile, cli.ops)
+        for value in vars(module).values()
+        if isinstance(value, click.Command)
+    }
     assert defined == set(cli.COMMANDS)
     assert sorted(cli.gateway_cli().commands) == sorted(command.name for command in cli.COMMANDS)

@@ -1,4 +1,5 @@
 """`flask gateway backup`: a consistent online copy of a live SQLite database, and pg_dump advice on PostgreSQL."""
+
 import shutil
 import sqlite3
 import subprocess
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from gateway import create_app
-from gateway.extensions import db
 from gateway.accounts.models.brand import Brand
+from gateway.extensions import db
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,8 +19,14 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def sqlite_app(tmp_path):
     """An application on a SQLite file of its own (whatever engine the suite runs), with one brand."""
-    app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'live.sqlite3'}",
-                      "REDIS_URL": None, "SQLALCHEMY_ENGINE_OPTIONS": {}})
+    app = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'live.sqlite3'}",
+            "REDIS_URL": None,
+            "SQLALCHEMY_ENGINE_OPTIONS": {},
+        }
+    )
     with app.app_context():
         db.create_all()
         db.session.add(Brand(name="Shop", slug="default"))
@@ -34,8 +41,13 @@ def sqlite_app(tmp_path):
 def writer(sqlite_app):
     """A second process creating payments in the live database until the test stops it."""
     url = sqlite_app.config["SQLALCHEMY_DATABASE_URI"]
-    process = subprocess.Popen([sys.executable, "-m", "tests.backup_writer", url], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.backup_writer", url],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     yield process
     if process.poll() is None:
         process.kill()
@@ -55,7 +67,8 @@ def payment_rows(path):
     with closing(sqlite3.connect(path)) as connection:
         return connection.execute(
             "SELECT p.id, p.reference, p.amount, p.status, c.email FROM payments p "
-            "LEFT JOIN customers c ON c.id = p.customer_id ORDER BY p.id").fetchall()
+            "LEFT JOIN customers c ON c.id = p.customer_id ORDER BY p.id"
+        ).fetchall()
 
 
 def committed_count(path):
@@ -71,8 +84,9 @@ def wait_for_rows(path, at_least, process):
     pytest.fail(f"the writer stopped: {process.stderr.read()}")
 
 
-def test_backup_of_a_live_database_under_writes_holds_exactly_the_committed_rows_and_restores(sqlite_app, writer,
-                                                                                              tmp_path):
+def test_backup_of_a_live_database_under_writes_holds_exactly_the_committed_rows_and_restores(
+    sqlite_app, writer, tmp_path
+):
     live = tmp_path / "live.sqlite3"
     target = tmp_path / "backup.sqlite3"
     wait_for_rows(live, 30, writer)
@@ -97,7 +111,7 @@ def test_backup_of_a_live_database_under_writes_holds_exactly_the_committed_rows
     with closing(sqlite3.connect(target)) as copy:
         assert copy.execute("SELECT count(*) FROM customers").fetchone()[0] == len(backed_up)
     live_rows = payment_rows(live)
-    assert len(live_rows) > len(backed_up) and live_rows[:len(backed_up)] == backed_up
+    assert len(live_rows) > len(backed_up) and live_rows[: len(backed_up)] == backed_up
 
     # Restore as the command says: the processes stopped, the -wal and -shm gone, the copy put back.
     with sqlite_app.app_context():
@@ -111,7 +125,9 @@ def test_backup_of_a_live_database_under_writes_holds_exactly_the_committed_rows
 
         brand = db.session.execute(db.select(Brand)).scalar_one()
         create_payment(brand, {"amount": 1, "currency": "BDT", "reference": "after-restore"})
-    assert [row[1] for row in payment_rows(live)] == [row[1] for row in backed_up] + ["after-restore"]
+    assert [row[1] for row in payment_rows(live)] == [row[1] for row in backed_up] + [
+        "after-restore"
+    ]
 
 
 def test_backup_refuses_to_overwrite_without_force(sqlite_app, tmp_path):
@@ -136,14 +152,22 @@ def test_backup_onto_the_live_database_itself_is_refused(sqlite_app, tmp_path):
 
 
 def test_backup_on_postgresql_prints_the_pg_dump_command_and_fails(tmp_path):
-    app = create_app({"APP_ENV": "testing", "REDIS_URL": None,
-                      "SQLALCHEMY_DATABASE_URI": "postgresql+psycopg://gateway:s3cret-pass@db.internal:5433/shop"})
+    app = create_app(
+        {
+            "APP_ENV": "testing",
+            "REDIS_URL": None,
+            "SQLALCHEMY_DATABASE_URI": "postgresql+psycopg://gateway:s3cret-pass@db.internal:5433/shop",
+        }
+    )
     target = tmp_path / "shop.dump"
 
     result = invoke(app, "backup", str(target))
 
     assert result.exit_code != 0
-    assert f"pg_dump --format=custom --file {target} postgresql://gateway@db.internal:5433/shop" in result.output
+    assert (
+        f"pg_dump --format=custom --file {target} postgresql://gateway@db.internal:5433/shop"
+        in result.output
+    )
     assert "s3cret-pass" not in result.output
     assert "SECRET_KEY" in result.output and "pg_restore" in result.output
     assert not target.exists()

@@ -1,19 +1,23 @@
 """`flask gateway bootstrap|create-admin|create-key|revoke-key`: what they print, write and refuse."""
+
 import re
 
 import pytest
 
-from gateway.extensions import db
 from gateway.accounts.models.api_key import ApiKey
 from gateway.accounts.models.brand import Brand
 from gateway.accounts.models.user import User
+from gateway.extensions import db
 
 PAYMENTS = "/api/v1/payments"
 
 
 def counts():
     db.session.expire_all()
-    return tuple(db.session.scalar(db.select(db.func.count()).select_from(model)) for model in (Brand, User, ApiKey))
+    return tuple(
+        db.session.scalar(db.select(db.func.count()).select_from(model))
+        for model in (Brand, User, ApiKey)
+    )
 
 
 def last_line(result):
@@ -44,7 +48,12 @@ def test_bootstrap_prints_the_admin_login_password_and_a_working_key(runner, cli
     assert admin.check_password(password) and admin.role == "super_admin"
     headers = {"Authorization": f"Bearer {key}"}
     assert client.get(PAYMENTS, headers=headers).status_code == 200
-    assert client.post(PAYMENTS, json={"amount": "1.00", "currency": "BDT"}, headers=headers).status_code == 201
+    assert (
+        client.post(
+            PAYMENTS, json={"amount": "1.00", "currency": "BDT"}, headers=headers
+        ).status_code
+        == 201
+    )
     # The first key reads and writes; managing keys needs the admin scope, given only with --admin-key.
     keys = client.get("/api/v1/api-keys", headers={**headers, "X-Super-Admin-Email": login})
     assert keys.status_code == 403 and keys.json["code"] == "INSUFFICIENT_SCOPE"
@@ -55,7 +64,10 @@ def test_bootstrap_with_admin_key_gives_the_first_key_the_admin_scope(runner, cl
     result = invoke(runner, "bootstrap", "--admin-key")
 
     assert result.exit_code == 0, result.output
-    headers = {"Authorization": f"Bearer {last_line(result)}", "X-Super-Admin-Email": "admin@example.com"}
+    headers = {
+        "Authorization": f"Bearer {last_line(result)}",
+        "X-Super-Admin-Email": "admin@example.com",
+    }
     keys = client.get("/api/v1/api-keys", headers=headers)
     assert keys.status_code == 200 and keys.json["data"][0]["scopes"] == ["read", "write", "admin"]
     assert "scopes read, write, admin" in result.output
@@ -100,7 +112,9 @@ def test_a_failure_while_creating_the_key_leaves_no_brand_and_no_user(runner, mo
     assert counts() == (1, 1, 1)
 
 
-def test_a_bootstrap_step_that_fails_is_reported_and_the_key_still_shown(runner, client, monkeypatch):
+def test_a_bootstrap_step_that_fails_is_reported_and_the_key_still_shown(
+    runner, client, monkeypatch
+):
     import gateway.cli.core
 
     def demo_method_fails(brand):
@@ -113,19 +127,26 @@ def test_a_bootstrap_step_that_fails_is_reported_and_the_key_still_shown(runner,
     assert result.exit_code == 0, result.output
     assert "no demo number today" in result.output
     assert counts() == (1, 1, 1)
-    assert client.get(PAYMENTS, headers={"Authorization": f"Bearer {last_line(result)}"}).status_code == 200
+    assert (
+        client.get(PAYMENTS, headers={"Authorization": f"Bearer {last_line(result)}"}).status_code
+        == 200
+    )
 
 
 def test_bootstrap_takes_the_admin_address_and_password(runner):
-    result = invoke(runner, "bootstrap", "--email", "Owner@Shop.example", "--password", "a long secret")
+    result = invoke(
+        runner, "bootstrap", "--email", "Owner@Shop.example", "--password", "a long secret"
+    )
 
     assert result.exit_code == 0, result.output
     assert db.session.execute(db.select(User)).scalar_one().check_password("a long secret")
     assert "owner@shop.example" in result.output
 
 
-@pytest.mark.parametrize("args, message", [(["--email", "not-an-address"], "e-mail"),
-                                           (["--password", "short"], "8 characters")])
+@pytest.mark.parametrize(
+    "args, message",
+    [(["--email", "not-an-address"], "e-mail"), (["--password", "short"], "8 characters")],
+)
 def test_bootstrap_refuses_bad_input_and_writes_nothing(runner, args, message):
     result = invoke(runner, "bootstrap", *args)
 
@@ -135,34 +156,50 @@ def test_bootstrap_refuses_bad_input_and_writes_nothing(runner, args, message):
 
 
 def test_create_admin_makes_a_staff_user_by_default(runner, bootstrapped):
-    result = invoke(runner, "create-admin", "--email", " Clerk@Shop.example ", "--password", "long enough")
+    result = invoke(
+        runner, "create-admin", "--email", " Clerk@Shop.example ", "--password", "long enough"
+    )
 
     assert result.exit_code == 0, result.output
-    clerk = db.session.execute(db.select(User).where(User.email == "clerk@shop.example")).scalar_one()
+    clerk = db.session.execute(
+        db.select(User).where(User.email == "clerk@shop.example")
+    ).scalar_one()
     assert clerk.role == "staff" and clerk.active and clerk.check_password("long enough")
 
 
 def test_create_admin_super_admin_can_authorise_key_operations(runner, client):
     key = last_line(invoke(runner, "bootstrap", "--admin-key"))
 
-    result = invoke(runner, "create-admin", "--email", "boss@shop.example", "--password", "long enough",
-                    "--super-admin")
+    result = invoke(
+        runner,
+        "create-admin",
+        "--email",
+        "boss@shop.example",
+        "--password",
+        "long enough",
+        "--super-admin",
+    )
 
     assert result.exit_code == 0, result.output
     headers = {"Authorization": f"Bearer {key}", "X-Super-Admin-Email": "boss@shop.example"}
     assert client.get("/api/v1/api-keys", headers=headers).status_code == 200
 
 
-@pytest.mark.parametrize("email, password, message", [
-    ("admin@example.com", "long enough", "already exists"),
-    ("ADMIN@example.com", "long enough", "already exists"),
-    ("not-an-address", "long enough", "Not an e-mail address"),
-    ("clerk@", "long enough", "Not an e-mail address"),
-    ("@shop.example", "long enough", "Not an e-mail address"),
-    ("cl erk@shop.example", "long enough", "Not an e-mail address"),
-    ("clerk@shop.example", "short", "at least 8 characters"),
-])
-def test_create_admin_refuses_bad_input_with_a_clear_message(runner, bootstrapped, email, password, message):
+@pytest.mark.parametrize(
+    "email, password, message",
+    [
+        ("admin@example.com", "long enough", "already exists"),
+        ("ADMIN@example.com", "long enough", "already exists"),
+        ("not-an-address", "long enough", "Not an e-mail address"),
+        ("clerk@", "long enough", "Not an e-mail address"),
+        ("@shop.example", "long enough", "Not an e-mail address"),
+        ("cl erk@shop.example", "long enough", "Not an e-mail address"),
+        ("clerk@shop.example", "short", "at least 8 characters"),
+    ],
+)
+def test_create_admin_refuses_bad_input_with_a_clear_message(
+    runner, bootstrapped, email, password, message
+):
     before = counts()
 
     result = invoke(runner, "create-admin", "--email", email, "--password", password)
@@ -174,7 +211,9 @@ def test_create_admin_refuses_bad_input_with_a_clear_message(runner, bootstrappe
 
 
 def test_create_admin_before_bootstrap_says_what_to_do(runner):
-    result = invoke(runner, "create-admin", "--email", "a@shop.example", "--password", "long enough")
+    result = invoke(
+        runner, "create-admin", "--email", "a@shop.example", "--password", "long enough"
+    )
 
     assert result.exit_code != 0
     assert "bootstrap" in result.output
@@ -197,16 +236,24 @@ def test_create_key_prints_the_key_alone_on_the_last_line(runner, client, app, b
 def test_create_key_defaults_to_read_and_write(runner, bootstrapped):
     assert invoke(runner, "create-key", "--label", "default-scopes").exit_code == 0
 
-    assert db.session.execute(db.select(ApiKey.scopes).where(ApiKey.label == "default-scopes")).scalar_one() == "read,write"
+    assert (
+        db.session.execute(
+            db.select(ApiKey.scopes).where(ApiKey.label == "default-scopes")
+        ).scalar_one()
+        == "read,write"
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--label", "bad", "--scopes", "root"], "Scopes must be drawn from"),
-    (["--label", "bad", "--scopes", "read,superuser"], "Scopes must be drawn from"),
-    (["--label", "bad", "--scopes", ","], "Scopes must be drawn from"),
-    (["--label", "default"], "already labelled"),
-    (["--label", " "], "label"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--label", "bad", "--scopes", "root"], "Scopes must be drawn from"),
+        (["--label", "bad", "--scopes", "read,superuser"], "Scopes must be drawn from"),
+        (["--label", "bad", "--scopes", ","], "Scopes must be drawn from"),
+        (["--label", "default"], "already labelled"),
+        (["--label", " "], "label"),
+    ],
+)
 def test_create_key_refuses_bad_input(runner, bootstrapped, args, message):
     before = counts()
 

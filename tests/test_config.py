@@ -3,6 +3,7 @@
 create_app reads the environment (config.load_settings) each time it runs; each test sets variables with
 monkeypatch (reloading config.py too, which is harmless) and the fixture puts everything back afterwards.
 """
+
 import importlib
 
 import pytest
@@ -11,8 +12,15 @@ import config
 from gateway import create_app
 from gateway.extensions import db, limiter
 
-VARIABLES = ("APP_ENV", "SECRET_KEY", "DATABASE_URL", "TEST_DATABASE_URL", "RATELIMIT_ENABLED",
-             "REDIS_URL", "API_RATE_LIMIT")
+VARIABLES = (
+    "APP_ENV",
+    "SECRET_KEY",
+    "DATABASE_URL",
+    "TEST_DATABASE_URL",
+    "RATELIMIT_ENABLED",
+    "REDIS_URL",
+    "API_RATE_LIMIT",
+)
 STRONG_SECRET = "k" * 48
 
 
@@ -95,20 +103,27 @@ def test_without_app_env_the_app_is_development(environment):
 # --- DATABASE_URL ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("given", ["postgresql://gw:pw@db.internal:5432/gateway",
-                                   "postgres://gw:pw@db.internal:5432/gateway"])
+@pytest.mark.parametrize(
+    "given",
+    ["postgresql://gw:pw@db.internal:5432/gateway", "postgres://gw:pw@db.internal:5432/gateway"],
+)
 def test_a_postgres_database_url_is_rewritten_for_psycopg(environment, given):
     environment(APP_ENV="production", SECRET_KEY=STRONG_SECRET, DATABASE_URL=given)
 
     app = create_app()
 
-    assert app.config["SQLALCHEMY_DATABASE_URI"] == "postgresql+psycopg://gw:pw@db.internal:5432/gateway"
+    assert (
+        app.config["SQLALCHEMY_DATABASE_URI"]
+        == "postgresql+psycopg://gw:pw@db.internal:5432/gateway"
+    )
     assert app.config["SQLALCHEMY_ENGINE_OPTIONS"] == {"pool_pre_ping": True}
     with app.app_context():
         assert db.engine.dialect.driver == "psycopg"
 
 
-@pytest.mark.parametrize("given", ["postgresql+psycopg://gw@db/gateway", "sqlite:////var/lib/gateway.sqlite3"])
+@pytest.mark.parametrize(
+    "given", ["postgresql+psycopg://gw@db/gateway", "sqlite:////var/lib/gateway.sqlite3"]
+)
 def test_other_database_urls_are_kept_as_given(environment, given):
     environment(DATABASE_URL=given)
 
@@ -127,8 +142,18 @@ def test_without_database_url_the_database_is_sqlite_in_the_instance_folder(envi
 # --- RATELIMIT_ENABLED -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value, enabled", [(None, True), ("false", False), ("0", False), ("no", False),
-                                            ("off", False), ("true", True), ("1", True)])
+@pytest.mark.parametrize(
+    "value, enabled",
+    [
+        (None, True),
+        ("false", False),
+        ("0", False),
+        ("no", False),
+        ("off", False),
+        ("true", True),
+        ("1", True),
+    ],
+)
 def test_ratelimit_enabled_switches_limits_on_and_off(environment, value, enabled):
     values = {"APP_ENV": "production", "SECRET_KEY": STRONG_SECRET}
     if value is not None:
@@ -142,9 +167,15 @@ def test_ratelimit_enabled_switches_limits_on_and_off(environment, value, enable
 
 
 @pytest.mark.parametrize("value, statuses", [("false", [200, 200, 200]), ("true", [200, 429, 429])])
-def test_ratelimit_enabled_false_lets_every_api_request_through(environment, app, auth, value, statuses):
-    environment(APP_ENV="testing", TEST_DATABASE_URL=app.config["SQLALCHEMY_DATABASE_URI"],
-                RATELIMIT_ENABLED=value, API_RATE_LIMIT="1/minute")
+def test_ratelimit_enabled_false_lets_every_api_request_through(
+    environment, app, auth, value, statuses
+):
+    environment(
+        APP_ENV="testing",
+        TEST_DATABASE_URL=app.config["SQLALCHEMY_DATABASE_URI"],
+        RATELIMIT_ENABLED=value,
+        API_RATE_LIMIT="1/minute",
+    )
     served = create_app()
     try:
         client = served.test_client()

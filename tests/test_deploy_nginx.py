@@ -3,6 +3,7 @@
 The site is deploy/nginx/gateway.conf with only its ports, certificate paths and upstream port changed to
 this machine's free loopback ports and a self-signed certificate made here.
 """
+
 import datetime
 import http.client
 import ipaddress
@@ -52,18 +53,31 @@ def self_signed(directory):
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, DOMAIN)])
     now = datetime.datetime.now(datetime.timezone.utc)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(DOMAIN),
-                                                    x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName(DOMAIN), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
     cert_path, key_path = directory / "fullchain.pem", directory / "privkey.pem"
     cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return cert_path, key_path
 
 
@@ -89,20 +103,25 @@ def nginx_config(directory, site):
     """A main nginx.conf that keeps every file in the test's folder and includes the site."""
     (directory / "site.conf").write_text(site)
     temp = {name: directory / name for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")}
-    user = "user root;\n" if os.geteuid() == 0 else ""  # workers need the test's folder, which only its owner reads
+    user = (
+        "user root;\n" if os.geteuid() == 0 else ""
+    )  # workers need the test's folder, which only its owner reads
     (directory / "nginx.conf").write_text(
         f"{user}worker_processes 1;\ndaemon off;\npid {directory}/nginx.pid;\nerror_log {directory}/error.log;\n"
         "events { worker_connections 64; }\n"
         "http {\n"
         f"  access_log {directory}/access.log;\n"
         + "".join(f"  {name}_temp_path {path};\n" for name, path in temp.items())
-        + f"  include {directory}/site.conf;\n}}\n")
+        + f"  include {directory}/site.conf;\n}}\n"
+    )
     return directory / "nginx.conf"
 
 
 def nginx_binary():
     """Debian's nginx (`make nginx` installs it), or a skip with the reason."""
-    found = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    found = shutil.which("nginx") or (
+        "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None
+    )
     if found is None:
         unavailable("nginx", FileNotFoundError("nginx: run `make nginx`"))
     return found
@@ -114,32 +133,58 @@ def deployment(tmp_path_factory):
     nginx = nginx_binary()
     directory = tmp_path_factory.mktemp("deploy")
     env_path = directory / "gateway.env"
-    made = subprocess.run([sys.executable, str(DEPLOY / "make_env_file.py"), str(env_path)], capture_output=True,
-                          text=True, env={"PATH": os.environ["PATH"], "BASE_URL": f"https://{DOMAIN}",
-                                          "DATABASE_URL": f"sqlite:///{directory}/gateway.sqlite3"})
+    made = subprocess.run(
+        [sys.executable, str(DEPLOY / "make_env_file.py"), str(env_path)],
+        capture_output=True,
+        text=True,
+        env={
+            "PATH": os.environ["PATH"],
+            "BASE_URL": f"https://{DOMAIN}",
+            "DATABASE_URL": f"sqlite:///{directory}/gateway.sqlite3",
+        },
+    )
     assert made.returncode == 0, made.stderr
-    upgraded = subprocess.run([str(DEPLOY / "gateway-flask"), "db", "upgrade"], capture_output=True, text=True,
-                              env={"PATH": os.environ["PATH"], "GATEWAY_ENV": str(env_path)})
+    upgraded = subprocess.run(
+        [str(DEPLOY / "gateway-flask"), "db", "upgrade"],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "GATEWAY_ENV": str(env_path)},
+    )
     assert upgraded.returncode == 0, upgraded.stderr
 
     upstream, https_port, http_port = free_port(), free_port(), free_port()
     command = shlex.split(unit(DEPLOY / "systemd" / "gateway-web.service")["Service"]["ExecStart"])
     command = [part.replace(INSTALL_DIR, str(ROOT)) for part in command]
     command[command.index("app:app")] = "tests.deploy_whoami:app"
-    env = {"PATH": os.environ["PATH"], **read_env_file(env_path),
-           "GUNICORN_BIND": f"127.0.0.1:{upstream}", "GUNICORN_WORKERS": "1"}
+    env = {
+        "PATH": os.environ["PATH"],
+        **read_env_file(env_path),
+        "GUNICORN_BIND": f"127.0.0.1:{upstream}",
+        "GUNICORN_WORKERS": "1",
+    }
     processes = []
     log = open(directory / "gunicorn.log", "w")
     try:
-        processes.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log))
+        processes.append(
+            subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+        )
         config = nginx_config(directory, site_config(directory, https_port, http_port, upstream))
         options = ["-p", str(directory), "-e", str(directory / "error.log"), "-c", str(config)]
         checked = subprocess.run([nginx, "-t", *options], capture_output=True, text=True)
         assert checked.returncode == 0, checked.stderr
-        processes.append(subprocess.Popen([nginx, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        processes.append(
+            subprocess.Popen(
+                [nginx, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+        )
         wait_for_port(upstream, processes[0], "gunicorn")
         wait_for_port(https_port, processes[1], "nginx")
-        yield {"https": https_port, "http": http_port, "upstream": upstream, "cert": directory / "fullchain.pem"}
+        yield {
+            "https": https_port,
+            "http": http_port,
+            "upstream": upstream,
+            "cert": directory / "fullchain.pem",
+        }
     finally:
         for process in reversed(processes):
             process.terminate()
@@ -154,8 +199,9 @@ def deployment(tmp_path_factory):
 def https(deployment, method, path, body=None, headers=None, source=CLIENT):
     """One request through nginx over verified TLS from the given loopback address; returns (status, headers, body)."""
     context = ssl.create_default_context(cafile=str(deployment["cert"]))
-    connection = http.client.HTTPSConnection("127.0.0.1", deployment["https"], context=context, timeout=30,
-                                             source_address=(source, 0))
+    connection = http.client.HTTPSConnection(
+        "127.0.0.1", deployment["https"], context=context, timeout=30, source_address=(source, 0)
+    )
     try:
         connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
@@ -173,22 +219,39 @@ def test_a_request_through_nginx_reaches_the_app_with_the_clients_address_and_ht
 
 def test_the_health_check_answers_through_nginx(deployment):
     status, _, body = https(deployment, "GET", "/healthz")
-    assert status == 200 and json.loads(body) == {"status": "ok", "database": "ok", "redis": "not_configured"}
+    assert status == 200 and json.loads(body) == {
+        "status": "ok",
+        "database": "ok",
+        "redis": "not_configured",
+    }
 
 
 def test_an_oversized_body_is_refused_by_nginx_with_the_apis_413(deployment):
-    status, headers, body = https(deployment, "POST", "/api/v1/payments", body=b"x" * (1024 * 1024 + 1),
-                                  headers={"Content-Type": "application/json", "Authorization": "Bearer gw_live_x"})
+    status, headers, body = https(
+        deployment,
+        "POST",
+        "/api/v1/payments",
+        body=b"x" * (1024 * 1024 + 1),
+        headers={"Content-Type": "application/json", "Authorization": "Bearer gw_live_x"},
+    )
     assert status == 413
     assert headers["Content-Type"] == "application/json"
-    assert json.loads(body) == {"success": False, "error": True, "message": "The request body is too large.",
-                                "code": "PAYLOAD_TOO_LARGE"}
+    assert json.loads(body) == {
+        "success": False,
+        "error": True,
+        "message": "The request body is too large.",
+        "code": "PAYLOAD_TOO_LARGE",
+    }
 
 
 def test_a_body_under_the_limit_reaches_the_app(deployment):
-    status, headers, body = https(deployment, "POST", "/api/v1/payments", body=json.dumps({"pad": "x" * 500_000}),
-                                  headers={"Content-Type": "application/json",
-                                           "Authorization": "Bearer gw_live_unknown"})
+    status, headers, body = https(
+        deployment,
+        "POST",
+        "/api/v1/payments",
+        body=json.dumps({"pad": "x" * 500_000}),
+        headers={"Content-Type": "application/json", "Authorization": "Bearer gw_live_unknown"},
+    )
     assert status == 401 and json.loads(body)["code"] == "INVALID_TOKEN"  # the app's own answer
     assert headers.get("X-Request-ID")
 

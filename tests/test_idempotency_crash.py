@@ -4,6 +4,7 @@ The worker is really killed (kill -9 at the moment tests/stalling_app.py stops i
 payment or refund committed, or just before); the retry goes to the worker gunicorn respawns. Whatever the
 moment, the key leads to exactly one object, and a retry after the commit replays the stored answer.
 """
+
 import os
 import signal
 import threading
@@ -13,8 +14,8 @@ from decimal import Decimal
 import pytest
 import requests
 
-from gateway.extensions import db
 from gateway.accounts.models.idempotency import IdempotencyRecord
+from gateway.extensions import db
 from gateway.payments.models.payment import Payment, Refund
 from tests.factories import completed_payment
 from tests.gunicorn_support import Gunicorn
@@ -29,10 +30,16 @@ def stalling_server(app, tmp_path):
 
     def start(stall_at):
         stall_file = tmp_path / f"stalled-{stall_at}.pid"
-        server = Gunicorn("tests.stalling_app:app", {
-            "STALL_FILE": str(stall_file), "STALL_AT": stall_at, "IDEMPOTENCY_LEASE_SECONDS": "1",
-            "STALL_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
-        }, log_path=tmp_path / "gunicorn.log")
+        server = Gunicorn(
+            "tests.stalling_app:app",
+            {
+                "STALL_FILE": str(stall_file),
+                "STALL_AT": stall_at,
+                "IDEMPOTENCY_LEASE_SECONDS": "1",
+                "STALL_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+            },
+            log_path=tmp_path / "gunicorn.log",
+        )
         servers.append(server)
         return server, stall_file
 
@@ -82,7 +89,9 @@ def committed(model):
 
 
 @pytest.mark.parametrize("stall_at", ["after_commit", "before_commit"])
-def test_a_payment_request_killed_mid_commit_leaves_one_payment_for_its_key(stalling_server, auth, stall_at):
+def test_a_payment_request_killed_mid_commit_leaves_one_payment_for_its_key(
+    stalling_server, auth, stall_at
+):
     server, stall_file = stalling_server(stall_at)
     url, headers = server.url + "/api/v1/payments", {**auth, "Idempotency-Key": f"crash-{stall_at}"}
 
@@ -92,7 +101,9 @@ def test_a_payment_request_killed_mid_commit_leaves_one_payment_for_its_key(stal
     assert "error" in killed and "response" not in killed  # the killed request got no answer
     final = answers[-1]
     assert final.status_code == 201
-    assert all(a.status_code == 409 and a.json()["code"] == "IDEMPOTENCY_IN_PROGRESS" for a in answers[:-1])
+    assert all(
+        a.status_code == 409 and a.json()["code"] == "IDEMPOTENCY_IN_PROGRESS" for a in answers[:-1]
+    )
     [payment] = committed(Payment)
     assert final.json()["data"]["payment_id"] == payment.public_id
     if stall_at == "after_commit":

@@ -3,6 +3,7 @@
 PostgreSQL only: the request's own backend is terminated (pg_terminate_backend) inside a real gunicorn
 worker by tests/connection_killing_app.py, at the moment each test names.
 """
+
 import time
 
 import pytest
@@ -24,9 +25,14 @@ def killing_server(app, tmp_path):
     servers = []
 
     def start(kill_at):
-        server = Gunicorn("tests.connection_killing_app:app", {
-            "KILL_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"], "KILL_AT": kill_at,
-        }, log_path=tmp_path / "gunicorn.log")
+        server = Gunicorn(
+            "tests.connection_killing_app:app",
+            {
+                "KILL_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+                "KILL_AT": kill_at,
+            },
+            log_path=tmp_path / "gunicorn.log",
+        )
         servers.append(server)
         return server
 
@@ -44,36 +50,53 @@ def test_a_connection_lost_after_the_work_committed_still_answers_json(killing_s
     payment = PaymentFactory(brand=brand)
     server = killing_server("teardown")
 
-    response = requests.post(f"{server.url}/api/v1/payments/{payment.public_id}/cancel", headers={**auth, **KILL},
-                             timeout=30)
+    response = requests.post(
+        f"{server.url}/api/v1/payments/{payment.public_id}/cancel",
+        headers={**auth, **KILL},
+        timeout=30,
+    )
 
     assert response.headers["Content-Type"] == "application/json"
     assert response.status_code == 200  # the cancel committed: its own answer, not a bare 500
     assert response.json()["data"]["status"] == "cancelled"
     assert response.headers["X-Request-ID"]
     assert status_of(payment) == "cancelled"
-    after = requests.get(f"{server.url}/api/v1/payments/{payment.public_id}", headers=auth, timeout=30)
+    after = requests.get(
+        f"{server.url}/api/v1/payments/{payment.public_id}", headers=auth, timeout=30
+    )
     assert after.status_code == 200  # the worker dropped the dead connection and serves on
 
 
-def test_a_connection_lost_mid_view_answers_the_500_envelope_with_the_request_id(killing_server, brand, auth):
+def test_a_connection_lost_mid_view_answers_the_500_envelope_with_the_request_id(
+    killing_server, brand, auth
+):
     payment = PaymentFactory(brand=brand)
     server = killing_server("after_commit")
 
-    response = requests.post(f"{server.url}/api/v1/payments/{payment.public_id}/cancel",
-                             headers={**auth, **KILL, "X-Request-ID": "lost-connection-1"}, timeout=30)
+    response = requests.post(
+        f"{server.url}/api/v1/payments/{payment.public_id}/cancel",
+        headers={**auth, **KILL, "X-Request-ID": "lost-connection-1"},
+        timeout=30,
+    )
 
     assert response.headers["Content-Type"] == "application/json"
     body = response.json()
-    assert (response.status_code, body["code"], body["request_id"]) == (500, "INTERNAL_ERROR", "lost-connection-1")
+    assert (response.status_code, body["code"], body["request_id"]) == (
+        500,
+        "INTERNAL_ERROR",
+        "lost-connection-1",
+    )
     assert "terminating connection" not in response.text
     assert status_of(payment) == "cancelled"  # the work had committed before the connection went
-    after = requests.get(f"{server.url}/api/v1/payments/{payment.public_id}", headers=auth, timeout=30)
+    after = requests.get(
+        f"{server.url}/api/v1/payments/{payment.public_id}", headers=auth, timeout=30
+    )
     assert after.status_code == 200
 
 
 def test_a_connection_lost_as_a_keyed_payment_stores_its_answer_leaves_nothing_and_the_retry_makes_one(
-        killing_server, auth):
+    killing_server, auth
+):
     server = killing_server("answer")
     url, headers = f"{server.url}/api/v1/payments", {**auth, "Idempotency-Key": "lost-at-answer"}
     body = {"amount": "500.00", "currency": "BDT"}
@@ -82,7 +105,9 @@ def test_a_connection_lost_as_a_keyed_payment_stores_its_answer_leaves_nothing_a
 
     assert (failed.status_code, failed.json()["code"]) == (500, "INTERNAL_ERROR")
     assert failed.json()["request_id"]
-    assert db.session.scalar(db.select(db.func.count()).select_from(Payment)) == 0  # work and answer: neither
+    assert (
+        db.session.scalar(db.select(db.func.count()).select_from(Payment)) == 0
+    )  # work and answer: neither
     for _ in range(200):  # the key stays in progress for its lease, then the retry takes it over
         retried = requests.post(url, json=body, headers=headers, timeout=30)
         if retried.status_code != 409:
@@ -90,4 +115,6 @@ def test_a_connection_lost_as_a_keyed_payment_stores_its_answer_leaves_nothing_a
         time.sleep(0.1)
     assert retried.status_code == 201
     db.session.expire_all()
-    assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [retried.json()["data"]["payment_id"]]
+    assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [
+        retried.json()["data"]["payment_id"]
+    ]

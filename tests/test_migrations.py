@@ -1,4 +1,5 @@
 """`flask db upgrade` on an empty database gives exactly the schema the models declare."""
+
 import logging.config
 import uuid
 from pathlib import Path
@@ -24,8 +25,15 @@ def keep_test_logging(monkeypatch):
 
 def migrated_differences(url, engine_options=None):
     """Run every migration on the empty database at `url`, then list how it differs from the models."""
-    app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": url, "REDIS_URL": None,
-                      "RATELIMIT_ENABLED": False, "SQLALCHEMY_ENGINE_OPTIONS": engine_options or {}})
+    app = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": url,
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": False,
+            "SQLALCHEMY_ENGINE_OPTIONS": engine_options or {},
+        }
+    )
     with app.app_context():
         try:
             upgrade(directory=MIGRATIONS)
@@ -40,8 +48,15 @@ def migrated_differences(url, engine_options=None):
 def rules(url, engine_options=None, migrate=True):
     """The CHECK constraints and indexes (with any partial-index WHERE) of a database built by the migrations or
     by the models, as the database reports them: Alembic's comparison looks at neither."""
-    app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": url, "REDIS_URL": None,
-                      "RATELIMIT_ENABLED": False, "SQLALCHEMY_ENGINE_OPTIONS": engine_options or {}})
+    app = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": url,
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": False,
+            "SQLALCHEMY_ENGINE_OPTIONS": engine_options or {},
+        }
+    )
     with app.app_context():
         try:
             upgrade(directory=MIGRATIONS) if migrate else db.create_all()
@@ -50,12 +65,25 @@ def rules(url, engine_options=None, migrate=True):
                 found = set()
                 for table in db.metadata.tables:
                     for check in inspector.get_check_constraints(table):
-                        found.add((table, "check", check["name"], " ".join(str(check["sqltext"]).split())))
+                        found.add(
+                            (table, "check", check["name"], " ".join(str(check["sqltext"]).split()))
+                        )
                     for index in inspector.get_indexes(table):
-                        where = {key: str(value) for key, value in index.get("dialect_options", {}).items()
-                                 if key.endswith("_where")}
-                        found.add((table, "index", index["name"], tuple(index["column_names"]),
-                                   bool(index["unique"]), tuple(sorted(where.items()))))
+                        where = {
+                            key: str(value)
+                            for key, value in index.get("dialect_options", {}).items()
+                            if key.endswith("_where")
+                        }
+                        found.add(
+                            (
+                                table,
+                                "index",
+                                index["name"],
+                                tuple(index["column_names"]),
+                                bool(index["unique"]),
+                                tuple(sorted(where.items())),
+                            )
+                        )
                 return found
         finally:
             db.session.remove()
@@ -64,7 +92,9 @@ def rules(url, engine_options=None, migrate=True):
 
 def assert_same_rules(migrated, declared):
     """Fail naming each CHECK or index that only one of the two databases has, or has differently."""
-    assert declared, "the models declare no CHECK constraint or index: the comparison would prove nothing"
+    assert declared, (
+        "the models declare no CHECK constraint or index: the comparison would prove nothing"
+    )
     lines = [f"only migrated: {rule}" for rule in sorted(migrated - declared, key=str)]
     lines += [f"only in the models: {rule}" for rule in sorted(declared - migrated, key=str)]
     if lines:
@@ -76,10 +106,15 @@ def assert_no_differences(differences):
     lines = []
     for difference in differences:
         for operation, *objects in difference if isinstance(difference, list) else [difference]:
-            names = [getattr(item, "name", None) or str(item) for item in objects if item is not None]
+            names = [
+                getattr(item, "name", None) or str(item) for item in objects if item is not None
+            ]
             lines.append(f"{operation} {' '.join(map(str, names[:3]))}")
     if lines:
-        pytest.fail("migrations differ from the models (regenerate the revision):\n" + "\n".join(lines), pytrace=False)
+        pytest.fail(
+            "migrations differ from the models (regenerate the revision):\n" + "\n".join(lines),
+            pytrace=False,
+        )
 
 
 def test_upgrade_on_an_empty_sqlite_file_matches_the_models(tmp_path):
@@ -109,6 +144,7 @@ def postgres_schemas():
         with engine.begin() as connection:
             connection.execute(text(f'CREATE SCHEMA "{made[-1]}"'))
         return made[-1]
+
     yield make
     with engine.begin() as connection:
         for name in made:

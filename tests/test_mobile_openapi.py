@@ -1,4 +1,5 @@
 """/api/mobile/v1/openapi.json is a valid OpenAPI 3 document of every companion-app route, from its request schemas."""
+
 import pytest
 from openapi_spec_validator import validate
 
@@ -34,25 +35,39 @@ def test_the_mobile_document_is_valid_openapi_3(spec):
 def test_every_mobile_route_is_in_the_mobile_document(app, spec):
     routes = mobile_routes(app)
 
-    assert len(routes) >= 11  # pairing, refresh, heartbeat, unpair, SMS, lease, report, rules, notifications x2, dashboard
-    missing = {(method, path) for method, path in routes if method not in spec["paths"].get(path, {})}
+    assert (
+        len(routes) >= 11
+    )  # pairing, refresh, heartbeat, unpair, SMS, lease, report, rules, notifications x2, dashboard
+    missing = {
+        (method, path) for method, path in routes if method not in spec["paths"].get(path, {})
+    }
     assert not missing
 
 
-def test_the_mobile_document_holds_no_merchant_route_and_the_merchant_one_no_mobile_route(client, spec):
+def test_the_mobile_document_holds_no_merchant_route_and_the_merchant_one_no_mobile_route(
+    client, spec
+):
     merchant = client.get("/api/v1/openapi.json").json
 
     assert all(path.startswith(MOBILE + "/") for path in spec["paths"])
     assert not [path for path in merchant["paths"] if path.startswith(MOBILE)]
 
 
-@pytest.mark.parametrize("path, schema", [
-    ("/devices", "PairDevice"), ("/devices/token-refreshes", "TokenRefresh"), ("/devices/heartbeats", "Heartbeat"),
-    ("/sms", "SmsBatch"), ("/notifications/acknowledgements", "Acknowledge"),
-    ("/sms/queues/{message_id}/results", "OutboundResult"),
-])
+@pytest.mark.parametrize(
+    "path, schema",
+    [
+        ("/devices", "PairDevice"),
+        ("/devices/token-refreshes", "TokenRefresh"),
+        ("/devices/heartbeats", "Heartbeat"),
+        ("/sms", "SmsBatch"),
+        ("/notifications/acknowledgements", "Acknowledge"),
+        ("/sms/queues/{message_id}/results", "OutboundResult"),
+    ],
+)
 def test_each_body_is_documented_by_the_schema_that_validates_it(spec, path, schema):
-    body = spec["paths"][MOBILE + path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    body = spec["paths"][MOBILE + path]["post"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ]
 
     assert body == {"$ref": f"#/components/schemas/{schema}"}
     assert spec["components"]["schemas"][schema]["properties"]
@@ -61,7 +76,11 @@ def test_each_body_is_documented_by_the_schema_that_validates_it(spec, path, sch
 def test_pairing_needs_no_token_and_every_other_route_the_device_token(app, spec):
     for method, path in mobile_routes(app):
         security = spec["paths"][path][method].get("security", spec["security"])
-        expected = [] if path in (MOBILE + "/devices", MOBILE + "/devices/token-refreshes") else [{"device": []}]
+        expected = (
+            []
+            if path in (MOBILE + "/devices", MOBILE + "/devices/token-refreshes")
+            else [{"device": []}]
+        )
         assert security == expected, f"{method.upper()} {path}"
 
 

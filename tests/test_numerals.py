@@ -1,4 +1,5 @@
 """Numbers and clock times in the page's language: Bangla digits and day periods, never AM/PM, on bn pages."""
+
 import re
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
@@ -14,9 +15,14 @@ from tests.factories import PaymentFactory, PaymentMethodFactory
 DHAKA = ZoneInfo("Asia/Dhaka")
 
 
-@pytest.mark.parametrize("utc_hour, english, bangla", [
-    (12, "6:10\u202fPM", "সন্ধ্যা ৬:১০"), (3, "9:10\u202fAM", "সকাল ৯:১০"), (18, "12:10\u202fAM", "রাত্রি ১২:১০"),
-])
+@pytest.mark.parametrize(
+    "utc_hour, english, bangla",
+    [
+        (12, "6:10\u202fPM", "সন্ধ্যা ৬:১০"),
+        (3, "9:10\u202fAM", "সকাল ৯:১০"),
+        (18, "12:10\u202fAM", "রাত্রি ১২:১০"),
+    ],
+)
 def test_a_clock_time_says_the_part_of_the_day_in_bangla(app, utc_hour, english, bangla):
     moment = datetime(2026, 3, 1, utc_hour, 10, tzinfo=timezone.utc)
     assert clock_time(moment, DHAKA, "en") == english
@@ -26,7 +32,10 @@ def test_a_clock_time_says_the_part_of_the_day_in_bangla(app, utc_hour, english,
 def test_digits_and_grouping_follow_the_language():
     assert native_digits("TrxID 2024, 15:30", "bn") == "TrxID ২০২৪, ১৫:৩০"
     assert native_digits("2024", "en") == "2024"
-    assert (grouped_number(12500000, "bn"), grouped_number(12500000, "en")) == ("১,২৫,০০,০০০", "12,500,000")
+    assert (grouped_number(12500000, "bn"), grouped_number(12500000, "en")) == (
+        "১,২৫,০০,০০০",
+        "12,500,000",
+    )
 
 
 @freeze_time("2026-03-01 12:00:00")

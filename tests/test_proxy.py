@@ -1,4 +1,5 @@
 """TRUSTED_PROXIES: behind N reverse proxies the client's address comes from X-Forwarded-For; with 0 it is ignored."""
+
 import os
 import subprocess
 import sys
@@ -17,10 +18,15 @@ CLIENT = "203.0.113.7"
 
 def app_with(app, trusted_proxies):
     """An app on the test database with TRUSTED_PROXIES set, and a page that echoes what it sees of the client."""
-    proxied = create_app({
-        "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-        "REDIS_URL": None, "RATELIMIT_ENABLED": False, "TRUSTED_PROXIES": trusted_proxies,
-    })
+    proxied = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": False,
+            "TRUSTED_PROXIES": trusted_proxies,
+        }
+    )
 
     @proxied.get("/_test/whoami")
     def whoami():
@@ -38,9 +44,15 @@ def whoami(app):
     def ask(trusted_proxies):
         proxied = app_with(app, trusted_proxies)
         built.append(proxied)
-        return proxied.test_client().get(
-            "/_test/whoami", headers={"X-Forwarded-For": CLIENT, "X-Forwarded-Proto": "https"},
-            environ_base={"REMOTE_ADDR": PROXY}).get_json()
+        return (
+            proxied.test_client()
+            .get(
+                "/_test/whoami",
+                headers={"X-Forwarded-For": CLIENT, "X-Forwarded-Proto": "https"},
+                environ_base={"REMOTE_ADDR": PROXY},
+            )
+            .get_json()
+        )
 
     yield ask
     for proxied in built:
@@ -67,6 +79,16 @@ def test_trusted_proxies_is_read_from_the_environment(value, expected):
     env = {key: val for key, val in os.environ.items() if key != "TRUSTED_PROXIES"}
     if value is not None:
         env["TRUSTED_PROXIES"] = value
-    out = subprocess.run([sys.executable, "-c", "import config; print(config.load_settings()[0]['TRUSTED_PROXIES'])"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import config; print(config.load_settings()[0]['TRUSTED_PROXIES'])",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert int(out) == expected

@@ -1,5 +1,6 @@
 """The database rate-limit store: an atomic count per window on both engines, windows that end and are pruned, and
 limits that hold across real gunicorn worker processes without Redis."""
+
 import os
 import re
 import signal
@@ -12,9 +13,14 @@ from pathlib import Path
 import pytest
 import requests
 
-from gateway.extensions import db
 from gateway.accounts.models.rate_limit import RateLimitCounter
-from gateway.accounts.rate_limit_store import DatabaseStorage, count_hit, prune_rate_limit_counters, storage_uri
+from gateway.accounts.rate_limit_store import (
+    DatabaseStorage,
+    count_hit,
+    prune_rate_limit_counters,
+    storage_uri,
+)
+from gateway.extensions import db
 from tests.local_servers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +32,7 @@ def test_hits_from_many_threads_at_once_are_all_counted(app):
         with app.app_context():
             for _ in range(10):
                 count_hit("LIMITER/race", 60)
+
     threads = [threading.Thread(target=hammer) for _ in range(8)]
     for thread in threads:
         thread.start()
@@ -63,16 +70,25 @@ def test_a_key_longer_than_the_column_is_counted_under_its_digest():
     assert storage.get(key) == 0
 
 
-@pytest.mark.parametrize("settings, uri", [
-    ({"REDIS_URL": None}, "gateway+db://"),
-    ({"REDIS_URL": "redis://127.0.0.1:6379/0"}, "gateway+redis://127.0.0.1:6379/0"),
-    ({"REDIS_URL": None, "RATELIMIT_STORAGE_URI": "rediss://cache.internal:6380/2"},
-     "gateway+rediss://cache.internal:6380/2"),
-    ({"REDIS_URL": "redis://127.0.0.1:6379/0", "RATELIMIT_STORAGE_URI": "memory://"}, "memory://"),
-])
+@pytest.mark.parametrize(
+    "settings, uri",
+    [
+        ({"REDIS_URL": None}, "gateway+db://"),
+        ({"REDIS_URL": "redis://127.0.0.1:6379/0"}, "gateway+redis://127.0.0.1:6379/0"),
+        (
+            {"REDIS_URL": None, "RATELIMIT_STORAGE_URI": "rediss://cache.internal:6380/2"},
+            "gateway+rediss://cache.internal:6380/2",
+        ),
+        (
+            {"REDIS_URL": "redis://127.0.0.1:6379/0", "RATELIMIT_STORAGE_URI": "memory://"},
+            "memory://",
+        ),
+    ],
+)
 def test_limits_use_the_shared_store_unless_told_otherwise(settings, uri):
     class App:
         config = settings
+
     assert storage_uri(App) == uri
 
 
@@ -87,19 +103,43 @@ def gunicorn(app, tmp_path):
     """A real gunicorn with two sync workers on a loopback port, no Redis, sign-in limit 4 a minute."""
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
-    env.update({"APP_ENV": "testing", "TEST_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
-                "RATELIMIT_ENABLED": "true", "LOGIN_RATE_LIMIT": "4/minute", "PYTHONUNBUFFERED": "1"})
+    env.update(
+        {
+            "APP_ENV": "testing",
+            "TEST_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+            "RATELIMIT_ENABLED": "true",
+            "LOGIN_RATE_LIMIT": "4/minute",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     log = open(tmp_path / "gunicorn.log", "wb")
-    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}",
-                                "app:app"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--workers",
+            "2",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "app:app",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
 
     def ready():
         try:
-            return len(worker_pids(process.pid)) == 2 and requests.get(base + "/healthz", timeout=2).ok
+            return (
+                len(worker_pids(process.pid)) == 2 and requests.get(base + "/healthz", timeout=2).ok
+            )
         except (requests.RequestException, FileNotFoundError):
             return False
+
     pause = threading.Event()
     for _ in range(200):
         if ready():
@@ -122,8 +162,11 @@ def test_the_sign_in_limit_holds_across_gunicorn_workers_without_redis(gunicorn)
     token = TOKEN.search(browser.get(base + "/panel/sign-in", timeout=10).text).group(1)
 
     def failed_sign_in():
-        return browser.post(base + "/panel/sign-in", data={"email": "nobody@shop.test", "password": "wrong",
-                                                           "csrf_token": token}, timeout=10).status_code
+        return browser.post(
+            base + "/panel/sign-in",
+            data={"email": "nobody@shop.test", "password": "wrong", "csrf_token": token},
+            timeout=10,
+        ).status_code
 
     def served_only_by(running, stopped):
         """Failed sign-ins while `stopped` cannot accept connections, so `running` answers them all."""

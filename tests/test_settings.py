@@ -1,4 +1,5 @@
 """The settings table: instance/settings.py read, APP_ENV choosing the profile, precedence, names and values checked."""
+
 import logging
 import os
 import re
@@ -31,6 +32,7 @@ def settings_file(tmp_path):
     def write(*lines):
         path.write_text("\n".join(lines) + "\n")
         return path
+
     return write
 
 
@@ -43,6 +45,7 @@ def build(tmp_path):
         app = create_app(overrides, settings_file=settings_file)
         built.append(app)
         return app
+
     yield make
     for app in built:
         with app.app_context():
@@ -50,7 +53,11 @@ def build(tmp_path):
 
 
 def test_settings_py_is_read(clean_environment, settings_file, build):
-    path = settings_file("PAYMENT_TTL = 600", "BASE_URL = 'https://pay.example.com/'", "LOGIN_RATE_LIMIT = '3/minute'")
+    path = settings_file(
+        "PAYMENT_TTL = 600",
+        "BASE_URL = 'https://pay.example.com/'",
+        "LOGIN_RATE_LIMIT = '3/minute'",
+    )
 
     app = build(path)
 
@@ -60,16 +67,23 @@ def test_settings_py_is_read(clean_environment, settings_file, build):
     assert app.config["APP_ENV"] == "development"
 
 
-def test_app_env_in_settings_py_chooses_the_whole_production_profile(clean_environment, settings_file, build,
-                                                                       tmp_path):
+def test_app_env_in_settings_py_chooses_the_whole_production_profile(
+    clean_environment, settings_file, build, tmp_path
+):
     # JOBS_IN_PROCESS off: a request would otherwise start the sweep thread over this empty database.
-    path = settings_file("APP_ENV = 'production'", f"SECRET_KEY = {STRONG_SECRET!r}", "JOBS_IN_PROCESS = False",
-                         f"DATABASE_URL = 'sqlite:///{tmp_path / 'live.sqlite3'}'")
+    path = settings_file(
+        "APP_ENV = 'production'",
+        f"SECRET_KEY = {STRONG_SECRET!r}",
+        "JOBS_IN_PROCESS = False",
+        f"DATABASE_URL = 'sqlite:///{tmp_path / 'live.sqlite3'}'",
+    )
 
     app = build(path)
 
     assert app.config["APP_ENV"] == "production"
-    assert app.config["SESSION_COOKIE_SECURE"] is True and app.config["REMEMBER_COOKIE_SECURE"] is True
+    assert (
+        app.config["SESSION_COOKIE_SECURE"] is True and app.config["REMEMBER_COOKIE_SECURE"] is True
+    )
     assert app.config["ALLOW_PRIVATE_CALLBACKS"] is False
     assert app.config["SQLALCHEMY_DATABASE_URI"] == f"sqlite:///{tmp_path / 'live.sqlite3'}"
     with app.test_request_context():
@@ -79,8 +93,9 @@ def test_app_env_in_settings_py_chooses_the_whole_production_profile(clean_envir
     assert "Secure" in cookie
 
 
-def test_app_env_production_in_settings_py_still_refuses_the_development_secret(clean_environment, settings_file,
-                                                                                build):
+def test_app_env_production_in_settings_py_still_refuses_the_development_secret(
+    clean_environment, settings_file, build
+):
     path = settings_file("APP_ENV = 'production'")
 
     with pytest.raises(RuntimeError, match="SECRET_KEY"):
@@ -88,7 +103,9 @@ def test_app_env_production_in_settings_py_still_refuses_the_development_secret(
 
 
 def test_the_environment_beats_settings_py(clean_environment, settings_file, build):
-    path = settings_file("PAYMENT_TTL = 600", "APP_ENV = 'production'", f"SECRET_KEY = {STRONG_SECRET!r}")
+    path = settings_file(
+        "PAYMENT_TTL = 600", "APP_ENV = 'production'", f"SECRET_KEY = {STRONG_SECRET!r}"
+    )
     clean_environment.setenv("PAYMENT_TTL", "900")
     clean_environment.setenv("APP_ENV", "development")
 
@@ -99,7 +116,9 @@ def test_the_environment_beats_settings_py(clean_environment, settings_file, bui
     assert app.config["SESSION_COOKIE_SECURE"] is False
 
 
-def test_create_app_overrides_beat_the_environment_and_settings_py(clean_environment, settings_file, build):
+def test_create_app_overrides_beat_the_environment_and_settings_py(
+    clean_environment, settings_file, build
+):
     path = settings_file("PAYMENT_TTL = 600")
     clean_environment.setenv("PAYMENT_TTL", "900")
 
@@ -109,7 +128,9 @@ def test_create_app_overrides_beat_the_environment_and_settings_py(clean_environ
     assert app.config["JOBS_IN_PROCESS"] is False
 
 
-def test_an_unknown_name_in_settings_py_is_refused_with_a_suggestion(clean_environment, settings_file, build):
+def test_an_unknown_name_in_settings_py_is_refused_with_a_suggestion(
+    clean_environment, settings_file, build
+):
     path = settings_file(f"SECERT_KEY = {STRONG_SECRET!r}", "PAYMENT_TTL = 600")
 
     with pytest.raises(config.SettingsError, match=r"SECERT_KEY \(did you mean SECRET_KEY\?\)"):
@@ -123,13 +144,17 @@ def test_a_name_nothing_resembles_is_refused_too(clean_environment, settings_fil
         build(path)
 
 
-def test_lower_case_names_and_flask_settings_in_settings_py_are_accepted(clean_environment, settings_file, build):
+def test_lower_case_names_and_flask_settings_in_settings_py_are_accepted(
+    clean_environment, settings_file, build
+):
     path = settings_file("import os", "helper = 3", "PERMANENT_SESSION_LIFETIME = 3600")
 
     assert build(path).config["PERMANENT_SESSION_LIFETIME"] == 3600
 
 
-def test_a_near_miss_environment_variable_is_warned_about(clean_environment, settings_file, build, caplog):
+def test_a_near_miss_environment_variable_is_warned_about(
+    clean_environment, settings_file, build, caplog
+):
     clean_environment.setenv("SECERT_KEY", STRONG_SECRET)
     clean_environment.setenv("PAYMENT_TLL", "600")
 
@@ -142,20 +167,24 @@ def test_a_near_miss_environment_variable_is_warned_about(clean_environment, set
     assert STRONG_SECRET not in caplog.text
 
 
-@pytest.mark.parametrize("name, value, problem", [
-    ("PAYMENT_TTL", "thirty", "PAYMENT_TTL must be a whole number, not 'thirty'"),
-    ("PAYMENT_TTL", "0", "PAYMENT_TTL must be at least 1"),
-    ("TRUSTED_PROXIES", "-1", "TRUSTED_PROXIES must be at least 0"),
-    ("RATELIMIT_ENABLED", "maybe", "RATELIMIT_ENABLED must be true or false"),
-    ("API_RATE_LIMIT", "lots", "API_RATE_LIMIT must be a rate"),
-    ("MAX_AMOUNT", "ten", "MAX_AMOUNT must be a decimal amount"),
-    ("WEBHOOK_TIMEOUT", "soon", "WEBHOOK_TIMEOUT must be a number of seconds"),
-    ("BASE_URL", "pay.example.com", "BASE_URL must start with http"),
-    ("DEFAULT_TIMEZONE", "Mars/Olympus", "DEFAULT_TIMEZONE must be an IANA time zone"),
-    ("LOG_LEVEL", "LOUD", "LOG_LEVEL must be one of DEBUG"),
-])
-def test_a_bad_value_in_the_environment_is_reported_at_start_naming_the_setting(clean_environment, settings_file,
-                                                                                 build, name, value, problem):
+@pytest.mark.parametrize(
+    "name, value, problem",
+    [
+        ("PAYMENT_TTL", "thirty", "PAYMENT_TTL must be a whole number, not 'thirty'"),
+        ("PAYMENT_TTL", "0", "PAYMENT_TTL must be at least 1"),
+        ("TRUSTED_PROXIES", "-1", "TRUSTED_PROXIES must be at least 0"),
+        ("RATELIMIT_ENABLED", "maybe", "RATELIMIT_ENABLED must be true or false"),
+        ("API_RATE_LIMIT", "lots", "API_RATE_LIMIT must be a rate"),
+        ("MAX_AMOUNT", "ten", "MAX_AMOUNT must be a decimal amount"),
+        ("WEBHOOK_TIMEOUT", "soon", "WEBHOOK_TIMEOUT must be a number of seconds"),
+        ("BASE_URL", "pay.example.com", "BASE_URL must start with http"),
+        ("DEFAULT_TIMEZONE", "Mars/Olympus", "DEFAULT_TIMEZONE must be an IANA time zone"),
+        ("LOG_LEVEL", "LOUD", "LOG_LEVEL must be one of DEBUG"),
+    ],
+)
+def test_a_bad_value_in_the_environment_is_reported_at_start_naming_the_setting(
+    clean_environment, settings_file, build, name, value, problem
+):
     clean_environment.setenv(name, value)
 
     with pytest.raises(config.SettingsError, match=re.escape(problem)) as raised:
@@ -164,9 +193,15 @@ def test_a_bad_value_in_the_environment_is_reported_at_start_naming_the_setting(
     assert "(from the environment)" in str(raised.value)
 
 
-def test_a_bad_value_in_settings_py_is_reported_naming_the_file(clean_environment, settings_file, build):
-    with pytest.raises(config.SettingsError, match=re.escape("PAYMENT_TTL must be a whole number, not '30.5' "
-                                                             "(from instance/settings.py)")):
+def test_a_bad_value_in_settings_py_is_reported_naming_the_file(
+    clean_environment, settings_file, build
+):
+    with pytest.raises(
+        config.SettingsError,
+        match=re.escape(
+            "PAYMENT_TTL must be a whole number, not '30.5' (from instance/settings.py)"
+        ),
+    ):
         build(settings_file("PAYMENT_TTL = 30.5"))
 
 
@@ -196,26 +231,39 @@ def test_the_readme_configuration_table_lists_exactly_the_settings():
     assert listed == list(config.SETTINGS)
 
 
-def test_an_override_of_none_means_the_default_even_when_the_environment_sets_it(clean_environment, settings_file,
-                                                                                  build):
+def test_an_override_of_none_means_the_default_even_when_the_environment_sets_it(
+    clean_environment, settings_file, build
+):
     clean_environment.setenv("REDIS_URL", "redis://127.0.0.1:6379/9")
 
     app = build(settings_file(), {"APP_ENV": "testing", "REDIS_URL": None})
 
-    assert app.config["REDIS_URL"] is None and app.config["RATELIMIT_STORAGE_URI"] == "gateway+db://"
+    assert (
+        app.config["REDIS_URL"] is None and app.config["RATELIMIT_STORAGE_URI"] == "gateway+db://"
+    )
 
 
-def test_passwords_are_hashed_with_scrypt_unless_the_profile_is_testing(clean_environment, settings_file, build):
-    production = config.load_settings({"APP_ENV": "production"}, environ={}, settings_file=settings_file())[0]
+def test_passwords_are_hashed_with_scrypt_unless_the_profile_is_testing(
+    clean_environment, settings_file, build
+):
+    production = config.load_settings(
+        {"APP_ENV": "production"}, environ={}, settings_file=settings_file()
+    )[0]
     development = config.load_settings({}, environ={}, settings_file=settings_file())[0]
-    testing = config.load_settings({"APP_ENV": "testing"}, environ={}, settings_file=settings_file())[0]
+    testing = config.load_settings(
+        {"APP_ENV": "testing"}, environ={}, settings_file=settings_file()
+    )[0]
 
     assert production["PASSWORD_HASH_METHOD"] == development["PASSWORD_HASH_METHOD"] == "scrypt"
     assert testing["PASSWORD_HASH_METHOD"] == "pbkdf2:sha256:1"
 
 
-@pytest.mark.parametrize("method", ["scrypt", "scrypt:16384:8:1", "pbkdf2", "pbkdf2:sha256", "pbkdf2:sha512:600000"])
-def test_a_werkzeug_hash_method_is_accepted_and_hashes_with_it(clean_environment, settings_file, build, method):
+@pytest.mark.parametrize(
+    "method", ["scrypt", "scrypt:16384:8:1", "pbkdf2", "pbkdf2:sha256", "pbkdf2:sha512:600000"]
+)
+def test_a_werkzeug_hash_method_is_accepted_and_hashes_with_it(
+    clean_environment, settings_file, build, method
+):
     app = build(settings_file(f"PASSWORD_HASH_METHOD = {method!r}"), {"APP_ENV": "testing"})
 
     with app.app_context():
@@ -228,9 +276,27 @@ def test_a_werkzeug_hash_method_is_accepted_and_hashes_with_it(clean_environment
     assert user.check_password("correct horse battery") and not user.check_password("wrong")
 
 
-@pytest.mark.parametrize("method", ["md5", "plain", "pbkdf2:nohash", "pbkdf2:sha256:0", "scrypt:x", "scrypt:1:2:3:4",
-                                    "pbkdf2:sha256:1:2", ""])
-def test_an_unknown_hash_method_is_refused_naming_the_setting(clean_environment, settings_file, method):
-    with pytest.raises(config.SettingsError, match="PASSWORD_HASH_METHOD must be a werkzeug hash method"):
-        config.load_settings({"APP_ENV": "testing"}, environ={}, settings_file=settings_file(
-            f"PASSWORD_HASH_METHOD = {method!r}"))
+@pytest.mark.parametrize(
+    "method",
+    [
+        "md5",
+        "plain",
+        "pbkdf2:nohash",
+        "pbkdf2:sha256:0",
+        "scrypt:x",
+        "scrypt:1:2:3:4",
+        "pbkdf2:sha256:1:2",
+        "",
+    ],
+)
+def test_an_unknown_hash_method_is_refused_naming_the_setting(
+    clean_environment, settings_file, method
+):
+    with pytest.raises(
+        config.SettingsError, match="PASSWORD_HASH_METHOD must be a werkzeug hash method"
+    ):
+        config.load_settings(
+            {"APP_ENV": "testing"},
+            environ={},
+            settings_file=settings_file(f"PASSWORD_HASH_METHOD = {method!r}"),
+        )

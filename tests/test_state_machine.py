@@ -1,17 +1,28 @@
 """The one state machine: every listed move works through write_status, every other one is refused."""
+
 import uuid
 from decimal import Decimal
 
 import pytest
 
+from gateway import states
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway import states
 from gateway.payments.models.payment import Payment, Refund
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.sms.models.outbound_sms import OutboundSms
-from gateway.states import (DELIVERY, INBOUND_SMS, MACHINES, OUTBOUND_SMS, PAYMENT, REFUND, TRANSACTION,
-                            IllegalTransition, payment_in_review, write_status)
+from gateway.states import (
+    DELIVERY,
+    INBOUND_SMS,
+    MACHINES,
+    OUTBOUND_SMS,
+    PAYMENT,
+    REFUND,
+    TRANSACTION,
+    IllegalTransition,
+    payment_in_review,
+    write_status,
+)
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, completed_payment
 
@@ -29,7 +40,9 @@ def a_transaction(brand):
 def a_refund(brand):
     """A refund row on a completed payment's transaction."""
     transaction = completed_payment(brand=brand).transaction
-    refund = Refund(brand_id=brand.id, transaction_id=transaction.id, amount=Decimal("1.00"), status="completed")
+    refund = Refund(
+        brand_id=brand.id, transaction_id=transaction.id, amount=Decimal("1.00"), status="completed"
+    )
     db.session.add(refund)
     db.session.commit()
     return refund
@@ -38,9 +51,18 @@ def a_refund(brand):
 def a_delivery(brand):
     """A webhook delivery row as the outbox writes it."""
     now = utcnow()
-    row = WebhookDelivery(brand_id=brand.id, event="payment.completed", event_id=f"evt_{uuid.uuid4().hex}",
-                          url="https://shop.example/hooks", payload="{}", status="pending", attempts=0,
-                          next_attempt_at=now, created_at=now, updated_at=now)
+    row = WebhookDelivery(
+        brand_id=brand.id,
+        event="payment.completed",
+        event_id=f"evt_{uuid.uuid4().hex}",
+        url="https://shop.example/hooks",
+        payload="{}",
+        status="pending",
+        attempts=0,
+        next_attempt_at=now,
+        created_at=now,
+        updated_at=now,
+    )
     db.session.add(row)
     db.session.commit()
     return row
@@ -48,8 +70,15 @@ def a_delivery(brand):
 
 def an_inbound_sms(brand):
     """A stored text."""
-    row = InboundSms(public_id=str(uuid.uuid4()), brand_id=brand.id, sender="bKash", body="hello",
-                     content_hash=uuid.uuid4().hex, incoming=False, status="unmatched")
+    row = InboundSms(
+        public_id=str(uuid.uuid4()),
+        brand_id=brand.id,
+        sender="bKash",
+        body="hello",
+        content_hash=uuid.uuid4().hex,
+        incoming=False,
+        status="unmatched",
+    )
     db.session.add(row)
     db.session.commit()
     return row
@@ -57,17 +86,33 @@ def an_inbound_sms(brand):
 
 def an_outbound_sms(brand):
     """A queued outbound text."""
-    row = OutboundSms(brand_id=brand.id, to_number="+8801712345678", body="Paid", status="queued", attempts=0,
-                      next_attempt_at=utcnow())
+    row = OutboundSms(
+        brand_id=brand.id,
+        to_number="+8801712345678",
+        body="Paid",
+        status="queued",
+        attempts=0,
+        next_attempt_at=utcnow(),
+    )
     db.session.add(row)
     db.session.commit()
     return row
 
 
-ROWS = {PAYMENT: a_payment, TRANSACTION: a_transaction, REFUND: a_refund, DELIVERY: a_delivery,
-        INBOUND_SMS: an_inbound_sms, OUTBOUND_SMS: an_outbound_sms}
-ALL_PAIRS = [pytest.param(machine, f, t, id=f"{machine.name}:{f}->{t}")
-             for machine in MACHINES for f in machine.statuses for t in machine.statuses]
+ROWS = {
+    PAYMENT: a_payment,
+    TRANSACTION: a_transaction,
+    REFUND: a_refund,
+    DELIVERY: a_delivery,
+    INBOUND_SMS: an_inbound_sms,
+    OUTBOUND_SMS: an_outbound_sms,
+}
+ALL_PAIRS = [
+    pytest.param(machine, f, t, id=f"{machine.name}:{f}->{t}")
+    for machine in MACHINES
+    for f in machine.statuses
+    for t in machine.statuses
+]
 
 
 def put_in(row, status):
@@ -110,12 +155,22 @@ def test_a_move_from_a_state_the_row_has_left_changes_nothing(brand, machine):
 
 def test_the_payment_table_is_the_contracts_with_the_documented_amendments():
     assert set(PAYMENT.pairs()) == {
-        ("created", "processing"), ("created", "completed"), ("created", "cancelled"), ("created", "expired"),
-        ("processing", "completed"), ("processing", "cancelled"), ("processing", "expired"),
-        ("processing", "failed"), ("completed", "partially_refunded"), ("completed", "refunded"),
-        ("partially_refunded", "partially_refunded"), ("partially_refunded", "refunded"),
+        ("created", "processing"),
+        ("created", "completed"),
+        ("created", "cancelled"),
+        ("created", "expired"),
+        ("processing", "completed"),
+        ("processing", "cancelled"),
+        ("processing", "expired"),
+        ("processing", "failed"),
+        ("completed", "partially_refunded"),
+        ("completed", "refunded"),
+        ("partially_refunded", "partially_refunded"),
+        ("partially_refunded", "refunded"),
         # docs/payment-states.md, "Amendments to the contract":
-        ("processing", "created"), ("cancelled", "completed"), ("expired", "completed"),
+        ("processing", "created"),
+        ("cancelled", "completed"),
+        ("expired", "completed"),
     }
 
 
@@ -145,10 +200,15 @@ def test_a_statement_built_once_is_checked_against_the_table():
 def test_in_review_is_a_processing_payment_held_with_a_reason(brand, app):
     held = PaymentFactory(brand=brand, status="processing", review_reason="Amount differs")
     live = PaymentFactory(brand=brand, status="processing")
-    cancelled = PaymentFactory(brand=brand, status="cancelled", review_reason="Paid after the payment was cancelled")
+    cancelled = PaymentFactory(
+        brand=brand, status="cancelled", review_reason="Paid after the payment was cancelled"
+    )
     assert [payment_in_review(p) for p in (held, live, cancelled)] == [True, False, False]
-    in_sql = db.session.execute(db.select(Payment.id).where(states.payment_in_review_sql())
-                                ).scalars().all()
+    in_sql = (
+        db.session.execute(db.select(Payment.id).where(states.payment_in_review_sql()))
+        .scalars()
+        .all()
+    )
     assert in_sql == [held.id]
     template = app.jinja_env.from_string("{{ p is in_review }}")
     assert [template.render(p=p) for p in (held, live, cancelled)] == ["True", "False", "False"]

@@ -1,13 +1,14 @@
 """Units of work: the work inside one commits together, once, at its end; a failure keeps none of it."""
+
 import pytest
 from sqlalchemy import event
 
+from gateway.accounts.models.audit import AuditLog
 from gateway.answer_commit import unit_of_work
 from gateway.extensions import db
-from gateway.accounts.models.audit import AuditLog
-from gateway.payments.models.payment import Payment
 from gateway.panel.audit import record_audit
 from gateway.payments.lifecycle import cancel_payment
+from gateway.payments.models.payment import Payment
 from tests.factories import PaymentFactory, UserFactory
 
 
@@ -17,10 +18,15 @@ def trail(app):
     seen = []
 
     def statement(conn, cursor, text, *args):
-        seen.append(text.split()[0].upper() + " " + text.split()[2 if text.upper().startswith("INSERT") else 1])
+        seen.append(
+            text.split()[0].upper()
+            + " "
+            + text.split()[2 if text.upper().startswith("INSERT") else 1]
+        )
 
     def commit(conn):
         seen.append("COMMIT")
+
     event.listen(db.engine, "before_cursor_execute", statement)
     event.listen(db.engine, "commit", commit)
     yield seen

@@ -1,5 +1,6 @@
 """The real `flask gateway worker` through Redis faults: started before Redis, Redis restarted under it, SIGKILLed,
 and a wake-up whose job died before claiming its delivery."""
+
 import os
 import signal
 import threading
@@ -12,10 +13,10 @@ from rq.registry import StartedJobRegistry
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.webhooks.models.webhook import WebhookDelivery
-from gateway.webhooks.events import emit_event
 from gateway.jobs.sweep import sweep_outbox
 from gateway.payments.lifecycle import complete_payment
+from gateway.webhooks.events import emit_event
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory
 from tests.redis_server import RedisServer, own_redis  # noqa: F401 - fixture
 from tests.webhook_support import receiver, rq_redis, start_worker  # noqa: F401,F811 - fixtures
@@ -35,7 +36,11 @@ def eventually(check, tries=200, pause=0.1):
 
 def scheduler_pids(redis):
     """The process id each running RQ scheduler registered in Redis."""
-    return [int(redis.hget(key, "pid")) for key in redis.keys("rq:scheduler:*") if redis.type(key) == b"hash"]
+    return [
+        int(redis.hget(key, "pid"))
+        for key in redis.keys("rq:scheduler:*")
+        if redis.type(key) == b"hash"
+    ]
 
 
 def the_delivery():
@@ -52,12 +57,15 @@ def stopped_redis():
 
 
 def test_worker_started_while_redis_is_down_waits_then_delivers(
-        app, brand, receiver, start_worker, stopped_redis, monkeypatch):
+    app, brand, receiver, start_worker, stopped_redis, monkeypatch
+):
     worker = start_worker(REDIS_URL=stopped_redis.url)
     assert eventually(lambda: "is unreachable" in worker.output()), worker.output()
     threading.Event().wait(4)  # it used to exit within 3 s, tripping systemd's restart limit
     assert worker.process.poll() is None, worker.output()
-    assert worker.output().count("is unreachable") == 1, worker.output()  # retried with backoff, logged once
+    assert worker.output().count("is unreachable") == 1, (
+        worker.output()
+    )  # retried with backoff, logged once
 
     stopped_redis.start()
     monkeypatch.setitem(app.config, "REDIS_URL", stopped_redis.url)
@@ -71,7 +79,9 @@ def test_a_sigkilled_worker_leaves_no_scheduler_process_behind(start_worker, own
     worker = start_worker(REDIS_URL=own_redis.url)
     redis = own_redis.client()
     assert eventually(lambda: scheduler_pids(redis)), worker.output()
-    assert scheduler_pids(redis) == [worker.process.pid]  # the scheduler runs inside the worker's process
+    assert scheduler_pids(redis) == [
+        worker.process.pid
+    ]  # the scheduler runs inside the worker's process
 
     os.kill(worker.process.pid, signal.SIGKILL)  # the worker alone, as the OOM killer would
     worker.process.wait(10)
@@ -80,7 +90,8 @@ def test_a_sigkilled_worker_leaves_no_scheduler_process_behind(start_worker, own
 
 
 def test_scheduler_moves_a_retry_onto_its_queue_right_after_a_redis_outage(
-        app, brand, receiver, start_worker, own_redis, monkeypatch):
+    app, brand, receiver, start_worker, own_redis, monkeypatch
+):
     # No maintenance queue, so no periodic sweep: only the scheduler can move the retry onto its queue.
     worker = start_worker("--queues", jobs.WEBHOOKS, REDIS_URL=own_redis.url)
     assert eventually(lambda: scheduler_pids(own_redis.client())), worker.output()
@@ -91,28 +102,42 @@ def test_scheduler_moves_a_retry_onto_its_queue_right_after_a_redis_outage(
     delivery = emit_event("webhook.test", brand, url=receiver.url)
     db.session.commit()
     monkeypatch.setitem(app.config, "REDIS_URL", own_redis.url)
-    jobs.enqueue_at(utcnow() + timedelta(seconds=1), jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, 0,
-                    unique=jobs.delivery_wake(delivery.event_id, 0))
+    jobs.enqueue_at(
+        utcnow() + timedelta(seconds=1),
+        jobs.WEBHOOKS,
+        jobs.DELIVER_WEBHOOK,
+        delivery.id,
+        0,
+        unique=jobs.delivery_wake(delivery.event_id, 0),
+    )
     # RQ's own scheduler, a forked child, died with the outage and was restarted after up to 10 minutes.
     assert receiver.wait_for(1, timeout=30), worker.output()
     assert eventually(lambda: the_delivery().status == "success"), worker.output()
 
 
 def test_a_wakeup_whose_job_died_before_claiming_is_sent_again_by_the_next_sweep(
-        brand, receiver, start_worker, rq_redis):
-    complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))  # the wake-up is queued
+    brand, receiver, start_worker, rq_redis
+):
+    complete_payment(
+        PaymentFactory(brand=brand, callback_url=receiver.url)
+    )  # the wake-up is queued
     delivery_id = the_delivery().id
     db.session.rollback()
     # Hold the row so the worker's claim waits: the job has started but not claimed when the worker dies.
     holder = db.engine.connect()
     lock = holder.begin()
-    holder.execute(db.update(WebhookDelivery).where(WebhookDelivery.id == delivery_id)
-                   .values(updated_at=WebhookDelivery.updated_at))
+    holder.execute(
+        db.update(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery_id)
+        .values(updated_at=WebhookDelivery.updated_at)
+    )
     try:
         first = start_worker("--queues", jobs.WEBHOOKS)
         started = StartedJobRegistry(jobs.WEBHOOKS, connection=rq_redis)
         assert eventually(lambda: started.get_job_ids()), first.output()
-        threading.Event().wait(1)  # let it reach its claim, where it waits for the row (10 s on SQLite, or ever)
+        threading.Event().wait(
+            1
+        )  # let it reach its claim, where it waits for the row (10 s on SQLite, or ever)
         first.kill()
     finally:
         lock.rollback()

@@ -1,4 +1,5 @@
 """Real things webhook tests run against: a verifying HTTP receiver, the test Redis, RQ workers."""
+
 import hashlib
 import hmac
 import json
@@ -26,13 +27,15 @@ class WebhookReceiver:
 
     def __init__(self, secret, host="127.0.0.1", port=0, ssl_context=None):
         self.secret = secret
-        self.received = []   # verified requests: {"headers", "raw", "json"}
-        self.rejected = []   # why a request failed verification
-        self.plan = []       # statuses to answer, in order; 200 once empty
-        self.hold = None     # a threading.Event that requests wait for before answering
+        self.received = []  # verified requests: {"headers", "raw", "json"}
+        self.rejected = []  # why a request failed verification
+        self.plan = []  # statuses to answer, in order; 200 once empty
+        self.hold = None  # a threading.Event that requests wait for before answering
         self.arrived = threading.Condition()
         self.server = make_server(host, port, self.wsgi, threaded=True, ssl_context=ssl_context)
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     @property
@@ -59,8 +62,14 @@ class WebhookReceiver:
         reason = self.verify(request.headers, raw)
         with self.arrived:
             if reason is None:
-                self.received.append({"headers": dict(request.headers), "raw": raw, "json": json.loads(raw),
-                                      "client_port": environ.get("REMOTE_PORT")})
+                self.received.append(
+                    {
+                        "headers": dict(request.headers),
+                        "raw": raw,
+                        "json": json.loads(raw),
+                        "client_port": environ.get("REMOTE_PORT"),
+                    }
+                )
             else:
                 self.rejected.append(reason)
             status = (self.plan.pop(0) if self.plan else 200) if reason is None else 401
@@ -116,8 +125,9 @@ def drain_queues():
     connection = Redis.from_url(REDIS_URL)
     handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     try:
-        SimpleWorker([Queue(name, connection=connection) for name in QUEUES], connection=connection).work(
-            burst=True, with_scheduler=True, logging_level="WARNING")
+        SimpleWorker(
+            [Queue(name, connection=connection) for name in QUEUES], connection=connection
+        ).work(burst=True, with_scheduler=True, logging_level="WARNING")
     finally:
         signal.signal(signal.SIGINT, handlers[0])
         signal.signal(signal.SIGTERM, handlers[1])
@@ -129,13 +139,28 @@ class WorkerProcess:
 
     def __init__(self, app, tmp_path, *args, **settings):
         database = app.config["SQLALCHEMY_DATABASE_URI"]
-        env = {**os.environ, "APP_ENV": "testing", "TEST_DATABASE_URL": database, "DATABASE_URL": database,
-               "REDIS_URL": REDIS_URL, "FLASK_APP": "app.py", "PYTHONUNBUFFERED": "1",
-               "SWEEP_INTERVAL": "1", "WEBHOOK_LEASE_SECONDS": "2", **settings}
+        env = {
+            **os.environ,
+            "APP_ENV": "testing",
+            "TEST_DATABASE_URL": database,
+            "DATABASE_URL": database,
+            "REDIS_URL": REDIS_URL,
+            "FLASK_APP": "app.py",
+            "PYTHONUNBUFFERED": "1",
+            "SWEEP_INTERVAL": "1",
+            "WEBHOOK_LEASE_SECONDS": "2",
+            **settings,
+        }
         self.log_path = tmp_path / f"worker-{time.monotonic_ns()}.log"
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "flask", "gateway", "worker", *args], cwd=ROOT,
-                                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "flask", "gateway", "worker", *args],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def kill(self):
         """SIGKILL the worker and everything it started (its scheduler), as a crash would."""
@@ -169,6 +194,7 @@ def start_worker(app, rq_redis, tmp_path):
         worker = WorkerProcess(app, tmp_path, *args, **settings)
         workers.append(worker)
         return worker
+
     yield start
     for worker in workers:
         worker.stop()
@@ -176,8 +202,10 @@ def start_worker(app, rq_redis, tmp_path):
 
 # A trickling answer: headers left open, or a body far longer than the drip will ever send.
 TRICKLED_HEADS = pytest.mark.parametrize(
-    "head", [b"HTTP/1.1 200 OK\r\nX-Slow: ", b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"],
-    ids=["headers", "body"])
+    "head",
+    [b"HTTP/1.1 200 OK\r\nX-Slow: ", b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"],
+    ids=["headers", "body"],
+)
 
 
 class TricklingServer:
@@ -228,6 +256,7 @@ def trickling():
     def start(head, drips=160):
         started.append(TricklingServer(head, drips))
         return started[-1]
+
     yield start
     for server in started:
         server.close()

@@ -1,4 +1,5 @@
 """API keys: generated with a secret shown once, stored as a hash, revoked by label."""
+
 import hashlib
 import hmac
 import secrets
@@ -8,18 +9,23 @@ from sqlalchemy.exc import IntegrityError
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
+from ..db_types import row_id
 from ..domain_errors import AlreadyExists, NotFound, field_error
 from ..extensions import db
 from .models.api_key import SCOPES, ApiKey
-from ..db_types import row_id
 
 DISPLAY_CHARS = 6
 _KEYS = ApiKey.__table__
 # Built once, in Core: every API request runs it, and only reads the key; loading an ORM key (and
 # its brand) cost as much as the rest of a payment read. A prepared statement also skips re-keying.
-KEY_BY_HASH = (db.select(_KEYS.c.id, _KEYS.c.brand_id, _KEYS.c.scopes, _KEYS.c.key_hash, _KEYS.c.last_used_at,
-                         _KEYS.c.revoked_at)
-               .where(_KEYS.c.key_hash == db.bindparam("digest")))
+KEY_BY_HASH = db.select(
+    _KEYS.c.id,
+    _KEYS.c.brand_id,
+    _KEYS.c.scopes,
+    _KEYS.c.key_hash,
+    _KEYS.c.last_used_at,
+    _KEYS.c.revoked_at,
+).where(_KEYS.c.key_hash == db.bindparam("digest"))
 
 
 def hash_secret(secret):
@@ -57,9 +63,17 @@ def generate_key(brand, label, scopes):
         commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise AlreadyExists(f"An active key is already labelled {key.label!r}.",
-                            [{"field": "label", "code": "taken", "message": "Labels are unique among active keys."}],
-                            code="LABEL_TAKEN")
+        raise AlreadyExists(
+            f"An active key is already labelled {key.label!r}.",
+            [
+                {
+                    "field": "label",
+                    "code": "taken",
+                    "message": "Labels are unique among active keys.",
+                }
+            ],
+            code="LABEL_TAKEN",
+        )
     return key, secret
 
 
@@ -67,20 +81,35 @@ def add_key(brand, label, scopes):
     """A new key added to the current transaction, which the caller commits; returns (key, secret)."""
     label = (label or "").strip()
     if not label or len(label) > 100:
-        raise field_error("label", "A label of 1 to 100 characters is required.", "required" if not label else "invalid")
+        raise field_error(
+            "label",
+            "A label of 1 to 100 characters is required.",
+            "required" if not label else "invalid",
+        )
     scopes = normalise_scopes(scopes)
     secret = current_app.config["API_KEY_PREFIX"] + secrets.token_urlsafe(32)
-    key = ApiKey(brand_id=brand.id, label=label, scopes=",".join(scopes), key_hash=hash_secret(secret),
-                 display_prefix=secret[: len(current_app.config["API_KEY_PREFIX"]) + DISPLAY_CHARS])
+    key = ApiKey(
+        brand_id=brand.id,
+        label=label,
+        scopes=",".join(scopes),
+        key_hash=hash_secret(secret),
+        display_prefix=secret[: len(current_app.config["API_KEY_PREFIX"]) + DISPLAY_CHARS],
+    )
     db.session.add(key)
     return key, secret
 
 
 def list_keys(brand):
     """The brand's keys, newest first, revoked ones included for the record."""
-    return db.session.execute(
-        db.select(ApiKey).where(ApiKey.brand_id == brand.id).order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
-    ).scalars().all()
+    return (
+        db.session.execute(
+            db.select(ApiKey)
+            .where(ApiKey.brand_id == brand.id)
+            .order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
+        )
+        .scalars()
+        .all()
+    )
 
 
 def revoke_key(brand, *, key_id=None, label=None):
@@ -88,12 +117,18 @@ def revoke_key(brand, *, key_id=None, label=None):
     if key_id is not None and row_id(key_id) is None:
         raise key_not_found()  # an id from a URL that no row can have ("abc", 2**64), before it reaches the database
     query = db.select(ApiKey).where(ApiKey.brand_id == brand.id, ApiKey.revoked_at.is_(None))
-    query = query.where(ApiKey.id == row_id(key_id)) if key_id is not None else query.where(ApiKey.label == label)
+    query = (
+        query.where(ApiKey.id == row_id(key_id))
+        if key_id is not None
+        else query.where(ApiKey.label == label)
+    )
     key = db.session.execute(query).scalar_one_or_none()
     if key is None:
         raise key_not_found()
     revoked = db.session.execute(
-        db.update(ApiKey).where(ApiKey.id == key.id, ApiKey.revoked_at.is_(None)).values(revoked_at=utcnow())
+        db.update(ApiKey)
+        .where(ApiKey.id == key.id, ApiKey.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
     ).rowcount
     commit_work()
     if not revoked:

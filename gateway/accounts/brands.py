@@ -1,4 +1,5 @@
 """Brands: the first one of an install, and a brand's settings (name, look, origin, currencies, time zone, …)."""
+
 import re
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -6,9 +7,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from ..answer_commit import commit_work
 from ..domain_errors import field_error
 from ..extensions import db
+from .api_keys import add_key
 from .models.brand import Brand
 from .models.user import User
-from .api_keys import add_key
 
 HEX_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 CURRENCY_CODE = re.compile(r"^[A-Z]{3}$")
@@ -18,7 +19,7 @@ TTL_RANGE = (60, 24 * 60 * 60)
 
 
 def create_first_brand(name, admin_email, admin_password, key_scopes=("read", "write")):
-    """The brand, its super-administrator and a key `default` (read+write unless told), committed together or not at all.
+    """The brand, its super-administrator and a key `default` (read+write unless told), in one commit.
 
     Returns (brand, admin, key secret); the secret exists only in this return value.
     """
@@ -82,7 +83,9 @@ def checked_setting(name, value):
     elif name == "currencies":
         value = checked_currencies(value)
     elif name == "payment_ttl":
-        if value is not None and not (isinstance(value, int) and TTL_RANGE[0] <= value <= TTL_RANGE[1]):
+        if value is not None and not (
+            isinstance(value, int) and TTL_RANGE[0] <= value <= TTL_RANGE[1]
+        ):
             raise field_error("payment_ttl", "A payment lifetime is between 1 minute and 24 hours.")
     elif name == "receipt_sms_enabled":
         value = bool(value)

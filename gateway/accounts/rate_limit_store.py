@@ -4,6 +4,7 @@ Both are `limits` storages registered by scheme (`gateway+db://`, `gateway+redis
 API's own limits (gateway.api.rate_limit) count through the same store: a limit holds across gunicorn workers
 and machines whether Redis is configured, absent or down.
 """
+
 import hashlib
 import time
 
@@ -12,8 +13,8 @@ from sqlalchemy import func, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from ..extensions import db
-from .models.rate_limit import RateLimitCounter
 from ..jobs.redis_health import outage_for
+from .models.rate_limit import RateLimitCounter
 
 COUNTERS = RateLimitCounter.__table__
 KEY_LENGTH = COUNTERS.c.key.type.length
@@ -62,7 +63,8 @@ def count_hit(key, expiry, amount=1):
             # A hit lost to a crash in the next few milliseconds costs nothing; waiting for the WAL flush does.
             connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
         hits, window_ends = connection.execute(
-            COUNT_HIT, {"key": stored_key(key), "amount": amount, "ends": now + expiry, "now": now}).one()
+            COUNT_HIT, {"key": stored_key(key), "amount": amount, "ends": now + expiry, "now": now}
+        ).one()
     return hits, window_ends
 
 
@@ -70,15 +72,18 @@ def current_window(key):
     """(hits, ends) of the key's open window, or None."""
     with db.engine.connect() as connection:
         return connection.execute(
-            db.select(COUNTERS.c.hits, COUNTERS.c.window_ends)
-            .where(COUNTERS.c.key == stored_key(key), COUNTERS.c.window_ends > time.time())
+            db.select(COUNTERS.c.hits, COUNTERS.c.window_ends).where(
+                COUNTERS.c.key == stored_key(key), COUNTERS.c.window_ends > time.time()
+            )
         ).first()
 
 
 def prune_rate_limit_counters():
     """Delete the counters of windows that have ended (a periodic job); returns how many."""
     with db.engine.begin() as connection:
-        return connection.execute(db.delete(COUNTERS).where(COUNTERS.c.window_ends <= time.time())).rowcount
+        return connection.execute(
+            db.delete(COUNTERS).where(COUNTERS.c.window_ends <= time.time())
+        ).rowcount
 
 
 class DatabaseStorage(Storage):
@@ -165,4 +170,3 @@ class RedisWithDatabaseFallback(Storage):
 
     def clear(self, key):
         return self._counted("clear", key)
-

@@ -1,4 +1,5 @@
 """Panel users: sign-in checks, invitations with a one-time password, deactivation, password changes."""
+
 import secrets
 from functools import cache
 
@@ -9,10 +10,10 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
+from ..db_types import row_id
 from ..domain_errors import AlreadyExists, field_error, invalid_state, not_found
 from ..extensions import db
 from .models.user import ROLES, User
-from ..db_types import row_id
 
 MIN_PASSWORD_LENGTH = 8
 MAX_EMAIL_LENGTH = 254
@@ -69,7 +70,9 @@ def invite_user(brand, email, name=None, role="staff"):
     """Create a user with a temporary password; returns (user, password) — the password exists only here."""
     if role not in ROLES:
         raise field_error("role", f"Role must be one of {', '.join(ROLES)}.")
-    user = User(brand_id=brand.id, email=checked_email(email), name=(name or "").strip() or None, role=role)
+    user = User(
+        brand_id=brand.id, email=checked_email(email), name=(name or "").strip() or None, role=role
+    )
     password = secrets.token_urlsafe(12)
     user.set_password(password)
     db.session.add(user)
@@ -77,9 +80,17 @@ def invite_user(brand, email, name=None, role="staff"):
         commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise AlreadyExists("A user with this e-mail already exists.",
-                            [{"field": "email", "code": "taken", "message": "A user with this e-mail already exists."}],
-                            code="USER_EXISTS")
+        raise AlreadyExists(
+            "A user with this e-mail already exists.",
+            [
+                {
+                    "field": "email",
+                    "code": "taken",
+                    "message": "A user with this e-mail already exists.",
+                }
+            ],
+            code="USER_EXISTS",
+        )
     return user, password
 
 
@@ -98,9 +109,15 @@ def get_user(brand, user_id):
 
 def list_users(brand):
     """The brand's users, active first, then by e-mail."""
-    return db.session.execute(
-        db.select(User).where(User.brand_id == brand.id).order_by(User.active.desc(), User.email)
-    ).scalars().all()
+    return (
+        db.session.execute(
+            db.select(User)
+            .where(User.brand_id == brand.id)
+            .order_by(User.active.desc(), User.email)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def set_user_active(user, active, acting_user):
@@ -108,7 +125,9 @@ def set_user_active(user, active, acting_user):
     if user.id == acting_user.id:
         raise invalid_state("You cannot deactivate or reactivate yourself.")
     changed = db.session.execute(
-        db.update(User).where(User.id == user.id, User.active.is_(not active)).values(active=active)
+        db.update(User)
+        .where(User.id == user.id, User.active.is_(not active))
+        .values(active=active)
         .execution_options(synchronize_session=False)
     ).rowcount
     if changed != 1:

@@ -1,4 +1,5 @@
 """The merchant REST API under /api/v1, documented from the schemas that validate it."""
+
 from flask import send_from_directory
 from flask_smorest import Api
 from swagger_ui_bundle import swagger_ui_path
@@ -13,7 +14,9 @@ DOCS_ASSETS = "/api/v1/docs-assets/"
 class GatewayApi(Api):
     """flask-smorest's Api, answering errors in the envelope of gateway.errors."""
 
-    ERROR_SCHEMA = ErrorSchema  # documents the envelope gateway.errors renders, not flask-smorest's own
+    ERROR_SCHEMA = (
+        ErrorSchema  # documents the envelope gateway.errors renders, not flask-smorest's own
+    )
 
     def handle_http_exception(self, error):
         """flask-smorest's documented hook for HTTP errors, handed to the app's one renderer."""
@@ -22,16 +25,32 @@ class GatewayApi(Api):
 
 def register_api(app):
     """Attach every resource blueprint, the OpenAPI document and the offline docs page."""
-    from . import dashboard, payments, refunds, transactions
-    from . import outbound_sms, webhooks
-    from . import api_keys, customers
+    from . import (
+        api_keys,
+        customers,
+        dashboard,
+        outbound_sms,
+        payments,
+        refunds,
+        transactions,
+        webhooks,
+    )
 
     app.config.setdefault("OPENAPI_SWAGGER_UI_PATH", "docs")
     app.config.setdefault("OPENAPI_SWAGGER_UI_URL", DOCS_ASSETS)
     api = GatewayApi(app, spec_kwargs={"info": {"description": "Merchant payment gateway API."}})
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
     api.spec.options["security"] = [{"bearer": []}]
-    for module in (payments, transactions, refunds, dashboard, webhooks, outbound_sms, customers, api_keys):
+    for module in (
+        payments,
+        transactions,
+        refunds,
+        dashboard,
+        webhooks,
+        outbound_sms,
+        customers,
+        api_keys,
+    ):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")
     app.extensions["gateway_api"] = api

@@ -1,18 +1,28 @@
 """API keys: list, generate (secret shown once), revoke; write+admin and a super-administrator required."""
+
+from ..accounts import api_keys
 from ..schemas.api_key import ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeySchema
 from ..schemas.common import envelope
-from ..accounts import api_keys
 from .auth import caller_brand
 from .paging import single
 from .resource import resource_blueprint
 
 URL = "api-keys"
-SUPER_ADMIN_HEADER = {"in": "header", "name": "X-Super-Admin-Email", "required": True,
-                      "schema": {"type": "string", "format": "email"},
-                      "description": "The address of an active platform super-administrator."}
-blp = resource_blueprint("api-keys", "The brand's API keys. Needs the write and admin scopes and the "
-                         "X-Super-Admin-Email header of an active super-administrator.",
-                         extra_scopes=("write", "admin"), super_admin=True, idempotent=False)
+SUPER_ADMIN_HEADER = {
+    "in": "header",
+    "name": "X-Super-Admin-Email",
+    "required": True,
+    "schema": {"type": "string", "format": "email"},
+    "description": "The address of an active platform super-administrator.",
+}
+blp = resource_blueprint(
+    "api-keys",
+    "The brand's API keys. Needs the write and admin scopes and the "
+    "X-Super-Admin-Email header of an active super-administrator.",
+    extra_scopes=("write", "admin"),
+    super_admin=True,
+    idempotent=False,
+)
 
 
 @blp.get("")

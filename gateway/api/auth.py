@@ -1,15 +1,16 @@
 """Bearer-key authentication and scope checks for every API request."""
+
 from datetime import timedelta
 
 from flask import g, request
 
-from ..clock import utcnow
-from ..errors import ApiError
-from ..extensions import db
+from ..accounts.api_keys import find_active_key
 from ..accounts.models.api_key import ApiKey
 from ..accounts.models.brand import Brand
 from ..accounts.models.user import User
-from ..accounts.api_keys import find_active_key
+from ..clock import utcnow
+from ..errors import ApiError
+from ..extensions import db
 from .rate_limit import count_refused_key
 
 # last_used_at is refreshed at most this often, so reads do not become writes.
@@ -32,7 +33,9 @@ def authenticate(extra_scopes=()):
     """Resolve the key, its brand and check the scopes this request needs."""
     token = bearer_token()
     if token is None:
-        raise ApiError(401, "MISSING_TOKEN", "Send your API key as `Authorization: Bearer <API_KEY>`.")
+        raise ApiError(
+            401, "MISSING_TOKEN", "Send your API key as `Authorization: Bearer <API_KEY>`."
+        )
     key = find_active_key(token) if token else None
     if key is None:
         count_refused_key()
@@ -40,11 +43,16 @@ def authenticate(extra_scopes=()):
     needed = METHOD_SCOPES.get(request.method, {"write"}) | set(extra_scopes)
     missing = needed.difference(key.scopes.split(","))
     if missing:
-        raise ApiError(403, "INSUFFICIENT_SCOPE",
-                       f"This key lacks the scope(s) {', '.join(sorted(missing))} for this action.")
+        raise ApiError(
+            403,
+            "INSUFFICIENT_SCOPE",
+            f"This key lacks the scope(s) {', '.join(sorted(missing))} for this action.",
+        )
     g.api_key = key
     g.brand_id = key.brand_id
-    g.pop("brand", None)  # an app context shared by several requests (a test, a CLI command) must not keep it
+    g.pop(
+        "brand", None
+    )  # an app context shared by several requests (a test, a CLI command) must not keep it
     touch_last_used(key)
 
 
@@ -61,7 +69,9 @@ def touch_last_used(key):
     now = utcnow()
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
         db.session.execute(
-            db.update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now)
+            db.update(ApiKey)
+            .where(ApiKey.id == key.id)
+            .values(last_used_at=now)
             .execution_options(synchronize_session=False)
         )
         db.session.commit()
@@ -76,9 +86,15 @@ def require_super_admin():
     if not email:
         raise ApiError(400, "SUPER_ADMIN_EMAIL_REQUIRED", "Send the X-Super-Admin-Email header.")
     user = db.session.execute(
-        db.select(User).where(User.email == email, User.brand_id == g.brand_id,
-                              User.role == "super_admin", User.active.is_(True))
+        db.select(User).where(
+            User.email == email,
+            User.brand_id == g.brand_id,
+            User.role == "super_admin",
+            User.active.is_(True),
+        )
     ).scalar_one_or_none()
     if user is None:
-        raise ApiError(403, "INVALID_SUPER_ADMIN", "That address is not an active super-administrator.")
+        raise ApiError(
+            403, "INVALID_SUPER_ADMIN", "That address is not an active super-administrator."
+        )
     g.super_admin = user

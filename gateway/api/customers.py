@@ -1,13 +1,21 @@
 """Customer profiles: create, list, read (by id, e-mail or phone), change, delete."""
-from ..schemas.common import DeletedSchema, envelope
-from ..schemas.customer import CustomerCreateSchema, CustomerListArgs, CustomerSchema, CustomerUpdateSchema
+
 from ..payments import customers
+from ..schemas.common import DeletedSchema, envelope
+from ..schemas.customer import (
+    CustomerCreateSchema,
+    CustomerListArgs,
+    CustomerSchema,
+    CustomerUpdateSchema,
+)
 from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint
 
 URL = "customers"
-blp = resource_blueprint("customers", "Customer profiles, upserted from payments and editable here.")
+blp = resource_blueprint(
+    "customers", "Customer profiles, upserted from payments and editable here."
+)
 
 
 @blp.post("")

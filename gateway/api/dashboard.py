@@ -1,7 +1,8 @@
 """The dashboard summary: counts, volumes, success rate, today and the last 30 days."""
+
+from ..payments.dashboard import dashboard_summary
 from ..schemas.common import envelope
 from ..schemas.dashboard import DashboardSummarySchema
-from ..payments.dashboard import dashboard_summary
 from .auth import caller_brand
 from .paging import single
 from .resource import resource_blueprint

@@ -6,6 +6,7 @@ nothing was made. A reservation whose request died is taken over after IDEMPOTEN
 request it was taken from, should it still be alive, finds its reservation gone when it stores its answer
 and rolls its work back, so a takeover never makes a second object.
 """
+
 import hashlib
 import logging
 from datetime import timedelta
@@ -13,11 +14,11 @@ from datetime import timedelta
 from flask import current_app, g, request
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from ..accounts.models.idempotency import IdempotencyRecord
 from ..answer_commit import defer_commit_to_answer, end_deferral
 from ..clock import utcnow
 from ..errors import ApiError, error_response, internal_error_response
 from ..extensions import db
-from ..accounts.models.idempotency import IdempotencyRecord
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +46,18 @@ def replay_or_reserve():
     if request.method != "POST" or key is None:
         return None
     if not key or len(key) > MAX_KEY_LENGTH or "\x00" in key:
-        raise ApiError(422, "VALIDATION_ERROR", "Idempotency-Key must be 1 to 255 characters.",
-                       [{"field": "Idempotency-Key", "code": "invalid",
-                         "message": "Idempotency-Key must be 1 to 255 characters."}])
+        raise ApiError(
+            422,
+            "VALIDATION_ERROR",
+            "Idempotency-Key must be 1 to 255 characters.",
+            [
+                {
+                    "field": "Idempotency-Key",
+                    "code": "invalid",
+                    "message": "Idempotency-Key must be 1 to 255 characters.",
+                }
+            ],
+        )
     fingerprint = request_fingerprint()
     reservation = reserve(key, fingerprint)
     if reservation is None:
@@ -67,8 +77,9 @@ def reserve(key, fingerprint):
     brand_id = g.brand_id
     now = utcnow()
     existing = db.session.execute(
-        db.select(IdempotencyRecord.id, IdempotencyRecord.created_at, IdempotencyRecord.response_status)
-        .where(IdempotencyRecord.brand_id == brand_id, IdempotencyRecord.key == key)
+        db.select(
+            IdempotencyRecord.id, IdempotencyRecord.created_at, IdempotencyRecord.response_status
+        ).where(IdempotencyRecord.brand_id == brand_id, IdempotencyRecord.key == key)
     ).one_or_none()
     if existing is not None:
         release_if_stale(existing, now)
@@ -98,7 +109,9 @@ def release_if_stale(seen, now):
         return 0
     result = db.session.execute(
         db.delete(IdempotencyRecord)
-        .where(IdempotencyRecord.id == seen.id, IdempotencyRecord.created_at == seen.created_at, guard)
+        .where(
+            IdempotencyRecord.id == seen.id, IdempotencyRecord.created_at == seen.created_at, guard
+        )
         .execution_options(synchronize_session=False)
     )
     return result.rowcount
@@ -107,15 +120,17 @@ def release_if_stale(seen, now):
 def replay(key, fingerprint):
     """The stored answer of the first request with this key, or why there is none."""
     record = db.session.execute(
-        db.select(IdempotencyRecord).where(IdempotencyRecord.brand_id == g.brand_id,
-                                           IdempotencyRecord.key == key)
+        db.select(IdempotencyRecord).where(
+            IdempotencyRecord.brand_id == g.brand_id, IdempotencyRecord.key == key
+        )
     ).scalar_one_or_none()
     if record is None:
         # The first request failed on our side and released the key between our insert and this read.
         raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     if record.request_hash != fingerprint:
-        raise ApiError(422, "IDEMPOTENCY_KEY_REUSED",
-                       "This Idempotency-Key was used with a different request.")
+        raise ApiError(
+            422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request."
+        )
     if record.response_status is None:
         raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     response = current_response(record.response_body, record.response_status)
@@ -140,8 +155,11 @@ def store_response(response):
     if reservation is None:
         return response
     record_id, reserved_at = reservation
-    mine = (IdempotencyRecord.id == record_id, IdempotencyRecord.created_at == reserved_at,
-            IdempotencyRecord.response_status.is_(None))
+    mine = (
+        IdempotencyRecord.id == record_id,
+        IdempotencyRecord.created_at == reserved_at,
+        IdempotencyRecord.response_status.is_(None),
+    )
     try:
         if response.status_code >= 400:
             release_reservation(mine)
@@ -158,14 +176,17 @@ def store_response(response):
 def release_reservation(mine):
     """Discard whatever the failed request wrote and free its key."""
     db.session.rollback()
-    db.session.execute(db.delete(IdempotencyRecord).where(*mine).execution_options(synchronize_session=False))
+    db.session.execute(
+        db.delete(IdempotencyRecord).where(*mine).execution_options(synchronize_session=False)
+    )
     db.session.commit()
 
 
 def commit_with_answer(mine, response):
     """Store the answer in the request's own transaction and commit the two together."""
     stored = db.session.execute(
-        db.update(IdempotencyRecord).where(*mine)
+        db.update(IdempotencyRecord)
+        .where(*mine)
         .values(response_status=response.status_code, response_body=response.get_data(as_text=True))
         .execution_options(synchronize_session=False)
     ).rowcount
@@ -192,5 +213,3 @@ def prune_idempotency_records():
     )
     db.session.commit()
     return result.rowcount
-
-

@@ -1,4 +1,5 @@
 """The outbound SMS queue: list, queue a message, retry a failed one."""
+
 from ..schemas.common import envelope
 from ..schemas.outbound_sms import OutboundSmsCreateSchema, OutboundSmsListArgs, OutboundSmsSchema
 from ..sms import outbound as outbound_sms
@@ -7,8 +8,11 @@ from .paging import listing, paginate, single
 from .resource import resource_blueprint
 
 URL = "sms/outbound"
-blp = resource_blueprint("outbound_sms", "Outbound SMS sent by a companion device or an SMS provider.",
-                         thing="outbound_sms")
+blp = resource_blueprint(
+    "outbound_sms",
+    "Outbound SMS sent by a companion device or an SMS provider.",
+    thing="outbound_sms",
+)
 
 
 @blp.get("")

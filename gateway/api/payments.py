@@ -1,9 +1,15 @@
 """Payments: initiate, read, list, cancel."""
+
 from flask import g
 
-from ..schemas.common import envelope
-from ..schemas.payment import PaymentCreatedSchema, PaymentCreateSchema, PaymentListArgs, PaymentSchema
 from ..payments import lifecycle as payments
+from ..schemas.common import envelope
+from ..schemas.payment import (
+    PaymentCreatedSchema,
+    PaymentCreateSchema,
+    PaymentListArgs,
+    PaymentSchema,
+)
 from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint

@@ -6,6 +6,7 @@ store every process shares (gateway.accounts.rate_limit_store): Redis while it a
 RATELIMIT_STORAGE_URI=memory:// are the counters this process's own; a plain fixed-window dict counts them then,
 since `limits`' memory storage starts a timer thread to expire its keys, which costs more than the check.
 """
+
 import hashlib
 import math
 import threading
@@ -22,7 +23,9 @@ from ..errors import ApiError
 class LocalFixedWindow:
     """A fixed window per identity, opened by its first hit, as `limits`' memory storage counts it."""
 
-    SWEEP_EVERY = 1000  # expired windows are dropped every this many new windows, keeping memory bounded
+    SWEEP_EVERY = (
+        1000  # expired windows are dropped every this many new windows, keeping memory bounded
+    )
 
     def __init__(self, limit):
         self.amount = limit.amount
@@ -40,7 +43,9 @@ class LocalFixedWindow:
                 window = self.windows[identity] = [0, now + self.expiry]
                 self.opened += 1
                 if self.opened % self.SWEEP_EVERY == 0:
-                    self.windows = {key: value for key, value in self.windows.items() if value[1] > now}
+                    self.windows = {
+                        key: value for key, value in self.windows.items() if value[1] > now
+                    }
                     self.windows[identity] = window
             window[0] += 1
             return window[0] <= self.amount, window[1]
@@ -65,7 +70,11 @@ def limiter_for(app, setting):
     limiter = limiters.get(setting)
     if limiter is None:
         uri, limit = app.config["RATELIMIT_STORAGE_URI"], parse(app.config[setting])
-        limiter = LocalFixedWindow(limit) if uri.startswith("memory://") else SharedFixedWindow(uri, limit, setting)
+        limiter = (
+            LocalFixedWindow(limit)
+            if uri.startswith("memory://")
+            else SharedFixedWindow(uri, limit, setting)
+        )
         limiters[setting] = limiter
     return limiter
 
@@ -97,10 +106,15 @@ def count_against(setting, identity, message):
 
 def check_api_rate_limit():
     """Count this request against its key's limit, before anything else is done for it."""
-    count_against("API_RATE_LIMIT", api_key_identity(), "Too many requests for this API key; slow down.")
+    count_against(
+        "API_RATE_LIMIT", api_key_identity(), "Too many requests for this API key; slow down."
+    )
 
 
 def count_refused_key():
     """Count a refused key against the client's address: each made-up key would otherwise get a limit of its own."""
-    count_against("API_AUTH_FAILURE_LIMIT", address_identity(),
-                  "Too many requests with unknown or revoked API keys from this address; slow down.")
+    count_against(
+        "API_AUTH_FAILURE_LIMIT",
+        address_identity(),
+        "Too many requests with unknown or revoked API keys from this address; slow down.",
+    )

@@ -1,7 +1,8 @@
 """Refunds: refund a completed transaction in full or in part, list and read refunds."""
+
+from ..payments import refunds
 from ..schemas.common import envelope
 from ..schemas.refund import RefundCreateSchema, RefundListArgs, RefundSchema
-from ..payments import refunds
 from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint
@@ -16,7 +17,9 @@ blp = resource_blueprint("refunds", "Full and partial refunds of completed trans
 def create_refund(data):
     """Refund a transaction; without `amount`, everything that remains is refunded."""
     trx_ref = data["trx_id"] if "trx_id" in data else data["transaction_id"]
-    return single(refunds.create_refund(caller_brand(), trx_ref, data.get("amount"), data.get("reason")))
+    return single(
+        refunds.create_refund(caller_brand(), trx_ref, data.get("amount"), data.get("reason"))
+    )
 
 
 @blp.get("")

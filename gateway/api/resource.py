@@ -1,4 +1,5 @@
 """The blueprint every API resource is built on: auth, body checks, idempotency, rate limit."""
+
 import json
 
 from flask import current_app, request
@@ -12,7 +13,9 @@ from .rate_limit import check_api_rate_limit
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-def resource_blueprint(name, description, extra_scopes=(), super_admin=False, idempotent=True, thing=None):
+def resource_blueprint(
+    name, description, extra_scopes=(), super_admin=False, idempotent=True, thing=None
+):
     """A flask-smorest Blueprint whose every request is authenticated and checked.
 
     `idempotent=False` ignores Idempotency-Key, for answers that must never be stored (key secrets).
@@ -57,8 +60,15 @@ def check_json_body():
     if not raw.strip():
         return
     if not request.is_json:
-        raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with `Content-Type: application/json`.")
+        raise ApiError(
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+            "Send the body as JSON with `Content-Type: application/json`.",
+        )
     try:
         json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # undecodable bytes, bad syntax, absurd nesting or integer length
+    except (
+        ValueError,
+        RecursionError,
+    ):  # undecodable bytes, bad syntax, absurd nesting or integer length
         raise ApiError(400, "INVALID_JSON", "The request body is not valid UTF-8 JSON.") from None

@@ -1,7 +1,8 @@
 """Transactions: what completed payments paid, and how much of it was refunded."""
+
+from ..payments import transactions
 from ..schemas.common import envelope
 from ..schemas.transaction import TransactionListArgs, TransactionSchema
-from ..payments import transactions
 from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint

@@ -1,4 +1,5 @@
 """Webhooks: the delivery log, redelivery and signed test events."""
+
 from ..schemas.common import envelope
 from ..schemas.webhook import DeliveryDetailSchema, DeliverySchema, WebhookTestSchema
 from ..webhooks import deliveries
@@ -7,7 +8,9 @@ from .paging import single
 from .resource import resource_blueprint
 
 URL = "webhooks"
-blp = resource_blueprint("webhooks", "Webhook deliveries: audit, redeliver, test.", thing="webhook_delivery")
+blp = resource_blueprint(
+    "webhooks", "Webhook deliveries: audit, redeliver, test.", thing="webhook_delivery"
+)
 
 
 @blp.get("/deliveries")

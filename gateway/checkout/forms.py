@@ -1,4 +1,5 @@
 """The checkout's forms: every one carries a CSRF token (Flask-WTF)."""
+
 import re
 
 from flask_babel import lazy_gettext as _l
@@ -25,11 +26,15 @@ class ClaimForm(FlaskForm):
     """The provider TrxID the customer received, and the number they paid from when the method asks."""
 
     method_id = HiddenField(validators=[DataRequired()])
-    trx_id = StringField(_l("Transaction ID (TrxID)"), filters=[without_spaces], validators=[
-        DataRequired(message=_l("Enter the TrxID from your confirmation message.")),
-        Length(min=6, max=20, message=_l("A TrxID has 6 to 20 letters and digits.")),
-        Regexp(r"^[A-Za-z0-9]+$", message=_l("A TrxID has only letters and digits.")),
-    ])
+    trx_id = StringField(
+        _l("Transaction ID (TrxID)"),
+        filters=[without_spaces],
+        validators=[
+            DataRequired(message=_l("Enter the TrxID from your confirmation message.")),
+            Length(min=6, max=20, message=_l("A TrxID has 6 to 20 letters and digits.")),
+            Regexp(r"^[A-Za-z0-9]+$", message=_l("A TrxID has only letters and digits.")),
+        ],
+    )
     sender_number = StringField(_l("The number you paid from"))
 
     def __init__(self, *args, method=None, **kwargs):

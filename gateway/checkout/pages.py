@@ -1,12 +1,13 @@
 """Rendering checkout pages: the shared context, the result pages, error pages and protective headers."""
+
 from urllib.parse import urlsplit
 
 from flask import g, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from ..extensions import db
-from ..payments.models.payment import Payment
 from ..payments.methods import PROVIDER_NAMES
+from ..payments.models.payment import Payment
 from .presenters import KIND_NAMES, format_money, return_url, trx_id_help
 from .theme import brand_theme
 
@@ -30,8 +31,11 @@ def language_url(code):
     """This page in another language; pages answered to a POST switch on the checkout page instead."""
     token = (request.view_args or {}).get("token")
     if request.method == "GET" or not token:
-        return url_for(request.endpoint, **(request.view_args or {}), lang=code) if request.endpoint \
+        return (
+            url_for(request.endpoint, **(request.view_args or {}), lang=code)
+            if request.endpoint
             else f"{request.path}?lang={code}"
+        )
     return url_for("checkout.checkout_page", token=token, lang=code)
 
 
@@ -41,8 +45,13 @@ def render_checkout(template, payment=None, status=200, **context):
     if brand is not None and brand.logo_url:
         g.checkout_logo_origin = "{0.scheme}://{0.netloc}".format(urlsplit(brand.logo_url))
     context.update(
-        payment=payment, brand=brand, theme=brand_theme(brand), language_url=language_url,
-        provider_names=PROVIDER_NAMES, kind_names=KIND_NAMES, trx_id_help=trx_id_help,
+        payment=payment,
+        brand=brand,
+        theme=brand_theme(brand),
+        language_url=language_url,
+        provider_names=PROVIDER_NAMES,
+        kind_names=KIND_NAMES,
+        trx_id_help=trx_id_help,
         amount_text=format_money(payment.amount, payment.currency) if payment is not None else None,
     )
     return render_template(template, **context), status
@@ -54,7 +63,9 @@ def render_result(kind, payment=None, status=200):
     if payment is not None and kind == "completed":
         back_url = return_url(payment.redirect_url, payment, "completed")
     elif payment is not None and kind in ("cancelled", "expired", "failed"):
-        back_url = return_url(payment.cancel_url, payment, payment.status if kind != "expired" else "expired")
+        back_url = return_url(
+            payment.cancel_url, payment, payment.status if kind != "expired" else "expired"
+        )
     return render_checkout("checkout/result.html", payment, status, kind=kind, back_url=back_url)
 
 
@@ -74,7 +85,8 @@ def protect_response(response):
     response.headers["X-Frame-Options"] = "DENY"
     response.headers["Content-Security-Policy"] = (
         "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-        f"img-src 'self' data: {logo}".rstrip() + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+        f"img-src 'self' data: {logo}".rstrip()
+        + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
     )
     return response
 

@@ -1,4 +1,5 @@
 """What the checkout pages show: money and times in the brand's format, steps per method, QR codes."""
+
 from decimal import Decimal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -9,9 +10,9 @@ from flask_babel import lazy_gettext as _l
 from markupsafe import Markup
 
 from ..clock import utcnow
-from ..payments.models.payment import PAID_STATUSES
 from ..numerals import clock_time
 from ..payments.methods import PROVIDER_NAMES
+from ..payments.models.payment import PAID_STATUSES
 
 CURRENCY_SYMBOLS = {"BDT": "৳", "USD": "$", "EUR": "€", "GBP": "£", "INR": "₹"}
 # Short USSD codes let a customer on a feature phone pay without the app.
@@ -21,8 +22,12 @@ KIND_ACTIONS = {"personal": _l("Send Money"), "agent": _l("Cash Out"), "merchant
 KIND_NAMES = {"personal": _l("Personal"), "agent": _l("Agent"), "merchant": _l("Merchant")}
 # How each provider's confirmation SMS labels its transaction ID, with one of that shape
 # (from real texts: bKash 10 characters, Nagad 8, Rocket 10 digits, Upay 10).
-TRX_ID_SHAPES = {"bkash": ("TrxID", "9A7B6C5D4E"), "nagad": ("TxnID", "752C49K4"),
-                 "rocket": ("TxnId", "6022415176"), "upay": ("TrxID", "01K7C8Z24V")}
+TRX_ID_SHAPES = {
+    "bkash": ("TrxID", "9A7B6C5D4E"),
+    "nagad": ("TxnID", "752C49K4"),
+    "rocket": ("TxnId", "6022415176"),
+    "upay": ("TrxID", "01K7C8Z24V"),
+}
 
 
 def format_money(amount, currency):
@@ -34,7 +39,11 @@ def format_money(amount, currency):
 
 def brand_zone(brand):
     """The brand's time zone, falling back to DEFAULT_TIMEZONE when it is not a known zone."""
-    for name in (getattr(brand, "timezone", None), current_app.config.get("DEFAULT_TIMEZONE"), "UTC"):
+    for name in (
+        getattr(brand, "timezone", None),
+        current_app.config.get("DEFAULT_TIMEZONE"),
+        "UTC",
+    ):
         try:
             return ZoneInfo(name)
         except (ZoneInfoNotFoundError, TypeError, ValueError):
@@ -69,8 +78,11 @@ def return_url(base, payment, status):
     if not base:
         return None
     parts = urlsplit(base)
-    query = [(name, value) for name, value in parse_qsl(parts.query, keep_blank_values=True)
-             if name not in ("payment_id", "status")]
+    query = [
+        (name, value)
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        if name not in ("payment_id", "status")
+    ]
     query += [("payment_id", payment.public_id), ("status", status)]
     return urlunsplit(parts._replace(query=urlencode(query)))
 
@@ -78,8 +90,15 @@ def return_url(base, payment, status):
 def qr_svg(number):
     """An inline SVG QR code of the receiving number, scaled by CSS."""
     code = segno.make(number, error="m", micro=False)
-    svg = code.svg_inline(scale=1, border=2, dark="#111827", light="#ffffff", omitsize=True,
-                          svgclass="qr", title=str(_l("QR code of %(number)s", number=number)))
+    svg = code.svg_inline(
+        scale=1,
+        border=2,
+        dark="#111827",
+        light="#ffffff",
+        omitsize=True,
+        svgclass="qr",
+        title=str(_l("QR code of %(number)s", number=number)),
+    )
     return Markup(svg.replace("<svg ", '<svg role="img" ', 1))
 
 
@@ -87,8 +106,11 @@ def method_steps(method, amount_text, reference):
     """The numbered steps for paying to one method, in the page's language."""
     action = KIND_ACTIONS[method.kind]
     steps = [
-        _l("Open the %(provider)s app, or dial %(ussd)s.", provider=provider_name(method.provider),
-           ussd=USSD_CODES[method.provider]),
+        _l(
+            "Open the %(provider)s app, or dial %(ussd)s.",
+            provider=provider_name(method.provider),
+            ussd=USSD_CODES[method.provider],
+        ),
         _l("Choose “%(action)s”.", action=action),
         _l("Enter the number %(number)s.", number=method.number),
         _l("Enter the amount %(amount)s.", amount=amount_text),
@@ -105,8 +127,12 @@ def method_steps(method, amount_text, reference):
 def trx_id_help(provider):
     """Where the customer finds the TrxID, with an example shaped like that provider's own."""
     label, example = TRX_ID_SHAPES.get(provider, TRX_ID_SHAPES["bkash"])
-    return _l("It is in the confirmation SMS from %(provider)s, after “%(label)s”, e.g. %(example)s.",
-              provider=provider_name(provider), label=label, example=example)
+    return _l(
+        "It is in the confirmation SMS from %(provider)s, after “%(label)s”, e.g. %(example)s.",
+        provider=provider_name(provider),
+        label=label,
+        example=example,
+    )
 
 
 def provider_name(provider):

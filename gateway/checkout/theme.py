@@ -1,4 +1,5 @@
 """The brand's colour made safe for the page: valid CSS, readable text on it and beside it (WCAG AA)."""
+
 import re
 
 DEFAULT_COLOR = "#0f766e"
@@ -11,7 +12,7 @@ AA_CONTRAST = 4.5
 
 def channels(color):
     """The red, green and blue of #rrggbb as 0-255 integers."""
-    return tuple(int(color[index:index + 2], 16) for index in (1, 3, 5))
+    return tuple(int(color[index : index + 2], 16) for index in (1, 3, 5))
 
 
 def luminance(color):
@@ -41,7 +42,9 @@ def brand_theme(brand):
     # The colour lands in a <style> block: anything but #rrggbb is refused, not escaped.
     color = color.lower() if HEX_COLOR.match(color) else DEFAULT_COLOR
     # White text where it reads well, else dark ink; pure black for the few mid-tones ink misses by a hair.
-    on_primary = next((text for text in (WHITE, DARK_TEXT, BLACK) if contrast(color, text) >= AA_CONTRAST), BLACK)
+    on_primary = next(
+        (text for text in (WHITE, DARK_TEXT, BLACK) if contrast(color, text) >= AA_CONTRAST), BLACK
+    )
     # Light brand colours (yellow, pink) still need a readable shade for links and borders.
     accent = color
     factor = 1.0

@@ -1,15 +1,16 @@
 """Checkout routes: the pay page, the TrxID claim, cancel, the waiting page and its JSON status."""
+
 from flask import Blueprint, abort, current_app, g, jsonify, redirect, request, url_for
 
 from ..domain_errors import DomainError, InvalidState
 from ..errors import http_status
 from ..extensions import db, limiter
-from ..payments.models.payment import OPEN_STATUSES
 from ..payments import methods as payment_methods
+from ..payments.lifecycle import cancel_payment
+from ..payments.models.payment import OPEN_STATUSES
 from ..sms.claims import reopen_claim
 from ..sms.matching import submit_claim
 from ..states import payment_in_review as in_review
-from ..payments.lifecycle import cancel_payment
 from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
 from .pages import find_payment, page_url, register_pages, render_checkout, render_result
 from .presenters import checkout_state, local_time, method_steps, qr_svg, return_url, seconds_left
@@ -41,10 +42,17 @@ def render_pay_page(payment, form=None, chosen=None, status=200):
     methods = payment_methods.list_enabled_methods(payment.brand)
     typed_amount = f"{payment.amount:.2f}"
     return render_checkout(
-        "checkout/pay.html", payment, status, methods=methods, form=form or ClaimForm(),
+        "checkout/pay.html",
+        payment,
+        status,
+        methods=methods,
+        form=form or ClaimForm(),
         chosen=chosen or (methods[0].id if methods else None),
-        seconds_left=seconds_left(payment), expires_at_text=local_time(payment.expires_at, payment.brand),
-        steps={method.id: method_steps(method, typed_amount, payment.reference) for method in methods},
+        seconds_left=seconds_left(payment),
+        expires_at_text=local_time(payment.expires_at, payment.brand),
+        steps={
+            method.id: method_steps(method, typed_amount, payment.reference) for method in methods
+        },
         qr_codes={method.id: qr_svg(method.number) for method in methods},
     )
 
@@ -73,8 +81,12 @@ def claim_bucket():
 
 def claim_limit():
     """One budget of TrxID attempts per payment, shared by the first claim and every correction."""
-    return limiter.shared_limit(claim_rate_limit, scope="checkout-claim", key_func=claim_bucket,
-                                deduct_when=lambda response: g.get("claim_attempted", False))
+    return limiter.shared_limit(
+        claim_rate_limit,
+        scope="checkout-claim",
+        key_func=claim_bucket,
+        deduct_when=lambda response: g.get("claim_attempted", False),
+    )
 
 
 @bp.post("/<token>/claim")
@@ -93,7 +105,9 @@ def claim(token):
         return render_pay_page(payment, form, chosen=method.id, status=422)
     g.claim_attempted = True  # only TrxIDs that reach matching count against the limit, not typos
     try:
-        submit_claim(payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data)
+        submit_claim(
+            payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data
+        )
     except DomainError as error:
         if isinstance(error, InvalidState):
             return redirect(page_url(payment), 303)
@@ -140,7 +154,10 @@ def waiting(token):
 
 def correction_method(payment, methods):
     """The method the correction form starts on: the enabled one of the provider claimed with, else the first."""
-    return next((method for method in methods if method.provider == payment.provider), methods[0] if methods else None)
+    return next(
+        (method for method in methods if method.provider == payment.provider),
+        methods[0] if methods else None,
+    )
 
 
 def render_waiting_page(payment, form=None, status=200, chosen=None):
@@ -150,8 +167,16 @@ def render_waiting_page(payment, form=None, status=200, chosen=None):
     method = chosen or correction_method(payment, methods)
     if form is None and method is not None:
         form = ClaimForm(method=method, data={"sender_number": payment.sender_number})
-    return render_checkout("checkout/waiting.html", payment, status, held=held, method=method, methods=methods,
-                           form=form, status_url=url_for("checkout.status", token=payment.token))
+    return render_checkout(
+        "checkout/waiting.html",
+        payment,
+        status,
+        held=held,
+        method=method,
+        methods=methods,
+        form=form,
+        status_url=url_for("checkout.status", token=payment.token),
+    )
 
 
 @bp.post("/<token>/correct")
@@ -170,12 +195,16 @@ def correct_claim(token):
         return render_waiting_page(payment, form, status=422)
     if not form.validate():
         return render_waiting_page(payment, form, status=422, chosen=method)
-    g.claim_attempted = True  # counted like a first claim: corrections cannot be used to guess TrxIDs
+    g.claim_attempted = (
+        True  # counted like a first claim: corrections cannot be used to guess TrxIDs
+    )
     if not reopen_claim(payment):  # settled, held or expired meanwhile
         db.session.rollback()
         return redirect(page_url(payment), 303)
     try:
-        submit_claim(payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data)
+        submit_claim(
+            payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data
+        )
     except DomainError as error:
         db.session.rollback()  # the old claim stands
         db.session.refresh(payment)

@@ -2,16 +2,26 @@
 
 Every command is listed here; no module registers a command as a side effect of being imported.
 """
+
 from flask.cli import AppGroup
 
 from . import checkout, core, jobs, mobile, ops
 
 COMMANDS = (
-    core.bootstrap, core.create_admin, core.create_key, core.revoke_key_command,
-    checkout.add_method_command, checkout.update_method_command, checkout.list_methods_command,
-    mobile.pair_code, mobile.simulate_sms,
-    jobs.worker, jobs.sweep, jobs.rotate_webhook_secret_command,
-    ops.backup, ops.doctor,
+    core.bootstrap,
+    core.create_admin,
+    core.create_key,
+    core.revoke_key_command,
+    checkout.add_method_command,
+    checkout.update_method_command,
+    checkout.list_methods_command,
+    mobile.pair_code,
+    mobile.simulate_sms,
+    jobs.worker,
+    jobs.sweep,
+    jobs.rotate_webhook_secret_command,
+    ops.backup,
+    ops.doctor,
 )
 
 

@@ -1,4 +1,5 @@
 """Backups: a consistent online copy of a SQLite database (sqlite3's backup API), and PostgreSQL's pg_dump advice."""
+
 import os
 import shlex
 import sqlite3
@@ -23,8 +24,14 @@ def pg_dump_command(database_url, target):
     """The pg_dump command that backs up this PostgreSQL database to `target`, without its password."""
     url = make_url(database_url)
     # Built anew: URL.set(password=None) keeps the password, and it must never reach a terminal or a log.
-    bare = URL.create("postgresql", username=url.username, host=url.host, port=url.port, database=url.database,
-                      query=url.query)
+    bare = URL.create(
+        "postgresql",
+        username=url.username,
+        host=url.host,
+        port=url.port,
+        database=url.database,
+        query=url.query,
+    )
     return f"pg_dump --format=custom --file {shlex.quote(str(target))} {shlex.quote(bare.render_as_string(False))}"
 
 
@@ -63,6 +70,8 @@ def backup_sqlite(source, target, force=False):
     copy.close()
     if integrity != "ok":
         partial.unlink(missing_ok=True)
-        raise BackupRefused(f"The copy failed its integrity check ({integrity}); the live database may be damaged.")
+        raise BackupRefused(
+            f"The copy failed its integrity check ({integrity}); the live database may be damaged."
+        )
     os.replace(partial, target)
     return integrity

@@ -1,11 +1,12 @@
 """`flask gateway add-method|update-method|list-methods`: the receiving numbers shown at checkout."""
+
 import click
 
-from .core import default_brand, fail_on_api_error
 from ..domain_errors import DomainError
-from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
 from ..payments import methods as payment_methods
 from ..payments.methods import PROVIDER_NAMES, checked_provider, normalize_mobile_number
+from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
+from .core import default_brand, fail_on_api_error
 
 # A sample number for `make run`, stored with is_demo so every page that shows it says so.
 DEMO_NUMBER = "01700000000"
@@ -27,15 +28,25 @@ def describe(method):
 @click.option("--provider", required=True, type=click.Choice(PROVIDERS, case_sensitive=False))
 @click.option("--number", required=True, help="The receiving number, 01XXXXXXXXX.")
 @click.option("--kind", default="personal", show_default=True, type=click.Choice(METHOD_KINDS))
-@click.option("--instructions", default=None, help="Extra text shown to the customer under the steps.")
-@click.option("--ask-sender-number", is_flag=True, help="Ask the customer for the number they paid from.")
+@click.option(
+    "--instructions", default=None, help="Extra text shown to the customer under the steps."
+)
+@click.option(
+    "--ask-sender-number", is_flag=True, help="Ask the customer for the number they paid from."
+)
 @click.option("--disabled", is_flag=True, help="Add it switched off.")
 def add_method_command(provider, number, kind, instructions, ask_sender_number, disabled):
     """Add a payment method customers can pay to at checkout."""
     try:
         method = payment_methods.add_method(
-            default_brand(), provider, number, kind, instructions=instructions,
-            ask_sender_number=ask_sender_number, enabled=not disabled)
+            default_brand(),
+            provider,
+            number,
+            kind,
+            instructions=instructions,
+            ask_sender_number=ask_sender_number,
+            enabled=not disabled,
+        )
     except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Added payment method {describe(method)}.")
@@ -44,17 +55,21 @@ def add_method_command(provider, number, kind, instructions, ask_sender_number, 
 @click.command("update-method")
 @click.argument("method_id", type=int)
 @click.option("--kind", default=None, type=click.Choice(METHOD_KINDS))
-@click.option("--instructions", default=None, help="Replace the extra text (\"\" removes it).")
+@click.option("--instructions", default=None, help='Replace the extra text ("" removes it).')
 @click.option("--ask-sender-number/--no-ask-sender-number", default=None)
 @click.option("--enable/--disable", "enabled", default=None)
-@click.option("--position", default=None, type=click.IntRange(min=0), help="Display order, lowest first.")
+@click.option(
+    "--position", default=None, type=click.IntRange(min=0), help="Display order, lowest first."
+)
 def update_method_command(method_id, **options):
     """Change a payment method (see `list-methods` for ids)."""
     changes = {name: value for name, value in options.items() if value is not None}
     if not changes:
         raise click.UsageError("Nothing to change: give at least one option.")
     try:
-        method = payment_methods.update_method(payment_methods.get_method(default_brand(), method_id), **changes)
+        method = payment_methods.update_method(
+            payment_methods.get_method(default_brand(), method_id), **changes
+        )
     except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Updated payment method {describe(method)}.")
@@ -69,8 +84,10 @@ def list_methods_command():
     for method in methods:
         click.echo(describe(method))
     for method in (method for method in methods if method.is_demo and method.enabled):
-        click.echo(f"WARNING: #{method.id} is a DEMO number and switched on: add your own number, then "
-                   f"`flask gateway update-method {method.id} --disable`.")
+        click.echo(
+            f"WARNING: #{method.id} is a DEMO number and switched on: add your own number, then "
+            f"`flask gateway update-method {method.id} --disable`."
+        )
 
 
 def requested_methods(bkash_numbers, method_specs, production):
@@ -85,16 +102,23 @@ def requested_methods(bkash_numbers, method_specs, production):
         try:
             provider = checked_provider(provider)
         except DomainError as error:
-            raise click.BadParameter(f"{typed!r}: {error.errors[0]['message']}", param_hint=option) from None
+            raise click.BadParameter(
+                f"{typed!r}: {error.errors[0]['message']}", param_hint=option
+            ) from None
         normalized = normalize_mobile_number(number)
         if normalized is None:
-            raise click.BadParameter(f"{typed!r}: the number must be a Bangladeshi mobile number such as 01XXXXXXXXX.",
-                                     param_hint=option)
+            raise click.BadParameter(
+                f"{typed!r}: the number must be a Bangladeshi mobile number such as 01XXXXXXXXX.",
+                param_hint=option,
+            )
         if (kind or "personal") not in METHOD_KINDS:
-            raise click.BadParameter(f"{typed!r}: the kind must be one of {', '.join(METHOD_KINDS)}.",
-                                     param_hint=option)
+            raise click.BadParameter(
+                f"{typed!r}: the kind must be one of {', '.join(METHOD_KINDS)}.", param_hint=option
+            )
         if production and normalized == DEMO_NUMBER:
-            raise click.BadParameter(f"{normalized} is the demo number; give your own.", param_hint=option)
+            raise click.BadParameter(
+                f"{normalized} is the demo number; give your own.", param_hint=option
+            )
         methods.append((provider, normalized, kind or "personal"))
     return methods
 
@@ -111,10 +135,14 @@ def add_bootstrap_methods(brand, methods, production):
     if methods:
         return
     if production:
-        click.echo("Payment methods: none added. Customers cannot pay until you add your receiving number: "
-                   "`flask gateway add-method --provider bkash --number 01XXXXXXXXX` (or Settings in the panel).")
+        click.echo(
+            "Payment methods: none added. Customers cannot pay until you add your receiving number: "
+            "`flask gateway add-method --provider bkash --number 01XXXXXXXXX` (or Settings in the panel)."
+        )
         return
     method = payment_methods.add_method(brand, "bkash", DEMO_NUMBER, "personal", demo=True)
-    click.echo(f"Payment method: {describe(method)} — replace it with your own bKash number "
-               f"(`flask gateway add-method --provider bkash --number 01XXXXXXXXX`, then "
-               f"`flask gateway update-method {method.id} --disable`).")
+    click.echo(
+        f"Payment method: {describe(method)} — replace it with your own bKash number "
+        f"(`flask gateway add-method --provider bkash --number 01XXXXXXXXX`, then "
+        f"`flask gateway update-method {method.id} --disable`)."
+    )

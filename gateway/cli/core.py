@@ -1,14 +1,15 @@
 """`flask gateway …`: the operator's commands; each exits non-zero with a clear message on bad input."""
+
 import click
 from flask import current_app
 from marshmallow import ValidationError, validate
 
-from ..domain_errors import DomainError
-from ..extensions import db
-from ..accounts.models.brand import Brand
-from ..accounts.models.user import User
 from ..accounts.api_keys import generate_key, revoke_key
 from ..accounts.brands import create_first_brand
+from ..accounts.models.brand import Brand
+from ..accounts.models.user import User
+from ..domain_errors import DomainError
+from ..extensions import db
 
 DEMO_EMAIL = "admin@example.com"
 DEMO_BRAND_NAME = "Demo Shop"
@@ -43,17 +44,37 @@ def echo_sign_in():
 
 
 @click.command("bootstrap")
-@click.option("--brand-name", default=None,
-              help=f"The shop's name, shown to customers at checkout; required in production ({DEMO_BRAND_NAME!r} "
-                   "otherwise).")
-@click.option("--email", default=None,
-              help=f"The super-administrator's sign-in; required in production ({DEMO_EMAIL} otherwise).")
+@click.option(
+    "--brand-name",
+    default=None,
+    help=f"The shop's name, shown to customers at checkout; required in production ({DEMO_BRAND_NAME!r} "
+    "otherwise).",
+)
+@click.option(
+    "--email",
+    default=None,
+    help=f"The super-administrator's sign-in; required in production ({DEMO_EMAIL} otherwise).",
+)
 @click.option("--password", default=None, help="Defaults to a random one, printed once.")
-@click.option("--bkash", "bkash_numbers", multiple=True, metavar="01XXXXXXXXX",
-              help="Your bKash (personal) receiving number; repeatable.")
-@click.option("--method", "method_specs", multiple=True, metavar="PROVIDER:NUMBER[:KIND]",
-              help="A receiving number of any provider, e.g. nagad:01812345678:merchant; repeatable.")
-@click.option("--admin-key", is_flag=True, help="Give the first API key the admin scope (API key management) too.")
+@click.option(
+    "--bkash",
+    "bkash_numbers",
+    multiple=True,
+    metavar="01XXXXXXXXX",
+    help="Your bKash (personal) receiving number; repeatable.",
+)
+@click.option(
+    "--method",
+    "method_specs",
+    multiple=True,
+    metavar="PROVIDER:NUMBER[:KIND]",
+    help="A receiving number of any provider, e.g. nagad:01812345678:merchant; repeatable.",
+)
+@click.option(
+    "--admin-key",
+    is_flag=True,
+    help="Give the first API key the admin scope (API key management) too.",
+)
 def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_key):
     """Create the brand, a super-administrator, a first API key and the receiving numbers; running it again changes
     nothing. Without numbers, development adds a marked demo bKash number and production adds none."""
@@ -68,12 +89,16 @@ def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_ke
     production = current_app.config["APP_ENV"] == "production"
     if email is None and production:
         # A guessable sign-in is half a password: production takes the owner's real address, never a default.
-        raise click.ClickException("Give the administrator's e-mail address: `flask gateway bootstrap --email "
-                                   "you@yourshop.com` (it is the panel sign-in; production has no default).")
+        raise click.ClickException(
+            "Give the administrator's e-mail address: `flask gateway bootstrap --email "
+            "you@yourshop.com` (it is the panel sign-in; production has no default)."
+        )
     if brand_name is None and production:
         # Customers see this name at checkout and on the way back to the shop: never a placeholder in production.
-        raise click.ClickException("Give your shop's name as customers should see it at checkout: `flask gateway "
-                                   "bootstrap --brand-name \"Your Shop\" …` (production has no default).")
+        raise click.ClickException(
+            "Give your shop's name as customers should see it at checkout: `flask gateway "
+            'bootstrap --brand-name "Your Shop" …` (production has no default).'
+        )
     brand_name = " ".join((brand_name or DEMO_BRAND_NAME).split())
     if not brand_name or len(brand_name) > BRAND_NAME_MAX:
         raise click.ClickException(f"The shop's name must have 1 to {BRAND_NAME_MAX} characters.")
@@ -97,6 +122,7 @@ def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_ke
     def add_payment_methods(brand):
         """Bootstrap step: the numbers asked for, else a marked demo number outside production."""
         add_bootstrap_methods(brand, methods, production)
+
     run_bootstrap_hooks(brand, [add_payment_methods, *BOOTSTRAP_HOOKS])
     click.echo("Webhook secret (shown once; your receiver checks X-Service-Signature with it):")
     click.echo(f"  {brand.webhook_secret}")
@@ -121,7 +147,9 @@ def run_bootstrap_hooks(brand, hooks=None):
 @click.command("create-admin")
 @click.option("--email", required=True)
 @click.option("--password", required=True)
-@click.option("--super-admin", is_flag=True, help="Grant every permission, keys and settings included.")
+@click.option(
+    "--super-admin", is_flag=True, help="Grant every permission, keys and settings included."
+)
 def create_admin(email, password, super_admin):
     """Create a panel user (staff unless --super-admin)."""
     brand = default_brand()
@@ -141,7 +169,9 @@ def create_admin(email, password, super_admin):
 
 @click.command("create-key")
 @click.option("--label", required=True)
-@click.option("--scopes", default="read,write", show_default=True, help="Comma-separated: read, write, admin.")
+@click.option(
+    "--scopes", default="read,write", show_default=True, help="Comma-separated: read, write, admin."
+)
 def create_key(label, scopes):
     """Generate an API key; the key alone is printed on the last line."""
     try:

@@ -1,4 +1,5 @@
 """`flask gateway doctor`'s checks: each looks at one part of a deployment and says what is wrong and how to fix it."""
+
 import logging
 from collections import namedtuple
 from datetime import timedelta
@@ -8,19 +9,27 @@ from flask import current_app
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from ..clock import utcnow
-from ..extensions import db
 from ..accounts.models.brand import Brand
+from ..clock import utcnow
 from ..devices.models.device import Device
-from ..webhooks.models.webhook import WebhookDelivery
+from ..extensions import db
 from ..payments.methods import PROVIDER_NAMES
+from ..webhooks.models.webhook import WebhookDelivery
 
 # A problem makes doctor exit non-zero; a note is worth knowing but fine.
 Finding = namedtuple("Finding", "severity message fix")
 PROBLEM, NOTE = "problem", "note"
 
-KNOWN_SECRETS = {"dev-secret-change-me", "testing-secret", "change-me", "changeme", "secret", "secret-key",
-                 "your-secret-key", "please-change-me"}
+KNOWN_SECRETS = {
+    "dev-secret-change-me",
+    "testing-secret",
+    "change-me",
+    "changeme",
+    "secret",
+    "secret-key",
+    "your-secret-key",
+    "please-change-me",
+}
 MIN_SECRET_LENGTH = 32
 MIN_SECRET_SYMBOLS = 12  # distinct characters: "aaaa…" or "abab…" of any length is no secret
 NEW_SECRET = "python3 -c 'import secrets; print(secrets.token_urlsafe(48))'"
@@ -47,7 +56,9 @@ def production():
 
 def safe_database_url():
     """The database URL without its password, to name it in a finding."""
-    return make_url(current_app.config["SQLALCHEMY_DATABASE_URI"]).render_as_string(hide_password=True)
+    return make_url(current_app.config["SQLALCHEMY_DATABASE_URI"]).render_as_string(
+        hide_password=True
+    )
 
 
 def check_demo_numbers():
@@ -55,14 +66,20 @@ def check_demo_numbers():
     from ..payments.models.payment_method import PaymentMethod
 
     rows = db.session.execute(
-        db.select(PaymentMethod, Brand.name).join(Brand, Brand.id == PaymentMethod.brand_id)
-        .where(PaymentMethod.is_demo.is_(True), PaymentMethod.enabled.is_(True)).order_by(PaymentMethod.id)
+        db.select(PaymentMethod, Brand.name)
+        .join(Brand, Brand.id == PaymentMethod.brand_id)
+        .where(PaymentMethod.is_demo.is_(True), PaymentMethod.enabled.is_(True))
+        .order_by(PaymentMethod.id)
     ).all()
-    return [problem(f"{PROVIDER_NAMES[method.provider]} {method.number} (#{method.id}, {brand}) is a demo number and "
-                    "switched on: money customers send there never reaches you.",
-                    f"Add your own number (`flask gateway add-method --provider {method.provider} --number "
-                    f"01XXXXXXXXX`), then `flask gateway update-method {method.id} --disable`.")
-            for method, brand in rows]
+    return [
+        problem(
+            f"{PROVIDER_NAMES[method.provider]} {method.number} (#{method.id}, {brand}) is a demo number and "
+            "switched on: money customers send there never reaches you.",
+            f"Add your own number (`flask gateway add-method --provider {method.provider} --number "
+            f"01XXXXXXXXX`), then `flask gateway update-method {method.id} --disable`.",
+        )
+        for method, brand in rows
+    ]
 
 
 def check_secret_key():
@@ -76,9 +93,13 @@ def check_secret_key():
         reason = f"repeats a few characters ({len(set(secret))} different ones)"
     else:
         return []
-    return [problem(f"SECRET_KEY {reason}: anyone who guesses it can forge panel sessions and device tokens.",
-                    f"Set SECRET_KEY to the output of `{NEW_SECRET}` in the environment file and restart (phones "
-                    "must be paired again unless the old key stays in SECRET_KEY_FALLBACKS during the switch).")]
+    return [
+        problem(
+            f"SECRET_KEY {reason}: anyone who guesses it can forge panel sessions and device tokens.",
+            f"Set SECRET_KEY to the output of `{NEW_SECRET}` in the environment file and restart (phones "
+            "must be paired again unless the old key stays in SECRET_KEY_FALLBACKS during the switch).",
+        )
+    ]
 
 
 def check_base_url():
@@ -87,13 +108,21 @@ def check_base_url():
         return []
     findings = []
     origins = [("BASE_URL", current_app.config["BASE_URL"])]
-    origins += [(f"{name}'s origin (panel Settings)", url) for name, url in
-                db.session.execute(db.select(Brand.name, Brand.base_url).where(Brand.base_url.is_not(None))).all()]
+    origins += [
+        (f"{name}'s origin (panel Settings)", url)
+        for name, url in db.session.execute(
+            db.select(Brand.name, Brand.base_url).where(Brand.base_url.is_not(None))
+        ).all()
+    ]
     for label, url in origins:
         if urlsplit(url).scheme != "https":
-            findings.append(problem(f"{label} is {url}: customers would pay and phones would send SMS over plain "
-                                    "http.", "Serve the gateway behind TLS (docs: nginx) and set it to "
-                                    "https://your.domain."))
+            findings.append(
+                problem(
+                    f"{label} is {url}: customers would pay and phones would send SMS over plain "
+                    "http.",
+                    "Serve the gateway behind TLS (docs: nginx) and set it to https://your.domain.",
+                )
+            )
     return findings
 
 
@@ -110,13 +139,21 @@ def check_proxies():
     hops = int(current_app.config.get("TRUSTED_PROXIES") or 0)
     https = urlsplit(current_app.config["BASE_URL"]).scheme == "https"
     if https and hops == 0:
-        return [problem("BASE_URL is https but TRUSTED_PROXIES=0: behind the TLS proxy every client looks like the "
-                        "proxy (one shared rate limit, the proxy's address in the audit log, http as the scheme).",
-                        "Set TRUSTED_PROXIES to the number of proxies in front of gunicorn (1 for nginx alone), with "
-                        "the proxy setting X-Forwarded-For and X-Forwarded-Proto.")]
+        return [
+            problem(
+                "BASE_URL is https but TRUSTED_PROXIES=0: behind the TLS proxy every client looks like the "
+                "proxy (one shared rate limit, the proxy's address in the audit log, http as the scheme).",
+                "Set TRUSTED_PROXIES to the number of proxies in front of gunicorn (1 for nginx alone), with "
+                "the proxy setting X-Forwarded-For and X-Forwarded-Proto.",
+            )
+        ]
     if hops > 2:
-        return [problem(f"TRUSTED_PROXIES={hops}: one more than the real count lets any client forge its address.",
-                        "Set it to the exact number of reverse proxies in front of gunicorn (usually 1).")]
+        return [
+            problem(
+                f"TRUSTED_PROXIES={hops}: one more than the real count lets any client forge its address.",
+                "Set it to the exact number of reverse proxies in front of gunicorn (usually 1).",
+            )
+        ]
     return []
 
 
@@ -126,8 +163,12 @@ def check_database():
         db.session.execute(text("SELECT 1"))
     except Exception as error:  # noqa: BLE001 - any failure to connect is the finding
         db.session.rollback()
-        return [problem(f"The database {safe_database_url()} is unreachable ({error.__class__.__name__}).",
-                        "Start it, or correct DATABASE_URL (host, port, user, password, database name).")]
+        return [
+            problem(
+                f"The database {safe_database_url()} is unreachable ({error.__class__.__name__}).",
+                "Start it, or correct DATABASE_URL (host, port, user, password, database name).",
+            )
+        ]
     return []
 
 
@@ -148,8 +189,12 @@ def check_migrations():
     if current == heads:
         return []
     shown = ", ".join(sorted(current)) or "none (not created by the migrations)"
-    return [problem(f"The database schema is at revision {shown}; this code expects {', '.join(sorted(heads))}.",
-                    "Stop the workers, run `flask db upgrade`, then restart web and workers (docs: upgrading).")]
+    return [
+        problem(
+            f"The database schema is at revision {shown}; this code expects {', '.join(sorted(heads))}.",
+            "Stop the workers, run `flask db upgrade`, then restart web and workers (docs: upgrading).",
+        )
+    ]
 
 
 def redis_connection():
@@ -173,14 +218,23 @@ def check_redis():
     connection = redis_connection()
     if connection is None:
         if production():
-            return [note("REDIS_URL is not set: webhooks, SMS and expiry run inside the web process.",
-                         "Fine on one machine; set REDIS_URL and run `flask gateway worker` to move them out.")]
+            return [
+                note(
+                    "REDIS_URL is not set: webhooks, SMS and expiry run inside the web process.",
+                    "Fine on one machine; set REDIS_URL and run `flask gateway worker` to move them out.",
+                )
+            ]
         return []
     try:
         connection.ping()
     except Exception as error:  # noqa: BLE001 - any failure to reach Redis is the finding
-        return [problem(f"Redis at {redis_address()} is unreachable ({error.__class__.__name__}), "
-                        "degraded: wake-ups wait for the sweep.", "Start Redis, or correct REDIS_URL.")]
+        return [
+            problem(
+                f"Redis at {redis_address()} is unreachable ({error.__class__.__name__}), "
+                "degraded: wake-ups wait for the sweep.",
+                "Start Redis, or correct REDIS_URL.",
+            )
+        ]
     finally:
         connection.close()
     return []
@@ -198,8 +252,12 @@ def check_workers():
     if connection is None:
         return []
     try:
-        served = {name for worker in Worker.all(connection=connection) for name in worker.queue_names()}
-        unscheduled = [name for name in QUEUES if not connection.exists(RQScheduler.get_locking_key(name))]
+        served = {
+            name for worker in Worker.all(connection=connection) for name in worker.queue_names()
+        }
+        unscheduled = [
+            name for name in QUEUES if not connection.exists(RQScheduler.get_locking_key(name))
+        ]
     except RedisError:
         return [note("skipped: Redis is unreachable")]
     finally:
@@ -207,13 +265,21 @@ def check_workers():
     findings = []
     unserved = [name for name in QUEUES if name not in served]
     if unserved:
-        findings.append(problem(f"No RQ worker serves {', '.join(unserved)}: webhooks, SMS or sweeps are not run.",
-                                "Start `flask gateway worker` (systemd: gateway-worker.service) and keep it running."))
+        findings.append(
+            problem(
+                f"No RQ worker serves {', '.join(unserved)}: webhooks, SMS or sweeps are not run.",
+                "Start `flask gateway worker` (systemd: gateway-worker.service) and keep it running.",
+            )
+        )
     if unscheduled:
-        findings.append(problem(f"RQ's scheduler holds no lock for {', '.join(unscheduled)}: retries due later "
-                                "are not woken at their time.",
-                                "Run workers with `flask gateway worker` (it starts the scheduler), not a bare "
-                                "`rq worker`."))
+        findings.append(
+            problem(
+                f"RQ's scheduler holds no lock for {', '.join(unscheduled)}: retries due later "
+                "are not woken at their time.",
+                "Run workers with `flask gateway worker` (it starts the scheduler), not a bare "
+                "`rq worker`.",
+            )
+        )
     return findings
 
 
@@ -223,19 +289,32 @@ def check_heartbeats(now=None):
     limit = timedelta(seconds=int(current_app.config.get("DOCTOR_HEARTBEAT_MAX_AGE", 1800)))
     findings = []
     for brand in db.session.execute(db.select(Brand).order_by(Brand.id)).scalars():
-        devices = db.session.execute(
-            db.select(Device).where(Device.brand_id == brand.id, Device.revoked_at.is_(None))).scalars().all()
+        devices = (
+            db.session.execute(
+                db.select(Device).where(Device.brand_id == brand.id, Device.revoked_at.is_(None))
+            )
+            .scalars()
+            .all()
+        )
         if not devices:
-            findings.append(problem(f"{brand.name} has no paired phone: no SMS arrives, so no payment completes.",
-                                    "Pair the companion app: panel → Devices, or `flask gateway pair-code --qr`."))
+            findings.append(
+                problem(
+                    f"{brand.name} has no paired phone: no SMS arrives, so no payment completes.",
+                    "Pair the companion app: panel → Devices, or `flask gateway pair-code --qr`.",
+                )
+            )
             continue
         beats = [device.last_heartbeat_at for device in devices if device.last_heartbeat_at]
         if not beats or now - max(beats) > limit:
             since = f"since {max(beats):%Y-%m-%d %H:%M} UTC" if beats else "ever"
-            findings.append(problem(f"{brand.name}'s phone has not checked in {since} (limit "
-                                    f"{int(limit.total_seconds() // 60)} minutes): SMS may not be forwarded.",
-                                    "Open the companion app on the phone: check it is online, allowed to run in "
-                                    "the background, and still paired."))
+            findings.append(
+                problem(
+                    f"{brand.name}'s phone has not checked in {since} (limit "
+                    f"{int(limit.total_seconds() // 60)} minutes): SMS may not be forwarded.",
+                    "Open the companion app on the phone: check it is online, allowed to run in "
+                    "the background, and still paired.",
+                )
+            )
     return findings
 
 
@@ -243,23 +322,42 @@ def check_webhooks(now=None):
     """Webhook deliveries that failed in the last 24 h, piled up retrying, or sit overdue with nobody sending."""
     now = now or utcnow()
     count = db.func.count(WebhookDelivery.id)
-    failed = db.session.execute(db.select(count).where(
-        WebhookDelivery.status == "failed", WebhookDelivery.updated_at >= now - FAILED_WINDOW)).scalar_one()
-    retrying = db.session.execute(db.select(count).where(WebhookDelivery.status == "retrying")).scalar_one()
-    overdue = db.session.execute(db.select(count).where(
-        WebhookDelivery.status.in_(("pending", "retrying")),
-        WebhookDelivery.next_attempt_at <= now - DELIVERY_OVERDUE)).scalar_one()
+    failed = db.session.execute(
+        db.select(count).where(
+            WebhookDelivery.status == "failed", WebhookDelivery.updated_at >= now - FAILED_WINDOW
+        )
+    ).scalar_one()
+    retrying = db.session.execute(
+        db.select(count).where(WebhookDelivery.status == "retrying")
+    ).scalar_one()
+    overdue = db.session.execute(
+        db.select(count).where(
+            WebhookDelivery.status.in_(("pending", "retrying")),
+            WebhookDelivery.next_attempt_at <= now - DELIVERY_OVERDUE,
+        )
+    ).scalar_one()
     look = "See panel → Developers → Deliveries for the receiver's answers; fix the receiver, then retry them there."
     findings = []
     if failed:
-        findings.append(problem(f"{failed} webhook deliveries failed for good in the last 24 hours.", look))
+        findings.append(
+            problem(f"{failed} webhook deliveries failed for good in the last 24 hours.", look)
+        )
     if retrying >= RETRYING_PILE:
-        findings.append(problem(f"{retrying} webhook deliveries are retrying: the receiver keeps refusing them.", look))
+        findings.append(
+            problem(
+                f"{retrying} webhook deliveries are retrying: the receiver keeps refusing them.",
+                look,
+            )
+        )
     if overdue:
-        findings.append(problem(f"{overdue} webhook deliveries are more than {DELIVERY_OVERDUE.seconds // 60} minutes "
-                                "past due: nothing is sending them.",
-                                "Check that `flask gateway worker` runs (with REDIS_URL) or that the web process is "
-                                "up (without it)."))
+        findings.append(
+            problem(
+                f"{overdue} webhook deliveries are more than {DELIVERY_OVERDUE.seconds // 60} minutes "
+                "past due: nothing is sending them.",
+                "Check that `flask gateway worker` runs (with REDIS_URL) or that the web process is "
+                "up (without it).",
+            )
+        )
     return findings
 
 
@@ -276,7 +374,13 @@ CHECKS = (
     ("phone checking in", check_heartbeats),
     ("webhooks delivered", check_webhooks),
 )
-NEEDS_DATABASE = {check_migrations, check_base_url, check_demo_numbers, check_heartbeats, check_webhooks}
+NEEDS_DATABASE = {
+    check_migrations,
+    check_base_url,
+    check_demo_numbers,
+    check_heartbeats,
+    check_webhooks,
+}
 
 
 def run_checks():
@@ -292,8 +396,12 @@ def run_checks():
         except Exception as error:  # noqa: BLE001 - one broken check must not hide the others
             db.session.rollback()
             # The class alone: an error's text can carry a URL with its password.
-            findings = [problem(f"The check itself failed ({error.__class__.__name__}).",
-                                "Run `flask gateway doctor` again; report the message if it stays.")]
+            findings = [
+                problem(
+                    f"The check itself failed ({error.__class__.__name__}).",
+                    "Run `flask gateway doctor` again; report the message if it stays.",
+                )
+            ]
         if check is check_database and findings:
             database_up = False
         results.append((title, findings))

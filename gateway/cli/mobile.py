@@ -1,12 +1,13 @@
 """`flask gateway pair-code` and `flask gateway simulate-sms`: the companion app's side, from a terminal."""
+
 import click
 import segno
 
-from .core import default_brand
-from ..payments.models.payment_method import PROVIDERS
-from ..money import InvalidAmount, parse_amount
 from ..devices.pairing import CODE_TTL, create_pairing_code, pairing_qr_payload, server_url
+from ..money import InvalidAmount, parse_amount
+from ..payments.models.payment_method import PROVIDERS
 from ..sms.simulator import forward_as_device, simulated_text, simulator_device, stored_sms
+from .core import default_brand
 
 
 @click.command("pair-code")
@@ -17,7 +18,9 @@ def pair_code(qr):
     code = create_pairing_code(brand)
     if qr:
         segno.make(pairing_qr_payload(code, brand), error="m").terminal(compact=True)
-    click.echo(f"Pairing code for {server_url(brand)} (single use, {int(CODE_TTL.total_seconds() // 60)} minutes):")
+    click.echo(
+        f"Pairing code for {server_url(brand)} (single use, {int(CODE_TTL.total_seconds() // 60)} minutes):"
+    )
     click.echo(code)
 
 
@@ -35,10 +38,19 @@ def amount_option(ctx, param, value):
 @click.option("--provider", required=True, type=click.Choice(PROVIDERS, case_sensitive=False))
 @click.option("--amount", required=True, callback=amount_option, help="e.g. 500.00")
 @click.option("--trx-id", required=True, help="The provider TrxID the customer will enter.")
-@click.option("--from", "sender_number", default="01712345678", show_default=True, help="The payer's number.")
-@click.option("--balance", default=None, callback=amount_option, help="Balance printed in the text.")
-@click.option("--via", type=click.Choice(("auto", "http", "local")), default="auto", show_default=True,
-              help="auto: HTTP to BASE_URL when a server answers there, else the ingestion service directly.")
+@click.option(
+    "--from", "sender_number", default="01712345678", show_default=True, help="The payer's number."
+)
+@click.option(
+    "--balance", default=None, callback=amount_option, help="Balance printed in the text."
+)
+@click.option(
+    "--via",
+    type=click.Choice(("auto", "http", "local")),
+    default="auto",
+    show_default=True,
+    help="auto: HTTP to BASE_URL when a server answers there, else the ingestion service directly.",
+)
 def simulate_sms(provider, amount, trx_id, sender_number, balance, via):
     """Forward a real-format provider SMS as a paired phone would, through the ingestion endpoint."""
     brand = default_brand()
@@ -56,7 +68,8 @@ def simulate_sms(provider, amount, trx_id, sender_number, balance, via):
     click.echo(f"Result: {result['status']} (server_ref {result['server_ref']})")
     sms = stored_sms(result["server_ref"])
     if sms is not None:
-        click.echo(f"SMS status: {sms.status}" + (f" ({sms.review_reason})" if sms.review_reason else ""))
+        click.echo(
+            f"SMS status: {sms.status}" + (f" ({sms.review_reason})" if sms.review_reason else "")
+        )
         if sms.payment is not None:
             click.echo(f"Payment {sms.payment.public_id}: {sms.payment.status}")
-

@@ -1,19 +1,28 @@
 """The merchant's view of its phones: list them, pair a new one with a code, revoke one."""
+
 from ..clock import utcnow
 from ..domain_errors import not_found
 from ..extensions import db
 from .models.device import Device, PairingCode
-from .tokens import revoke_device
 from .pairing import code_hash, create_pairing_code
+from .tokens import revoke_device
 
 REVOKED_SHOWN = 20
 
 
 def list_devices(brand):
     """The brand's paired phones, newest first, then the last few revoked ones for the record."""
-    base = db.select(Device).where(Device.brand_id == brand.id).order_by(Device.created_at.desc(), Device.id.desc())
+    base = (
+        db.select(Device)
+        .where(Device.brand_id == brand.id)
+        .order_by(Device.created_at.desc(), Device.id.desc())
+    )
     active = db.session.execute(base.where(Device.revoked_at.is_(None))).scalars().all()
-    revoked = db.session.execute(base.where(Device.revoked_at.is_not(None)).limit(REVOKED_SHOWN)).scalars().all()
+    revoked = (
+        db.session.execute(base.where(Device.revoked_at.is_not(None)).limit(REVOKED_SHOWN))
+        .scalars()
+        .all()
+    )
     return active, revoked
 
 
@@ -33,7 +42,8 @@ def start_pairing(brand):
     expires_at = db.session.execute(
         db.select(PairingCode.expires_at)
         .where(PairingCode.brand_id == brand.id, PairingCode.code_hash == code_hash(code))
-        .order_by(PairingCode.id.desc()).limit(1)
+        .order_by(PairingCode.id.desc())
+        .limit(1)
     ).scalar_one()
     return code, expires_at
 

@@ -1,4 +1,5 @@
 """AES-256-GCM for the companion app's SMS payloads, and keys derived from SECRET_KEY (or a fallback while rotating)."""
+
 import base64
 import binascii
 import os
@@ -60,7 +61,9 @@ def decrypt_payload(aes_key_hex, payload):
     try:
         plain = AESGCM(bytes.fromhex(aes_key_hex)).decrypt(raw[:IV_BYTES], raw[IV_BYTES:], None)
     except InvalidTag as error:
-        raise PayloadError("The payload failed authentication (tampered, or another key).") from error
+        raise PayloadError(
+            "The payload failed authentication (tampered, or another key)."
+        ) from error
     try:
         return plain.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -70,7 +73,9 @@ def decrypt_payload(aes_key_hex, payload):
 def seal_device_key(aes_key_hex, device_uuid):
     """The device key encrypted at rest, bound to its device so sealed keys cannot be swapped."""
     iv = os.urandom(IV_BYTES)
-    sealed = AESGCM(derived_key("device-key-at-rest")).encrypt(iv, bytes.fromhex(aes_key_hex), device_uuid.encode())
+    sealed = AESGCM(derived_key("device-key-at-rest")).encrypt(
+        iv, bytes.fromhex(aes_key_hex), device_uuid.encode()
+    )
     return base64.b64encode(iv + sealed).decode("ascii")
 
 
@@ -85,7 +90,9 @@ def unseal_device_key(sealed, device_uuid):
     failure = None
     for index, key in enumerate(derived_keys("device-key-at-rest")):
         try:
-            return AESGCM(key).decrypt(raw[:IV_BYTES], raw[IV_BYTES:], device_uuid.encode()).hex(), index == 0
+            return AESGCM(key).decrypt(
+                raw[:IV_BYTES], raw[IV_BYTES:], device_uuid.encode()
+            ).hex(), index == 0
         except InvalidTag as error:
             failure = error
     raise failure

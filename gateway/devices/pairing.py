@@ -1,4 +1,5 @@
 """Pairing a companion phone: a one-time 6-digit code (and its QR), exchanged for tokens and a key."""
+
 import hashlib
 import hmac
 import json
@@ -13,10 +14,10 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import ValidationFailed
 from ..extensions import db
-from .models.device import Device, PairingCode
-from .tokens import issue_tokens
-from .notifications import notify_devices
 from .crypto import derived_key, derived_keys, new_aes_key, seal_device_key
+from .models.device import Device, PairingCode
+from .notifications import notify_devices
+from .tokens import issue_tokens
 
 CODE_TTL = timedelta(minutes=5)
 
@@ -28,30 +29,43 @@ def code_hash(code):
 
 def code_hashes(code):
     """The code's hash under SECRET_KEY and each fallback: a code shown just before a key rotation still pairs."""
-    return [hmac.new(key, code.encode(), hashlib.sha256).hexdigest() for key in derived_keys("pairing-codes")]
+    return [
+        hmac.new(key, code.encode(), hashlib.sha256).hexdigest()
+        for key in derived_keys("pairing-codes")
+    ]
 
 
 def create_pairing_code(brand):
     """A fresh single-use 6-digit code for the brand, valid for five minutes; returns the code."""
     now = utcnow()
     # Unused codes past their time are worthless; dropping them keeps the table small.
-    db.session.execute(db.delete(PairingCode).where(PairingCode.expires_at < now - CODE_TTL,
-                                                    PairingCode.used_at.is_(None)))
+    db.session.execute(
+        db.delete(PairingCode).where(
+            PairingCode.expires_at < now - CODE_TTL, PairingCode.used_at.is_(None)
+        )
+    )
     while True:
         code = f"{secrets.randbelow(1_000_000):06d}"
-        live = db.session.execute(db.select(PairingCode.id).where(
-            PairingCode.code_hash == code_hash(code), PairingCode.used_at.is_(None),
-            PairingCode.expires_at > now)).first()
+        live = db.session.execute(
+            db.select(PairingCode.id).where(
+                PairingCode.code_hash == code_hash(code),
+                PairingCode.used_at.is_(None),
+                PairingCode.expires_at > now,
+            )
+        ).first()
         if live is None:
             break
-    db.session.add(PairingCode(brand_id=brand.id, code_hash=code_hash(code), created_at=now,
-                               expires_at=now + CODE_TTL))
+    db.session.add(
+        PairingCode(
+            brand_id=brand.id, code_hash=code_hash(code), created_at=now, expires_at=now + CODE_TTL
+        )
+    )
     commit_work()
     return code
 
 
 def server_url(brand=None):
-    """The address a phone should talk to: the brand's own base URL when it has one, else BASE_URL (as checkout links)."""
+    """The address a phone talks to: the brand's own base URL when it has one, else BASE_URL."""
     return (brand is not None and brand.base_url) or current_app.config["BASE_URL"]
 
 
@@ -62,35 +76,52 @@ def pairing_qr_payload(code, brand=None):
 
 def pairing_qr_svg(code, brand=None):
     """An inline SVG QR code of the pairing payload, for the panel to show beside the code."""
-    return segno.make(pairing_qr_payload(code, brand), error="m").svg_inline(scale=5, title="Pairing code")
+    return segno.make(pairing_qr_payload(code, brand), error="m").svg_inline(
+        scale=5, title="Pairing code"
+    )
 
 
 def code_error(code, message):
     """ValidationFailed naming pairing_code as the field at fault."""
-    return ValidationFailed(message, [{"field": "pairing_code", "code": code.lower(), "message": message}], code=code)
+    return ValidationFailed(
+        message, [{"field": "pairing_code", "code": code.lower(), "message": message}], code=code
+    )
 
 
 def redeem_code(code, now):
     """Consume a live code with a guarded UPDATE; says why when it is wrong, used or expired."""
-    rows = db.session.execute(
-        db.select(PairingCode).where(PairingCode.code_hash.in_(code_hashes(code)))
-        .order_by(PairingCode.created_at.desc()).limit(5)
-    ).scalars().all()
+    rows = (
+        db.session.execute(
+            db.select(PairingCode)
+            .where(PairingCode.code_hash.in_(code_hashes(code)))
+            .order_by(PairingCode.created_at.desc())
+            .limit(5)
+        )
+        .scalars()
+        .all()
+    )
     live = next((row for row in rows if row.used_at is None and row.expires_at > now), None)
     if live is None:
         if not rows:
             raise code_error("INVALID_PAIRING_CODE", "That pairing code is not valid.")
         if rows[0].used_at is not None:
-            raise code_error("PAIRING_CODE_USED", "That pairing code has already been used; create a new one.")
+            raise code_error(
+                "PAIRING_CODE_USED", "That pairing code has already been used; create a new one."
+            )
         raise code_error("PAIRING_CODE_EXPIRED", "That pairing code has expired; create a new one.")
     used = db.session.execute(
-        db.update(PairingCode).where(PairingCode.id == live.id, PairingCode.used_at.is_(None),
-                                     PairingCode.expires_at > now)
-        .values(used_at=now).execution_options(synchronize_session=False)
+        db.update(PairingCode)
+        .where(
+            PairingCode.id == live.id, PairingCode.used_at.is_(None), PairingCode.expires_at > now
+        )
+        .values(used_at=now)
+        .execution_options(synchronize_session=False)
     ).rowcount
     if used != 1:
         db.session.rollback()
-        raise code_error("PAIRING_CODE_USED", "That pairing code has already been used; create a new one.")
+        raise code_error(
+            "PAIRING_CODE_USED", "That pairing code has already been used; create a new one."
+        )
     return live
 
 
@@ -100,21 +131,35 @@ def pair_device(data):
     code = redeem_code(data["pairing_code"], now)
     # The same phone pairing again replaces its earlier pairing.
     db.session.execute(
-        db.update(Device).where(Device.brand_id == code.brand_id, Device.device_id == data["device_id"],
-                                Device.revoked_at.is_(None))
+        db.update(Device)
+        .where(
+            Device.brand_id == code.brand_id,
+            Device.device_id == data["device_id"],
+            Device.revoked_at.is_(None),
+        )
         .values(revoked_at=now, revoked_reason="paired again", refresh_token_hash=None)
         .execution_options(synchronize_session=False)
     )
     aes_key = new_aes_key()
-    device = Device(uuid=str(uuid.uuid4()), brand_id=code.brand_id, device_id=data["device_id"],
-                    name=data["device_name"], app_version=data.get("app_version"),
-                    platform=data.get("platform"), created_at=now)
+    device = Device(
+        uuid=str(uuid.uuid4()),
+        brand_id=code.brand_id,
+        device_id=data["device_id"],
+        name=data["device_name"],
+        app_version=data.get("app_version"),
+        platform=data.get("platform"),
+        created_at=now,
+    )
     device.aes_key_sealed = seal_device_key(aes_key, device.uuid)
     tokens = issue_tokens(device)
     db.session.add(device)
     db.session.flush()
-    db.session.execute(db.update(PairingCode).where(PairingCode.id == code.id).values(device_id=device.id)
-                       .execution_options(synchronize_session=False))
+    db.session.execute(
+        db.update(PairingCode)
+        .where(PairingCode.id == code.id)
+        .values(device_id=device.id)
+        .execution_options(synchronize_session=False)
+    )
     notify_devices(code.brand_id, "device.paired", f"{device.name} paired", device=device)
     db.session.commit()
     return device, tokens, aes_key

@@ -1,16 +1,17 @@
 """Device access and refresh tokens (JWT, HS256): short-lived access, rotating single-use refresh."""
+
 import hashlib
 import uuid
 from datetime import timedelta
 
 import jwt
 
-from ..clock import utcnow
 from ..answer_commit import commit_work
+from ..clock import utcnow
 from ..domain_errors import NotAuthenticated
 from ..extensions import db
-from .models.device import Device
 from .crypto import derived_key, derived_keys
+from .models.device import Device
 
 ACCESS_TTL = timedelta(minutes=15)
 REFRESH_TTL = timedelta(days=30)
@@ -25,7 +26,13 @@ def token_hash(token):
 
 def encode(device, typ, lifetime, now):
     """One signed token of a type for a device."""
-    claims = {"sub": device.uuid, "typ": typ, "jti": uuid.uuid4().hex, "iat": now, "exp": now + lifetime}
+    claims = {
+        "sub": device.uuid,
+        "typ": typ,
+        "jti": uuid.uuid4().hex,
+        "iat": now,
+        "exp": now + lifetime,
+    }
     return jwt.encode(claims, derived_key("device-tokens"), algorithm=ALGORITHM)
 
 
@@ -33,8 +40,12 @@ def new_tokens(device):
     """A fresh access and refresh pair, and the hash of the refresh token to store."""
     now = utcnow()
     refresh = encode(device, "refresh", REFRESH_TTL, now)
-    tokens = {"access_token": encode(device, "access", ACCESS_TTL, now), "refresh_token": refresh,
-              "token_type": "Bearer", "expires_in": int(ACCESS_TTL.total_seconds())}
+    tokens = {
+        "access_token": encode(device, "access", ACCESS_TTL, now),
+        "refresh_token": refresh,
+        "token_type": "Bearer",
+        "expires_in": int(ACCESS_TTL.total_seconds()),
+    }
     return tokens, token_hash(refresh)
 
 
@@ -54,8 +65,10 @@ def pin_fingerprint(device, fingerprint):
     if not fingerprint:
         return
     db.session.execute(
-        db.update(Device).where(Device.id == device.id, Device.fingerprint.is_(None))
-        .values(fingerprint=fingerprint).execution_options(synchronize_session=False)
+        db.update(Device)
+        .where(Device.id == device.id, Device.fingerprint.is_(None))
+        .values(fingerprint=fingerprint)
+        .execution_options(synchronize_session=False)
     )
     db.session.commit()
     db.session.refresh(device)
@@ -69,14 +82,20 @@ def decode(token, typ):
     claims = None
     for key in derived_keys("device-tokens"):
         try:
-            claims = jwt.decode(token, key, algorithms=[ALGORITHM], options={"require": REQUIRED_CLAIMS})
+            claims = jwt.decode(
+                token, key, algorithms=[ALGORITHM], options={"require": REQUIRED_CLAIMS}
+            )
             break
         except jwt.InvalidSignatureError:
             continue  # the next key may have signed it
         except jwt.ExpiredSignatureError as error:
-            raise NotAuthenticated(code="TOKEN_EXPIRED", message=f"The {typ} token has expired.") from error
+            raise NotAuthenticated(
+                code="TOKEN_EXPIRED", message=f"The {typ} token has expired."
+            ) from error
         except jwt.InvalidTokenError as error:
-            raise NotAuthenticated(code="INVALID_TOKEN", message=f"Not a valid {typ} token.") from error
+            raise NotAuthenticated(
+                code="INVALID_TOKEN", message=f"Not a valid {typ} token."
+            ) from error
     if claims is None or claims.get("typ") != typ:
         raise NotAuthenticated(code="INVALID_TOKEN", message=f"Not a valid {typ} token.")
     return claims
@@ -84,11 +103,15 @@ def decode(token, typ):
 
 def active_device(claims):
     """The device a token names, unless it is gone or revoked."""
-    device = db.session.execute(db.select(Device).where(Device.uuid == claims["sub"])).scalar_one_or_none()
+    device = db.session.execute(
+        db.select(Device).where(Device.uuid == claims["sub"])
+    ).scalar_one_or_none()
     if device is None:
         raise NotAuthenticated(code="INVALID_TOKEN", message="The token names no paired device.")
     if device.revoked_at is not None:
-        raise NotAuthenticated(code="DEVICE_REVOKED", message="This device has been unpaired; pair it again.")
+        raise NotAuthenticated(
+            code="DEVICE_REVOKED", message="This device has been unpaired; pair it again."
+        )
     return device
 
 
@@ -100,7 +123,8 @@ def device_for_access_token(token):
 def revoke_device(device, reason):
     """Unpair a device: its tokens stop working on the next request (guarded, idempotent)."""
     db.session.execute(
-        db.update(Device).where(Device.id == device.id, Device.revoked_at.is_(None))
+        db.update(Device)
+        .where(Device.id == device.id, Device.revoked_at.is_(None))
         .values(revoked_at=utcnow(), revoked_reason=reason, refresh_token_hash=None)
         .execution_options(synchronize_session=False)
     )
@@ -114,27 +138,36 @@ def rotate_tokens(refresh_token, fingerprint=None):
     presented = token_hash(refresh_token)
     if presented != device.refresh_token_hash:
         revoke_device(device, "refresh token reused")
-        raise NotAuthenticated("This refresh token was already used; the device is unpaired.",
-                               code="REFRESH_TOKEN_REUSED")
+        raise NotAuthenticated(
+            "This refresh token was already used; the device is unpaired.",
+            code="REFRESH_TOKEN_REUSED",
+        )
     # The first fingerprint a device presents is pinned; once pinned, a refresh without that very
     # fingerprint (another one, or none at all: a stolen token alone) is refused without revoking.
     if device.fingerprint and fingerprint != device.fingerprint:
-        raise NotAuthenticated("The fingerprint differs from the one this device presented before.",
-                               code="FINGERPRINT_MISMATCH")
+        raise NotAuthenticated(
+            "The fingerprint differs from the one this device presented before.",
+            code="FINGERPRINT_MISMATCH",
+        )
     tokens, next_hash = new_tokens(device)
     # Guarded on the old hash: of two concurrent refreshes with one token, only one rotates.
     rotated = db.session.execute(
-        db.update(Device).where(Device.id == device.id, Device.refresh_token_hash == presented,
-                                Device.revoked_at.is_(None))
-        .values(refresh_token_hash=next_hash,
-                fingerprint=device.fingerprint or fingerprint)
+        db.update(Device)
+        .where(
+            Device.id == device.id,
+            Device.refresh_token_hash == presented,
+            Device.revoked_at.is_(None),
+        )
+        .values(refresh_token_hash=next_hash, fingerprint=device.fingerprint or fingerprint)
         .execution_options(synchronize_session=False)
     ).rowcount
     if rotated != 1:
         db.session.rollback()
         revoke_device(device, "refresh token reused")
-        raise NotAuthenticated("This refresh token was already used; the device is unpaired.",
-                               code="REFRESH_TOKEN_REUSED")
+        raise NotAuthenticated(
+            "This refresh token was already used; the device is unpaired.",
+            code="REFRESH_TOKEN_REUSED",
+        )
     db.session.commit()
     db.session.refresh(device)
     return device, tokens

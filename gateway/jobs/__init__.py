@@ -1,4 +1,5 @@
 """Background work: RQ queues on Redis when REDIS_URL is set, an in-process executor otherwise."""
+
 import logging
 
 from flask import current_app, has_app_context
@@ -51,6 +52,8 @@ def sms_wake(message_id, created_at, attempts):
     """The dedupe key of a wake-up for a message's attempt after `attempts` (the creation time tells apart
     two rows with the same id, before and after a database restore)."""
     return f"sms:{message_id}:{created_at:%Y%m%d%H%M%S%f}:{attempts}"
+
+
 _worker_app = None
 
 
@@ -66,6 +69,7 @@ def worker_app():
     global _worker_app
     if _worker_app is None:
         from .. import create_app
+
         _worker_app = create_app()
     return _worker_app
 
@@ -92,9 +96,11 @@ def backend(app):
     if url not in runners:
         if url:
             from .rq_queues import RedisQueues
+
             runners[url] = RedisQueues(url)
         else:
             from .in_process import InProcessExecutor
+
             runners[url] = InProcessExecutor(app)
     return runners[url]
 

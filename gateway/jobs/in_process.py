@@ -1,4 +1,5 @@
 """Jobs without Redis: the same job functions on a small thread pool, periodic jobs on a timer thread."""
+
 import logging
 import threading
 import time
@@ -36,7 +37,9 @@ class InProcessExecutor:
                 self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gateway-job")
             if periodic and not self.periodic:
                 self.periodic = True
-                threading.Thread(target=self.run_periodic, name="gateway-periodic", daemon=True).start()
+                threading.Thread(
+                    target=self.run_periodic, name="gateway-periodic", daemon=True
+                ).start()
         return self.pool
 
     def enqueue(self, queue, path, args, unique=None):

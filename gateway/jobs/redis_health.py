@@ -1,4 +1,5 @@
 """Whether Redis answers: one warning when an outage starts, one line when it ends, and a pause between tries."""
+
 import logging
 import threading
 import time
@@ -52,8 +53,12 @@ class RedisOutage:
             if self.since is not None:
                 return True
             self.since = time.monotonic()
-        log.warning("Redis at %s is unreachable (%s): wake-ups are skipped and the sweep will pick them up, "
-                    "rate limits count in the database, until it answers again", self.where, error)
+        log.warning(
+            "Redis at %s is unreachable (%s): wake-ups are skipped and the sweep will pick them up, "
+            "rate limits count in the database, until it answers again",
+            self.where,
+            error,
+        )
         return True
 
     def succeeded(self):
@@ -64,8 +69,11 @@ class RedisOutage:
             if self.since is None:
                 return
             lasted, self.since = time.monotonic() - self.since, None
-        log.warning("Redis at %s answers again after %.0f s; wake-ups and rate limits use it again",
-                    self.where, lasted)
+        log.warning(
+            "Redis at %s answers again after %.0f s; wake-ups and rate limits use it again",
+            self.where,
+            lasted,
+        )
 
     def probe(self):
         """Whether Redis answers a PING now (without trying while an outage's pause lasts)."""

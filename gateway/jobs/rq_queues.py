@@ -1,4 +1,5 @@
 """RQ on Redis: enqueueing wake-ups (gateway.jobs.rq_worker runs them), skipped while Redis is down."""
+
 import logging
 import math
 from datetime import timedelta
@@ -50,7 +51,9 @@ class RedisQueues:
     def _reaching_redis(self, enqueue, *args):
         """Run `enqueue` unless Redis is known to be down; RedisUnavailable (logged once per outage) if it is."""
         if self.outage.skipping():
-            raise RedisUnavailable(f"Redis at {self.outage.where} is down; the sweep will wake the row")
+            raise RedisUnavailable(
+                f"Redis at {self.outage.where} is down; the sweep will wake the row"
+            )
         try:
             job = enqueue(*args)
         except RedisError as error:
@@ -64,7 +67,9 @@ class RedisQueues:
         key = wake_key(unique)
         if not self.first_wake(key, WAKE_TTL):
             return None
-        return self._keyed(key, self.queues[queue].enqueue, ENTRY, path, *args, meta={"wake": key}, **JOB_OPTIONS)
+        return self._keyed(
+            key, self.queues[queue].enqueue, ENTRY, path, *args, meta={"wake": key}, **JOB_OPTIONS
+        )
 
     def _enqueue_at(self, when, queue, path, args, unique):
         # RQ keeps whole seconds and rounds down: rounded up, the job can never fire before `when`.
@@ -74,8 +79,16 @@ class RedisQueues:
         key = scheduled_key(unique)
         if not self.first_wake(key, ttl):
             return None
-        return self._keyed(key, self.queues[queue].enqueue_at, when, ENTRY, path, *args, meta={"wake": key},
-                           **JOB_OPTIONS)
+        return self._keyed(
+            key,
+            self.queues[queue].enqueue_at,
+            when,
+            ENTRY,
+            path,
+            *args,
+            meta={"wake": key},
+            **JOB_OPTIONS,
+        )
 
     def _keyed(self, key, enqueue, *args, **kwargs):
         """Enqueue; a failure removes the wake-up key it took, so the failed wake-up suppresses nothing."""

@@ -1,4 +1,5 @@
 """`flask gateway worker`: RQ's worker, its scheduler in a thread, the periodic jobs; all outlive a Redis outage."""
+
 import logging
 import signal
 import threading
@@ -16,7 +17,10 @@ from .rq_queues import ENTRY, JOB_OPTIONS
 
 log = logging.getLogger(__name__)
 
-FIRST_RETRY, LAST_RETRY = 0.5, 30  # seconds between tries to reach Redis: doubled after each, up to the last
+FIRST_RETRY, LAST_RETRY = (
+    0.5,
+    30,
+)  # seconds between tries to reach Redis: doubled after each, up to the last
 SCHEDULER_INTERVAL = 1  # seconds between the scheduler's looks for due retries
 
 
@@ -64,21 +68,37 @@ def run_worker(app, queue_names, burst=False, log_level="INFO"):
         return False
     if burst:
         enqueue_due_retries(queue_names, redis, log_level)
-        return GatewayWorker(queues, connection=redis, stopping=stopping).work(burst=True, logging_level=log_level)
-    threads = [threading.Thread(target=run_scheduler, args=(queue_names, url, stopping, log_level),
-                                name="gateway-scheduler", daemon=True)]
+        return GatewayWorker(queues, connection=redis, stopping=stopping).work(
+            burst=True, logging_level=log_level
+        )
+    threads = [
+        threading.Thread(
+            target=run_scheduler,
+            args=(queue_names, url, stopping, log_level),
+            name="gateway-scheduler",
+            daemon=True,
+        )
+    ]
     # Periodic jobs go onto the maintenance queue: only a worker serving it schedules them, so a
     # `--queues webhooks` worker adds no sweeps that it would leave to others.
     if MAINTENANCE in queue_names:
-        threads.append(threading.Thread(target=enqueue_periodic, args=(app, redis, stopping),
-                                        name="gateway-periodic", daemon=True))
+        threads.append(
+            threading.Thread(
+                target=enqueue_periodic,
+                args=(app, redis, stopping),
+                name="gateway-periodic",
+                daemon=True,
+            )
+        )
     for thread in threads:
         thread.start()
     try:
         while not stopping.is_set():
             serve_until_redis_fails(queues, redis, url, stopping, log_level)
             stop_on_signals(stopping)  # RQ's handlers belong to the worker that just ended
-            stopping.wait(FIRST_RETRY)  # a work loop that ended at once is not restarted in a tight loop
+            stopping.wait(
+                FIRST_RETRY
+            )  # a work loop that ended at once is not restarted in a tight loop
             wait_for_redis(url, stopping)
     finally:
         stopping.set()
@@ -122,8 +142,12 @@ def run_scheduler(queue_names, url, stopping, log_level="INFO"):
     """RQ's scheduler, in a thread of the worker rather than a forked child: it dies with the worker (even
     SIGKILLed) and, retrying through a Redis outage, moves due retries onto their queues as soon as Redis is back.
     """
-    scheduler = RQScheduler(queue_names, connection=Redis.from_url(url), interval=SCHEDULER_INTERVAL,
-                            logging_level=log_level)
+    scheduler = RQScheduler(
+        queue_names,
+        connection=Redis.from_url(url),
+        interval=SCHEDULER_INTERVAL,
+        logging_level=log_level,
+    )
     outage, wanted, born = outage_for(url), set(queue_names), False
     while not stopping.is_set():
         try:
@@ -171,4 +195,3 @@ def enqueue_periodic(app, redis, stop):
             outage.succeeded()
         except RedisError as error:  # logged once per outage; the next pass tries again
             outage.failed(error)
-

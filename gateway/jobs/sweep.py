@@ -1,13 +1,13 @@
 """The outbox sweep: wake every due webhook delivery and outbound SMS again, whatever became of its job."""
+
 from flask import current_app
 
 from .. import jobs
 from ..clock import utcnow
 from ..extensions import db
-from ..sms.models.outbound_sms import OutboundSms
-from ..webhooks.models.webhook import WebhookDelivery
-from ..webhooks.models.webhook import DUE_STATUSES
 from ..sms.leases import release_expired_leases
+from ..sms.models.outbound_sms import OutboundSms
+from ..webhooks.models.webhook import DUE_STATUSES, WebhookDelivery
 
 BATCH = 1000
 
@@ -16,9 +16,15 @@ def due_delivery_ids(now):
     """Deliveries whose next attempt is due and that no live process holds, oldest due first."""
     return db.session.execute(
         db.select(WebhookDelivery.id, WebhookDelivery.event_id, WebhookDelivery.attempts)
-        .where(WebhookDelivery.status.in_(DUE_STATUSES), WebhookDelivery.next_attempt_at <= now,
-               db.or_(WebhookDelivery.lease_expires_at.is_(None), WebhookDelivery.lease_expires_at < now))
-        .order_by(WebhookDelivery.next_attempt_at).limit(BATCH)
+        .where(
+            WebhookDelivery.status.in_(DUE_STATUSES),
+            WebhookDelivery.next_attempt_at <= now,
+            db.or_(
+                WebhookDelivery.lease_expires_at.is_(None), WebhookDelivery.lease_expires_at < now
+            ),
+        )
+        .order_by(WebhookDelivery.next_attempt_at)
+        .limit(BATCH)
     ).all()
 
 
@@ -29,7 +35,8 @@ def due_sms_ids(now):
     return db.session.execute(
         db.select(OutboundSms.id, OutboundSms.created_at, OutboundSms.attempts)
         .where(OutboundSms.status == "queued", OutboundSms.next_attempt_at <= now)
-        .order_by(OutboundSms.next_attempt_at).limit(BATCH)
+        .order_by(OutboundSms.next_attempt_at)
+        .limit(BATCH)
     ).all()
 
 
@@ -40,7 +47,17 @@ def sweep_outbox(now=None):
     deliveries, messages = due_delivery_ids(now), due_sms_ids(now)
     db.session.commit()
     for delivery_id, event_id, attempts in deliveries:
-        jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id, unique=jobs.delivery_wake(event_id, attempts))
+        jobs.enqueue(
+            jobs.WEBHOOKS,
+            jobs.DELIVER_WEBHOOK,
+            delivery_id,
+            unique=jobs.delivery_wake(event_id, attempts),
+        )
     for message_id, created_at, attempts in messages:
-        jobs.enqueue(jobs.SMS, jobs.SEND_SMS, message_id, unique=jobs.sms_wake(message_id, created_at, attempts))
+        jobs.enqueue(
+            jobs.SMS,
+            jobs.SEND_SMS,
+            message_id,
+            unique=jobs.sms_wake(message_id, created_at, attempts),
+        )
     return len(deliveries) + len(messages)

@@ -1,4 +1,5 @@
 """The companion app's protocol under /api/mobile/v1: pairing, SMS in, outbound SMS out, and its OpenAPI document."""
+
 from ..api import GatewayApi
 from ..extensions import csrf
 
@@ -12,9 +13,18 @@ def register_mobile(app):
     # flask-smorest reads a second Api's settings under its own prefix: the merchant API keeps the plain names.
     app.config.setdefault("MOBILE_OPENAPI_URL_PREFIX", URL_PREFIX)
     app.config.setdefault("MOBILE_OPENAPI_JSON_PATH", "openapi.json")
-    api = GatewayApi(app, config_prefix="MOBILE", spec_kwargs={
-        "title": "Companion app API", "version": "1.0.0", "openapi_version": "3.0.3",
-        "info": {"description": "The paired phone's protocol: pairing, SMS in, outbound SMS out."}})
+    api = GatewayApi(
+        app,
+        config_prefix="MOBILE",
+        spec_kwargs={
+            "title": "Companion app API",
+            "version": "1.0.0",
+            "openapi_version": "3.0.3",
+            "info": {
+                "description": "The paired phone's protocol: pairing, SMS in, outbound SMS out."
+            },
+        },
+    )
     api.spec.components.security_scheme("device", {"type": "http", "scheme": "bearer"})
     api.spec.options["security"] = [{"device": []}]
     for module in (pairing, devices, sms, outbound, config, notifications, dashboard):

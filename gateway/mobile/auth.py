@@ -1,9 +1,10 @@
 """Device authentication: a bearer access token resolves g.device and g.brand."""
+
 from flask import g
 
 from ..api.auth import bearer_token
-from ..errors import ApiError
 from ..devices.tokens import device_for_access_token
+from ..errors import ApiError
 from .http import ProtocolBlueprint
 
 
@@ -11,7 +12,11 @@ def authenticate_device():
     """Resolve the paired device of the request's access token, or answer 401."""
     token = bearer_token()
     if token is None:
-        raise ApiError(401, "MISSING_TOKEN", "Send the device's access token as `Authorization: Bearer <token>`.")
+        raise ApiError(
+            401,
+            "MISSING_TOKEN",
+            "Send the device's access token as `Authorization: Bearer <token>`.",
+        )
     if not token:
         raise ApiError(401, "INVALID_TOKEN", "Not a valid access token.")
     g.device = device_for_access_token(token)

@@ -1,4 +1,5 @@
 """The filter rules the app applies before forwarding an SMS."""
+
 from flask import g
 
 from ..sms.filter_rules import filter_rules

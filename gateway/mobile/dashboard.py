@@ -1,8 +1,9 @@
 """The phone's home screen: today's SMS, payments waiting, notifications."""
+
 from flask import g
 
-from .companion import device_dashboard
 from .auth import device_blueprint
+from .companion import device_dashboard
 from .http import ok
 
 blp = device_blueprint("dashboard", "The phone's home screen.")

@@ -1,16 +1,19 @@
 """The device itself: heartbeats and unpairing."""
+
 from flask import g
 
 from ..schemas.mobile import HeartbeatSchema
-from .companion import record_heartbeat, unpair_device
 from .auth import device_blueprint
+from .companion import record_heartbeat, unpair_device
 from .http import ok
 
 blp = device_blueprint("devices", "The paired phone itself: heartbeats and unpairing.")
 
 
 @blp.post("/devices/heartbeats")
-@blp.arguments(HeartbeatSchema(), required=False)  # every field is optional: no body at all is a heartbeat
+@blp.arguments(
+    HeartbeatSchema(), required=False
+)  # every field is optional: no body at all is a heartbeat
 def heartbeat(data):
     """The phone is alive; store its battery and network, answer with what changed."""
     return ok(record_heartbeat(g.device, data))

@@ -1,4 +1,5 @@
 """Request and response plumbing shared by the companion-app views."""
+
 from flask import jsonify
 from flask_smorest import Blueprint
 from webargs.flaskparser import FlaskParser

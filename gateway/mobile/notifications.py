@@ -1,8 +1,9 @@
 """Notifications for the phone, and their acknowledgement."""
+
 from flask import g
 
-from ..schemas.mobile import AcknowledgeSchema, NotificationSchema
 from ..devices.notifications import acknowledge_notifications, pending_notifications
+from ..schemas.mobile import AcknowledgeSchema, NotificationSchema
 from .auth import device_blueprint
 from .http import ok
 
@@ -12,7 +13,9 @@ blp = device_blueprint("notifications", "Notifications for the phone, and their 
 @blp.get("/notifications")
 def list_notifications():
     """The oldest unacknowledged notifications for this device."""
-    return ok({"notifications": NotificationSchema(many=True).dump(pending_notifications(g.device))})
+    return ok(
+        {"notifications": NotificationSchema(many=True).dump(pending_notifications(g.device))}
+    )
 
 
 @blp.post("/notifications/acknowledgements")

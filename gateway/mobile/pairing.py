@@ -1,11 +1,14 @@
 """Pairing and token refresh: the only device endpoints that take no access token."""
-from ..extensions import limiter
-from ..schemas.mobile import PairDeviceSchema, TokenRefreshSchema
+
 from ..devices.pairing import pair_device
 from ..devices.tokens import pin_fingerprint, rotate_tokens
+from ..extensions import limiter
+from ..schemas.mobile import PairDeviceSchema, TokenRefreshSchema
 from .http import ProtocolBlueprint, ok
 
-blp = ProtocolBlueprint("mobile_pairing", __name__, description="Pairing a phone and refreshing its tokens.")
+blp = ProtocolBlueprint(
+    "mobile_pairing", __name__, description="Pairing a phone and refreshing its tokens."
+)
 
 
 @blp.post("/devices")

@@ -1,4 +1,5 @@
 """SMS in: a phone forwards a batch of encrypted texts and learns what became of each."""
+
 from flask import g
 
 from ..schemas.mobile import SmsBatchSchema

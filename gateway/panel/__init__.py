@@ -1,4 +1,5 @@
 """The merchant panel: server-rendered pages under /panel over the services the API uses."""
+
 from flask import Blueprint, current_app, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
@@ -29,15 +30,26 @@ ERROR_MESSAGES = {
 
 def register_panel(app):
     """Attach the panel and make Flask-Login send signed-out visitors to its sign-in page."""
-    from . import audit_log, auth, customers, dashboard, payment_actions, payments, refunds, settings, users  # noqa: F401
-    from . import sms_inbox  # noqa: F401
-    from . import sms_templates  # noqa: F401
-    from . import devices  # noqa: F401
-    from . import developers  # noqa: F401
-    from . import developers_deliveries  # noqa: F401
-    from . import developers_webhooks  # noqa: F401
-    from . import outbound_sms  # noqa: F401
-    from . import demo_notice  # noqa: F401
+    # Each module adds its routes to the blueprint when imported.
+    from . import (  # noqa: F401
+        audit_log,
+        auth,
+        customers,
+        dashboard,
+        demo_notice,
+        developers,
+        developers_deliveries,
+        developers_webhooks,
+        devices,
+        outbound_sms,
+        payment_actions,
+        payments,
+        refunds,
+        settings,
+        sms_inbox,
+        sms_templates,
+        users,
+    )
 
     login_manager.login_view = "panel.sign_in"
     login_manager.login_message = _l("Sign in to continue.")
@@ -52,7 +64,9 @@ def language_url(code):
     rule = request.url_rule
     if rule is None or "GET" not in rule.methods:
         return url_for("panel.dashboard", lang=code)
-    return url_for(request.endpoint, **{**(request.view_args or {}), **request.args.to_dict(), "lang": code})
+    return url_for(
+        request.endpoint, **{**(request.view_args or {}), **request.args.to_dict(), "lang": code}
+    )
 
 
 @bp.context_processor
@@ -60,8 +74,11 @@ def panel_context():
     """What the layout needs: the brand, its colours, the sidebar, the sign-out form, the language switch."""
     brand = current_user.brand if current_user.is_authenticated else None
     return {
-        "brand": brand, "theme": brand_theme(brand), "language_names": LANGUAGE_NAMES,
-        "language_url": language_url, "nav_sections": nav_sections if current_user.is_authenticated else list,
+        "brand": brand,
+        "theme": brand_theme(brand),
+        "language_names": LANGUAGE_NAMES,
+        "language_url": language_url,
+        "nav_sections": nav_sections if current_user.is_authenticated else list,
     }
 
 
@@ -78,7 +95,9 @@ def protect_pages(response):
 
 def render_error(status, message=None):
     """A failure page in the panel's layout."""
-    return render_template("panel/error.html", status=status, message=message or ERROR_MESSAGES.get(status)), status
+    return render_template(
+        "panel/error.html", status=status, message=message or ERROR_MESSAGES.get(status)
+    ), status
 
 
 @bp.errorhandler(CSRFError)

@@ -1,4 +1,5 @@
 """Who may open which page: signed-in staff everywhere, super-administrators alone on keys, users and settings."""
+
 from functools import wraps
 
 from flask import abort
@@ -12,11 +13,13 @@ def staff_required(view):
 
 def super_admin_required(view):
     """Only a super-administrator; staff get 403."""
+
     @wraps(view)
     def guarded(*args, **kwargs):
         if not current_user.is_super_admin:
             abort(403)
         return view(*args, **kwargs)
+
     return login_required(guarded)
 
 

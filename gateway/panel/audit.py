@@ -1,10 +1,11 @@
 """Writing the audit log: every change made in the panel, with who, what, when and from where."""
+
 from flask import has_request_context, request
 
+from ..accounts.models.audit import AuditLog
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..extensions import db
-from ..accounts.models.audit import AuditLog
 
 MAX_USER_AGENT = 255
 
@@ -31,9 +32,14 @@ def record_audit(user, action, target=None, details=None, brand_id=None):
     """Append one entry and commit it, or, inside a unit of work, with the action it records; `user` may be None."""
     target_type, target_id = target_reference(target)
     entry = AuditLog(
-        brand_id=brand_id or user.brand_id, user_id=getattr(user, "id", None),
-        user_email=getattr(user, "email", None), action=action, target_type=target_type,
-        target_id=target_id, details=details or None, created_at=utcnow(),
+        brand_id=brand_id or user.brand_id,
+        user_id=getattr(user, "id", None),
+        user_email=getattr(user, "email", None),
+        action=action,
+        target_type=target_type,
+        target_id=target_id,
+        details=details or None,
+        created_at=utcnow(),
     )
     if has_request_context():
         entry.ip_address = client_address()

@@ -1,9 +1,10 @@
 """The audit log page: who changed what, when and from where (super-administrators only)."""
+
 from flask import render_template, request
 
+from ..accounts.models.audit import AuditLog
 from ..api.paging import paginate
 from ..extensions import db
-from ..accounts.models.audit import AuditLog
 from . import bp
 from .access import current_brand, super_admin_required
 from .formatting import current_zone
@@ -20,10 +21,26 @@ def audit_log():
     query = db.select(AuditLog).where(AuditLog.brand_id == current_brand().id)
     if action:
         query = query.where(AuditLog.action == action)
-    rows, meta = paginate(query.order_by(AuditLog.created_at.desc(), AuditLog.id.desc()),
-                          {"page": page_number(), "per_page": PER_PAGE})
-    actions = db.session.execute(
-        db.select(AuditLog.action).where(AuditLog.brand_id == current_brand().id).distinct().order_by(AuditLog.action)
-    ).scalars().all()
-    return render_template("panel/audit_log.html", entries=rows, meta=meta, action=action, actions=actions,
-                           filters={"action": action} if action else {}, zone=current_zone().key)
+    rows, meta = paginate(
+        query.order_by(AuditLog.created_at.desc(), AuditLog.id.desc()),
+        {"page": page_number(), "per_page": PER_PAGE},
+    )
+    actions = (
+        db.session.execute(
+            db.select(AuditLog.action)
+            .where(AuditLog.brand_id == current_brand().id)
+            .distinct()
+            .order_by(AuditLog.action)
+        )
+        .scalars()
+        .all()
+    )
+    return render_template(
+        "panel/audit_log.html",
+        entries=rows,
+        meta=meta,
+        action=action,
+        actions=actions,
+        filters={"action": action} if action else {},
+        zone=current_zone().key,
+    )

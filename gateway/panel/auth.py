@@ -1,16 +1,17 @@
 """Signing in and out of the panel, and changing one's own password."""
+
 from urllib.parse import urlsplit
 
 from flask import current_app, flash, redirect, render_template, request, session, url_for
 from flask_babel import gettext as _
 from flask_login import current_user, login_user, logout_user
 
+from ..accounts.models.brand import Brand
+from ..accounts.users import authenticate, change_password, find_user_by_email
 from ..answer_commit import unit_of_work
 from ..checkout.theme import brand_theme
 from ..domain_errors import DomainError
 from ..extensions import db, limiter
-from ..accounts.models.brand import Brand
-from ..accounts.users import authenticate, change_password, find_user_by_email
 from . import bp, render_error
 from .access import staff_required
 from .audit import client_address, record_audit
@@ -37,7 +38,12 @@ def safe_next(target):
     if not target:
         return None
     parts = urlsplit(target)
-    if parts.scheme or parts.netloc or not parts.path.startswith("/panel/") or target.startswith("//"):
+    if (
+        parts.scheme
+        or parts.netloc
+        or not parts.path.startswith("/panel/")
+        or target.startswith("//")
+    ):
         return None
     return target
 
@@ -74,16 +80,20 @@ def sign_in():
 def render_sign_in(form, status=200, limited=None):
     """The sign-in page in the deployment's name and colours (its first brand)."""
     brand = db.session.execute(db.select(Brand).order_by(Brand.id).limit(1)).scalar_one_or_none()
-    return render_template("panel/sign_in.html", form=form, limited=limited, brand=brand,
-                           theme=brand_theme(brand)), status
+    return render_template(
+        "panel/sign_in.html", form=form, limited=limited, brand=brand, theme=brand_theme(brand)
+    ), status
 
 
 @bp.errorhandler(429)
 def too_many_attempts(error):
     """Past a limit: on sign-in, the form again saying when to retry; elsewhere, the panel's error page."""
     message = _("Too many attempts. Wait a minute, then try again.")
-    page = render_sign_in(SignInForm(formdata=None), 429, message) if request.endpoint == "panel.sign_in" \
+    page = (
+        render_sign_in(SignInForm(formdata=None), 429, message)
+        if request.endpoint == "panel.sign_in"
         else render_error(429, message)
+    )
     response = current_app.make_response(page)
     response.headers["Retry-After"] = str(getattr(error, "retry_after", None) or 60)
     return response

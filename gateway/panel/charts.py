@@ -1,4 +1,5 @@
 """The dashboard's daily chart as inline SVG drawn on the server: no script, no CDN, readable by screen readers."""
+
 from decimal import Decimal
 
 from markupsafe import Markup, escape
@@ -26,8 +27,11 @@ def short_number(value):
     value = Decimal(value)
     for limit, suffix in ((Decimal(1_000_000), "M"), (Decimal(1_000), "k")):
         if value >= limit:
-            return f"{(value / limit).normalize():f}{suffix}" if (value / limit) == int(value / limit) \
+            return (
+                f"{(value / limit).normalize():f}{suffix}"
+                if (value / limit) == int(value / limit)
                 else f"{value / limit:.1f}{suffix}"
+            )
     return f"{int(value):,}"
 
 
@@ -37,22 +41,32 @@ def daily_bars(days, title, value_label, date_label):
     top = nice_ceiling(max((Decimal(day["value"]) for day in days), default=Decimal(0)))
     slot = plot_w / max(len(days), 1)
     bar_w = max(slot * 0.7, 2)
-    parts = [f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="chart-title" '
-             f'xmlns="http://www.w3.org/2000/svg">',
-             f'<title id="chart-title">{escape(title)}</title>']
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="chart-title" '
+        f'xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="chart-title">{escape(title)}</title>',
+    ]
     for line in range(GRID_LINES + 1):
         y = PAD_TOP + plot_h - plot_h * line / GRID_LINES
-        parts.append(f'<line class="grid" x1="{PAD_LEFT}" x2="{WIDTH - PAD_RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>')
-        parts.append(f'<text class="axis" x="{PAD_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">'
-                     f'{native_digits(short_number(top * line / GRID_LINES))}</text>')
+        parts.append(
+            f'<line class="grid" x1="{PAD_LEFT}" x2="{WIDTH - PAD_RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
+        )
+        parts.append(
+            f'<text class="axis" x="{PAD_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">'
+            f"{native_digits(short_number(top * line / GRID_LINES))}</text>"
+        )
     for index, day in enumerate(days):
         height = float(Decimal(day["value"]) / top) * plot_h
         x = PAD_LEFT + slot * index + (slot - bar_w) / 2
-        label = f'{day["label"]}: {day["value_text"]} ({day["count"]})'
-        parts.append(f'<rect class="bar" x="{x:.1f}" y="{PAD_TOP + plot_h - height:.1f}" width="{bar_w:.1f}" '
-                     f'height="{max(height, 0.0):.1f}" rx="2"><title>{escape(label)}</title></rect>')
+        label = f"{day['label']}: {day['value_text']} ({day['count']})"
+        parts.append(
+            f'<rect class="bar" x="{x:.1f}" y="{PAD_TOP + plot_h - height:.1f}" width="{bar_w:.1f}" '
+            f'height="{max(height, 0.0):.1f}" rx="2"><title>{escape(label)}</title></rect>'
+        )
         if (len(days) - 1 - index) % 7 == 0:  # today and each week before it
-            parts.append(f'<text class="axis" x="{x + bar_w / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle">'
-                         f'{escape(day["label"])}</text>')
-    parts.append(f'<desc>{escape(value_label)} · {escape(date_label)}</desc></svg>')
+            parts.append(
+                f'<text class="axis" x="{x + bar_w / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle">'
+                f"{escape(day['label'])}</text>"
+            )
+    parts.append(f"<desc>{escape(value_label)} · {escape(date_label)}</desc></svg>")
     return Markup("".join(parts))

@@ -1,4 +1,5 @@
 """Customers: the list, a profile with its payments, editing and deleting."""
+
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
@@ -8,8 +9,14 @@ from ..api.paging import paginate
 from ..domain_errors import DomainError
 from ..errors import http_status, not_found
 from ..extensions import db
+from ..payments.customers import (
+    delete_customer,
+    get_customer,
+    list_customers_query,
+    update_customer,
+    with_totals,
+)
 from ..payments.models.payment import Payment
-from ..payments.customers import delete_customer, get_customer, list_customers_query, update_customer, with_totals
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit
@@ -29,9 +36,17 @@ def customer_by_id(customer_id):
 def customers():
     """Every customer of the brand with their payment count and paid total."""
     text = (request.args.get("q") or "").strip()[:100]
-    rows, meta = paginate(list_customers_query(current_brand(), {"q": text}), {"page": page_number(), "per_page": PER_PAGE})
-    return render_template("panel/customers.html", customers=with_totals(rows), meta=meta, q=text,
-                           filters={"q": text} if text else {})
+    rows, meta = paginate(
+        list_customers_query(current_brand(), {"q": text}),
+        {"page": page_number(), "per_page": PER_PAGE},
+    )
+    return render_template(
+        "panel/customers.html",
+        customers=with_totals(rows),
+        meta=meta,
+        q=text,
+        filters={"q": text} if text else {},
+    )
 
 
 @bp.get("/customers/<customer_id>")
@@ -39,11 +54,19 @@ def customers():
 def customer_detail(customer_id):
     """A profile and the customer's payments, newest first."""
     customer = customer_by_id(customer_id)
-    query = db.select(Payment).where(Payment.brand_id == customer.brand_id, Payment.customer_id == customer.id) \
+    query = (
+        db.select(Payment)
+        .where(Payment.brand_id == customer.brand_id, Payment.customer_id == customer.id)
         .order_by(Payment.created_at.desc(), Payment.id.desc())
+    )
     rows, meta = paginate(query, {"page": page_number(), "per_page": PER_PAGE})
-    return render_template("panel/customer.html", customer=with_totals([customer])[0], payments=rows, meta=meta,
-                           filters={})
+    return render_template(
+        "panel/customer.html",
+        customer=with_totals([customer])[0],
+        payments=rows,
+        meta=meta,
+        filters={},
+    )
 
 
 @bp.route("/customers/<customer_id>/edit", methods=["GET", "POST"])
@@ -56,18 +79,31 @@ def customer_edit(customer_id):
         before = {field: getattr(customer, field) for field in ("name", "email", "phone")}
         try:
             with unit_of_work():
-                update_customer(customer, {"name": form.name.data or None, "email": form.email.data,
-                                           "phone": form.phone.data})
-                changes = {field: [before[field], getattr(customer, field)] for field in before
-                           if before[field] != getattr(customer, field)}
+                update_customer(
+                    customer,
+                    {
+                        "name": form.name.data or None,
+                        "email": form.email.data,
+                        "phone": form.phone.data,
+                    },
+                )
+                changes = {
+                    field: [before[field], getattr(customer, field)]
+                    for field in before
+                    if before[field] != getattr(customer, field)
+                }
                 record_audit(current_user, "customer.update", customer, changes)
         except DomainError as error:
             attach_error(form, error)
-            return render_template("panel/customer_edit.html", customer=customer, form=form), http_status(error)
+            return render_template(
+                "panel/customer_edit.html", customer=customer, form=form
+            ), http_status(error)
         else:
             flash(_("The customer is saved."), "success")
             return redirect(url_for("panel.customer_detail", customer_id=customer.id))
-    return render_template("panel/customer_edit.html", customer=customer, form=form), 422 if form.errors else 200
+    return render_template(
+        "panel/customer_edit.html", customer=customer, form=form
+    ), 422 if form.errors else 200
 
 
 @bp.post("/customers/<customer_id>/delete")

@@ -1,4 +1,5 @@
 """The dashboard: today, the last 30 days, the review queue, unclaimed texts and the companion phone's pulse."""
+
 from datetime import datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -6,13 +7,13 @@ from flask import redirect, render_template, url_for
 from flask_babel import gettext as _
 
 from ..clock import utcnow
-from ..extensions import db
 from ..devices.models.device import Device
-from ..sms.models.inbound_sms import InboundSms
-from ..payments.models.payment import Payment, Refund, Transaction
+from ..extensions import db
 from ..payments.dashboard import dashboard_summary
-from ..sms.matching import needs_review
 from ..payments.lifecycle import list_payments_query
+from ..payments.models.payment import Payment, Refund, Transaction
+from ..sms.matching import needs_review
+from ..sms.models.inbound_sms import InboundSms
 from . import bp
 from .access import current_brand, staff_required
 from .charts import daily_bars
@@ -26,32 +27,48 @@ WAITING_SHOWN = 3
 def review_queue(brand):
     """Payments waiting for the merchant: held with a review reason, or with money that came after cancel or expiry."""
     return db.session.execute(
-        db.select(db.func.count()).select_from(Payment)
+        db.select(db.func.count())
+        .select_from(Payment)
         .where(Payment.brand_id == brand.id, needs_review())
     ).scalar_one()
 
 
 def texts_waiting_for_claim(brand):
     """How many credits the phone forwarded that no payment has claimed yet, and the latest few of them."""
-    waiting = (InboundSms.brand_id == brand.id, InboundSms.status == "unmatched", InboundSms.payment_id.is_(None))
-    count = db.session.execute(db.select(db.func.count()).select_from(InboundSms).where(*waiting)).scalar_one()
-    latest = db.session.execute(
-        db.select(InboundSms).where(*waiting)
-        .order_by(InboundSms.created_at.desc(), InboundSms.id.desc()).limit(WAITING_SHOWN)
-    ).scalars().all() if count else []
+    waiting = (
+        InboundSms.brand_id == brand.id,
+        InboundSms.status == "unmatched",
+        InboundSms.payment_id.is_(None),
+    )
+    count = db.session.execute(
+        db.select(db.func.count()).select_from(InboundSms).where(*waiting)
+    ).scalar_one()
+    latest = (
+        db.session.execute(
+            db.select(InboundSms)
+            .where(*waiting)
+            .order_by(InboundSms.created_at.desc(), InboundSms.id.desc())
+            .limit(WAITING_SHOWN)
+        )
+        .scalars()
+        .all()
+        if count
+        else []
+    )
     return {"count": count, "latest": latest}
 
 
 def last_heartbeat(brand):
     """When a paired (not revoked) phone of the brand last checked in, or None."""
     return db.session.execute(
-        db.select(db.func.max(Device.last_heartbeat_at))
-        .where(Device.brand_id == brand.id, Device.revoked_at.is_(None))
+        db.select(db.func.max(Device.last_heartbeat_at)).where(
+            Device.brand_id == brand.id, Device.revoked_at.is_(None)
+        )
     ).scalar_one()
 
 
 def phone_state(heartbeat, now):
-    """"online" within 15 minutes of a heartbeat, "stale" after, "never" without one."""
+    """ "online" within 15 minutes of a heartbeat, "stale" after, "never" without one."""
     if heartbeat is None:
         return "never"
     return "online" if now - heartbeat <= HEARTBEAT_FRESH else "stale"
@@ -62,7 +79,8 @@ def refunds_since(brand, since):
     rows = db.session.execute(
         db.select(Transaction.currency, db.func.count(Refund.id), db.func.sum(Refund.amount))
         .join(Transaction, Refund.transaction_id == Transaction.id)
-        .where(Refund.brand_id == brand.id, Refund.created_at >= since).group_by(Transaction.currency)
+        .where(Refund.brand_id == brand.id, Refund.created_at >= since)
+        .group_by(Transaction.currency)
     ).all()
     return {"count": sum(row[1] for row in rows), "volume": {row[0]: row[2] for row in rows}}
 
@@ -71,16 +89,30 @@ def window_totals(daily, currencies):
     """Completed count and volume per currency over the days of the series."""
     return {
         "count": sum(day["count"] for day in daily),
-        "volume": {currency: sum(day["volume"].get(currency, 0) for day in daily) for currency in currencies},
+        "volume": {
+            currency: sum(day["volume"].get(currency, 0) for day in daily)
+            for currency in currencies
+        },
     }
 
 
 def chart_for(summary, currency):
     """The 30-day SVG chart of completed volume in the brand's first currency."""
-    days = [{"label": local_date(day["date"]), "value": day["volume"].get(currency, 0), "count": number(day["count"]),
-             "value_text": money(day["volume"].get(currency, 0), currency)} for day in summary["daily"]]
-    return daily_bars(days, _("Completed payments per day, last 30 days (%(currency)s)", currency=currency),
-                      _("Volume"), _("Day"))
+    days = [
+        {
+            "label": local_date(day["date"]),
+            "value": day["volume"].get(currency, 0),
+            "count": number(day["count"]),
+            "value_text": money(day["volume"].get(currency, 0), currency),
+        }
+        for day in summary["daily"]
+    ]
+    return daily_bars(
+        days,
+        _("Completed payments per day, last 30 days (%(currency)s)", currency=currency),
+        _("Volume"),
+        _("Day"),
+    )
 
 
 def local_midnight(day, zone_name):
@@ -104,10 +136,16 @@ def dashboard():
     daily, heartbeat = summary["daily"], last_heartbeat(brand)
     recent = db.session.execute(list_payments_query(brand, {}).limit(RECENT)).scalars().all()
     return render_template(
-        "panel/dashboard.html", summary=summary, currency=currency, recent=recent,
-        month=window_totals(daily, brand.currency_list), review_count=review_queue(brand),
+        "panel/dashboard.html",
+        summary=summary,
+        currency=currency,
+        recent=recent,
+        month=window_totals(daily, brand.currency_list),
+        review_count=review_queue(brand),
         waiting_texts=texts_waiting_for_claim(brand),
-        heartbeat=heartbeat, phone=phone_state(heartbeat, now), chart=chart_for(summary, currency),
+        heartbeat=heartbeat,
+        phone=phone_state(heartbeat, now),
+        chart=chart_for(summary, currency),
         refunds_today=refunds_since(brand, local_midnight(daily[-1]["date"], summary["timezone"])),
         refunds_month=refunds_since(brand, local_midnight(daily[0]["date"], summary["timezone"])),
     )

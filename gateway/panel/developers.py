@@ -1,12 +1,13 @@
 """Developers, the API keys tab (super-administrators): generate a key shown once, list keys, revoke by label."""
+
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
+from ..accounts.api_keys import generate_key, list_keys, revoke_key
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..accounts.api_keys import generate_key, list_keys, revoke_key
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit
@@ -16,14 +17,20 @@ from .forms_developers import ApiKeyForm, RevokeKeyForm
 
 def render_keys(form=None, status=200, created=None, secret=None):
     """The keys tab; right after generating, the new key's secret, once."""
-    return render_template("panel/developers_api_keys.html", keys=list_keys(current_brand()),
-                           form=form if form is not None else ApiKeyForm(formdata=None),
-                           created=created, secret=secret), status
+    return render_template(
+        "panel/developers_api_keys.html",
+        keys=list_keys(current_brand()),
+        form=form if form is not None else ApiKeyForm(formdata=None),
+        created=created,
+        secret=secret,
+    ), status
 
 
 def active_key(label):
     """The brand's active key with this label, or None."""
-    return next((key for key in list_keys(current_brand()) if key.active and key.label == label), None)
+    return next(
+        (key for key in list_keys(current_brand()) if key.active and key.label == label), None
+    )
 
 
 @bp.get("/developers")
@@ -50,8 +57,12 @@ def api_key_generate():
     try:
         with unit_of_work():
             key, secret = generate_key(current_brand(), form.label.data, form.scopes.data)
-            record_audit(current_user, "api_key.generate", key,
-                         {"label": key.label, "scopes": key.scopes, "display_prefix": key.display_prefix})
+            record_audit(
+                current_user,
+                "api_key.generate",
+                key,
+                {"label": key.label, "scopes": key.scopes, "display_prefix": key.display_prefix},
+            )
     except DomainError as error:
         attach_error(form, error)
         return render_keys(form, http_status(error))
@@ -83,6 +94,17 @@ def api_key_revoke():
     # No active key by that label (revoked meanwhile, or another brand's) is a 404 page.
     with unit_of_work():
         key = revoke_key(current_brand(), label=form.label.data)
-        record_audit(current_user, "api_key.revoke", key, {"label": key.label, "display_prefix": key.display_prefix})
-    flash(_("The key %(label)s is revoked; requests with it are refused from now on.", label=key.label), "success")
+        record_audit(
+            current_user,
+            "api_key.revoke",
+            key,
+            {"label": key.label, "display_prefix": key.display_prefix},
+        )
+    flash(
+        _(
+            "The key %(label)s is revoked; requests with it are refused from now on.",
+            label=key.label,
+        ),
+        "success",
+    )
     return redirect(url_for("panel.api_keys"))

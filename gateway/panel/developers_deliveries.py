@@ -2,6 +2,7 @@
 
 Staff see this log too: it holds no key or secret, and "did the shop get told?" is their question.
 """
+
 import json
 
 from flask import flash, redirect, render_template, url_for
@@ -31,8 +32,11 @@ def pretty_payload(payload):
 @staff_required
 def webhook_deliveries():
     """The brand's 50 most recent deliveries, newest first."""
-    return render_template("panel/developers_deliveries.html", deliveries=recent_deliveries(current_brand()),
-                           log_size=LOG_SIZE)
+    return render_template(
+        "panel/developers_deliveries.html",
+        deliveries=recent_deliveries(current_brand()),
+        log_size=LOG_SIZE,
+    )
 
 
 @bp.get("/developers/webhook-deliveries/<int:delivery_id>")
@@ -41,8 +45,12 @@ def webhook_delivery(delivery_id):
     """One delivery: the body sent, its payment, and every attempt with status, time, duration and error."""
     delivery = get_delivery(current_brand(), delivery_id)
     payment = db.session.get(Payment, delivery.payment_id) if delivery.payment_id else None
-    return render_template("panel/developers_delivery.html", delivery=delivery, payment=payment,
-                           payload=pretty_payload(delivery.payload))
+    return render_template(
+        "panel/developers_delivery.html",
+        delivery=delivery,
+        payment=payment,
+        payload=pretty_payload(delivery.payload),
+    )
 
 
 @bp.post("/developers/webhook-deliveries/<int:delivery_id>/redeliver")
@@ -54,8 +62,12 @@ def webhook_delivery_redeliver(delivery_id):
         try:
             with unit_of_work():
                 retry_delivery(current_brand(), delivery.id)
-                record_audit(current_user, "webhook_delivery.redeliver", ("webhook delivery", delivery.id),
-                             {"event": delivery.event, "url": delivery.url})
+                record_audit(
+                    current_user,
+                    "webhook_delivery.redeliver",
+                    ("webhook delivery", delivery.id),
+                    {"event": delivery.event, "url": delivery.url},
+                )
         except DomainError as error:
             flash(error.message, "error")
         else:

@@ -1,4 +1,5 @@
 """Developers, webhook settings (super-administrators): the default URL, the signing secret, a test event."""
+
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
@@ -17,11 +18,18 @@ from .forms_developers import WebhookUrlForm
 def render_webhooks(form=None, status=200, secret=None, rotated=False):
     """The settings tab; the secret appears only when asked for (or just rotated), in that answer alone."""
     brand = current_brand()
-    form = form if form is not None else WebhookUrlForm(formdata=None, webhook_url=brand.webhook_url)
+    form = (
+        form if form is not None else WebhookUrlForm(formdata=None, webhook_url=brand.webhook_url)
+    )
     # Just rotated: until when the old secret still signs X-Service-Signature-Previous (None without an overlap).
     previous_until = brand.webhook_secret_previous_until if rotated else None
-    return render_template("panel/developers_webhooks.html", form=form, secret=secret, rotated=rotated,
-                           previous_until=previous_until), status
+    return render_template(
+        "panel/developers_webhooks.html",
+        form=form,
+        secret=secret,
+        rotated=rotated,
+        previous_until=previous_until,
+    ), status
 
 
 @bp.get("/developers/webhooks")
@@ -42,12 +50,18 @@ def webhook_settings_url():
         with unit_of_work():
             changed = set_webhook_url(current_brand(), form.webhook_url.data)
             if changed:
-                record_audit(current_user, "webhook.url_update", current_brand(),
-                             {"webhook_url": [changed["from"], changed["to"]]})
+                record_audit(
+                    current_user,
+                    "webhook.url_update",
+                    current_brand(),
+                    {"webhook_url": [changed["from"], changed["to"]]},
+                )
     except DomainError as error:
         attach_error(form, error)
         return render_webhooks(form, http_status(error))
-    flash(_("Webhook URL saved.") if form.webhook_url.data else _("Webhook URL removed."), "success")
+    flash(
+        _("Webhook URL saved.") if form.webhook_url.data else _("Webhook URL removed."), "success"
+    )
     return redirect(url_for("panel.webhook_settings"))
 
 
@@ -81,9 +95,16 @@ def webhook_settings_test():
     try:
         with unit_of_work():
             delivery = send_test_webhook(current_brand())
-            record_audit(current_user, "webhook.test", ("webhook delivery", delivery.id), {"url": delivery.url})
+            record_audit(
+                current_user,
+                "webhook.test",
+                ("webhook delivery", delivery.id),
+                {"url": delivery.url},
+            )
     except DomainError as error:
-        flash(error.message if current_brand().webhook_url else _("Set a webhook URL first."), "error")
+        flash(
+            error.message if current_brand().webhook_url else _("Set a webhook URL first."), "error"
+        )
         return redirect(url_for("panel.webhook_settings"))
     flash(_("Test event sent to %(url)s.", url=delivery.url), "success")
     return redirect(url_for("panel.webhook_delivery", delivery_id=delivery.id))

@@ -3,6 +3,7 @@
 Pairing is for super-administrators, since a paired phone's texts complete payments; anyone may
 revoke a phone (a lost phone should not wait for the owner).
 """
+
 import ipaddress
 from urllib.parse import urlsplit
 
@@ -13,9 +14,15 @@ from markupsafe import Markup
 
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
-from ..domain_errors import DomainError
-from ..devices.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
+from ..devices.brand_devices import (
+    get_device,
+    list_devices,
+    revoke_paired_device,
+    seconds_left,
+    start_pairing,
+)
 from ..devices.pairing import pairing_qr_svg, server_url
+from ..domain_errors import DomainError
 from . import bp
 from .access import current_brand, staff_required, super_admin_required
 from .audit import record_audit
@@ -29,8 +36,12 @@ def devices():
     """Paired phones, newest first, with how recently each checked in; revoked ones below."""
     active, revoked = list_devices(current_brand())
     now = utcnow()
-    return render_template("panel/devices.html", active=active, revoked=revoked,
-                           states={device.id: phone_state(device.last_heartbeat_at, now) for device in active})
+    return render_template(
+        "panel/devices.html",
+        active=active,
+        revoked=revoked,
+        states={device.id: phone_state(device.last_heartbeat_at, now) for device in active},
+    )
 
 
 def unreachable_by_phone(url):
@@ -58,7 +69,9 @@ def device_pairing_reopened():
     if current_user.is_super_admin:
         flash(_("A pairing code is shown only once. Press “Pair a phone” for a new one."), "info")
     else:
-        flash(_("A pairing code is shown only once; a super-administrator makes a new one."), "info")
+        flash(
+            _("A pairing code is shown only once; a super-administrator makes a new one."), "info"
+        )
     return redirect(url_for("panel.devices"))
 
 
@@ -71,12 +84,21 @@ def device_pairing():
     brand = current_brand()
     with unit_of_work():
         code, expires_at = start_pairing(brand)
-        record_audit(current_user, "device.pairing_code", None, {"expires_at": expires_at.isoformat()})
+        record_audit(
+            current_user, "device.pairing_code", None, {"expires_at": expires_at.isoformat()}
+        )
     address = server_url(brand)
-    return render_template("panel/devices_pair.html", code=code, qr=Markup(pairing_qr_svg(code, brand)),
-                           expires_at=expires_at, seconds=seconds_left(expires_at), server_url=address,
-                           unreachable=unreachable_by_phone(address), app_url=companion_app_url(),
-                           brand_has_own_url=bool(brand.base_url))
+    return render_template(
+        "panel/devices_pair.html",
+        code=code,
+        qr=Markup(pairing_qr_svg(code, brand)),
+        expires_at=expires_at,
+        seconds=seconds_left(expires_at),
+        server_url=address,
+        unreachable=unreachable_by_phone(address),
+        app_url=companion_app_url(),
+        brand_has_own_url=bool(brand.base_url),
+    )
 
 
 @bp.post("/devices/<device_uuid>/revoke")
@@ -91,10 +113,17 @@ def device_revoke(device_uuid):
         try:
             with unit_of_work():
                 revoke_paired_device(device, current_user)
-                record_audit(current_user, "device.revoke", ("device", device.uuid),
-                             {"name": device.name, "device_id": device.device_id})
+                record_audit(
+                    current_user,
+                    "device.revoke",
+                    ("device", device.uuid),
+                    {"name": device.name, "device_id": device.device_id},
+                )
         except DomainError as error:
             flash(error.message, "error")
         else:
-            flash(_("%(name)s is revoked; it can no longer forward texts.", name=device.name), "success")
+            flash(
+                _("%(name)s is revoked; it can no longer forward texts.", name=device.name),
+                "success",
+            )
     return redirect(url_for("panel.devices"))

@@ -1,4 +1,5 @@
 """Jinja filters of the panel: money in the currency's format, times in the brand's zone, both in the page's digits."""
+
 from datetime import datetime, time, timezone
 from decimal import Decimal
 from types import SimpleNamespace
@@ -15,10 +16,18 @@ from ..payments.methods import PROVIDER_NAMES
 from .audit_names import audit_action
 
 STATUS_NAMES = {
-    "created": _l("Created"), "processing": _l("Processing"), "completed": _l("Completed"),
-    "partially_refunded": _l("Partly refunded"), "refunded": _l("Refunded"), "cancelled": _l("Cancelled"),
-    "expired": _l("Expired"), "failed": _l("Failed"), "review": _l("In review"),
-    "pending": _l("Pending"), "retrying": _l("Retrying"), "success": _l("Delivered"),
+    "created": _l("Created"),
+    "processing": _l("Processing"),
+    "completed": _l("Completed"),
+    "partially_refunded": _l("Partly refunded"),
+    "refunded": _l("Refunded"),
+    "cancelled": _l("Cancelled"),
+    "expired": _l("Expired"),
+    "failed": _l("Failed"),
+    "review": _l("In review"),
+    "pending": _l("Pending"),
+    "retrying": _l("Retrying"),
+    "success": _l("Delivered"),
 }
 
 
@@ -56,7 +65,9 @@ def local_datetime(moment, style="d MMM y, HH:mm"):
         return "—"
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return native_digits(format_datetime(moment, clock_style(style), tzinfo=current_zone(), locale=page_locale()))
+    return native_digits(
+        format_datetime(moment, clock_style(style), tzinfo=current_zone(), locale=page_locale())
+    )
 
 
 def local_date(value, style="d MMM"):
@@ -86,14 +97,27 @@ def status_name(status):
 def day_bounds(day_from, day_to):
     """Local calendar dates as an aware UTC [start, end] range for filtering (either may be None)."""
     zone = current_zone()
-    start = datetime.combine(day_from, time.min, tzinfo=zone).astimezone(timezone.utc) if day_from else None
-    end = datetime.combine(day_to, time.max, tzinfo=zone).astimezone(timezone.utc) if day_to else None
+    start = (
+        datetime.combine(day_from, time.min, tzinfo=zone).astimezone(timezone.utc)
+        if day_from
+        else None
+    )
+    end = (
+        datetime.combine(day_to, time.max, tzinfo=zone).astimezone(timezone.utc) if day_to else None
+    )
     return start, end
 
 
 def register_filters(state):
     """Install the filters on the application the panel blueprint joins."""
     state.app.jinja_env.filters.update(
-        money=money, local_datetime=local_datetime, local_date=local_date, status_name=status_name,
-        provider_name=provider_name, number=number, percent=percent, kind_name=kind_name, audit_action=audit_action,
+        money=money,
+        local_datetime=local_datetime,
+        local_date=local_date,
+        status_name=status_name,
+        provider_name=provider_name,
+        number=number,
+        percent=percent,
+        kind_name=kind_name,
+        audit_action=audit_action,
     )

@@ -1,18 +1,29 @@
 """The panel's forms (Flask-WTF): every form that changes something carries a CSRF token."""
+
 import marshmallow as ma
 from flask import flash
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from marshmallow import validate
-from wtforms import (BooleanField, DateField, EmailField, Form, IntegerField, PasswordField, SelectChoice,
-                     SelectField, StringField, TextAreaField)
+from wtforms import (
+    BooleanField,
+    DateField,
+    EmailField,
+    Form,
+    IntegerField,
+    PasswordField,
+    SelectChoice,
+    SelectField,
+    StringField,
+    TextAreaField,
+)
 from wtforms.validators import DataRequired, EqualTo, Length, NumberRange, Optional, ValidationError
 
-from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
-from ..payments.models.payment import PAYMENT_STATUSES
 from ..money import InvalidAmount, parse_amount
-from ..schemas.common import Phone
 from ..payments.methods import PROVIDER_NAMES
+from ..payments.models.payment import PAYMENT_STATUSES
+from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
+from ..schemas.common import Phone
 from .formatting import STATUS_NAMES
 
 KIND_NAMES = {"personal": _l("Personal"), "agent": _l("Agent"), "merchant": _l("Merchant")}
@@ -35,13 +46,27 @@ class ActionForm(FlaskForm):
 class PaymentFilterForm(Form):
     """The payment list's filters, read from the query string (a GET form changes nothing: no token)."""
 
-    q = StringField(_l("Search"), filters=[strip], validators=[Optional(), Length(max=100)],
-                    description=_l("Reference, TrxID, payment ID, phone or e-mail"))
-    status = SelectField(_l("Status"), validators=[Optional()], choices=options(
-        [("", _l("Any status")), ("review", _l("Waiting for review"))]
-        + [(status, STATUS_NAMES[status]) for status in PAYMENT_STATUSES]))
-    method = SelectField(_l("Method"), validators=[Optional()], choices=options(
-        [("", _l("Any method"))] + [(code, PROVIDER_NAMES[code]) for code in PROVIDERS]))
+    q = StringField(
+        _l("Search"),
+        filters=[strip],
+        validators=[Optional(), Length(max=100)],
+        description=_l("Reference, TrxID, payment ID, phone or e-mail"),
+    )
+    status = SelectField(
+        _l("Status"),
+        validators=[Optional()],
+        choices=options(
+            [("", _l("Any status")), ("review", _l("Waiting for review"))]
+            + [(status, STATUS_NAMES[status]) for status in PAYMENT_STATUSES]
+        ),
+    )
+    method = SelectField(
+        _l("Method"),
+        validators=[Optional()],
+        choices=options(
+            [("", _l("Any method"))] + [(code, PROVIDER_NAMES[code]) for code in PROVIDERS]
+        ),
+    )
     date_from = DateField(_l("From"), validators=[Optional()])
     date_to = DateField(_l("To"), validators=[Optional()])
 
@@ -54,12 +79,21 @@ class SignInForm(FlaskForm):
 class PasswordForm(FlaskForm):
     current_password = PasswordField(_l("Current password"), validators=[DataRequired()])
     new_password = PasswordField(_l("New password"), validators=[DataRequired(), Length(max=200)])
-    confirm_password = PasswordField(_l("Repeat the new password"), validators=[
-        DataRequired(), EqualTo("new_password", message=_l("The two passwords differ."))])
+    confirm_password = PasswordField(
+        _l("Repeat the new password"),
+        validators=[
+            DataRequired(),
+            EqualTo("new_password", message=_l("The two passwords differ.")),
+        ],
+    )
 
 
 class RefundForm(FlaskForm):
-    amount = StringField(_l("Amount"), filters=[strip], description=_l("Leave empty to refund everything that remains."))
+    amount = StringField(
+        _l("Amount"),
+        filters=[strip],
+        description=_l("Leave empty to refund everything that remains."),
+    )
     reason = StringField(_l("Reason"), filters=[strip], validators=[Optional(), Length(max=500)])
     # Set only by the confirmation step's button: without it the refund is shown to confirm, not recorded.
     confirmed = BooleanField()
@@ -78,14 +112,20 @@ class RefundForm(FlaskForm):
 
 
 class RejectForm(FlaskForm):
-    reason = StringField(_l("Why (kept on the payment)"), filters=[strip], validators=[Optional(), Length(max=255)])
+    reason = StringField(
+        _l("Why (kept on the payment)"), filters=[strip], validators=[Optional(), Length(max=255)]
+    )
 
 
 class CustomerForm(FlaskForm):
     name = StringField(_l("Name"), filters=[strip], validators=[Optional(), Length(max=200)])
     email = EmailField(_l("E-mail"), filters=[strip], validators=[Length(max=254)])
-    phone = StringField(_l("Phone"), filters=[strip], validators=[Length(max=20)],
-                        description=_l("International format, e.g. +8801712345678."))
+    phone = StringField(
+        _l("Phone"),
+        filters=[strip],
+        validators=[Length(max=20)],
+        description=_l("International format, e.g. +8801712345678."),
+    )
 
     def validate_phone(self, field):
         """The API's own phone rule: stored in E.164."""
@@ -108,32 +148,58 @@ class CustomerForm(FlaskForm):
 
 
 class SettingsForm(FlaskForm):
-    name = StringField(_l("Brand name"), filters=[strip], validators=[DataRequired(), Length(max=120)])
-    logo_url = StringField(_l("Logo address"), filters=[strip], validators=[Optional(), Length(max=2048)])
+    name = StringField(
+        _l("Brand name"), filters=[strip], validators=[DataRequired(), Length(max=120)]
+    )
+    logo_url = StringField(
+        _l("Logo address"), filters=[strip], validators=[Optional(), Length(max=2048)]
+    )
     primary_color = StringField(_l("Colour"), filters=[strip], validators=[DataRequired()])
-    base_url = StringField(_l("Base URL"), filters=[strip], validators=[Optional(), Length(max=2048)],
-                           description=_l("The origin of checkout links, e.g. https://pay.example.com."))
+    base_url = StringField(
+        _l("Base URL"),
+        filters=[strip],
+        validators=[Optional(), Length(max=2048)],
+        description=_l("The origin of checkout links, e.g. https://pay.example.com."),
+    )
     timezone = StringField(_l("Time zone"), filters=[strip], validators=[DataRequired()])
-    currencies = StringField(_l("Currencies"), filters=[strip], validators=[DataRequired()],
-                             description=_l("Comma-separated codes, e.g. BDT, USD."))
-    payment_ttl_minutes = IntegerField(_l("Payment lifetime (minutes)"), validators=[
-        Optional(), NumberRange(min=1, max=1440)], description=_l("Empty: the server default."))
+    currencies = StringField(
+        _l("Currencies"),
+        filters=[strip],
+        validators=[DataRequired()],
+        description=_l("Comma-separated codes, e.g. BDT, USD."),
+    )
+    payment_ttl_minutes = IntegerField(
+        _l("Payment lifetime (minutes)"),
+        validators=[Optional(), NumberRange(min=1, max=1440)],
+        description=_l("Empty: the server default."),
+    )
     receipt_sms_enabled = BooleanField(_l("Send the customer a receipt SMS"))
 
 
 class MethodForm(FlaskForm):
-    provider = SelectField(_l("Provider"), choices=options((code, PROVIDER_NAMES[code]) for code in PROVIDERS))
-    number = StringField(_l("Receiving number"), filters=[strip], validators=[DataRequired(), Length(max=20)])
-    kind = SelectField(_l("Account type"), choices=options((kind, KIND_NAMES[kind]) for kind in METHOD_KINDS))
-    instructions = TextAreaField(_l("Instructions for the customer"), validators=[Optional(), Length(max=1000)])
+    provider = SelectField(
+        _l("Provider"), choices=options((code, PROVIDER_NAMES[code]) for code in PROVIDERS)
+    )
+    number = StringField(
+        _l("Receiving number"), filters=[strip], validators=[DataRequired(), Length(max=20)]
+    )
+    kind = SelectField(
+        _l("Account type"), choices=options((kind, KIND_NAMES[kind]) for kind in METHOD_KINDS)
+    )
+    instructions = TextAreaField(
+        _l("Instructions for the customer"), validators=[Optional(), Length(max=1000)]
+    )
     ask_sender_number = BooleanField(_l("Ask for the sender's number"))
 
 
 class InviteForm(FlaskForm):
     email = EmailField(_l("E-mail"), filters=[strip], validators=[DataRequired(), Length(max=254)])
     name = StringField(_l("Name"), filters=[strip], validators=[Optional(), Length(max=120)])
-    role = SelectField(_l("Role"), choices=options([("staff", _l("Staff")), ("super_admin", _l("Super-administrator"))]),
-                       default="staff")
+    role = SelectField(
+        _l("Role"),
+        choices=options([("staff", _l("Staff")), ("super_admin", _l("Super-administrator"))]),
+        default="staff",
+    )
 
 
 def attach_error(form, error):

@@ -1,4 +1,5 @@
 """Forms of the Developers pages: generate and revoke API keys, the default webhook URL."""
+
 from urllib.parse import urlsplit
 
 from flask_babel import lazy_gettext as _l
@@ -10,9 +11,11 @@ from wtforms.widgets import CheckboxInput, ListWidget
 from ..accounts.models.api_key import SCOPES
 from .forms import options, strip
 
-SCOPE_NAMES = {"read": _l("read: look up payments, refunds, customers"),
-               "write": _l("write: create payments, refunds, send SMS"),
-               "admin": _l("admin: manage API keys (with a super-administrator's e-mail)")}
+SCOPE_NAMES = {
+    "read": _l("read: look up payments, refunds, customers"),
+    "write": _l("write: create payments, refunds, send SMS"),
+    "admin": _l("admin: manage API keys (with a super-administrator's e-mail)"),
+}
 
 
 class CheckboxesField(SelectMultipleField):
@@ -23,10 +26,18 @@ class CheckboxesField(SelectMultipleField):
 
 
 class ApiKeyForm(FlaskForm):
-    label = StringField(_l("Label"), filters=[strip], validators=[DataRequired(), Length(max=100)],
-                        description=_l("Where the key is used, e.g. “Shop server”. Revoking is by this label."))
-    scopes = CheckboxesField(_l("Scopes"), choices=options((scope, SCOPE_NAMES[scope]) for scope in SCOPES),
-                             default=["read", "write"], render_kw={"class": "scope-list"})
+    label = StringField(
+        _l("Label"),
+        filters=[strip],
+        validators=[DataRequired(), Length(max=100)],
+        description=_l("Where the key is used, e.g. “Shop server”. Revoking is by this label."),
+    )
+    scopes = CheckboxesField(
+        _l("Scopes"),
+        choices=options((scope, SCOPE_NAMES[scope]) for scope in SCOPES),
+        default=["read", "write"],
+        render_kw={"class": "scope-list"},
+    )
 
     def validate_scopes(self, field):
         """At least one scope; the service checks the names."""
@@ -38,7 +49,9 @@ class RevokeKeyForm(FlaskForm):
     """Revocation by label, confirmed by typing the label again."""
 
     label = StringField(_l("Label"), filters=[strip], validators=[DataRequired(), Length(max=100)])
-    confirm_label = StringField(_l("Type the label to confirm"), filters=[strip], validators=[DataRequired()])
+    confirm_label = StringField(
+        _l("Type the label to confirm"), filters=[strip], validators=[DataRequired()]
+    )
 
     def validate_confirm_label(self, field):
         """The typed label must be the key's label exactly."""
@@ -47,8 +60,12 @@ class RevokeKeyForm(FlaskForm):
 
 
 class WebhookUrlForm(FlaskForm):
-    webhook_url = StringField(_l("Default webhook URL"), filters=[strip], validators=[Optional(), Length(max=2048)],
-                              description=_l("Used when a payment has no callback_url of its own. Empty: none."))
+    webhook_url = StringField(
+        _l("Default webhook URL"),
+        filters=[strip],
+        validators=[Optional(), Length(max=2048)],
+        description=_l("Used when a payment has no callback_url of its own. Empty: none."),
+    )
 
     def validate_webhook_url(self, field):
         """An absolute http(s) address; whether it may receive webhooks is the service's call."""

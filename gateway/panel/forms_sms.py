@@ -1,63 +1,115 @@
 """Forms of the SMS pages: inbox filters and matching, regex templates and their tester, the outbound queue."""
+
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import Form, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
+from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment_method import PROVIDERS
 from ..sms.models.inbound_sms import SMS_STATUSES
-from ..payments.methods import PROVIDER_NAMES
 from ..sms.parsing import MAX_TEMPLATE
 from ..sms.templates import MAX_SAMPLE
 from .forms import options, strip
 
 SMS_STATUS_NAMES = {
-    "matched": _l("Matched"), "unmatched": _l("Waiting for a claim"), "review": _l("In review"),
-    "ignored": _l("Ignored"), "duplicate": _l("Duplicate"), "unparsed": _l("Not understood"),
+    "matched": _l("Matched"),
+    "unmatched": _l("Waiting for a claim"),
+    "review": _l("In review"),
+    "ignored": _l("Ignored"),
+    "duplicate": _l("Duplicate"),
+    "unparsed": _l("Not understood"),
     "returned": _l("Returned to the sender"),
 }
-OUTBOUND_STATUS_NAMES = {"queued": _l("Queued"), "leased": _l("Sending"), "sent": _l("Sent"), "failed": _l("Failed")}
+OUTBOUND_STATUS_NAMES = {
+    "queued": _l("Queued"),
+    "leased": _l("Sending"),
+    "sent": _l("Sent"),
+    "failed": _l("Failed"),
+}
 PROVIDER_CHOICES = [(code, PROVIDER_NAMES[code]) for code in PROVIDERS]
-PATTERN_HINT = _l("A Python regular expression with the named groups amount and trx_id; counterparty, balance, fee "
-                  "and time are optional. Case is ignored.")
+PATTERN_HINT = _l(
+    "A Python regular expression with the named groups amount and trx_id; counterparty, balance, fee "
+    "and time are optional. Case is ignored."
+)
 
 
 class SmsFilterForm(Form):
     """The inbox's filters, read from the query string."""
 
-    q = StringField(_l("Search"), filters=[strip], validators=[Optional(), Length(max=100)],
-                    description=_l("TrxID, sender or words of the text"))
-    status = SelectField(_l("Status"), validators=[Optional()], choices=options(
-        [("", _l("Any status"))] + [(status, SMS_STATUS_NAMES[status]) for status in SMS_STATUSES]))
-    provider = SelectField(_l("Provider"), validators=[Optional()], choices=options(
-        [("", _l("Any provider"))] + PROVIDER_CHOICES))
+    q = StringField(
+        _l("Search"),
+        filters=[strip],
+        validators=[Optional(), Length(max=100)],
+        description=_l("TrxID, sender or words of the text"),
+    )
+    status = SelectField(
+        _l("Status"),
+        validators=[Optional()],
+        choices=options(
+            [("", _l("Any status"))]
+            + [(status, SMS_STATUS_NAMES[status]) for status in SMS_STATUSES]
+        ),
+    )
+    provider = SelectField(
+        _l("Provider"),
+        validators=[Optional()],
+        choices=options([("", _l("Any provider"))] + PROVIDER_CHOICES),
+    )
 
 
 class MatchForm(FlaskForm):
-    payment = StringField(_l("Payment ID or order reference"), filters=[strip],
-                          validators=[DataRequired(), Length(max=255)])
+    payment = StringField(
+        _l("Payment ID or order reference"),
+        filters=[strip],
+        validators=[DataRequired(), Length(max=255)],
+    )
 
 
 class TemplateForm(FlaskForm):
-    name = StringField(_l("Name"), filters=[strip], validators=[DataRequired(), Length(max=100)],
-                       description=_l("For you, e.g. “bKash merchant credit 2025”."))
-    provider = SelectField(_l("Provider"), choices=options(PROVIDER_CHOICES),
-                           description=_l("Only texts from this provider's sender count as payments."))
-    pattern = TextAreaField(_l("Regular expression"), validators=[DataRequired(), Length(max=MAX_TEMPLATE)],
-                            description=PATTERN_HINT)
+    name = StringField(
+        _l("Name"),
+        filters=[strip],
+        validators=[DataRequired(), Length(max=100)],
+        description=_l("For you, e.g. “bKash merchant credit 2025”."),
+    )
+    provider = SelectField(
+        _l("Provider"),
+        choices=options(PROVIDER_CHOICES),
+        description=_l("Only texts from this provider's sender count as payments."),
+    )
+    pattern = TextAreaField(
+        _l("Regular expression"),
+        validators=[DataRequired(), Length(max=MAX_TEMPLATE)],
+        description=PATTERN_HINT,
+    )
 
 
 class TemplateTestForm(FlaskForm):
     provider = SelectField(_l("Provider"), choices=options(PROVIDER_CHOICES))
-    pattern = TextAreaField(_l("Regular expression"), validators=[DataRequired(), Length(max=MAX_TEMPLATE)],
-                            description=PATTERN_HINT)
-    sample = TextAreaField(_l("Sample SMS"), validators=[DataRequired(), Length(max=MAX_SAMPLE)],
-                           description=_l("Paste a text exactly as the phone received it."))
-    sender = StringField(_l("Sender"), filters=[strip], validators=[Optional(), Length(max=64)],
-                         description=_l("Empty: the provider's own sender id."))
+    pattern = TextAreaField(
+        _l("Regular expression"),
+        validators=[DataRequired(), Length(max=MAX_TEMPLATE)],
+        description=PATTERN_HINT,
+    )
+    sample = TextAreaField(
+        _l("Sample SMS"),
+        validators=[DataRequired(), Length(max=MAX_SAMPLE)],
+        description=_l("Paste a text exactly as the phone received it."),
+    )
+    sender = StringField(
+        _l("Sender"),
+        filters=[strip],
+        validators=[Optional(), Length(max=64)],
+        description=_l("Empty: the provider's own sender id."),
+    )
 
 
 class OutboundSmsForm(FlaskForm):
-    to = StringField(_l("To"), filters=[strip], validators=[DataRequired(), Length(max=20)],
-                     description=_l("International format, e.g. +8801712345678."))
+    to = StringField(
+        _l("To"),
+        filters=[strip],
+        validators=[DataRequired(), Length(max=20)],
+        description=_l("International format, e.g. +8801712345678."),
+    )
     body = TextAreaField(_l("Message"), validators=[DataRequired(), Length(max=1000)])

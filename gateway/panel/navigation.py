@@ -4,6 +4,7 @@ Pages that other parts of the panel add later are listed already; a link appears
 endpoint is registered: panel.sms_inbox, panel.outbound_sms, panel.sms_templates, panel.devices,
 panel.api_keys, panel.webhook_settings, panel.webhook_deliveries.
 """
+
 from collections import namedtuple
 
 from flask import current_app, request
@@ -19,30 +20,64 @@ def item(endpoint, label, icon, super_admin=False, active_prefix=None):
 
 
 NAVIGATION = (
-    (_l("Overview"), (
-        item("panel.dashboard", _l("Dashboard"), "grid"),
-    )),
-    (_l("Money"), (
-        item("panel.payments", _l("Payments"), "card", active_prefix="panel.payment"),
-        item("panel.refunds", _l("Refunds"), "undo"),
-        item("panel.customers", _l("Customers"), "people", active_prefix="panel.customer"),
-    )),
-    (_l("Phone & SMS"), (
-        item("panel.devices", _l("Devices & pairing"), "phone", active_prefix="panel.device"),
-        item("panel.sms_inbox", _l("SMS inbox"), "inbox", active_prefix="panel.sms_inbox"),
-        item("panel.outbound_sms", _l("Outbound SMS"), "send", active_prefix="panel.outbound_sms"),
-        item("panel.sms_templates", _l("SMS templates"), "text", active_prefix="panel.sms_template"),
-    )),
-    (_l("Developers"), (
-        item("panel.api_keys", _l("API keys"), "key", super_admin=True, active_prefix="panel.api_key"),
-        item("panel.webhook_settings", _l("Webhook settings"), "hook", super_admin=True),
-        item("panel.webhook_deliveries", _l("Webhook deliveries"), "list", active_prefix="panel.webhook_deliver"),
-    )),
-    (_l("Administration"), (
-        item("panel.settings", _l("Settings"), "gear", super_admin=True, active_prefix="panel.settings"),
-        item("panel.users", _l("Users"), "user", super_admin=True, active_prefix="panel.user"),
-        item("panel.audit_log", _l("Audit log"), "clock", super_admin=True),
-    )),
+    (_l("Overview"), (item("panel.dashboard", _l("Dashboard"), "grid"),)),
+    (
+        _l("Money"),
+        (
+            item("panel.payments", _l("Payments"), "card", active_prefix="panel.payment"),
+            item("panel.refunds", _l("Refunds"), "undo"),
+            item("panel.customers", _l("Customers"), "people", active_prefix="panel.customer"),
+        ),
+    ),
+    (
+        _l("Phone & SMS"),
+        (
+            item("panel.devices", _l("Devices & pairing"), "phone", active_prefix="panel.device"),
+            item("panel.sms_inbox", _l("SMS inbox"), "inbox", active_prefix="panel.sms_inbox"),
+            item(
+                "panel.outbound_sms", _l("Outbound SMS"), "send", active_prefix="panel.outbound_sms"
+            ),
+            item(
+                "panel.sms_templates",
+                _l("SMS templates"),
+                "text",
+                active_prefix="panel.sms_template",
+            ),
+        ),
+    ),
+    (
+        _l("Developers"),
+        (
+            item(
+                "panel.api_keys",
+                _l("API keys"),
+                "key",
+                super_admin=True,
+                active_prefix="panel.api_key",
+            ),
+            item("panel.webhook_settings", _l("Webhook settings"), "hook", super_admin=True),
+            item(
+                "panel.webhook_deliveries",
+                _l("Webhook deliveries"),
+                "list",
+                active_prefix="panel.webhook_deliver",
+            ),
+        ),
+    ),
+    (
+        _l("Administration"),
+        (
+            item(
+                "panel.settings",
+                _l("Settings"),
+                "gear",
+                super_admin=True,
+                active_prefix="panel.settings",
+            ),
+            item("panel.users", _l("Users"), "user", super_admin=True, active_prefix="panel.user"),
+            item("panel.audit_log", _l("Audit log"), "clock", super_admin=True),
+        ),
+    ),
 )
 
 

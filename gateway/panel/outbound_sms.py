@@ -1,4 +1,5 @@
 """Outbound SMS: the queue a phone or the SMS provider sends from; queue a message, retry a failed one."""
+
 import marshmallow as ma
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
@@ -8,9 +9,14 @@ from ..answer_commit import unit_of_work
 from ..api.paging import paginate
 from ..domain_errors import DomainError, NotFound
 from ..extensions import db
-from ..sms.models.outbound_sms import OutboundSms
 from ..schemas.outbound_sms import OutboundSmsCreateSchema
-from ..sms.outbound import MAX_ATTEMPTS, create_outbound_sms, list_outbound_sms_query, retry_outbound_sms
+from ..sms.models.outbound_sms import OutboundSms
+from ..sms.outbound import (
+    MAX_ATTEMPTS,
+    create_outbound_sms,
+    list_outbound_sms_query,
+    retry_outbound_sms,
+)
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit
@@ -21,21 +27,31 @@ from .payments import PER_PAGE, page_number
 
 def status_counts(brand):
     """How many of the brand's messages are in each status."""
-    return dict(db.session.execute(
-        db.select(OutboundSms.status, db.func.count()).where(OutboundSms.brand_id == brand.id)
-        .group_by(OutboundSms.status)
-    ).all())
+    return dict(
+        db.session.execute(
+            db.select(OutboundSms.status, db.func.count())
+            .where(OutboundSms.brand_id == brand.id)
+            .group_by(OutboundSms.status)
+        ).all()
+    )
 
 
 def render_outbound(form=None, status=200):
     """The queue, newest first and filtered by status, under the form that queues a message."""
     wanted = request.args.get("status")
     filters = {"status": wanted} if wanted in OUTBOUND_STATUS_NAMES else {}
-    rows, meta = paginate(list_outbound_sms_query(current_brand(), filters),
-                          {"page": page_number(), "per_page": PER_PAGE})
+    rows, meta = paginate(
+        list_outbound_sms_query(current_brand(), filters),
+        {"page": page_number(), "per_page": PER_PAGE},
+    )
     return render_template(
-        "panel/outbound_sms.html", messages=rows, meta=meta, filters=filters, counts=status_counts(current_brand()),
-        form=form if form is not None else OutboundSmsForm(formdata=None), status_names=OUTBOUND_STATUS_NAMES,
+        "panel/outbound_sms.html",
+        messages=rows,
+        meta=meta,
+        filters=filters,
+        counts=status_counts(current_brand()),
+        form=form if form is not None else OutboundSmsForm(formdata=None),
+        status_names=OUTBOUND_STATUS_NAMES,
         max_attempts=MAX_ATTEMPTS,
     ), status
 
@@ -63,7 +79,12 @@ def outbound_sms_queue():
         return render_outbound(form, 422)
     with unit_of_work():
         message = create_outbound_sms(current_brand(), data)
-        record_audit(current_user, "outbound_sms.queue", ("outbound sms", message.id), {"to": message.to_number})
+        record_audit(
+            current_user,
+            "outbound_sms.queue",
+            ("outbound sms", message.id),
+            {"to": message.to_number},
+        )
     flash(_("Message to %(to)s queued.", to=message.to_number), "success")
     return redirect(url_for("panel.outbound_sms"))
 
@@ -76,8 +97,12 @@ def outbound_sms_retry(message_id):
         try:
             with unit_of_work():
                 message = retry_outbound_sms(current_brand(), message_id)
-                record_audit(current_user, "outbound_sms.retry", ("outbound sms", message.id),
-                             {"to": message.to_number})
+                record_audit(
+                    current_user,
+                    "outbound_sms.retry",
+                    ("outbound sms", message.id),
+                    {"to": message.to_number},
+                )
         except DomainError as error:
             if isinstance(error, NotFound):
                 raise

@@ -2,6 +2,7 @@
 
 Each action calls the same service function as its API twin, so the rules are the API's.
 """
+
 from flask import flash, redirect, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
@@ -10,9 +11,9 @@ from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
 from ..money import format_amount
-from ..sms.matching import approve_review, complete_late_payment, reject_review, return_late_sms
 from ..payments.lifecycle import cancel_payment, get_payment
 from ..payments.refunds import create_refund, refund_refusal
+from ..sms.matching import approve_review, complete_late_payment, reject_review, return_late_sms
 from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit
@@ -49,13 +50,26 @@ def refund_payment(payment_id):
         return ask_refund_confirmation(payment, form)
     try:
         with unit_of_work():
-            refund = create_refund(current_brand(), payment.transaction.trx_id, form.amount.data, form.reason.data)
-            record_audit(current_user, "payment.refund", payment, {
-                "refund_id": refund.id, "amount": format_amount(refund.amount), "reason": refund.reason})
+            refund = create_refund(
+                current_brand(), payment.transaction.trx_id, form.amount.data, form.reason.data
+            )
+            record_audit(
+                current_user,
+                "payment.refund",
+                payment,
+                {
+                    "refund_id": refund.id,
+                    "amount": format_amount(refund.amount),
+                    "reason": refund.reason,
+                },
+            )
     except DomainError as error:
         attach_error(form, error)
         return render_payment(get_payment(current_brand(), payment_id), form, http_status(error))
-    flash(_("Refunded %(amount)s.", amount=format_amount(refund.amount) + " " + payment.currency), "success")
+    flash(
+        _("Refunded %(amount)s.", amount=format_amount(refund.amount) + " " + payment.currency),
+        "success",
+    )
     return back_to(payment)
 
 
@@ -66,8 +80,12 @@ def ask_refund_confirmation(payment, form):
         attach_error(form, refusal)
         return render_payment(payment, form, http_status(refusal))
     amount = form.amount.data or payment.transaction.amount - payment.transaction.amount_refunded
-    confirmation = {"amount": amount, "amount_text": format_amount(amount), "recipient": refund_recipient(payment),
-                    "reason": form.reason.data}
+    confirmation = {
+        "amount": amount,
+        "amount_text": format_amount(amount),
+        "recipient": refund_recipient(payment),
+        "reason": form.reason.data,
+    }
     return render_payment(payment, form, 200, refund_confirmation=confirmation)
 
 
@@ -98,8 +116,12 @@ def approve(payment_id):
         try:
             with unit_of_work():
                 transaction = approve_review(payment)
-                record_audit(current_user, "payment.approve", payment,
-                             {"trx_id": transaction.trx_id, "review_reason": reason})
+                record_audit(
+                    current_user,
+                    "payment.approve",
+                    payment,
+                    {"trx_id": transaction.trx_id, "review_reason": reason},
+                )
         except DomainError as error:
             flash(error.message, "error")
         else:
@@ -118,8 +140,12 @@ def reject(payment_id):
         try:
             with unit_of_work():
                 reject_review(payment, form.reason.data or review_reason)
-                record_audit(current_user, "payment.reject", payment,
-                             {"review_reason": review_reason, "reason": form.reason.data or None})
+                record_audit(
+                    current_user,
+                    "payment.reject",
+                    payment,
+                    {"review_reason": review_reason, "reason": form.reason.data or None},
+                )
         except DomainError as error:
             flash(error.message, "error")
         else:
@@ -137,8 +163,12 @@ def complete_late(payment_id):
         try:
             with unit_of_work():
                 transaction = complete_late_payment(payment)
-                record_audit(current_user, "payment.complete_late", payment,
-                             {"trx_id": transaction.trx_id, "review_reason": reason})
+                record_audit(
+                    current_user,
+                    "payment.complete_late",
+                    payment,
+                    {"trx_id": transaction.trx_id, "review_reason": reason},
+                )
         except DomainError as error:
             flash(error.message, "error")
         else:
@@ -155,9 +185,16 @@ def return_late(payment_id):
         try:
             with unit_of_work():
                 sms = return_late_sms(payment)
-                record_audit(current_user, "payment.return_late", payment, {
-                    "amount": format_amount(sms.amount), "to": sms.counterparty,
-                    "provider_trx_id": sms.provider_trx_id})
+                record_audit(
+                    current_user,
+                    "payment.return_late",
+                    payment,
+                    {
+                        "amount": format_amount(sms.amount),
+                        "to": sms.counterparty,
+                        "provider_trx_id": sms.provider_trx_id,
+                    },
+                )
         except DomainError as error:
             flash(error.message, "error")
         else:

@@ -1,14 +1,15 @@
 """Payments: the searchable list and the detail page with its timeline and action forms."""
+
 import re
 
 from flask import render_template, request
 
 from ..api.paging import paginate
 from ..extensions import db
-from ..payments.models.payment import OPEN_STATUSES, Payment, Transaction
-from ..sms.matching import late_sms, needs_review
 from ..payments.lifecycle import checkout_url, get_payment, list_payments_query
+from ..payments.models.payment import OPEN_STATUSES, Payment, Transaction
 from ..payments.refunds import REFUNDABLE_STATUSES
+from ..sms.matching import late_sms, needs_review
 from ..states import payment_in_review
 from . import bp
 from .access import current_brand, staff_required
@@ -28,12 +29,19 @@ def search_clause(text):
     """Rows whose reference, TrxID (ours or the provider's), payment ID, phone or e-mail match `text`."""
     pattern = like_pattern(text)
     ours = db.select(Transaction.payment_id).where(Transaction.trx_id == text.upper())
-    clauses = [Payment.reference.ilike(pattern, escape="\\"), Payment.provider_trx_id == text.upper(),
-               Payment.public_id == text.lower(), Payment.customer_email == text.lower(), Payment.id.in_(ours)]
+    clauses = [
+        Payment.reference.ilike(pattern, escape="\\"),
+        Payment.provider_trx_id == text.upper(),
+        Payment.public_id == text.lower(),
+        Payment.customer_email == text.lower(),
+        Payment.id.in_(ours),
+    ]
     digits = re.sub(r"\D", "", text)
     if len(digits) >= 4:
         # Phones are stored as +8801…; people type 01…, so match on the digits they gave.
-        clauses.append(Payment.customer_phone.like(like_pattern(digits.lstrip("0") or digits), escape="\\"))
+        clauses.append(
+            Payment.customer_phone.like(like_pattern(digits.lstrip("0") or digits), escape="\\")
+        )
     return db.or_(*clauses)
 
 
@@ -46,7 +54,9 @@ def filtered_payments(brand, form):
     """The brand's payments narrowed by the filter form."""
     status, method, text = valid(form.status), valid(form.method), valid(form.q)
     start, end = day_bounds(valid(form.date_from), valid(form.date_to))
-    query = list_payments_query(brand, {"status": None if status == "review" else status, "from": start, "to": end})
+    query = list_payments_query(
+        brand, {"status": None if status == "review" else status, "from": start, "to": end}
+    )
     if status == "review":  # held while processing, or cancelled/expired with money that came late
         query = query.where(needs_review())
     if method:
@@ -71,19 +81,24 @@ def payments():
     query = filtered_payments(current_brand(), form)
     rows, meta = paginate(query, {"page": page_number(), "per_page": PER_PAGE})
     filters = {key: value for key, value in request.args.items() if key != "page" and value}
-    return render_template("panel/payments.html", form=form, payments=rows, meta=meta, filters=filters)
-
-
+    return render_template(
+        "panel/payments.html", form=form, payments=rows, meta=meta, filters=filters
+    )
 
 
 def render_payment(payment, refund_form=None, status=200, refund_confirmation=None):
     """The detail page, with a refund form carrying errors when one was just refused, or a refund to confirm."""
     context = dict(
-        payment=payment, timeline=payment_timeline(payment), reject_form=RejectForm(formdata=None),
-        refund_form=refund_form or RefundForm(formdata=None), in_review=payment_in_review(payment),
-        can_cancel=payment.status in OPEN_STATUSES, checkout_link=checkout_url(payment),
+        payment=payment,
+        timeline=payment_timeline(payment),
+        reject_form=RejectForm(formdata=None),
+        refund_form=refund_form or RefundForm(formdata=None),
+        in_review=payment_in_review(payment),
+        can_cancel=payment.status in OPEN_STATUSES,
+        checkout_link=checkout_url(payment),
         can_refund=payment.transaction is not None and payment.status in REFUNDABLE_STATUSES,
-        remaining=payment.amount - payment.amount_refunded, late_sms=late_sms(payment),
+        remaining=payment.amount - payment.amount_refunded,
+        late_sms=late_sms(payment),
         refund_confirmation=refund_confirmation,
     )
     return render_template("panel/payment.html", **context), status

@@ -1,4 +1,5 @@
 """Refunds: every refund of the brand, newest first, with the payment it returned money from."""
+
 from flask import render_template, request
 
 from ..api.paging import paginate
@@ -15,5 +16,10 @@ def refunds():
     trx_id = (request.args.get("trx_id") or "").strip()[:20]
     query = list_refunds_query(current_brand(), {"trx_id": trx_id} if trx_id else {})
     rows, meta = paginate(query, {"page": page_number(), "per_page": PER_PAGE})
-    return render_template("panel/refunds.html", refunds=rows, meta=meta, trx_id=trx_id,
-                           filters={"trx_id": trx_id} if trx_id else {})
+    return render_template(
+        "panel/refunds.html",
+        refunds=rows,
+        meta=meta,
+        trx_id=trx_id,
+        filters={"trx_id": trx_id} if trx_id else {},
+    )

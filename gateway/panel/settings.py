@@ -1,19 +1,28 @@
 """Settings (super-administrators): the brand's name and look, its currencies, and the receiving numbers."""
+
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
+from ..accounts.brands import update_brand_settings
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..accounts.brands import update_brand_settings
 from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit
 from .forms import ActionForm, MethodForm, SettingsForm, attach_error
 
-COMMON_ZONES = ("Asia/Dhaka", "Asia/Kolkata", "Asia/Karachi", "Asia/Dubai", "Asia/Singapore", "Europe/London", "UTC")
+COMMON_ZONES = (
+    "Asia/Dhaka",
+    "Asia/Kolkata",
+    "Asia/Karachi",
+    "Asia/Dubai",
+    "Asia/Singapore",
+    "Europe/London",
+    "UTC",
+)
 
 
 def settings_form(brand):
@@ -28,8 +37,11 @@ def render_settings(settings=None, method_form=None, status=200):
     """The settings page: brand form, payment methods and the add-a-number form."""
     brand = current_brand()
     return render_template(
-        "panel/settings.html", form=settings or settings_form(brand), method_form=method_form or MethodForm(formdata=None),
-        methods=list_methods(brand), zones=COMMON_ZONES,
+        "panel/settings.html",
+        form=settings or settings_form(brand),
+        method_form=method_form or MethodForm(formdata=None),
+        methods=list_methods(brand),
+        zones=COMMON_ZONES,
     ), status
 
 
@@ -43,12 +55,19 @@ def settings():
         minutes = form.payment_ttl_minutes.data
         try:
             with unit_of_work():
-                changed = update_brand_settings(brand, {
-                    "name": form.name.data, "logo_url": form.logo_url.data, "primary_color": form.primary_color.data,
-                    "base_url": form.base_url.data, "timezone": form.timezone.data, "currencies": form.currencies.data,
-                    "payment_ttl": minutes * 60 if minutes else None,
-                    "receipt_sms_enabled": form.receipt_sms_enabled.data,
-                })
+                changed = update_brand_settings(
+                    brand,
+                    {
+                        "name": form.name.data,
+                        "logo_url": form.logo_url.data,
+                        "primary_color": form.primary_color.data,
+                        "base_url": form.base_url.data,
+                        "timezone": form.timezone.data,
+                        "currencies": form.currencies.data,
+                        "payment_ttl": minutes * 60 if minutes else None,
+                        "receipt_sms_enabled": form.receipt_sms_enabled.data,
+                    },
+                )
                 if changed:
                     record_audit(current_user, "settings.update", brand, changed)
         except DomainError as error:
@@ -70,14 +89,31 @@ def settings_method_add():
         return render_settings(method_form=form, status=422)
     try:
         with unit_of_work():
-            method = add_method(current_brand(), form.provider.data, form.number.data, form.kind.data,
-                                instructions=form.instructions.data, ask_sender_number=form.ask_sender_number.data)
-            record_audit(current_user, "payment_method.add", method,
-                         {"provider": method.provider, "number": method.number})
+            method = add_method(
+                current_brand(),
+                form.provider.data,
+                form.number.data,
+                form.kind.data,
+                instructions=form.instructions.data,
+                ask_sender_number=form.ask_sender_number.data,
+            )
+            record_audit(
+                current_user,
+                "payment_method.add",
+                method,
+                {"provider": method.provider, "number": method.number},
+            )
     except DomainError as error:
         attach_error(form, error)
         return render_settings(method_form=form, status=http_status(error))
-    flash(_("%(provider)s %(number)s added.", provider=PROVIDER_NAMES[method.provider], number=method.number), "success")
+    flash(
+        _(
+            "%(provider)s %(number)s added.",
+            provider=PROVIDER_NAMES[method.provider],
+            number=method.number,
+        ),
+        "success",
+    )
     return redirect(url_for("panel.settings", _anchor="methods"))
 
 
@@ -89,8 +125,16 @@ def settings_method_toggle(method_id):
     if ActionForm().validate_on_submit():
         with unit_of_work():
             update_method(method, enabled=not method.enabled)
-            record_audit(current_user, "payment_method.enable" if method.enabled else "payment_method.disable",
-                         method, {"provider": method.provider, "number": method.number})
-        flash(_("%(number)s is switched on.", number=method.number) if method.enabled
-              else _("%(number)s is switched off.", number=method.number), "success")
+            record_audit(
+                current_user,
+                "payment_method.enable" if method.enabled else "payment_method.disable",
+                method,
+                {"provider": method.provider, "number": method.number},
+            )
+        flash(
+            _("%(number)s is switched on.", number=method.number)
+            if method.enabled
+            else _("%(number)s is switched off.", number=method.number),
+            "success",
+        )
     return redirect(url_for("panel.settings", _anchor="methods"))

@@ -1,4 +1,5 @@
 """The SMS inbox: every forwarded text with its parse and match status; match one by hand, or set it aside."""
+
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
@@ -8,9 +9,7 @@ from ..api.paging import paginate
 from ..domain_errors import DomainError
 from ..errors import http_status
 from ..extensions import db
-from ..sms.models.inbound_sms import InboundSms
 from ..money import format_amount
-from ..sms.matching import HAND_MATCHABLE, match_sms_by_hand
 from ..sms.inbox import (
     find_payment_to_match,
     get_inbound_sms,
@@ -19,6 +18,8 @@ from ..sms.inbox import (
     match_candidates,
     parser_reading,
 )
+from ..sms.matching import HAND_MATCHABLE, match_sms_by_hand
+from ..sms.models.inbound_sms import InboundSms
 from ..sms.parsing import sender_provider
 from . import bp
 from .access import current_brand, staff_required
@@ -30,9 +31,13 @@ from .payments import PER_PAGE, page_number
 
 def status_counts(brand):
     """How many of the brand's texts are in each status."""
-    return dict(db.session.execute(
-        db.select(InboundSms.status, db.func.count()).where(InboundSms.brand_id == brand.id).group_by(InboundSms.status)
-    ).all())
+    return dict(
+        db.session.execute(
+            db.select(InboundSms.status, db.func.count())
+            .where(InboundSms.brand_id == brand.id)
+            .group_by(InboundSms.status)
+        ).all()
+    )
 
 
 @bp.get("/sms-inbox")
@@ -42,18 +47,32 @@ def sms_inbox():
     form = SmsFilterForm(request.args)
     form.validate()
     filters = {name: value for name, value in form.data.items() if value and not form[name].errors}
-    rows, meta = paginate(list_inbound_sms_query(current_brand(), filters),
-                          {"page": page_number(), "per_page": PER_PAGE})
-    return render_template("panel/sms_inbox.html", form=form, messages=rows, meta=meta, filters=filters,
-                           counts=status_counts(current_brand()), status_names=SMS_STATUS_NAMES)
+    rows, meta = paginate(
+        list_inbound_sms_query(current_brand(), filters),
+        {"page": page_number(), "per_page": PER_PAGE},
+    )
+    return render_template(
+        "panel/sms_inbox.html",
+        form=form,
+        messages=rows,
+        meta=meta,
+        filters=filters,
+        counts=status_counts(current_brand()),
+        status_names=SMS_STATUS_NAMES,
+    )
 
 
 def render_message(sms, form=None, status=200):
     """One text: what the parser read, what it paid, and the match and ignore forms while it is open."""
     return render_template(
-        "panel/sms_inbox_message.html", sms=sms, reading=parser_reading(sms), form=form or MatchForm(formdata=None),
-        candidates=match_candidates(sms), open_for_match=sms.status in HAND_MATCHABLE and sms.payment_id is None,
-        official_sender=sender_provider(sms.sender), status_names=SMS_STATUS_NAMES,
+        "panel/sms_inbox_message.html",
+        sms=sms,
+        reading=parser_reading(sms),
+        form=form or MatchForm(formdata=None),
+        candidates=match_candidates(sms),
+        open_for_match=sms.status in HAND_MATCHABLE and sms.payment_id is None,
+        official_sender=sender_provider(sms.sender),
+        status_names=SMS_STATUS_NAMES,
     ), status
 
 
@@ -77,13 +96,24 @@ def sms_inbox_match(sms_id):
         with unit_of_work():
             payment = find_payment_to_match(brand, form.payment.data)
             transaction = match_sms_by_hand(sms, payment)
-            record_audit(current_user, "sms.match", payment, {
-                "sms": sms.public_id, "trx_id": transaction.trx_id, "provider_trx_id": transaction.provider_trx_id,
-                "amount": format_amount(payment.amount)})
+            record_audit(
+                current_user,
+                "sms.match",
+                payment,
+                {
+                    "sms": sms.public_id,
+                    "trx_id": transaction.trx_id,
+                    "provider_trx_id": transaction.provider_trx_id,
+                    "amount": format_amount(payment.amount),
+                },
+            )
     except DomainError as error:
         attach_error(form, error)
         return render_message(get_inbound_sms(brand, sms_id), form, http_status(error))
-    flash(_("Matched: payment %(ref)s is completed.", ref=payment.reference or payment.public_id[:8]), "success")
+    flash(
+        _("Matched: payment %(ref)s is completed.", ref=payment.reference or payment.public_id[:8]),
+        "success",
+    )
     return redirect(url_for("panel.sms_inbox_message", sms_id=sms.public_id))
 
 
@@ -97,7 +127,12 @@ def sms_inbox_ignore(sms_id):
         try:
             with unit_of_work():
                 ignore_sms(sms)
-                record_audit(current_user, "sms.ignore", ("sms", sms.public_id), {"status": [previous, "ignored"]})
+                record_audit(
+                    current_user,
+                    "sms.ignore",
+                    ("sms", sms.public_id),
+                    {"status": [previous, "ignored"]},
+                )
         except DomainError as error:
             flash(error.message, "error")
         else:

@@ -3,6 +3,7 @@
 Everyone may try a template; saving, switching and deleting them (they decide which texts can pay)
 is for super-administrators.
 """
+
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
@@ -43,8 +44,13 @@ def render_templates(form=None, tester=None, trial=None, status=200):
     """The templates page: the brand's templates, the tester (with its result) and the new-template form."""
     form = form if form is not None else TemplateForm(formdata=None)
     tester = tester if tester is not None else tester_for_sms(request.args.get("sms"))
-    return render_template("panel/sms_templates.html", templates=list_templates(current_brand()), form=form,
-                           tester=tester, trial=trial), status
+    return render_template(
+        "panel/sms_templates.html",
+        templates=list_templates(current_brand()),
+        form=form,
+        tester=tester,
+        trial=trial,
+    ), status
 
 
 @bp.get("/sms-templates")
@@ -62,7 +68,9 @@ def sms_template_test():
     if not tester.validate_on_submit():
         return render_templates(tester=tester, status=422)
     try:
-        trial = try_template(tester.provider.data, tester.pattern.data, tester.sample.data, tester.sender.data)
+        trial = try_template(
+            tester.provider.data, tester.pattern.data, tester.sample.data, tester.sender.data
+        )
     except DomainError as error:
         attach_error(tester, error)
         return render_templates(tester=tester, status=http_status(error))
@@ -80,9 +88,15 @@ def sms_template_create():
         return render_templates(form=form, status=422)
     try:
         with unit_of_work():
-            template = create_template(current_brand(), form.provider.data, form.name.data, form.pattern.data)
-            record_audit(current_user, "sms_template.create", template,
-                         {"name": template.name, "provider": template.provider, "pattern": template.pattern})
+            template = create_template(
+                current_brand(), form.provider.data, form.name.data, form.pattern.data
+            )
+            record_audit(
+                current_user,
+                "sms_template.create",
+                template,
+                {"name": template.name, "provider": template.provider, "pattern": template.pattern},
+            )
     except DomainError as error:
         attach_error(form, error)
         return render_templates(form=form, status=http_status(error))
@@ -99,11 +113,19 @@ def sms_template_toggle(template_id):
         with unit_of_work():
             changed = set_template_enabled(template, not template.enabled)
             if changed:
-                record_audit(current_user, "sms_template.enable" if template.enabled else "sms_template.disable",
-                             template, {"name": template.name})
+                record_audit(
+                    current_user,
+                    "sms_template.enable" if template.enabled else "sms_template.disable",
+                    template,
+                    {"name": template.name},
+                )
         if changed:
-            flash(_("%(name)s is switched on.", name=template.name) if template.enabled
-                  else _("%(name)s is switched off.", name=template.name), "success")
+            flash(
+                _("%(name)s is switched on.", name=template.name)
+                if template.enabled
+                else _("%(name)s is switched off.", name=template.name),
+                "success",
+            )
     return redirect(url_for("panel.sms_templates"))
 
 
@@ -113,7 +135,11 @@ def sms_template_delete(template_id):
     """Delete a template; texts it already read keep what was stored."""
     template = get_template(current_brand(), template_id)
     if ActionForm().validate_on_submit():
-        details = {"name": template.name, "provider": template.provider, "pattern": template.pattern}
+        details = {
+            "name": template.name,
+            "provider": template.provider,
+            "pattern": template.pattern,
+        }
         target = ("sms template", template.id)
         with unit_of_work():
             delete_template(template)

@@ -1,12 +1,13 @@
 """Users (super-administrators): invite staff with a one-time password, deactivate and reactivate."""
+
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
+from ..accounts.users import get_user, invite_user, list_users, set_user_active
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..accounts.users import get_user, invite_user, list_users, set_user_active
 from . import bp
 from .access import current_brand, super_admin_required
 from .audit import record_audit
@@ -15,8 +16,13 @@ from .forms import ActionForm, InviteForm, attach_error
 
 def render_users(form=None, status=200, invited=None, password=None):
     """The users page; right after an invitation it shows the temporary password, once."""
-    return render_template("panel/users.html", users=list_users(current_brand()), form=form or InviteForm(formdata=None),
-                           invited=invited, password=password), status
+    return render_template(
+        "panel/users.html",
+        users=list_users(current_brand()),
+        form=form or InviteForm(formdata=None),
+        invited=invited,
+        password=password,
+    ), status
 
 
 @bp.get("/users")
@@ -35,7 +41,9 @@ def user_invite():
         return render_users(form, 422)
     try:
         with unit_of_work():
-            user, password = invite_user(current_brand(), form.email.data, form.name.data, form.role.data)
+            user, password = invite_user(
+                current_brand(), form.email.data, form.name.data, form.role.data
+            )
             record_audit(current_user, "user.invite", user, {"role": user.role})
     except DomainError as error:
         attach_error(form, error)
@@ -69,6 +77,10 @@ def change_activity(user_id, active):
         except DomainError as error:
             flash(error.message, "error")
         else:
-            flash(_("%(email)s can sign in again.", email=user.email) if active
-                  else _("%(email)s is deactivated.", email=user.email), "success")
+            flash(
+                _("%(email)s can sign in again.", email=user.email)
+                if active
+                else _("%(email)s is deactivated.", email=user.email),
+                "success",
+            )
     return redirect(url_for("panel.users"))

@@ -1,15 +1,16 @@
 """Customer profiles: upserted from payments, managed through the API and the panel."""
+
 from decimal import Decimal
 
 import phonenumbers
 from sqlalchemy.exc import IntegrityError
 
 from ..answer_commit import commit_work
+from ..db_types import row_id
 from ..domain_errors import AlreadyExists, ValidationFailed, not_found
 from ..extensions import db
-from .models.payment import PAID_STATUSES, Payment
 from .models.customer import Customer
-from ..db_types import row_id
+from .models.payment import PAID_STATUSES, Payment
 
 
 def upsert_customer(brand, name=None, email=None, phone=None):
@@ -46,8 +47,10 @@ def find_by_contact(brand, email, phone):
             return found
     if phone:
         return db.session.execute(
-            db.select(Customer).where(Customer.brand_id == brand.id, Customer.phone == phone)
-            .order_by(Customer.id).limit(1)
+            db.select(Customer)
+            .where(Customer.brand_id == brand.id, Customer.phone == phone)
+            .order_by(Customer.id)
+            .limit(1)
         ).scalar_one_or_none()
     return None
 
@@ -86,9 +89,24 @@ def list_customers_query(brand, filters):
     if filters.get("phone"):
         query = query.where(Customer.phone == filters["phone"])
     if filters.get("q"):
-        pattern = "%" + filters["q"].strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        query = query.where(db.or_(*(db.func.lower(column).like(pattern, escape="\\")
-                                     for column in (Customer.name, Customer.email, Customer.phone))))
+        pattern = (
+            "%"
+            + filters["q"]
+            .strip()
+            .lower()
+            .replace("\\", "\\\\")
+            .replace("%", "\\%")
+            .replace("_", "\\_")
+            + "%"
+        )
+        query = query.where(
+            db.or_(
+                *(
+                    db.func.lower(column).like(pattern, escape="\\")
+                    for column in (Customer.name, Customer.email, Customer.phone)
+                )
+            )
+        )
     return query.order_by(Customer.created_at.desc(), Customer.id.desc())
 
 
@@ -104,16 +122,22 @@ def with_totals(customers):
 
 def create_customer(brand, data):
     """A new profile; an e-mail already on file is AlreadyExists."""
-    customer = Customer(brand_id=brand.id, name=data.get("name"), email=(data.get("email") or None) and data["email"].lower(),
-                        phone=data.get("phone"))
+    customer = Customer(
+        brand_id=brand.id,
+        name=data.get("name"),
+        email=(data.get("email") or None) and data["email"].lower(),
+        phone=data.get("phone"),
+    )
     db.session.add(customer)
     try:
         commit_work()  # with an Idempotency-Key, together with the stored answer
     except IntegrityError:
         db.session.rollback()
-        raise AlreadyExists("A customer with this e-mail already exists.",
-                            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
-                            code="CUSTOMER_EXISTS")
+        raise AlreadyExists(
+            "A customer with this e-mail already exists.",
+            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
+            code="CUSTOMER_EXISTS",
+        )
     return customer
 
 
@@ -125,23 +149,34 @@ def update_customer(customer, data):
             setattr(customer, field, value.lower() if field == "email" and value else value)
     if not customer.email and not customer.phone:
         db.session.rollback()
-        raise ValidationFailed("A customer keeps an e-mail address or a telephone number.",
-                               [{"field": field, "code": "required",
-                                 "message": "Keep an e-mail address or a telephone number."}
-                                for field in ("email", "phone")])
+        raise ValidationFailed(
+            "A customer keeps an e-mail address or a telephone number.",
+            [
+                {
+                    "field": field,
+                    "code": "required",
+                    "message": "Keep an e-mail address or a telephone number.",
+                }
+                for field in ("email", "phone")
+            ],
+        )
     try:
         commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise AlreadyExists("A customer with this e-mail already exists.",
-                            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
-                            code="CUSTOMER_EXISTS")
+        raise AlreadyExists(
+            "A customer with this e-mail already exists.",
+            [{"field": "email", "code": "taken", "message": "E-mail already on file."}],
+            code="CUSTOMER_EXISTS",
+        )
     return customer
 
 
 def delete_customer(customer):
     """Remove a profile; its payments stay, unlinked, for the books."""
-    db.session.execute(db.update(Payment).where(Payment.customer_id == customer.id).values(customer_id=None))
+    db.session.execute(
+        db.update(Payment).where(Payment.customer_id == customer.id).values(customer_id=None)
+    )
     db.session.delete(customer)
     commit_work()
 
@@ -151,8 +186,12 @@ def customer_totals(customer_ids):
     if not customer_ids:
         return {}
     rows = db.session.execute(
-        db.select(Payment.customer_id, db.func.count(Payment.id),
-                  db.func.sum(db.case((Payment.status.in_(PAID_STATUSES), Payment.amount), else_=0)))
-        .where(Payment.customer_id.in_(customer_ids)).group_by(Payment.customer_id)
+        db.select(
+            Payment.customer_id,
+            db.func.count(Payment.id),
+            db.func.sum(db.case((Payment.status.in_(PAID_STATUSES), Payment.amount), else_=0)),
+        )
+        .where(Payment.customer_id.in_(customer_ids))
+        .group_by(Payment.customer_id)
     ).all()
     return {row[0]: (row[1], row[2]) for row in rows}

@@ -1,4 +1,5 @@
 """The dashboard summary: counts, volumes, success rate, today and 30 days, aggregated in SQL."""
+
 from datetime import datetime, time, timedelta, timezone
 from decimal import Decimal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -7,8 +8,8 @@ from flask import current_app
 
 from ..clock import utcnow
 from ..extensions import db
-from .models.payment import PAID_STATUSES, PAYMENT_STATUSES, Payment, Transaction
 from ..money import CENT
+from .models.payment import PAID_STATUSES, PAYMENT_STATUSES, Payment, Transaction
 
 SERIES_DAYS = 30
 
@@ -30,10 +31,14 @@ def dashboard_summary(brand, now=None):
         "total_count": total,
         "completed_volume": completed,
         "refunded_volume": refunded,
-        "net_volume": {currency: completed[currency] - refunded[currency] for currency in completed},
+        "net_volume": {
+            currency: completed[currency] - refunded[currency] for currency in completed
+        },
         "success_rate": rate(paid, total),
-        "windows": {"today": status_window(brand, starts[-1], end),
-                    "last_30_days": status_window(brand, starts[0], end)},
+        "windows": {
+            "today": status_window(brand, starts[-1], end),
+            "last_30_days": status_window(brand, starts[0], end),
+        },
         "today": daily[-1],
         "daily": daily,
     }
@@ -62,8 +67,11 @@ def status_window(brand, since, until):
     """Counts by status, total and success rate of the payments created in [since, until)."""
     counts = status_counts(brand, since, until)
     total = sum(counts.values())
-    return {"counts": counts, "total_count": total,
-            "success_rate": rate(sum(counts[status] for status in PAID_STATUSES), total)}
+    return {
+        "counts": counts,
+        "total_count": total,
+        "success_rate": rate(sum(counts[status] for status in PAID_STATUSES), total),
+    }
 
 
 def status_counts(brand, since=None, until=None):
@@ -81,7 +89,9 @@ def status_counts(brand, since=None, until=None):
 def paid_volumes(brand):
     """Gross paid and refunded amounts per currency over every paid payment."""
     rows = db.session.execute(
-        db.select(Payment.currency, db.func.sum(Payment.amount), db.func.sum(Payment.amount_refunded))
+        db.select(
+            Payment.currency, db.func.sum(Payment.amount), db.func.sum(Payment.amount_refunded)
+        )
         .where(Payment.brand_id == brand.id, Payment.status.in_(PAID_STATUSES))
         .group_by(Payment.currency)
     ).all()
@@ -96,8 +106,12 @@ def local_days(zone, now, days=SERIES_DAYS):
     """The last `days` local dates (oldest first), the UTC instant each begins, and when today ends."""
     today = now.astimezone(zone).date()
     dates = [today - timedelta(days=back) for back in range(days - 1, -1, -1)]
-    starts = [datetime.combine(day, time.min, tzinfo=zone).astimezone(timezone.utc) for day in dates]
-    end = datetime.combine(today + timedelta(days=1), time.min, tzinfo=zone).astimezone(timezone.utc)
+    starts = [
+        datetime.combine(day, time.min, tzinfo=zone).astimezone(timezone.utc) for day in dates
+    ]
+    end = datetime.combine(today + timedelta(days=1), time.min, tzinfo=zone).astimezone(
+        timezone.utc
+    )
     return dates, starts, end
 
 
@@ -110,12 +124,17 @@ def daily_series(brand, zone, now):
     day = db.case(*[(Transaction.created_at < bound, index) for index, bound in enumerate(bounds)])
     window = (
         db.select(day.label("day"), Transaction.currency, Transaction.amount)
-        .where(Transaction.brand_id == brand.id, Transaction.created_at >= starts[0], Transaction.created_at < end)
+        .where(
+            Transaction.brand_id == brand.id,
+            Transaction.created_at >= starts[0],
+            Transaction.created_at < end,
+        )
         .subquery()
     )
     rows = db.session.execute(
-        db.select(window.c.day, window.c.currency, db.func.count(), db.func.sum(window.c.amount))
-        .group_by(window.c.day, window.c.currency)
+        db.select(
+            window.c.day, window.c.currency, db.func.count(), db.func.sum(window.c.amount)
+        ).group_by(window.c.day, window.c.currency)
     ).all()
     series = [{"date": date, "count": 0, "volume": zeroed(brand)} for date in dates]
     for index, currency, count, volume in rows:

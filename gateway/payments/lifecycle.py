@@ -1,4 +1,5 @@
 """Payments: created by the merchant, completed once, cancelled or expired while open."""
+
 import base64
 import secrets
 import uuid
@@ -9,17 +10,17 @@ from sqlalchemy import bindparam
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
+from ..accounts.models.brand import Brand
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db, insert_persistent
-from .models.payment import OPEN_STATUSES, Payment, Transaction
-from ..accounts.models.brand import Brand
-from ..webhooks.callback_urls import check_callback_url
-from .customers import upsert_customer
-from ..webhooks.events import emit_event
 from ..sms.outbound import queue_receipt_sms
 from ..states import PAYMENT, not_held_for_review_sql, write_status
+from ..webhooks.callback_urls import check_callback_url
+from ..webhooks.events import emit_event
+from .customers import upsert_customer
+from .models.payment import OPEN_STATUSES, Payment, Transaction
 
 
 def new_trx_id():
@@ -44,16 +45,33 @@ def create_payment(brand, data):
     if currency not in brand.currency_list:
         raise field_error("currency", f"Currency must be one of {', '.join(brand.currency_list)}.")
     check_callback_url(data.get("callback_url"))
-    customer = upsert_customer(brand, data.get("customer_name"), data.get("customer_mail"), data.get("customer_phone"))
+    customer = upsert_customer(
+        brand, data.get("customer_name"), data.get("customer_mail"), data.get("customer_phone")
+    )
     now = utcnow()
     payment = insert_persistent(
-        Payment, public_id=str(uuid.uuid4()), token=secrets.token_urlsafe(24), brand_id=brand.id, brand=brand,
-        customer=customer, customer_id=customer.id if customer else None, reference=data.get("reference"),
-        amount=data["amount"], amount_refunded=0, currency=currency, status="created",
-        callback_url=data.get("callback_url"), redirect_url=data.get("redirect_url"), cancel_url=data.get("cancel_url"),
-        customer_name=data.get("customer_name"), customer_email=data.get("customer_mail"),
-        customer_phone=data.get("customer_phone"), metadata_json=data.get("metadata"),
-        created_at=now, updated_at=now, expires_at=now + payment_ttl(brand),
+        Payment,
+        public_id=str(uuid.uuid4()),
+        token=secrets.token_urlsafe(24),
+        brand_id=brand.id,
+        brand=brand,
+        customer=customer,
+        customer_id=customer.id if customer else None,
+        reference=data.get("reference"),
+        amount=data["amount"],
+        amount_refunded=0,
+        currency=currency,
+        status="created",
+        callback_url=data.get("callback_url"),
+        redirect_url=data.get("redirect_url"),
+        cancel_url=data.get("cancel_url"),
+        customer_name=data.get("customer_name"),
+        customer_email=data.get("customer_mail"),
+        customer_phone=data.get("customer_phone"),
+        metadata_json=data.get("metadata"),
+        created_at=now,
+        updated_at=now,
+        expires_at=now + payment_ttl(brand),
     )
     # With an Idempotency-Key, the payment commits together with its stored answer.
     commit_work(keep_loaded=True)
@@ -64,23 +82,39 @@ _P, _T, _B = Payment.__table__, Transaction.__table__, Brand.__table__
 # What the API renders of a payment (PaymentSchema), with its trx_id and its brand's origin, in one
 # Core query: the merchant reads a payment back after every webhook, and loading ORM objects for it
 # cost more than the rest of that request. Labels match the Payment attributes the schema reads.
-PAYMENT_VIEW = (
-    db.select(_P.c.public_id, _P.c.token, _P.c.status, _P.c.reference, _P.c.amount, _P.c.amount_refunded,
-              _P.c.currency, _P.c.provider, _P.c.provider_trx_id, _P.c.review_reason, _P.c.created_at,
-              _P.c.completed_at, _P.c.expires_at, _P.c.customer_name, _P.c.customer_email, _P.c.customer_phone,
-              _P.c.metadata.label("metadata_json"), _T.c.trx_id, _B.c.base_url.label("brand_base_url"))
-    .select_from(_P.join(_B, _B.c.id == _P.c.brand_id).outerjoin(_T, _T.c.payment_id == _P.c.id))
-)
+PAYMENT_VIEW = db.select(
+    _P.c.public_id,
+    _P.c.token,
+    _P.c.status,
+    _P.c.reference,
+    _P.c.amount,
+    _P.c.amount_refunded,
+    _P.c.currency,
+    _P.c.provider,
+    _P.c.provider_trx_id,
+    _P.c.review_reason,
+    _P.c.created_at,
+    _P.c.completed_at,
+    _P.c.expires_at,
+    _P.c.customer_name,
+    _P.c.customer_email,
+    _P.c.customer_phone,
+    _P.c.metadata.label("metadata_json"),
+    _T.c.trx_id,
+    _B.c.base_url.label("brand_base_url"),
+).select_from(_P.join(_B, _B.c.id == _P.c.brand_id).outerjoin(_T, _T.c.payment_id == _P.c.id))
 # Built once, with bind parameters: a prepared statement skips rebuilding and re-keying it.
-PAYMENT_VIEW_BY_PUBLIC_ID = PAYMENT_VIEW.where(_P.c.public_id == bindparam("public_id"),
-                                               _P.c.brand_id == bindparam("brand_id"))
+PAYMENT_VIEW_BY_PUBLIC_ID = PAYMENT_VIEW.where(
+    _P.c.public_id == bindparam("public_id"), _P.c.brand_id == bindparam("brand_id")
+)
 NEWEST_FIRST = (_P.c.created_at.desc(), _P.c.id.desc())
 
 
 def get_payment(brand, public_id):
     """A payment of this brand by its payment_id; NotFound for anything else, another brand's included."""
     payment = db.session.execute(
-        db.select(Payment).options(joinedload(Payment.transaction))
+        db.select(Payment)
+        .options(joinedload(Payment.transaction))
         .where(_P.c.public_id == str(public_id), _P.c.brand_id == brand.id)
     ).scalar_one_or_none()
     if payment is None:
@@ -90,7 +124,9 @@ def get_payment(brand, public_id):
 
 def get_payment_view(brand_id, public_id):
     """What the API shows of a payment of this brand (a read-only row); NotFound for anything else."""
-    row = db.session.execute(PAYMENT_VIEW_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand_id}).first()
+    row = db.session.execute(
+        PAYMENT_VIEW_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand_id}
+    ).first()
     if row is None:
         raise not_found("payment")
     return row
@@ -122,11 +158,22 @@ def list_payment_views_query(brand_id, filters):
 
 def transition(payment, from_states, to_state, **values):
     """Move a payment between states with a guarded UPDATE; False when another writer got there first."""
-    return write_status(PAYMENT, (Payment.id == payment.id,), from_states, to_state, updated_at=utcnow(),
-                        **values) == 1
+    return (
+        write_status(
+            PAYMENT,
+            (Payment.id == payment.id,),
+            from_states,
+            to_state,
+            updated_at=utcnow(),
+            **values,
+        )
+        == 1
+    )
 
 
-def complete_payment(payment, provider=None, provider_trx_id=None, sender_number=None, from_states=OPEN_STATUSES):
+def complete_payment(
+    payment, provider=None, provider_trx_id=None, sender_number=None, from_states=OPEN_STATUSES
+):
     """The one place a payment becomes completed: guarded transition plus its transaction and trx_id.
 
     Runs in the caller's database transaction and commits it; raises INVALID_STATE when the
@@ -146,9 +193,15 @@ def complete_payment(payment, provider=None, provider_trx_id=None, sender_number
         db.session.rollback()
         raise invalid_state("Only a created or processing payment can be completed.")
     transaction = Transaction(
-        trx_id=new_trx_id(), brand_id=payment.brand_id, payment_id=payment.id, amount=payment.amount,
-        amount_refunded=0, currency=payment.currency, status="completed",
-        provider=provider or payment.provider, provider_trx_id=provider_trx_id or payment.provider_trx_id,
+        trx_id=new_trx_id(),
+        brand_id=payment.brand_id,
+        payment_id=payment.id,
+        amount=payment.amount,
+        amount_refunded=0,
+        currency=payment.currency,
+        status="completed",
+        provider=provider or payment.provider,
+        provider_trx_id=provider_trx_id or payment.provider_trx_id,
         created_at=now,
     )
     db.session.add(transaction)
@@ -185,7 +238,10 @@ def cancel_payment(payment, from_states=OPEN_STATUSES):
 
 def expirable():
     """Open payments the sweep may expire: not one held for review, which waits for the merchant."""
-    return db.and_(Payment.status.in_(OPEN_STATUSES), db.or_(Payment.status == "created", not_held_for_review_sql()))
+    return db.and_(
+        Payment.status.in_(OPEN_STATUSES),
+        db.or_(Payment.status == "created", not_held_for_review_sql()),
+    )
 
 
 def expire_due_payments(now=None):
@@ -196,13 +252,25 @@ def expire_due_payments(now=None):
     in the UPDATE: a hold for review committing meanwhile wins over the sweep.
     """
     now = now or utcnow()
-    due = db.session.execute(
-        db.select(Payment).where(expirable(), Payment.expires_at <= now).limit(500)
-    ).scalars().all()
+    due = (
+        db.session.execute(
+            db.select(Payment).where(expirable(), Payment.expires_at <= now).limit(500)
+        )
+        .scalars()
+        .all()
+    )
     expired = []
     for payment in due:
-        if write_status(PAYMENT, (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
-                        OPEN_STATUSES, "expired", updated_at=utcnow()) == 1:
+        if (
+            write_status(
+                PAYMENT,
+                (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
+                OPEN_STATUSES,
+                "expired",
+                updated_at=utcnow(),
+            )
+            == 1
+        ):
             emit_event("payment.expired", payment.brand, payment=payment)
             expired.append(payment)
     db.session.commit()
@@ -211,9 +279,13 @@ def expire_due_payments(now=None):
 
 def fail_payment(payment, reason):
     """Reject a processing payment's claim (the merchant, in the panel): processing → failed."""
-    if not transition(payment, ("processing",), "failed", review_reason=(reason or "")[:255] or None):
+    if not transition(
+        payment, ("processing",), "failed", review_reason=(reason or "")[:255] or None
+    ):
         db.session.rollback()
-        raise invalid_state(f"Only a processing payment can be failed; this one is {payment.status}.")
+        raise invalid_state(
+            f"Only a processing payment can be failed; this one is {payment.status}."
+        )
     emit_event("payment.failed", payment.brand, payment=payment)
     commit_work()
     db.session.refresh(payment)

@@ -1,12 +1,13 @@
 """Payment methods: the receiving numbers a brand shows at checkout, validated on the way in."""
+
 import re
 
 from sqlalchemy.exc import IntegrityError
 
 from ..answer_commit import commit_work
+from ..db_types import row_id
 from ..domain_errors import AlreadyExists, DomainError, field_error, not_found
 from ..extensions import db
-from ..db_types import row_id
 from .models.payment_method import METHOD_KINDS, PROVIDERS, PaymentMethod
 
 PROVIDER_NAMES = {"bkash": "bKash", "nagad": "Nagad", "rocket": "Rocket", "upay": "Upay"}
@@ -17,7 +18,7 @@ EDITABLE = ("kind", "instructions", "ask_sender_number", "enabled", "position")
 
 
 def normalize_mobile_number(value):
-    """A Bangladeshi mobile number as 01XXXXXXXXX, from `01…`, `+8801…` or `8801…` with spaces or dashes; None if not one."""
+    """A Bangladeshi mobile number as 01XXXXXXXXX from `01…`, `+8801…` or `8801…`; None if not one."""
     digits = re.sub(r"[\s\-()]", "", str(value or ""))
     if digits.startswith("+"):
         digits = digits[1:]
@@ -45,7 +46,9 @@ def checked_changes(changes):
         if name == "instructions":
             value = (value or "").strip() or None
             if value and len(value) > MAX_INSTRUCTIONS:
-                raise field_error("instructions", f"Instructions must be at most {MAX_INSTRUCTIONS} characters.")
+                raise field_error(
+                    "instructions", f"Instructions must be at most {MAX_INSTRUCTIONS} characters."
+                )
         if name in ("ask_sender_number", "enabled"):
             value = bool(value)
         if name == "position" and (not isinstance(value, int) or value < 0):
@@ -59,21 +62,27 @@ def add_method(brand, provider, number, kind="personal", demo=False, **options):
     provider = checked_provider(provider)
     normalized = normalize_mobile_number(number)
     if normalized is None:
-        raise field_error("number", "Number must be a Bangladeshi mobile number such as 01XXXXXXXXX (11 digits).")
+        raise field_error(
+            "number", "Number must be a Bangladeshi mobile number such as 01XXXXXXXXX (11 digits)."
+        )
     values = checked_changes({"kind": kind, **options})
     if "position" not in values:
         last = db.session.execute(
             db.select(db.func.max(PaymentMethod.position)).where(PaymentMethod.brand_id == brand.id)
         ).scalar()
         values["position"] = 0 if last is None else last + 1
-    method = PaymentMethod(brand_id=brand.id, provider=provider, number=normalized, is_demo=bool(demo), **values)
+    method = PaymentMethod(
+        brand_id=brand.id, provider=provider, number=normalized, is_demo=bool(demo), **values
+    )
     db.session.add(method)
     try:
         commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise AlreadyExists(f"{PROVIDER_NAMES[provider]} {normalized} is already a payment method.",
-                            code="PAYMENT_METHOD_EXISTS") from None
+        raise AlreadyExists(
+            f"{PROVIDER_NAMES[provider]} {normalized} is already a payment method.",
+            code="PAYMENT_METHOD_EXISTS",
+        ) from None
     return method
 
 
@@ -83,7 +92,9 @@ def get_method(brand, method_id):
     if method_id is None:
         raise not_found("payment_method")
     method = db.session.execute(
-        db.select(PaymentMethod).where(PaymentMethod.id == method_id, PaymentMethod.brand_id == brand.id)
+        db.select(PaymentMethod).where(
+            PaymentMethod.id == method_id, PaymentMethod.brand_id == brand.id
+        )
     ).scalar_one_or_none()
     if method is None:
         raise not_found("payment_method")
@@ -103,7 +114,9 @@ def list_methods(brand, enabled_only=False):
     query = db.select(PaymentMethod).where(PaymentMethod.brand_id == brand.id)
     if enabled_only:
         query = query.where(PaymentMethod.enabled.is_(True))
-    return db.session.execute(query.order_by(PaymentMethod.position, PaymentMethod.id)).scalars().all()
+    return (
+        db.session.execute(query.order_by(PaymentMethod.position, PaymentMethod.id)).scalars().all()
+    )
 
 
 def enabled_demo_methods(brand):

@@ -1,13 +1,14 @@
 """Refunds: full or partial, never more than what remains, also under concurrent requests."""
+
 from ..answer_commit import commit_work
 from ..clock import utcnow
+from ..db_types import row_id
 from ..domain_errors import RefundExceedsRemaining, field_error, invalid_state, not_found
 from ..extensions import db
-from .models.payment import PAID_STATUSES, Payment, Refund, Transaction
-from ..db_types import row_id
 from ..money import format_amount
-from ..webhooks.events import emit_event
 from ..states import PAYMENT, TRANSACTION, write_status
+from ..webhooks.events import emit_event
+from .models.payment import PAID_STATUSES, Payment, Refund, Transaction
 from .transactions import get_transaction
 
 # A refunded transaction is still "paid" but has nothing left: that is RefundExceedsRemaining, not InvalidState.
@@ -27,16 +28,29 @@ def create_refund(brand, trx_ref, amount=None, reason=None):
     now = utcnow()
     # Guarded UPDATEs: the limit is checked by the database against the row as it is now,
     # so two racing refunds cannot both fit into the same remainder.
-    if not add_refunded(Transaction, transaction.id, amount) or \
-            not add_refunded(Payment, transaction.payment_id, amount, updated_at=now):
+    if not add_refunded(Transaction, transaction.id, amount) or not add_refunded(
+        Payment, transaction.payment_id, amount, updated_at=now
+    ):
         db.session.rollback()
         raise refund_refusal(reload(transaction), amount) or exceeds_remaining(transaction, amount)
-    refund = Refund(brand_id=brand.id, transaction_id=transaction.id, amount=amount,
-                    reason=reason or None, status="completed", created_at=now)
+    refund = Refund(
+        brand_id=brand.id,
+        transaction_id=transaction.id,
+        amount=amount,
+        reason=reason or None,
+        status="completed",
+        created_at=now,
+    )
     db.session.add(refund)
     db.session.flush()
     # refund.completed event is recorded here, in the same transaction
-    emit_event("refund.completed", brand, payment=transaction.payment, transaction=transaction, refund=refund)
+    emit_event(
+        "refund.completed",
+        brand,
+        payment=transaction.payment,
+        transaction=transaction,
+        refund=refund,
+    )
     # With an Idempotency-Key, the refund commits together with its stored answer.
     commit_work()
     return refund
@@ -52,7 +66,9 @@ def find_transaction(brand, trx_ref):
 def get_transaction_by_id(brand, transaction_id):
     """The brand's transaction by its integer id; NotFound for any other brand's."""
     transaction = db.session.execute(
-        db.select(Transaction).where(Transaction.id == transaction_id, Transaction.brand_id == brand.id)
+        db.select(Transaction).where(
+            Transaction.id == transaction_id, Transaction.brand_id == brand.id
+        )
     ).scalar_one_or_none()
     if transaction is None:
         raise not_found("transaction")
@@ -63,17 +79,27 @@ def add_refunded(model, row_id, amount, **values):
     """Add `amount` to a row's amount_refunded if it still fits; True when this writer won."""
     total = model.amount_refunded + amount
     machine = PAYMENT if model is Payment else TRANSACTION
-    return write_status(machine, (model.id == row_id, total <= model.amount), REFUNDABLE_STATUSES,
-                        ("partially_refunded", "refunded"), amount_refunded=total,
-                        status_value=db.case((total >= model.amount, "refunded"), else_="partially_refunded"),
-                        **values) == 1
+    return (
+        write_status(
+            machine,
+            (model.id == row_id, total <= model.amount),
+            REFUNDABLE_STATUSES,
+            ("partially_refunded", "refunded"),
+            amount_refunded=total,
+            status_value=db.case((total >= model.amount, "refunded"), else_="partially_refunded"),
+            **values,
+        )
+        == 1
+    )
 
 
 def refund_refusal(transaction, amount):
     """Why this refund cannot be made on the transaction as loaded, or None when it can."""
     payment = transaction.payment
     if transaction.status not in PAID_STATUSES or payment.status not in PAID_STATUSES:
-        return invalid_state(f"Only a completed payment can be refunded; this one is {payment.status}.")
+        return invalid_state(
+            f"Only a completed payment can be refunded; this one is {payment.status}."
+        )
     remaining = transaction.amount - transaction.amount_refunded
     if remaining <= 0 or (amount is not None and amount > remaining):
         return exceeds_remaining(transaction, amount)
@@ -84,7 +110,9 @@ def exceeds_remaining(transaction, amount):
     """RefundExceedsRemaining for a refund larger than what remains refundable."""
     remaining = format_amount(transaction.amount - transaction.amount_refunded)
     message = f"Only {remaining} {transaction.currency} remains refundable on {transaction.trx_id}."
-    return RefundExceedsRemaining(message, [{"field": "amount", "code": "exceeds_remaining", "message": message}])
+    return RefundExceedsRemaining(
+        message, [{"field": "amount", "code": "exceeds_remaining", "message": message}]
+    )
 
 
 def reload(transaction):
@@ -98,13 +126,16 @@ def list_refunds_query(brand, filters):
     """The brand's refunds, newest first, narrowed by trx_id and dates."""
     query = db.select(Refund).where(Refund.brand_id == brand.id)
     if filters.get("trx_id"):
-        query = query.join(Transaction, Refund.transaction_id == Transaction.id) \
-            .where(Transaction.trx_id == filters["trx_id"].strip().upper())
+        query = query.join(Transaction, Refund.transaction_id == Transaction.id).where(
+            Transaction.trx_id == filters["trx_id"].strip().upper()
+        )
     if filters.get("from"):
         query = query.where(Refund.created_at >= filters["from"])
     if filters.get("to"):
         query = query.where(Refund.created_at <= filters["to"])
-    return query.options(db.selectinload(Refund.transaction)).order_by(Refund.created_at.desc(), Refund.id.desc())
+    return query.options(db.selectinload(Refund.transaction)).order_by(
+        Refund.created_at.desc(), Refund.id.desc()
+    )
 
 
 def get_refund(brand, refund_id):

@@ -1,4 +1,5 @@
 """Transactions: the record a completed payment owns, listed and read by trx_id."""
+
 from ..domain_errors import not_found
 from ..extensions import db
 from .models.payment import Transaction
@@ -17,8 +18,9 @@ def list_transactions_query(brand, filters):
         query = query.where(Transaction.created_at >= filters["from"])
     if filters.get("to"):
         query = query.where(Transaction.created_at <= filters["to"])
-    return query.options(db.selectinload(Transaction.payment)) \
-        .order_by(Transaction.created_at.desc(), Transaction.id.desc())
+    return query.options(db.selectinload(Transaction.payment)).order_by(
+        Transaction.created_at.desc(), Transaction.id.desc()
+    )
 
 
 def get_transaction(brand, trx_id):
@@ -27,7 +29,9 @@ def get_transaction(brand, trx_id):
     transaction = None
     if 0 < len(trx_id) <= MAX_TRX_ID_LENGTH:
         transaction = db.session.execute(
-            db.select(Transaction).where(Transaction.trx_id == trx_id, Transaction.brand_id == brand.id)
+            db.select(Transaction).where(
+                Transaction.trx_id == trx_id, Transaction.brand_id == brand.id
+            )
         ).scalar_one_or_none()
     if transaction is None:
         raise not_found("transaction")

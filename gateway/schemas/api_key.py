@@ -1,4 +1,5 @@
 """API key request and response shapes; the secret appears in the creation response only."""
+
 import marshmallow as ma
 from marshmallow import fields, validate
 
@@ -9,10 +10,17 @@ from .common import BaseSchema, Timestamp
 class ApiKeyCreateSchema(BaseSchema):
     """Body of POST /api-keys: a label (alias `name`) and the scopes."""
 
-    label = fields.String(required=True, validate=validate.Length(min=1, max=100),
-                          metadata={"description": "Alias: name. Unique among the brand's active keys."})
-    scopes = fields.List(fields.String(validate=validate.OneOf(SCOPES)), load_default=lambda: ["read", "write"],
-                         validate=validate.Length(min=1), metadata={"description": "Defaults to read and write."})
+    label = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=100),
+        metadata={"description": "Alias: name. Unique among the brand's active keys."},
+    )
+    scopes = fields.List(
+        fields.String(validate=validate.OneOf(SCOPES)),
+        load_default=lambda: ["read", "write"],
+        validate=validate.Length(min=1),
+        metadata={"description": "Defaults to read and write."},
+    )
 
     @ma.pre_load
     def accept_aliases(self, data, **kwargs):
@@ -29,8 +37,10 @@ class ApiKeySchema(BaseSchema):
     id = fields.Integer()
     label = fields.String()
     display_prefix = fields.String()
-    scopes = fields.Function(lambda key: [scope for scope in SCOPES if scope in key.scope_set],
-                             metadata={"type": "array", "items": {"type": "string", "enum": list(SCOPES)}})
+    scopes = fields.Function(
+        lambda key: [scope for scope in SCOPES if scope in key.scope_set],
+        metadata={"type": "array", "items": {"type": "string", "enum": list(SCOPES)}},
+    )
     created_at = Timestamp()
     last_used_at = Timestamp(allow_none=True)
     revoked_at = Timestamp(allow_none=True)
@@ -40,4 +50,6 @@ class ApiKeySchema(BaseSchema):
 class ApiKeyCreatedSchema(ApiKeySchema):
     """`data` of POST /api-keys: the key record plus the full secret, shown this once."""
 
-    key = fields.String(attribute="secret", metadata={"description": "The full API key; it cannot be read again."})
+    key = fields.String(
+        attribute="secret", metadata={"description": "The full API key; it cannot be read again."}
+    )

@@ -1,4 +1,5 @@
 """Fields and schema pieces shared by the API, the checkout and the panel."""
+
 import math
 import re
 from collections.abc import Mapping
@@ -56,8 +57,9 @@ class Amount(fields.Field):
     """A money amount: a string with at most two decimals in, exactly two decimals out."""
 
     def __init__(self, **kwargs):
-        kwargs.setdefault("metadata", {}).update({"type": "string", "pattern": r"^\d+(\.\d{1,2})?$",
-                                                   "example": "500.00"})
+        kwargs.setdefault("metadata", {}).update(
+            {"type": "string", "pattern": r"^\d+(\.\d{1,2})?$", "example": "500.00"}
+        )
         super().__init__(**kwargs)
 
     def _serialize(self, value, attr, obj, **kwargs):
@@ -85,8 +87,12 @@ class HttpUrl(fields.Url):
     """An absolute http(s) URL of at most 2048 characters."""
 
     def __init__(self, **kwargs):
-        super().__init__(schemes={"http", "https"}, require_tld=False,
-                         validate=validate.Length(max=MAX_URL_LENGTH), **kwargs)
+        super().__init__(
+            schemes={"http", "https"},
+            require_tld=False,
+            validate=validate.Length(max=MAX_URL_LENGTH),
+            **kwargs,
+        )
 
 
 class Phone(fields.String):
@@ -100,23 +106,31 @@ class Phone(fields.String):
         text = super()._deserialize(value, attr, data, **kwargs).strip()
         # phonenumbers would read letters as a keypad's digits ("+880ABC…"): only digits are a number here.
         if not PHONE_CHARACTERS.fullmatch(text):
-            raise ma.ValidationError("Not a telephone number; use international format such as +8801712345678.")
+            raise ma.ValidationError(
+                "Not a telephone number; use international format such as +8801712345678."
+            )
         try:
             number = phonenumbers.parse(text, "BD")
         except phonenumbers.NumberParseException as error:
-            raise ma.ValidationError("Not a telephone number; use international format such as +8801712345678.") from error
+            raise ma.ValidationError(
+                "Not a telephone number; use international format such as +8801712345678."
+            ) from error
         if not phonenumbers.is_valid_number(number):
-            raise ma.ValidationError("Not a valid telephone number; use international format such as +8801712345678.")
+            raise ma.ValidationError(
+                "Not a valid telephone number; use international format such as +8801712345678."
+            )
         return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
 def positive_amount(maximum=None):
     """A validator: more than zero and, when given, at most `maximum`."""
+
     def check(value):
         if value <= 0:
             raise ma.ValidationError("Amount must be greater than zero.")
         if maximum is not None and value > Decimal(maximum):
             raise ma.ValidationError(f"Amount must not exceed {format_amount(maximum)}.")
+
     return check
 
 
@@ -135,7 +149,9 @@ class PageArgs(BaseSchema):
                 try:
                     value.astimezone(timezone.utc)
                 except OverflowError:
-                    raise ma.ValidationError("The time is out of range.", field.data_key or name) from None
+                    raise ma.ValidationError(
+                        "The time is out of range.", field.data_key or name
+                    ) from None
 
 
 class PageMeta(BaseSchema):
@@ -172,8 +188,12 @@ class ErrorSchema(BaseSchema):
     error = fields.Boolean(required=True, metadata={"enum": [True]})
     message = fields.String(required=True)
     code = fields.String(required=True, metadata={"example": "VALIDATION_ERROR"})
-    errors = fields.List(fields.Nested(ErrorDetailSchema), metadata={"description": "The fields at fault."})
-    request_id = fields.String(metadata={"description": "On 5xx answers: quote it when reporting the error."})
+    errors = fields.List(
+        fields.Nested(ErrorDetailSchema), metadata={"description": "The fields at fault."}
+    )
+    request_id = fields.String(
+        metadata={"description": "On 5xx answers: quote it when reporting the error."}
+    )
 
 
 class DeletedSchema(BaseSchema):

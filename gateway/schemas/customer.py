@@ -1,4 +1,5 @@
 """Customer profile request and response shapes."""
+
 import marshmallow as ma
 from marshmallow import fields, validate
 
@@ -53,5 +54,7 @@ class CustomerListArgs(PageArgs):
 
     email = fields.String(validate=validate.Length(min=1, max=254))
     phone = Phone()
-    q = fields.String(validate=validate.Length(min=1, max=200),
-                      metadata={"description": "Part of the name, e-mail or phone number."})
+    q = fields.String(
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "Part of the name, e-mail or phone number."},
+    )

@@ -1,4 +1,5 @@
 """The dashboard summary's response shape."""
+
 from marshmallow import fields
 
 from ..payments.models.payment import PAYMENT_STATUSES
@@ -10,8 +11,9 @@ def per_currency(description):
     return fields.Dict(keys=fields.String(), values=Amount(), metadata={"description": description})
 
 
-StatusCountsSchema = BaseSchema.from_dict({status: fields.Integer() for status in PAYMENT_STATUSES},
-                                          name="StatusCounts")
+StatusCountsSchema = BaseSchema.from_dict(
+    {status: fields.Integer() for status in PAYMENT_STATUSES}, name="StatusCounts"
+)
 
 
 class DaySchema(BaseSchema):
@@ -27,7 +29,9 @@ class StatusWindowSchema(BaseSchema):
 
     counts = fields.Nested(StatusCountsSchema)
     total_count = fields.Integer()
-    success_rate = fields.String(allow_none=True, metadata={"description": "As success_rate, within the window."})
+    success_rate = fields.String(
+        allow_none=True, metadata={"description": "As success_rate, within the window."}
+    )
 
 
 class WindowsSchema(BaseSchema):
@@ -40,19 +44,38 @@ class WindowsSchema(BaseSchema):
 class DashboardSummarySchema(BaseSchema):
     """`data` of GET /dashboard/summary."""
 
-    timezone = fields.String(metadata={"description": "The brand's time zone that days are counted in."})
+    timezone = fields.String(
+        metadata={"description": "The brand's time zone that days are counted in."}
+    )
     generated_at = Timestamp()
-    counts = fields.Nested(StatusCountsSchema, metadata={"description": "All-time payments per status."})
+    counts = fields.Nested(
+        StatusCountsSchema, metadata={"description": "All-time payments per status."}
+    )
     total_count = fields.Integer(metadata={"description": "All-time payments in any status."})
-    completed_volume = per_currency("Gross amount of completed, partially refunded and refunded payments.")
+    completed_volume = per_currency(
+        "Gross amount of completed, partially refunded and refunded payments."
+    )
     refunded_volume = per_currency("Amount refunded on those payments.")
     net_volume = per_currency("completed_volume minus refunded_volume.")
-    success_rate = fields.String(allow_none=True, metadata={
-        "description": "Percentage, two decimals: payments that were paid (completed, partially_refunded, "
-                       "refunded) out of all payments, open ones (created, processing) included; "
-                       "null when there are no payments.",
-        "example": "66.67"})
-    windows = fields.Nested(WindowsSchema, metadata={
-        "description": "Counts by status and success rate of the payments created today and in the last 30 days."})
-    today = fields.Nested(DaySchema, metadata={"description": "The current day in the brand's time zone."})
-    daily = fields.List(fields.Nested(DaySchema), metadata={"description": "The last 30 local days, oldest first, today last."})
+    success_rate = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "Percentage, two decimals: payments that were paid (completed, partially_refunded, "
+            "refunded) out of all payments, open ones (created, processing) included; "
+            "null when there are no payments.",
+            "example": "66.67",
+        },
+    )
+    windows = fields.Nested(
+        WindowsSchema,
+        metadata={
+            "description": "Counts by status and success rate of the payments created today and in the last 30 days."
+        },
+    )
+    today = fields.Nested(
+        DaySchema, metadata={"description": "The current day in the brand's time zone."}
+    )
+    daily = fields.List(
+        fields.Nested(DaySchema),
+        metadata={"description": "The last 30 local days, oldest first, today last."},
+    )

@@ -1,4 +1,5 @@
 """Request and response shapes of the companion app's protocol (/api/mobile/v1)."""
+
 from datetime import datetime, timezone
 
 import marshmallow as ma
@@ -13,7 +14,10 @@ MAX_PAYLOAD = 16 * 1024
 class PairDeviceSchema(BaseSchema):
     """Body of POST /devices."""
 
-    pairing_code = fields.String(required=True, validate=validate.Regexp(r"^\d{6}$", error="The pairing code has six digits."))
+    pairing_code = fields.String(
+        required=True,
+        validate=validate.Regexp(r"^\d{6}$", error="The pairing code has six digits."),
+    )
     device_id = fields.String(required=True, validate=validate.Length(min=1, max=128))
     device_name = fields.String(required=True, validate=validate.Length(min=1, max=120))
     app_version = fields.String(load_default=None, validate=validate.Length(max=32))
@@ -45,16 +49,28 @@ class ReceivedAt(fields.Field):
                 return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
             parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except (TypeError, ValueError, OverflowError, OSError) as error:
-            raise ma.ValidationError("Send received_at as ISO 8601 or epoch milliseconds.") from error
-        return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+            raise ma.ValidationError(
+                "Send received_at as ISO 8601 or epoch milliseconds."
+            ) from error
+        return (
+            parsed.replace(tzinfo=timezone.utc)
+            if parsed.tzinfo is None
+            else parsed.astimezone(timezone.utc)
+        )
 
 
 class LocalId(fields.Field):
     """The app's own id of a message: a string or an integer, kept as a string."""
 
     def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, bool) or not isinstance(value, (str, int)) or not 0 < len(str(value)) <= 64:
-            raise ma.ValidationError("local_id must be a string or integer of at most 64 characters.")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (str, int))
+            or not 0 < len(str(value)) <= 64
+        ):
+            raise ma.ValidationError(
+                "local_id must be a string or integer of at most 64 characters."
+            )
         return str(value)
 
 
@@ -63,15 +79,22 @@ class SmsMessageSchema(BaseSchema):
 
     local_id = LocalId(required=True)
     sender = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    encrypted_payload = fields.String(required=True, validate=validate.Length(min=1, max=MAX_PAYLOAD))
+    encrypted_payload = fields.String(
+        required=True, validate=validate.Length(min=1, max=MAX_PAYLOAD)
+    )
     received_at = ReceivedAt(load_default=None)
 
 
 class SmsBatchSchema(BaseSchema):
     """Body of POST /sms: each message is checked on its own, so one bad item is rejected alone."""
 
-    messages = fields.List(fields.Raw(), required=True,
-                           validate=validate.Length(min=1, max=MAX_BATCH, error=f"Send between 1 and {MAX_BATCH} messages per call."))
+    messages = fields.List(
+        fields.Raw(),
+        required=True,
+        validate=validate.Length(
+            min=1, max=MAX_BATCH, error=f"Send between 1 and {MAX_BATCH} messages per call."
+        ),
+    )
 
 
 class HeartbeatSchema(BaseSchema):
@@ -99,7 +122,9 @@ class NotificationSchema(BaseSchema):
 class AcknowledgeSchema(BaseSchema):
     """Body of POST /notifications/acknowledgements."""
 
-    ids = fields.List(fields.Integer(strict=True), required=True, validate=validate.Length(min=1, max=500))
+    ids = fields.List(
+        fields.Integer(strict=True), required=True, validate=validate.Length(min=1, max=500)
+    )
 
 
 class OutboundLeaseArgs(BaseSchema):

@@ -1,4 +1,5 @@
 """Outbound SMS queue: the message record, the request that queues one, the list filter."""
+
 from marshmallow import fields, validate
 
 from ..sms.models.outbound_sms import OUTBOUND_SMS_STATUSES

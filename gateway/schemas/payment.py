@@ -1,12 +1,13 @@
 """Payment request and response shapes, shared by the API, the checkout and the panel."""
+
 from datetime import timezone
 
 import marshmallow as ma
 from flask import current_app
 from marshmallow import fields, validate
 
-from ..payments.models.payment import PAYMENT_STATUSES
 from ..payments.lifecycle import checkout_url
+from ..payments.models.payment import PAYMENT_STATUSES
 from .common import Amount, BaseSchema, HttpUrl, PageArgs, Phone, Timestamp, positive_amount
 
 METADATA_MAX_KEYS = 20
@@ -16,16 +17,25 @@ class PaymentCreateSchema(BaseSchema):
     """Body of POST /payments."""
 
     amount = Amount(required=True)
-    currency = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z]{3}$", error="Currency must be a three-letter ISO 4217 code."))
+    currency = fields.String(
+        required=True,
+        validate=validate.Regexp(
+            r"^[A-Za-z]{3}$", error="Currency must be a three-letter ISO 4217 code."
+        ),
+    )
     reference = fields.String(validate=validate.Length(min=1, max=255))
     callback_url = HttpUrl()
     redirect_url = HttpUrl()
     cancel_url = HttpUrl()
     customer_name = fields.String(validate=validate.Length(max=200))
-    customer_mail = fields.Email(validate=validate.Length(max=254), metadata={"description": "Alias: customer_email."})
+    customer_mail = fields.Email(
+        validate=validate.Length(max=254), metadata={"description": "Alias: customer_email."}
+    )
     customer_phone = Phone()
-    metadata = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=40)),
-                           values=fields.Raw(allow_none=True))
+    metadata = fields.Dict(
+        keys=fields.String(validate=validate.Length(min=1, max=40)),
+        values=fields.Raw(allow_none=True),
+    )
 
     @ma.pre_load
     def accept_aliases(self, data, **kwargs):
@@ -45,7 +55,9 @@ class PaymentCreateSchema(BaseSchema):
             raise ma.ValidationError(f"At most {METADATA_MAX_KEYS} metadata keys.")
         for item in value.values():
             if isinstance(item, (dict, list)) or (isinstance(item, str) and len(item) > 500):
-                raise ma.ValidationError("Metadata values must be strings of at most 500 characters, numbers or booleans.")
+                raise ma.ValidationError(
+                    "Metadata values must be strings of at most 500 characters, numbers or booleans."
+                )
 
     @ma.post_load
     def normalise(self, data, **kwargs):
@@ -67,12 +79,20 @@ class PaymentCreatedSchema(BaseSchema):
 
 def customer_summary(payment):
     """The customer as the payment recorded them; written out, since a nested schema's dump costs more on every read."""
-    return {"name": payment.customer_name, "email": payment.customer_email, "phone": payment.customer_phone}
+    return {
+        "name": payment.customer_name,
+        "email": payment.customer_email,
+        "phone": payment.customer_phone,
+    }
 
 
 # The document's shape of `customer` (a Function field documents nothing by itself).
-CUSTOMER_SUMMARY_DOC = {"type": "object", "properties": {
-    name: {"type": "string", "nullable": True} for name in ("name", "email", "phone")}}
+CUSTOMER_SUMMARY_DOC = {
+    "type": "object",
+    "properties": {
+        name: {"type": "string", "nullable": True} for name in ("name", "email", "phone")
+    },
+}
 
 
 class PaymentSchema(PaymentCreatedSchema):

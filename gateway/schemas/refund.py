@@ -1,4 +1,5 @@
 """Refund request and response shapes (spec 2.5 and CONTRACT.md)."""
+
 from datetime import timezone
 
 import marshmallow as ma
@@ -14,10 +15,16 @@ class RefundCreateSchema(BaseSchema):
     """Body of POST /refunds: `trx_id` or `transaction_id`, `amount` optional (default: the remainder)."""
 
     trx_id = fields.String(**TRX_ID)
-    transaction_id = fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_ROW_ID),
-                                    metadata={"description": "Internal transaction id, instead of trx_id."})
-    amount = Amount(allow_none=True, validate=positive_amount(),
-                    metadata={"description": "Omitted or null: refund everything that remains."})
+    transaction_id = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=1, max=MAX_ROW_ID),
+        metadata={"description": "Internal transaction id, instead of trx_id."},
+    )
+    amount = Amount(
+        allow_none=True,
+        validate=positive_amount(),
+        metadata={"description": "Omitted or null: refund everything that remains."},
+    )
     reason = fields.String(allow_none=True, validate=validate.Length(max=500))
 
     @ma.validates_schema

@@ -1,4 +1,5 @@
 """Transaction response and list-filter shapes."""
+
 from datetime import timezone
 
 from marshmallow import fields, validate

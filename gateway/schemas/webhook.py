@@ -1,4 +1,5 @@
 """Webhook delivery records (spec 2.6) and the webhook test request."""
+
 from marshmallow import fields
 
 from .common import BaseSchema, HttpUrl, Timestamp
@@ -11,7 +12,9 @@ class DeliverySchema(BaseSchema):
     transaction_id = fields.Integer(allow_none=True)
     event = fields.String(metadata={"example": "payment.completed"})
     url = fields.String()
-    payload = fields.String(metadata={"description": "The notification body as sent, a JSON-encoded string."})
+    payload = fields.String(
+        metadata={"description": "The notification body as sent, a JSON-encoded string."}
+    )
     response_status = fields.Integer(allow_none=True)
     response_body = fields.String(allow_none=True)
     attempts = fields.Integer()

@@ -1,16 +1,21 @@
 """Claims and stored SMS by provider TrxID: index probes whatever the engine's statistics say."""
+
 from ..clock import utcnow
 from ..extensions import db
-from .models.inbound_sms import InboundSms
 from ..payments.models.payment import Payment
 from ..states import PAYMENT, not_held_for_review_sql, write_status
+from .models.inbound_sms import InboundSms
 
 
 def stored_sms(brand_id, provider, trx_id):
     """The one stored SMS holding this TrxID for the brand (a unique-index probe), or None."""
     return db.session.execute(
-        db.select(InboundSms).where(InboundSms.brand_id == brand_id, InboundSms.provider == provider,
-                                    InboundSms.provider_trx_id == trx_id)
+        db.select(InboundSms)
+        .where(
+            InboundSms.brand_id == brand_id,
+            InboundSms.provider == provider,
+            InboundSms.provider_trx_id == trx_id,
+        )
         .execution_options(populate_existing=True)
     ).scalar_one_or_none()
 
@@ -22,12 +27,23 @@ def open_claims(brand_id, provider, trx_id, exclude=None):
     whatever its statistics; the few payments sharing a TrxID are narrowed here.
     """
     now = utcnow()
-    payments = db.session.execute(
-        db.select(Payment).where(Payment.provider == provider, Payment.provider_trx_id == trx_id)
-        .execution_options(populate_existing=True)
-    ).scalars().all()
-    live = [p for p in payments if p.brand_id == brand_id and p.status == "processing" and p.expires_at > now
-            and p.id != exclude]
+    payments = (
+        db.session.execute(
+            db.select(Payment)
+            .where(Payment.provider == provider, Payment.provider_trx_id == trx_id)
+            .execution_options(populate_existing=True)
+        )
+        .scalars()
+        .all()
+    )
+    live = [
+        p
+        for p in payments
+        if p.brand_id == brand_id
+        and p.status == "processing"
+        and p.expires_at > now
+        and p.id != exclude
+    ]
     return sorted(live, key=lambda p: (p.claimed_at or p.created_at, p.id))
 
 
@@ -40,8 +56,9 @@ def claimed_trx_ids(provider, trx_ids):
     if not trx_ids:
         return set()
     rows = db.session.execute(
-        db.select(Payment.provider_trx_id, Payment.status)
-        .where(Payment.provider == provider, Payment.provider_trx_id.in_(trx_ids))
+        db.select(Payment.provider_trx_id, Payment.status).where(
+            Payment.provider == provider, Payment.provider_trx_id.in_(trx_ids)
+        )
     ).all()
     return {trx_id for trx_id, status in rows if status in CLAIM_HOLDING_STATUSES}
 
@@ -65,9 +82,17 @@ def reopen_claim(payment):
     """
     now = utcnow()
     bound = db.select(InboundSms.id).where(InboundSms.payment_id == payment.id).exists()
-    reopened = write_status(PAYMENT, (Payment.id == payment.id, not_held_for_review_sql(), Payment.expires_at > now,
-                                      ~bound), ("processing",), "created", provider=None, provider_trx_id=None,
-                            sender_number=None, claimed_at=None, updated_at=now)
+    reopened = write_status(
+        PAYMENT,
+        (Payment.id == payment.id, not_held_for_review_sql(), Payment.expires_at > now, ~bound),
+        ("processing",),
+        "created",
+        provider=None,
+        provider_trx_id=None,
+        sender_number=None,
+        claimed_at=None,
+        updated_at=now,
+    )
     return reopened == 1
 
 
@@ -82,18 +107,31 @@ def stranded_credit_ids(now, brand_id=None, slots=None):
     narrow it to one phone's batch.
     """
     query = (
-        db.select(InboundSms.id).distinct()
-        .join(Payment, db.and_(Payment.brand_id == InboundSms.brand_id, Payment.provider == InboundSms.provider,
-                               Payment.provider_trx_id == InboundSms.provider_trx_id))
-        .where(Payment.status == "processing", Payment.expires_at > now, InboundSms.status == "unmatched",
-               InboundSms.payment_id.is_(None))
+        db.select(InboundSms.id)
+        .distinct()
+        .join(
+            Payment,
+            db.and_(
+                Payment.brand_id == InboundSms.brand_id,
+                Payment.provider == InboundSms.provider,
+                Payment.provider_trx_id == InboundSms.provider_trx_id,
+            ),
+        )
+        .where(
+            Payment.status == "processing",
+            Payment.expires_at > now,
+            InboundSms.status == "unmatched",
+            InboundSms.payment_id.is_(None),
+        )
     )
     if brand_id is not None:
         query = query.where(InboundSms.brand_id == brand_id)
     if slots is not None:
         if not slots:
             return []
-        query = query.where(db.tuple_(InboundSms.provider, InboundSms.provider_trx_id).in_(sorted(slots)))
+        query = query.where(
+            db.tuple_(InboundSms.provider, InboundSms.provider_trx_id).in_(sorted(slots))
+        )
     ids = db.session.execute(query.order_by(InboundSms.id).limit(STRANDED_BATCH)).scalars().all()
     db.session.commit()  # end the read: each match runs in a transaction of its own
     return ids
@@ -106,10 +144,15 @@ def late_claims(brand_id, provider, trx_id, arrived_at):
     cancelled after the SMS came (the merchant cancelled a review, releasing its SMS) does not: that
     SMS was seen and let go on purpose. Latest claim first: a customer who tried again claimed last.
     """
-    payments = db.session.execute(
-        db.select(Payment).where(Payment.provider == provider, Payment.provider_trx_id == trx_id)
-        .execution_options(populate_existing=True)
-    ).scalars().all()
+    payments = (
+        db.session.execute(
+            db.select(Payment)
+            .where(Payment.provider == provider, Payment.provider_trx_id == trx_id)
+            .execution_options(populate_existing=True)
+        )
+        .scalars()
+        .all()
+    )
     late = [p for p in payments if p.brand_id == brand_id and arrived_late(p, arrived_at)]
     return sorted(late, key=lambda p: (p.claimed_at or p.created_at, p.id), reverse=True)
 

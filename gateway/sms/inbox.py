@@ -1,4 +1,5 @@
 """The SMS inbox: every stored text with what the parser read, found by status, provider or TrxID, and set aside."""
+
 import uuid
 
 from sqlalchemy.orm import selectinload
@@ -6,10 +7,10 @@ from sqlalchemy.orm import selectinload
 from ..answer_commit import commit_work
 from ..domain_errors import InvalidState, field_error, invalid_state, not_found
 from ..extensions import db
-from ..states import INBOUND_SMS, write_status
 from ..payments.models.payment import OPEN_STATUSES, Payment
-from .models.inbound_sms import InboundSms
+from ..states import INBOUND_SMS, write_status
 from .matching import HAND_MATCHABLE, SMS_CURRENCY
+from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
 from .records import enabled_templates, read_text
 
@@ -18,7 +19,11 @@ CANDIDATE_LIMIT = 8
 
 def list_inbound_sms_query(brand, filters):
     """The brand's texts, newest first, narrowed by status, provider and a TrxID or words of the text."""
-    query = db.select(InboundSms).options(selectinload(InboundSms.payment)).where(InboundSms.brand_id == brand.id)
+    query = (
+        db.select(InboundSms)
+        .options(selectinload(InboundSms.payment))
+        .where(InboundSms.brand_id == brand.id)
+    )
     if filters.get("status"):
         query = query.where(InboundSms.status == filters["status"])
     if filters.get("provider"):
@@ -26,9 +31,13 @@ def list_inbound_sms_query(brand, filters):
     if filters.get("q"):
         text = filters["q"].strip()
         words = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        query = query.where(db.or_(InboundSms.provider_trx_id == (canonical_trx_id(text) or text.upper()),
-                                   InboundSms.body.ilike(words, escape="\\"),
-                                   InboundSms.sender.ilike(words, escape="\\")))
+        query = query.where(
+            db.or_(
+                InboundSms.provider_trx_id == (canonical_trx_id(text) or text.upper()),
+                InboundSms.body.ilike(words, escape="\\"),
+                InboundSms.sender.ilike(words, escape="\\"),
+            )
+        )
     return query.order_by(InboundSms.created_at.desc(), InboundSms.id.desc())
 
 
@@ -39,7 +48,9 @@ def get_inbound_sms(brand, public_id):
     except ValueError:
         raise not_found("sms") from None
     sms = db.session.execute(
-        db.select(InboundSms).where(InboundSms.public_id == public_id, InboundSms.brand_id == brand.id)
+        db.select(InboundSms).where(
+            InboundSms.public_id == public_id, InboundSms.brand_id == brand.id
+        )
     ).scalar_one_or_none()
     if sms is None:
         raise not_found("sms")
@@ -53,14 +64,20 @@ def parser_reading(sms):
 
 def ignore_sms(sms):
     """Set aside a text that no claim took and that pays nothing (guarded: a concurrent match wins)."""
-    changed = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)), HAND_MATCHABLE,
-                           "ignored")
+    changed = write_status(
+        INBOUND_SMS,
+        (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+        HAND_MATCHABLE,
+        "ignored",
+    )
     if changed != 1:
         db.session.rollback()
         db.session.refresh(sms)
         if sms.status == "ignored":
             raise invalid_state("This SMS is already ignored.")
-        raise invalid_state(f"This SMS is {sms.status}; only a text no payment took can be ignored.")
+        raise invalid_state(
+            f"This SMS is {sms.status}; only a text no payment took can be ignored."
+        )
     commit_work()
     db.session.refresh(sms)
     return sms
@@ -70,29 +87,52 @@ def match_candidates(sms):
     """Open payments this text could pay: same amount in BDT, newest first (none when the amount is unknown)."""
     if sms.amount is None or sms.status not in HAND_MATCHABLE:
         return []
-    return db.session.execute(
-        db.select(Payment).where(Payment.brand_id == sms.brand_id, Payment.status.in_(OPEN_STATUSES),
-                                 Payment.amount == sms.amount, Payment.currency == SMS_CURRENCY)
-        .order_by(Payment.created_at.desc(), Payment.id.desc()).limit(CANDIDATE_LIMIT)
-    ).scalars().all()
+    return (
+        db.session.execute(
+            db.select(Payment)
+            .where(
+                Payment.brand_id == sms.brand_id,
+                Payment.status.in_(OPEN_STATUSES),
+                Payment.amount == sms.amount,
+                Payment.currency == SMS_CURRENCY,
+            )
+            .order_by(Payment.created_at.desc(), Payment.id.desc())
+            .limit(CANDIDATE_LIMIT)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def find_payment_to_match(brand, text):
     """The open payment a person names by payment ID or by reference; ValidationFailed on `payment` if none or many."""
     text = (text or "").strip()
     if not text:
-        raise field_error("payment", "Enter the payment ID or the order reference.", code="required")
+        raise field_error(
+            "payment", "Enter the payment ID or the order reference.", code="required"
+        )
     query = db.select(Payment).where(Payment.brand_id == brand.id)
     by_id = db.session.execute(query.where(Payment.public_id == text.lower())).scalars().all()
-    found = by_id or db.session.execute(
-        query.where(Payment.reference == text).order_by(Payment.created_at.desc()).limit(20)).scalars().all()
+    found = (
+        by_id
+        or db.session.execute(
+            query.where(Payment.reference == text).order_by(Payment.created_at.desc()).limit(20)
+        )
+        .scalars()
+        .all()
+    )
     open_ones = [payment for payment in found if payment.status in OPEN_STATUSES]
     if not found:
         raise field_error("payment", "No payment has this ID or reference.", code="not_found")
     if len(open_ones) > 1:
-        raise field_error("payment", "Several open payments have this reference; enter the payment ID.",
-                          code="ambiguous")
+        raise field_error(
+            "payment",
+            "Several open payments have this reference; enter the payment ID.",
+            code="ambiguous",
+        )
     if not open_ones:
         message = f"That payment is {found[0].status}; only an open payment can be matched."
-        raise InvalidState(message, [{"field": "payment", "code": "invalid_state", "message": message}])
+        raise InvalidState(
+            message, [{"field": "payment", "code": "invalid_state", "message": message}]
+        )
     return open_ones[0]

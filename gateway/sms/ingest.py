@@ -1,15 +1,16 @@
 """Ingesting a phone's batch: decrypt, parse, store each text once, then match it to a claim."""
+
 import marshmallow as ma
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from ..clock import utcnow
-from ..extensions import db
+from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
 from ..devices.models.device import Device
-from .models.inbound_sms import InboundSms
+from ..extensions import db
 from ..schemas.mobile import SmsMessageSchema
 from .claims import claimed_trx_ids
 from .matching import match_sms_to_claim, match_stranded_credits
-from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
+from .models.inbound_sms import InboundSms
 from .records import enabled_templates, message_text, sms_values
 
 MESSAGE = SmsMessageSchema()
@@ -25,8 +26,11 @@ def ingest_batch(device, items):
         results.append(result)
         if values is not None:
             pending.append((result, values))
-    sent = [(result, values["provider"], values["provider_trx_id"]) for result, values in pending
-            if values["provider_trx_id"]]
+    sent = [
+        (result, values["provider"], values["provider_trx_id"])
+        for result, values in pending
+        if values["provider_trx_id"]
+    ]
     match_stored(store(device, pending))
     match_resent(device.brand_id, sent)
     return results
@@ -34,7 +38,10 @@ def ingest_batch(device, items):
 
 def batch_answer(results):
     """What the phone is told about a batch: each text's result, and how many were accepted, duplicate or rejected."""
-    counts = {status: sum(1 for r in results if r["status"] == status) for status in ("accepted", "duplicate", "rejected")}
+    counts = {
+        status: sum(1 for r in results if r["status"] == status)
+        for status in ("accepted", "duplicate", "rejected")
+    }
     return {"results": results, **counts}
 
 
@@ -44,7 +51,9 @@ def match_resent(brand_id, sent):
     `sent` holds (result, provider, TrxID) of the batch's parsed texts; only those answered `duplicate`
     are looked at, so a batch of new texts costs nothing more.
     """
-    slots = {(provider, trx_id) for result, provider, trx_id in sent if result["status"] == "duplicate"}
+    slots = {
+        (provider, trx_id) for result, provider, trx_id in sent if result["status"] == "duplicate"
+    }
     if slots:
         match_stranded_credits(brand_id, slots)
 
@@ -55,9 +64,12 @@ def device_key(device):
     if not current:
         # Guarded on the old value: of two batches re-sealing at once, one writes; either seal opens the same key.
         sealed = device.aes_key_sealed
-        db.session.execute(db.update(Device).where(Device.id == device.id, Device.aes_key_sealed == sealed)
-                           .values(aes_key_sealed=seal_device_key(key, device.uuid))
-                           .execution_options(synchronize_session=False))
+        db.session.execute(
+            db.update(Device)
+            .where(Device.id == device.id, Device.aes_key_sealed == sealed)
+            .values(aes_key_sealed=seal_device_key(key, device.uuid))
+            .execution_options(synchronize_session=False)
+        )
         db.session.commit()
         db.session.refresh(device)
     return key
@@ -67,7 +79,9 @@ def match_stored(stored):
     """Match the batch's new credits; only those whose TrxID someone claimed are loaded and tried."""
     credits = [values for values in stored if values["status"] == "unmatched"]
     for provider in {values["provider"] for values in credits}:
-        claimed = claimed_trx_ids(provider, [v["provider_trx_id"] for v in credits if v["provider"] == provider])
+        claimed = claimed_trx_ids(
+            provider, [v["provider_trx_id"] for v in credits if v["provider"] == provider]
+        )
         for values in credits:
             if values["provider"] == provider and values["provider_trx_id"] in claimed:
                 match_sms_to_claim(db.session.get(InboundSms, values["id"]))
@@ -76,8 +90,12 @@ def match_stored(stored):
 def rejected(item, reason):
     """The result of a message that was not stored, and why."""
     local_id = item.get("local_id") if isinstance(item, dict) else None
-    return {"local_id": None if local_id is None else str(local_id)[:64], "status": "rejected",
-            "server_ref": None, "reason": reason}
+    return {
+        "local_id": None if local_id is None else str(local_id)[:64],
+        "status": "rejected",
+        "server_ref": None,
+        "reason": reason,
+    }
 
 
 def read_message(device, key, templates, item):
@@ -85,7 +103,9 @@ def read_message(device, key, templates, item):
     try:
         message = MESSAGE.load(item if isinstance(item, dict) else {})
     except ma.ValidationError as error:
-        fields = ", ".join(sorted(error.messages)) if isinstance(error.messages, dict) else "message"
+        fields = (
+            ", ".join(sorted(error.messages)) if isinstance(error.messages, dict) else "message"
+        )
         return rejected(item, f"invalid fields: {fields}"), None
     try:
         body = message_text(decrypt_payload(key, message["encrypted_payload"]))
@@ -93,8 +113,14 @@ def read_message(device, key, templates, item):
         return rejected(item, str(error)), None
     if not body.strip():
         return rejected(item, "The decrypted text is empty."), None
-    values = sms_values(device, message["sender"], body, message["received_at"], message["local_id"], templates)
-    return {"local_id": message["local_id"], "status": "accepted", "server_ref": values["public_id"]}, values
+    values = sms_values(
+        device, message["sender"], body, message["received_at"], message["local_id"], templates
+    )
+    return {
+        "local_id": message["local_id"],
+        "status": "accepted",
+        "server_ref": values["public_id"],
+    }, values
 
 
 def store(device, pending):
@@ -126,10 +152,19 @@ def store(device, pending):
 
 def insert(device, rows):
     """Write rows and the device's last_sms_at in one commit; rows get their ids."""
-    db.session.execute(db.update(Device).where(Device.id == device.id).values(last_sms_at=utcnow())
-                       .execution_options(synchronize_session=False))
-    ids = db.session.execute(db.insert(InboundSms).returning(InboundSms.id, sort_by_parameter_order=True),
-                             rows).scalars().all()
+    db.session.execute(
+        db.update(Device)
+        .where(Device.id == device.id)
+        .values(last_sms_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    ids = (
+        db.session.execute(
+            db.insert(InboundSms).returning(InboundSms.id, sort_by_parameter_order=True), rows
+        )
+        .scalars()
+        .all()
+    )
     db.session.commit()
     for values, row_id in zip(rows, ids):
         values["id"] = row_id
@@ -138,13 +173,26 @@ def insert(device, rows):
 def screen(brand_id, pending):
     """Drop texts already stored (result `duplicate`); a second text with a stored TrxID is kept as `duplicate`."""
     hashes = {values["content_hash"] for _, values in pending}
-    known = dict(db.session.execute(
-        db.select(InboundSms.content_hash, InboundSms.public_id)
-        .where(InboundSms.brand_id == brand_id, InboundSms.content_hash.in_(hashes))).all())
+    known = dict(
+        db.session.execute(
+            db.select(InboundSms.content_hash, InboundSms.public_id).where(
+                InboundSms.brand_id == brand_id, InboundSms.content_hash.in_(hashes)
+            )
+        ).all()
+    )
     trx_ids = {values["provider_trx_id"] for _, values in pending if values["provider_trx_id"]}
-    known_trx = {(provider, trx): ref for provider, trx, ref in db.session.execute(
-        db.select(InboundSms.provider, InboundSms.provider_trx_id, InboundSms.public_id)
-        .where(InboundSms.brand_id == brand_id, InboundSms.provider_trx_id.in_(trx_ids))).all()} if trx_ids else {}
+    known_trx = (
+        {
+            (provider, trx): ref
+            for provider, trx, ref in db.session.execute(
+                db.select(
+                    InboundSms.provider, InboundSms.provider_trx_id, InboundSms.public_id
+                ).where(InboundSms.brand_id == brand_id, InboundSms.provider_trx_id.in_(trx_ids))
+            ).all()
+        }
+        if trx_ids
+        else {}
+    )
     fresh = []
     for result, values in pending:
         if values["content_hash"] in known:
@@ -152,8 +200,11 @@ def screen(brand_id, pending):
             continue
         slot = (values["provider"], values["provider_trx_id"])
         if values["provider_trx_id"] and slot in known_trx:
-            values.update(status="duplicate", provider_trx_id=None,
-                          review_reason=f"TrxID {slot[1]} already received in SMS {known_trx[slot]}")
+            values.update(
+                status="duplicate",
+                provider_trx_id=None,
+                review_reason=f"TrxID {slot[1]} already received in SMS {known_trx[slot]}",
+            )
             result.update(status="duplicate")
         elif values["provider_trx_id"]:
             known_trx[slot] = values["public_id"]

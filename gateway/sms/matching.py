@@ -1,23 +1,30 @@
 """Matching an SMS to a customer's claim, in either order: one SMS pays at most one payment."""
+
 import re
 
 from sqlalchemy.exc import IntegrityError
 
-from ..clock import utcnow
 from ..answer_commit import commit_work
+from ..clock import utcnow
+from ..devices.notifications import notify_devices
 from ..domain_errors import DomainError, field_error, invalid_state, not_found
 from ..extensions import db
+from ..money import format_amount
+from ..payments.lifecycle import complete_payment, expirable, fail_payment, transition
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..payments.models.payment_method import PROVIDERS
-from .models.inbound_sms import InboundSms
-from ..money import format_amount
-from .claims import claimed_elsewhere, late_claims, open_claims, stored_sms, stranded_credit_ids
+from ..states import (
+    INBOUND_SMS,
+    PAYMENT,
+    not_held_for_review_sql,
+    payment_in_review,
+    payment_in_review_sql,
+    write_status,
+)
 from ..webhooks.events import emit_event
-from ..devices.notifications import notify_devices
-from ..payments.lifecycle import complete_payment, expirable, fail_payment, transition
+from .claims import claimed_elsewhere, late_claims, open_claims, stored_sms, stranded_credit_ids
+from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
-from ..states import (INBOUND_SMS, PAYMENT, not_held_for_review_sql, payment_in_review, payment_in_review_sql,
-                      write_status)
 
 TRX_ID_PATTERN = re.compile(r"^[A-Z0-9]{6,20}$")
 SMS_CURRENCY = "BDT"
@@ -35,15 +42,28 @@ def submit_claim(payment, provider, provider_trx_id, sender_number=None):
     if provider not in PROVIDERS:
         raise field_error("provider", f"Provider must be one of {', '.join(PROVIDERS)}.")
     if not TRX_ID_PATTERN.match(trx_id):
-        raise field_error("provider_trx_id", "Enter the transaction ID exactly as the provider's SMS shows it.")
+        raise field_error(
+            "provider_trx_id", "Enter the transaction ID exactly as the provider's SMS shows it."
+        )
     now = utcnow()
     if payment.status == "created" and payment.expires_at <= now:
         raise invalid_state("This payment has expired.")
     if claimed_elsewhere(payment, provider, trx_id):
-        raise field_error("provider_trx_id", "This transaction ID has already been used for another payment.",
-                          code="already_used")
-    if not transition(payment, ("created",), "processing", provider=provider, provider_trx_id=trx_id,
-                      sender_number=sender_number or None, claimed_at=now, review_reason=None):
+        raise field_error(
+            "provider_trx_id",
+            "This transaction ID has already been used for another payment.",
+            code="already_used",
+        )
+    if not transition(
+        payment,
+        ("created",),
+        "processing",
+        provider=provider,
+        provider_trx_id=trx_id,
+        sender_number=sender_number or None,
+        claimed_at=now,
+        review_reason=None,
+    ):
         db.session.rollback()
         db.session.refresh(payment)
         raise invalid_state(f"A {payment.status} payment cannot take a transaction ID.")
@@ -53,7 +73,9 @@ def submit_claim(payment, provider, provider_trx_id, sender_number=None):
     if sms is not None and sms.status == "unmatched":
         settle(sms, payment)
     elif sms is not None:
-        flag_lost_claim(payment, sms)  # a rival took the SMS between the check above and this claim's commit
+        flag_lost_claim(
+            payment, sms
+        )  # a rival took the SMS between the check above and this claim's commit
     db.session.refresh(payment)
     return payment
 
@@ -63,7 +85,9 @@ def match_sms_to_claim(sms):
     if sms.status != "unmatched" or not sms.provider_trx_id:
         return None
     claims = open_claims(sms.brand_id, sms.provider, sms.provider_trx_id)
-    if not claims:  # no live claim: maybe one left on a payment cancelled or expired before the money came
+    if (
+        not claims
+    ):  # no live claim: maybe one left on a payment cancelled or expired before the money came
         return hold_late_sms(sms)
     # Of several claims of one TrxID, the earliest with the right amount wins.
     return settle(sms, next((p for p in claims if p.amount == sms.amount), claims[0]))
@@ -91,9 +115,15 @@ def settle(sms, payment):
     """Bind one SMS to one payment and complete it, or hold both for review; None when a rival won."""
     reason = mismatch_reason(sms, payment)
     try:
-        won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)), ("unmatched",),
-                           "review" if reason else "matched", payment_id=payment.id, review_reason=reason,
-                           matched_at=utcnow())
+        won = write_status(
+            INBOUND_SMS,
+            (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+            ("unmatched",),
+            "review" if reason else "matched",
+            payment_id=payment.id,
+            review_reason=reason,
+            matched_at=utcnow(),
+        )
     except IntegrityError:  # the payment already consumed another SMS
         won = 0
     if won != 1:
@@ -103,8 +133,12 @@ def settle(sms, payment):
     if reason:
         return hold_for_review(payment, reason)
     try:
-        complete_payment(payment, provider=sms.provider, provider_trx_id=sms.provider_trx_id,
-                         sender_number=payment.sender_number or sms.counterparty)
+        complete_payment(
+            payment,
+            provider=sms.provider,
+            provider_trx_id=sms.provider_trx_id,
+            sender_number=payment.sender_number or sms.counterparty,
+        )
     except DomainError:  # cancelled or expired meanwhile; complete_payment rolled the SMS back too
         return None
     flag_rival_claims(payment)
@@ -114,25 +148,39 @@ def settle(sms, payment):
 def hold_for_review(payment, reason):
     """Keep the payment processing with a review reason; the SMS stays bound to it."""
     held = db.session.execute(
-        db.update(Payment).where(Payment.id == payment.id, Payment.status == "processing")
-        .values(review_reason=reason[:255], updated_at=utcnow()).execution_options(synchronize_session=False)
+        db.update(Payment)
+        .where(Payment.id == payment.id, Payment.status == "processing")
+        .values(review_reason=reason[:255], updated_at=utcnow())
+        .execution_options(synchronize_session=False)
     ).rowcount
     if held != 1:
         db.session.rollback()
         return None
-    notify_devices(payment.brand_id, "payment.review", f"Payment {payment.reference or payment.public_id} needs review",
-                   body=reason)
+    notify_devices(
+        payment.brand_id,
+        "payment.review",
+        f"Payment {payment.reference or payment.public_id} needs review",
+        body=reason,
+    )
     db.session.commit()
     return "review"
 
 
 def flag_rival_claims(payment):
     """Other processing payments that claimed the same TrxID learn why they will not complete."""
-    rivals = [p.id for p in open_claims(payment.brand_id, payment.provider, payment.provider_trx_id, exclude=payment.id)]
+    rivals = [
+        p.id
+        for p in open_claims(
+            payment.brand_id, payment.provider, payment.provider_trx_id, exclude=payment.id
+        )
+    ]
     if rivals:
         db.session.execute(
-            db.update(Payment).where(Payment.id.in_(rivals), Payment.status == "processing")
-            .values(review_reason=f"TrxID {payment.provider_trx_id} paid another payment ({payment.public_id})")
+            db.update(Payment)
+            .where(Payment.id.in_(rivals), Payment.status == "processing")
+            .values(
+                review_reason=f"TrxID {payment.provider_trx_id} paid another payment ({payment.public_id})"
+            )
             .execution_options(synchronize_session=False)
         )
         db.session.commit()
@@ -148,11 +196,20 @@ def match_sms_by_hand(sms, payment):
     if sms.payment_id is not None or sms.status not in HAND_MATCHABLE:
         raise invalid_state(f"A {sms.status} SMS cannot be matched by hand.")
     # An unparsed text has no amount: the person matching it has read it; a parsed one must fit exactly.
-    if sms.amount is not None and (payment.currency != SMS_CURRENCY or sms.amount != payment.amount):
+    if sms.amount is not None and (
+        payment.currency != SMS_CURRENCY or sms.amount != payment.amount
+    ):
         raise field_error("payment", mismatch_reason(sms, payment), code="amount_mismatch")
     try:
-        won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)), HAND_MATCHABLE,
-                           "matched", payment_id=payment.id, review_reason=None, matched_at=utcnow())
+        won = write_status(
+            INBOUND_SMS,
+            (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+            HAND_MATCHABLE,
+            "matched",
+            payment_id=payment.id,
+            review_reason=None,
+            matched_at=utcnow(),
+        )
     except IntegrityError:
         db.session.rollback()
         raise invalid_state("This payment has already consumed another SMS.") from None
@@ -166,10 +223,13 @@ def match_sms_by_hand(sms, payment):
 
 def complete_with_sms(payment, sms, from_states=OPEN_STATUSES):
     """Complete a payment with the SMS that paid it (provider, TrxID, sender), then flag rivals claiming that TrxID."""
-    transaction = complete_payment(payment, provider=sms.provider if sms.provider in PROVIDERS else None,
-                                   provider_trx_id=sms.provider_trx_id,
-                                   sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None,
-                                   from_states=from_states)
+    transaction = complete_payment(
+        payment,
+        provider=sms.provider if sms.provider in PROVIDERS else None,
+        provider_trx_id=sms.provider_trx_id,
+        sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None,
+        from_states=from_states,
+    )
     flag_rival_claims(payment)
     return transaction
 
@@ -183,18 +243,28 @@ in_review = payment_in_review  # the one definition lives in states.py
 def held_sms(payment):
     """The SMS bound to this payment and held with it for review, or None."""
     return db.session.execute(
-        db.select(InboundSms).where(InboundSms.payment_id == payment.id, InboundSms.status == "review")
+        db.select(InboundSms)
+        .where(InboundSms.payment_id == payment.id, InboundSms.status == "review")
         .execution_options(populate_existing=True)
     ).scalar_one_or_none()
 
 
 def trx_id_paid_elsewhere(payment, sms):
     """Whether the SMS's TrxID already paid another payment of the brand (one TrxID pays once)."""
-    return db.session.execute(
-        db.select(Payment.id).where(Payment.provider == sms.provider, Payment.provider_trx_id == sms.provider_trx_id,
-                                    Payment.brand_id == payment.brand_id, Payment.id != payment.id,
-                                    Payment.status.in_(PAID_STATUSES)).limit(1)
-    ).first() is not None
+    return (
+        db.session.execute(
+            db.select(Payment.id)
+            .where(
+                Payment.provider == sms.provider,
+                Payment.provider_trx_id == sms.provider_trx_id,
+                Payment.brand_id == payment.brand_id,
+                Payment.id != payment.id,
+                Payment.status.in_(PAID_STATUSES),
+            )
+            .limit(1)
+        ).first()
+        is not None
+    )
 
 
 def approve_review(payment):
@@ -209,12 +279,19 @@ def approve_review(payment):
         raise invalid_state(NOT_IN_REVIEW)
     sms = held_sms(payment)
     if sms is None:
-        raise invalid_state("No SMS is held for this payment: its TrxID paid another payment or no text arrived. "
-                            "Reject it, or match an SMS to it by hand.")
+        raise invalid_state(
+            "No SMS is held for this payment: its TrxID paid another payment or no text arrived. "
+            "Reject it, or match an SMS to it by hand."
+        )
     if trx_id_paid_elsewhere(payment, sms):
         raise invalid_state(f"TrxID {sms.provider_trx_id} already paid another payment.")
-    won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id == payment.id), ("review",),
-                       "matched", matched_at=utcnow())
+    won = write_status(
+        INBOUND_SMS,
+        (InboundSms.id == sms.id, InboundSms.payment_id == payment.id),
+        ("review",),
+        "matched",
+        matched_at=utcnow(),
+    )
     if won != 1:
         db.session.rollback()
         raise invalid_state("The SMS held for this payment was released or matched meanwhile.")
@@ -228,8 +305,15 @@ def release_held_sms(payment):
     Runs in the caller's transaction without committing: the caller's own state change commits
     the release together with itself, or rolls it back.
     """
-    write_status(INBOUND_SMS, (InboundSms.payment_id == payment.id,), ("review",), "unmatched", payment_id=None,
-                 review_reason=None, matched_at=None)
+    write_status(
+        INBOUND_SMS,
+        (InboundSms.payment_id == payment.id,),
+        ("review",),
+        "unmatched",
+        payment_id=None,
+        review_reason=None,
+        matched_at=None,
+    )
 
 
 def reject_review(payment, reason=None):
@@ -261,9 +345,11 @@ def flag_lost_claim(payment, sms=None):
         return None
     winner = db.session.get(Payment, sms.payment_id)
     flagged = db.session.execute(
-        db.update(Payment).where(Payment.id == payment.id, Payment.status == "processing",
-                                 not_held_for_review_sql())
-        .values(review_reason=lost_claim_reason(payment.provider_trx_id, winner), updated_at=utcnow())
+        db.update(Payment)
+        .where(Payment.id == payment.id, Payment.status == "processing", not_held_for_review_sql())
+        .values(
+            review_reason=lost_claim_reason(payment.provider_trx_id, winner), updated_at=utcnow()
+        )
         .execution_options(synchronize_session=False)
     ).rowcount
     db.session.commit()
@@ -283,8 +369,11 @@ def match_stranded_credits(brand_id=None, slots=None):
     """
     settled = 0
     for sms_id in stranded_credit_ids(utcnow(), brand_id, slots):
-        sms = db.session.execute(db.select(InboundSms).where(InboundSms.id == sms_id)
-                                 .execution_options(populate_existing=True)).scalar_one_or_none()
+        sms = db.session.execute(
+            db.select(InboundSms)
+            .where(InboundSms.id == sms_id)
+            .execution_options(populate_existing=True)
+        ).scalar_one_or_none()
         if sms is not None and match_sms_to_claim(sms) is not None:
             settled += 1
     return settled
@@ -293,13 +382,29 @@ def match_stranded_credits(brand_id=None, slots=None):
 def flag_lost_claims():
     """Live claims whose TrxID's SMS already paid another payment, still without a reason: flagged; how many."""
     now = utcnow()
-    lost = db.session.execute(
-        db.select(Payment).join(InboundSms, db.and_(InboundSms.brand_id == Payment.brand_id,
-                                                    InboundSms.provider == Payment.provider,
-                                                    InboundSms.provider_trx_id == Payment.provider_trx_id))
-        .where(Payment.status == "processing", Payment.expires_at > now, not_held_for_review_sql(),
-               InboundSms.payment_id.is_not(None), InboundSms.payment_id != Payment.id).limit(500)
-    ).scalars().all()
+    lost = (
+        db.session.execute(
+            db.select(Payment)
+            .join(
+                InboundSms,
+                db.and_(
+                    InboundSms.brand_id == Payment.brand_id,
+                    InboundSms.provider == Payment.provider,
+                    InboundSms.provider_trx_id == Payment.provider_trx_id,
+                ),
+            )
+            .where(
+                Payment.status == "processing",
+                Payment.expires_at > now,
+                not_held_for_review_sql(),
+                InboundSms.payment_id.is_not(None),
+                InboundSms.payment_id != Payment.id,
+            )
+            .limit(500)
+        )
+        .scalars()
+        .all()
+    )
     db.session.commit()
     return sum(flag_lost_claim(payment) == "review" for payment in lost)
 
@@ -312,7 +417,10 @@ def heal_matching():
 # --- Money that arrived after its payment was cancelled or expired (docs/payment-states.md) ---
 
 LATE_STATUSES = ("cancelled", "expired")
-LATE_REASONS = {"cancelled": "Paid after the payment was cancelled", "expired": "Paid after the payment expired"}
+LATE_REASONS = {
+    "cancelled": "Paid after the payment was cancelled",
+    "expired": "Paid after the payment expired",
+}
 RETURNED = "returned"  # the SMS status once the merchant has sent the late money back
 
 
@@ -334,8 +442,13 @@ def hold_late_sms(sms):
 def expire_overdue_claim(payment):
     """Expire a processing payment past its expiry now, as the sweep would (payment.expired sent); False if it moved."""
     now = utcnow()
-    changed = write_status(PAYMENT, (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
-                           ("processing",), "expired", updated_at=now)
+    changed = write_status(
+        PAYMENT,
+        (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
+        ("processing",),
+        "expired",
+        updated_at=now,
+    )
     if changed != 1:
         db.session.rollback()
         return False
@@ -357,20 +470,33 @@ def bind_late_sms(sms, payment):
     reason = late_reason(sms, payment)
     now = utcnow()
     try:
-        won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)), ("unmatched",),
-                           "review", payment_id=payment.id, review_reason=reason, matched_at=now)
+        won = write_status(
+            INBOUND_SMS,
+            (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+            ("unmatched",),
+            "review",
+            payment_id=payment.id,
+            review_reason=reason,
+            matched_at=now,
+        )
     except IntegrityError:  # the payment holds another SMS already
         won = 0
     if won == 1:
         won = db.session.execute(
-            db.update(Payment).where(Payment.id == payment.id, Payment.status == payment.status)
-            .values(review_reason=reason, updated_at=now).execution_options(synchronize_session=False)
+            db.update(Payment)
+            .where(Payment.id == payment.id, Payment.status == payment.status)
+            .values(review_reason=reason, updated_at=now)
+            .execution_options(synchronize_session=False)
         ).rowcount
     if won != 1:
         db.session.rollback()
         return None
-    notify_devices(payment.brand_id, "payment.review", f"Payment {payment.reference or payment.public_id} needs review",
-                   body=reason)
+    notify_devices(
+        payment.brand_id,
+        "payment.review",
+        f"Payment {payment.reference or payment.public_id} needs review",
+        body=reason,
+    )
     db.session.commit()
     return "late"
 
@@ -384,7 +510,9 @@ def late_sms(payment):
 
 def late_sms_waiting():
     """SQL: payments cancelled or expired whose late SMS waits for the merchant (for lists and counts)."""
-    waiting = db.select(InboundSms.id).where(InboundSms.payment_id == Payment.id, InboundSms.status == "review")
+    waiting = db.select(InboundSms.id).where(
+        InboundSms.payment_id == Payment.id, InboundSms.status == "review"
+    )
     return db.and_(Payment.status.in_(LATE_STATUSES), waiting.exists())
 
 
@@ -398,11 +526,18 @@ def complete_late_payment(payment):
     db.session.refresh(payment)
     sms = late_sms(payment)
     if sms is None:
-        raise invalid_state("No SMS that arrived after this payment was cancelled or expired is waiting.")
+        raise invalid_state(
+            "No SMS that arrived after this payment was cancelled or expired is waiting."
+        )
     if trx_id_paid_elsewhere(payment, sms):
         raise invalid_state(f"TrxID {sms.provider_trx_id} already paid another payment.")
-    won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id == payment.id), ("review",),
-                       "matched", matched_at=utcnow())
+    won = write_status(
+        INBOUND_SMS,
+        (InboundSms.id == sms.id, InboundSms.payment_id == payment.id),
+        ("review",),
+        "matched",
+        matched_at=utcnow(),
+    )
     if won != 1:
         db.session.rollback()
         raise invalid_state("The late SMS was settled meanwhile.")
@@ -419,18 +554,29 @@ def return_late_sms(payment, note=None):
     db.session.refresh(payment)
     sms = late_sms(payment)
     if sms is None:
-        raise invalid_state("No SMS that arrived after this payment was cancelled or expired is waiting.")
+        raise invalid_state(
+            "No SMS that arrived after this payment was cancelled or expired is waiting."
+        )
     late = db.select(Payment.id).where(Payment.id == payment.id, Payment.status.in_(LATE_STATUSES))
     resolution = f"Returned to the customer{': ' + note if note else ''}"[:255]
-    won = write_status(INBOUND_SMS, (InboundSms.id == sms.id, InboundSms.payment_id.in_(late)), ("review",), RETURNED,
-                       review_reason=resolution)
+    won = write_status(
+        INBOUND_SMS,
+        (InboundSms.id == sms.id, InboundSms.payment_id.in_(late)),
+        ("review",),
+        RETURNED,
+        review_reason=resolution,
+    )
     if won != 1:
         db.session.rollback()
         raise invalid_state("The late SMS was settled meanwhile.")
-    reason = f"Returned to the customer. {payment.review_reason or LATE_REASONS[payment.status]}"[:255]
+    reason = f"Returned to the customer. {payment.review_reason or LATE_REASONS[payment.status]}"[
+        :255
+    ]
     db.session.execute(
-        db.update(Payment).where(Payment.id == payment.id, Payment.status.in_(LATE_STATUSES))
-        .values(review_reason=reason, updated_at=utcnow()).execution_options(synchronize_session=False)
+        db.update(Payment)
+        .where(Payment.id == payment.id, Payment.status.in_(LATE_STATUSES))
+        .values(review_reason=reason, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
     )
     commit_work()
     db.session.refresh(payment)

@@ -1,4 +1,5 @@
 """Outbound SMS: queue a message, lease it to a companion device, take its report, retry with backoff."""
+
 from datetime import timedelta
 
 from flask import current_app
@@ -6,14 +7,20 @@ from flask import current_app
 from .. import jobs
 from ..answer_commit import commit_work
 from ..clock import utcnow
+from ..db_types import row_id
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db
-from ..states import OUTBOUND_SMS, write_status
-from .models.outbound_sms import OutboundSms
-from ..db_types import row_id
 from ..money import format_amount
-from .leases import MAX_ATTEMPTS, RETRY_DELAYS  # noqa: F401 - the queue's limits, shown by the panel
-from .leases import outcome_values, release_expired_leases, settle_lease, take_lease
+from ..states import OUTBOUND_SMS, write_status
+from .leases import (  # noqa: F401 - the queue's limits, shown by the panel
+    MAX_ATTEMPTS,
+    RETRY_DELAYS,
+    outcome_values,
+    release_expired_leases,
+    settle_lease,
+    take_lease,
+)
+from .models.outbound_sms import OutboundSms
 
 DEVICE_LEASE = timedelta(minutes=5)
 
@@ -26,9 +33,17 @@ def provider_url():
 def queue_sms(brand, to_number, body, payment=None):
     """Add a message to the brand's queue in the current transaction; it is woken after commit."""
     now = utcnow()
-    message = OutboundSms(brand_id=brand.id, payment_id=payment.id if payment is not None else None,
-                          to_number=to_number, body=body, status="queued", attempts=0, next_attempt_at=now,
-                          created_at=now, updated_at=now)
+    message = OutboundSms(
+        brand_id=brand.id,
+        payment_id=payment.id if payment is not None else None,
+        to_number=to_number,
+        body=body,
+        status="queued",
+        attempts=0,
+        next_attempt_at=now,
+        created_at=now,
+        updated_at=now,
+    )
     db.session.add(message)
     db.session.flush()
     wake_provider(message)
@@ -38,8 +53,12 @@ def queue_sms(brand, to_number, body, payment=None):
 def wake_provider(message):
     """With an SMS provider, send the message once the transaction commits."""
     if provider_url():
-        jobs.wake_after_commit(jobs.SMS, jobs.SEND_SMS, message.id,
-                               unique=jobs.sms_wake(message.id, message.created_at, message.attempts))
+        jobs.wake_after_commit(
+            jobs.SMS,
+            jobs.SEND_SMS,
+            message.id,
+            unique=jobs.sms_wake(message.id, message.created_at, message.attempts),
+        )
 
 
 def queue_receipt_sms(payment, transaction):
@@ -47,8 +66,10 @@ def queue_receipt_sms(payment, transaction):
     brand = payment.brand
     if not brand.receipt_sms_enabled or not payment.customer_phone:
         return None
-    body = (f"{brand.name}: payment of {format_amount(payment.amount)} {payment.currency} received. "
-            f"Ref {transaction.trx_id}. Thank you.")
+    body = (
+        f"{brand.name}: payment of {format_amount(payment.amount)} {payment.currency} received. "
+        f"Ref {transaction.trx_id}. Thank you."
+    )
     return queue_sms(brand, payment.customer_phone, body[:1000], payment=payment)
 
 
@@ -73,7 +94,9 @@ def get_outbound_sms(brand, message_id):
     message = None
     if message_id is not None:
         message = db.session.execute(
-            db.select(OutboundSms).where(OutboundSms.id == message_id, OutboundSms.brand_id == brand.id)
+            db.select(OutboundSms).where(
+                OutboundSms.id == message_id, OutboundSms.brand_id == brand.id
+            )
         ).scalar_one_or_none()
     if message is None:
         raise not_found("outbound_sms")
@@ -83,8 +106,14 @@ def get_outbound_sms(brand, message_id):
 def retry_outbound_sms(brand, message_id):
     """Put a failed message back in the queue for one more attempt (InvalidState from any other status)."""
     message = get_outbound_sms(brand, message_id)
-    changed = write_status(OUTBOUND_SMS, (OutboundSms.id == message.id,), ("failed",), "queued",
-                           next_attempt_at=utcnow(), updated_at=utcnow())
+    changed = write_status(
+        OUTBOUND_SMS,
+        (OutboundSms.id == message.id,),
+        ("failed",),
+        "queued",
+        next_attempt_at=utcnow(),
+        updated_at=utcnow(),
+    )
     if changed != 1:
         db.session.rollback()
         raise invalid_state(f"Only a failed message can be retried; this one is {message.status}.")
@@ -100,11 +129,20 @@ def lease_outbound_sms(brand, device_ref, limit=10):
         return []
     now = utcnow()
     release_expired_leases(now, brand.id)
-    candidates = db.session.execute(
-        db.select(OutboundSms.id).where(OutboundSms.brand_id == brand.id, OutboundSms.status == "queued",
-                                        OutboundSms.next_attempt_at <= now)
-        .order_by(OutboundSms.next_attempt_at, OutboundSms.id).limit(limit)
-    ).scalars().all()
+    candidates = (
+        db.session.execute(
+            db.select(OutboundSms.id)
+            .where(
+                OutboundSms.brand_id == brand.id,
+                OutboundSms.status == "queued",
+                OutboundSms.next_attempt_at <= now,
+            )
+            .order_by(OutboundSms.next_attempt_at, OutboundSms.id)
+            .limit(limit)
+        )
+        .scalars()
+        .all()
+    )
     # Another device may win some of these between the SELECT and its UPDATE; it keeps them.
     leased = []
     for message_id in candidates:
@@ -113,9 +151,13 @@ def lease_outbound_sms(brand, device_ref, limit=10):
     db.session.commit()
     if not leased:
         return []
-    return db.session.execute(
-        db.select(OutboundSms).where(OutboundSms.id.in_(leased)).order_by(OutboundSms.id)
-    ).scalars().all()
+    return (
+        db.session.execute(
+            db.select(OutboundSms).where(OutboundSms.id.in_(leased)).order_by(OutboundSms.id)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def report_outbound_sms(brand, message_id, status, error=None):
@@ -124,10 +166,14 @@ def report_outbound_sms(brand, message_id, status, error=None):
         raise field_error("status", "Status must be `sent` or `failed`.")
     message = get_outbound_sms(brand, message_id)
     now = utcnow()
-    if not settle_lease((OutboundSms.id == message.id, OutboundSms.attempts == message.attempts),
-                        outcome_values(message.attempts, status, error, now)):
+    if not settle_lease(
+        (OutboundSms.id == message.id, OutboundSms.attempts == message.attempts),
+        outcome_values(message.attempts, status, error, now),
+    ):
         db.session.rollback()
-        raise invalid_state(f"This message is not leased (it is {message.status}); it cannot be reported.")
+        raise invalid_state(
+            f"This message is not leased (it is {message.status}); it cannot be reported."
+        )
     db.session.commit()
     db.session.refresh(message)
     return message

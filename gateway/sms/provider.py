@@ -1,4 +1,5 @@
 """The second way out for outbound SMS: an HTTP SMS provider at SMS_PROVIDER_URL."""
+
 import logging
 import threading
 from datetime import timedelta
@@ -9,10 +10,10 @@ from flask import current_app
 from .. import jobs
 from ..clock import utcnow
 from ..extensions import db
-from .models.outbound_sms import OutboundSms
 from ..webhooks.deadline import Deadline, WatchedAdapter
-from .outbound import provider_url
 from .leases import outcome_values, settle_lease, take_lease
+from .models.outbound_sms import OutboundSms
+from .outbound import provider_url
 
 log = logging.getLogger(__name__)
 
@@ -35,21 +36,38 @@ def send_outbound_sms(message_id):
     message = db.session.get(OutboundSms, message_id)
     error = post_to_provider(url, message)
     finished = utcnow()
-    values = outcome_values(message.attempts, "sent" if error is None else "failed", error, finished)
-    kept = settle_lease((OutboundSms.id == message.id, OutboundSms.leased_by == HOLDER,
-                         OutboundSms.attempts == message.attempts), values)
+    values = outcome_values(
+        message.attempts, "sent" if error is None else "failed", error, finished
+    )
+    kept = settle_lease(
+        (
+            OutboundSms.id == message.id,
+            OutboundSms.leased_by == HOLDER,
+            OutboundSms.attempts == message.attempts,
+        ),
+        values,
+    )
     db.session.commit()
     if not kept:
         # The lease ran out mid-request and the row moved on (back to the queue, or to another sender's
         # attempt): this attempt's result is no longer the row's to record, nor its retry to schedule.
-        log.warning("sms %s: lease lost during the attempt; its outcome is not recorded", message.id)
+        log.warning(
+            "sms %s: lease lost during the attempt; its outcome is not recorded", message.id
+        )
         return None
     if values["status"] == "queued":
         try:
-            jobs.enqueue_at(values["next_attempt_at"], jobs.SMS, jobs.SEND_SMS, message.id,
-                            unique=jobs.sms_wake(message.id, message.created_at, message.attempts))
+            jobs.enqueue_at(
+                values["next_attempt_at"],
+                jobs.SMS,
+                jobs.SEND_SMS,
+                message.id,
+                unique=jobs.sms_wake(message.id, message.created_at, message.attempts),
+            )
         except Exception as failure:  # noqa: BLE001 - the sweep wakes it when due
-            log.warning("sms %s: retry not scheduled (%s); the sweep will wake it", message.id, failure)
+            log.warning(
+                "sms %s: retry not scheduled (%s); the sweep will wake it", message.id, failure
+            )
     return values["status"]
 
 
@@ -68,9 +86,12 @@ def post_to_provider(url, message):
     timeout = current_app.config.get("SMS_PROVIDER_TIMEOUT", 10)
     with Deadline(timeout) as deadline:
         try:
-            response = provider_session().post(url, json={"id": message.id, "to": message.to_number,
-                                                          "body": message.body},
-                                               timeout=(min(5, timeout), timeout), allow_redirects=False)
+            response = provider_session().post(
+                url,
+                json={"id": message.id, "to": message.to_number, "body": message.body},
+                timeout=(min(5, timeout), timeout),
+                allow_redirects=False,
+            )
         except (requests.RequestException, OSError) as error:
             response, failure = None, error
     if deadline.expired:

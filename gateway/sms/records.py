@@ -1,4 +1,5 @@
 """What a forwarded text becomes when stored: parsed fields, a status and the hash that dedupes it."""
+
 import hashlib
 import json
 import uuid
@@ -12,10 +13,15 @@ from .parsing import parse_sms, parse_with_template, sender_provider
 
 def enabled_templates(brand_id):
     """The brand's own regex templates, tried when the built-in parsers do not recognise a text."""
-    return db.session.execute(
-        db.select(SmsTemplate).where(SmsTemplate.brand_id == brand_id, SmsTemplate.enabled.is_(True))
-        .order_by(SmsTemplate.id)
-    ).scalars().all()
+    return (
+        db.session.execute(
+            db.select(SmsTemplate)
+            .where(SmsTemplate.brand_id == brand_id, SmsTemplate.enabled.is_(True))
+            .order_by(SmsTemplate.id)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def message_text(plaintext):
@@ -45,12 +51,18 @@ def read_text(sender, body, templates):
     for template in templates:
         try:
             found = parse_with_template(template.pattern, body)
-        except ValueError:  # a template saved before validation existed; skip it rather than fail the batch
+        except (
+            ValueError
+        ):  # a template saved before validation existed; skip it rather than fail the batch
             continue
         if found is not None:
             trusted = sender_provider(sender) == template.provider
-            return replace(found, provider=template.provider, incoming=trusted,
-                           kind="template" if trusted else "unverified_sender")
+            return replace(
+                found,
+                provider=template.provider,
+                incoming=trusted,
+                kind="template" if trusted else "unverified_sender",
+            )
     return parsed
 
 
@@ -68,12 +80,23 @@ def sms_values(device, sender, body, received_at, local_id, templates):
     parsed = read_text(sender, body, templates)
     status = status_for(parsed)
     return {
-        "public_id": str(uuid.uuid4()), "brand_id": device.brand_id, "device_id": device.id,
-        "local_id": local_id, "sender": sender[:64], "body": body, "received_at": received_at or utcnow(),
-        "content_hash": content_hash(sender, body), "provider": parsed.provider, "incoming": parsed.incoming,
-        "amount": parsed.amount, "counterparty": (parsed.counterparty or "")[:64] or None,
-        "balance": parsed.balance, "printed_time": (parsed.printed_time or "")[:32] or None,
+        "public_id": str(uuid.uuid4()),
+        "brand_id": device.brand_id,
+        "device_id": device.id,
+        "local_id": local_id,
+        "sender": sender[:64],
+        "body": body,
+        "received_at": received_at or utcnow(),
+        "content_hash": content_hash(sender, body),
+        "provider": parsed.provider,
+        "incoming": parsed.incoming,
+        "amount": parsed.amount,
+        "counterparty": (parsed.counterparty or "")[:64] or None,
+        "balance": parsed.balance,
+        "printed_time": (parsed.printed_time or "")[:32] or None,
         # Only a text that can pay holds its TrxID's unique slot, so a forged copy cannot block the real one.
         "provider_trx_id": parsed.trx_key[:64] if status == "unmatched" else None,
-        "status": status, "review_reason": None, "created_at": utcnow(),
+        "status": status,
+        "review_reason": None,
+        "created_at": utcnow(),
     }

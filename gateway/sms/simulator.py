@@ -1,4 +1,5 @@
 """Trying the gateway without a phone: a simulator device forwards a real provider-format SMS."""
+
 import uuid
 from decimal import Decimal
 from zoneinfo import ZoneInfo
@@ -7,14 +8,14 @@ import requests
 from flask import current_app
 
 from ..clock import isoformat, utcnow
-from ..extensions import db
-from ..devices.models.device import Device
-from .models.inbound_sms import InboundSms
-from ..devices.tokens import access_token
-from ..devices.pairing import create_pairing_code, pair_device
-from ..schemas.mobile import SmsBatchSchema
 from ..devices.crypto import encrypt_payload, open_device_key
+from ..devices.models.device import Device
+from ..devices.pairing import create_pairing_code, pair_device
+from ..devices.tokens import access_token
+from ..extensions import db
+from ..schemas.mobile import SmsBatchSchema
 from .ingest import batch_answer, ingest_batch
+from .models.inbound_sms import InboundSms
 from .parsing import build_sms_text, sender_for
 
 SIMULATOR_ID = "gateway-simulator"
@@ -24,13 +25,25 @@ SMS_PATH = "/api/mobile/v1/sms"
 def simulator_device(brand):
     """The brand's simulator device, paired through the normal pairing service the first time."""
     device = db.session.execute(
-        db.select(Device).where(Device.brand_id == brand.id, Device.device_id == SIMULATOR_ID,
-                                Device.revoked_at.is_(None)).order_by(Device.id.desc()).limit(1)
+        db.select(Device)
+        .where(
+            Device.brand_id == brand.id,
+            Device.device_id == SIMULATOR_ID,
+            Device.revoked_at.is_(None),
+        )
+        .order_by(Device.id.desc())
+        .limit(1)
     ).scalar_one_or_none()
     if device is None:
-        device, _, _ = pair_device({"pairing_code": create_pairing_code(brand), "device_id": SIMULATOR_ID,
-                                    "device_name": "Gateway simulator", "app_version": "simulator",
-                                    "platform": "simulator"})
+        device, _, _ = pair_device(
+            {
+                "pairing_code": create_pairing_code(brand),
+                "device_id": SIMULATOR_ID,
+                "device_name": "Gateway simulator",
+                "app_version": "simulator",
+                "platform": "simulator",
+            }
+        )
     return device
 
 
@@ -44,21 +57,31 @@ def simulated_text(brand, provider, amount, trx_id, counterparty, balance=None):
 def forward_as_device(device, provider, text, via="auto"):
     """Encrypt the text with the device's key and POST it to the ingestion endpoint, or without a server hand it
     to the ingestion service directly; (route, status, body), the body as the endpoint answers."""
-    message = {"local_id": f"sim-{uuid.uuid4().hex[:12]}", "sender": sender_for(provider),
-               "encrypted_payload": encrypt_payload(open_device_key(device.aes_key_sealed, device.uuid), text),
-               "received_at": isoformat(utcnow())}
+    message = {
+        "local_id": f"sim-{uuid.uuid4().hex[:12]}",
+        "sender": sender_for(provider),
+        "encrypted_payload": encrypt_payload(
+            open_device_key(device.aes_key_sealed, device.uuid), text
+        ),
+        "received_at": isoformat(utcnow()),
+    }
     headers = {"Authorization": f"Bearer {access_token(device)}"}
     base = current_app.config["BASE_URL"]
     if via == "http" or (via == "auto" and server_answers(base)):
-        response = requests.post(base + SMS_PATH, json={"messages": [message]}, headers=headers, timeout=30)
+        response = requests.post(
+            base + SMS_PATH, json={"messages": [message]}, headers=headers, timeout=30
+        )
         try:
             body = response.json()
         except ValueError:  # not a gateway answering, or a proxy's error page
             body = None
         return f"HTTP POST {base}{SMS_PATH}", response.status_code, body
     results = ingest_batch(device, SmsBatchSchema().load({"messages": [message]})["messages"])
-    return f"the ingestion service directly (no server answered at {base})", 200, {"success": True,
-                                                                                 "data": batch_answer(results)}
+    return (
+        f"the ingestion service directly (no server answered at {base})",
+        200,
+        {"success": True, "data": batch_answer(results)},
+    )
 
 
 def server_answers(base):
@@ -74,4 +97,6 @@ def stored_sms(server_ref):
     if not server_ref:
         return None
     db.session.expire_all()
-    return db.session.execute(db.select(InboundSms).where(InboundSms.public_id == server_ref)).scalar_one_or_none()
+    return db.session.execute(
+        db.select(InboundSms).where(InboundSms.public_id == server_ref)
+    ).scalar_one_or_none()

@@ -1,15 +1,23 @@
 """A brand's regex templates for provider texts the built-in parsers do not know, and the tester for them."""
+
 from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
 from ..answer_commit import commit_work
+from ..db_types import row_id
 from ..domain_errors import AlreadyExists, field_error, not_found
 from ..extensions import db
-from ..db_types import row_id
 from ..payments.models.payment_method import PROVIDERS
 from .models.sms_template import SmsTemplate
-from .parsing import ParsedSms, parse_sms, parse_with_template, sender_for, sender_provider, validate_template
+from .parsing import (
+    ParsedSms,
+    parse_sms,
+    parse_with_template,
+    sender_for,
+    sender_provider,
+    validate_template,
+)
 
 MAX_SAMPLE = 2000
 
@@ -30,9 +38,13 @@ class TemplateTrial:
 
 def list_templates(brand):
     """The brand's templates in the order ingest tries them."""
-    return db.session.execute(
-        db.select(SmsTemplate).where(SmsTemplate.brand_id == brand.id).order_by(SmsTemplate.id)
-    ).scalars().all()
+    return (
+        db.session.execute(
+            db.select(SmsTemplate).where(SmsTemplate.brand_id == brand.id).order_by(SmsTemplate.id)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def get_template(brand, template_id):
@@ -64,25 +76,38 @@ def create_template(brand, provider, name, pattern):
     """Save an enabled template; ingest tries it on every text the built-in parsers do not recognise."""
     name = (name or "").strip()
     if not 1 <= len(name) <= 100:
-        raise field_error("name", "A name of 1 to 100 characters is required.", "required" if not name else "invalid")
-    template = SmsTemplate(brand_id=brand.id, provider=checked_provider(provider), name=name,
-                           pattern=checked_pattern(pattern), enabled=True)
+        raise field_error(
+            "name",
+            "A name of 1 to 100 characters is required.",
+            "required" if not name else "invalid",
+        )
+    template = SmsTemplate(
+        brand_id=brand.id,
+        provider=checked_provider(provider),
+        name=name,
+        pattern=checked_pattern(pattern),
+        enabled=True,
+    )
     db.session.add(template)
     try:
         commit_work()
     except IntegrityError:
         db.session.rollback()
-        raise AlreadyExists(f"A template is already named {name!r}.",
-                            [{"field": "name", "code": "taken", "message": "Template names are unique."}],
-                            code="NAME_TAKEN") from None
+        raise AlreadyExists(
+            f"A template is already named {name!r}.",
+            [{"field": "name", "code": "taken", "message": "Template names are unique."}],
+            code="NAME_TAKEN",
+        ) from None
     return template
 
 
 def set_template_enabled(template, enabled):
     """Switch a template on or off; returns whether anything changed."""
     changed = db.session.execute(
-        db.update(SmsTemplate).where(SmsTemplate.id == template.id, SmsTemplate.enabled.is_(not enabled))
-        .values(enabled=enabled).execution_options(synchronize_session=False)
+        db.update(SmsTemplate)
+        .where(SmsTemplate.id == template.id, SmsTemplate.enabled.is_(not enabled))
+        .values(enabled=enabled)
+        .execution_options(synchronize_session=False)
     ).rowcount
     commit_work()
     db.session.refresh(template)
@@ -102,5 +127,8 @@ def try_template(provider, pattern, text, sender=None):
     if not (text or "").strip() or len(text) > MAX_SAMPLE:
         raise field_error("sample", f"Paste a sample text of 1 to {MAX_SAMPLE} characters.")
     sender = (sender or "").strip() or sender_for(provider)
-    return TemplateTrial(parsed=parse_with_template(pattern, text), builtin=parse_sms(sender, text),
-                         trusted=sender_provider(sender) == provider)
+    return TemplateTrial(
+        parsed=parse_with_template(pattern, text),
+        builtin=parse_sms(sender, text),
+        trusted=sender_provider(sender) == provider,
+    )

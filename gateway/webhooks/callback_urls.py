@@ -1,4 +1,5 @@
 """Where webhooks may go: callback URLs resolving to private addresses are refused unless allowed."""
+
 import ipaddress
 import socket
 from urllib.parse import urlsplit

@@ -1,5 +1,6 @@
 """A total deadline for an HTTP attempt: read timeouts are per read, so one thread per process shuts the socket
 of any attempt still running at its deadline (a receiver trickling bytes cannot hold it longer)."""
+
 import heapq
 import itertools
 import socket
@@ -60,7 +61,9 @@ class Watchdog:
         with self.condition:
             heapq.heappush(self.due, (deadline.at, next(self.sequence), deadline))
             if self.thread is None or not self.thread.is_alive():  # not started, or lost in a fork
-                self.thread = threading.Thread(target=self.run, name="webhook-watchdog", daemon=True)
+                self.thread = threading.Thread(
+                    target=self.run, name="webhook-watchdog", daemon=True
+                )
                 self.thread.start()
             elif self.due[0][2] is deadline:
                 self.condition.notify()

@@ -1,30 +1,37 @@
 """The merchant's side of webhooks: the delivery log, redelivery, test events and the signing secret."""
+
 from datetime import timedelta
 
 from flask import current_app
 from sqlalchemy.orm import selectinload
 
 from .. import jobs
+from ..accounts.models.brand import Brand, new_webhook_secret
 from ..answer_commit import commit_work
 from ..clock import utcnow
+from ..db_types import row_id
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db
-from ..accounts.models.brand import Brand, new_webhook_secret
-from .models.webhook import DUE_STATUSES, WebhookDelivery
-from ..db_types import row_id
+from ..states import DELIVERY, write_status
 from .callback_urls import check_callback_url
 from .events import emit_event
-from ..states import DELIVERY, write_status
+from .models.webhook import DUE_STATUSES, WebhookDelivery
 
 LOG_SIZE = 50  # spec 4.4 and 8: the 50 most recent records
 
 
 def recent_deliveries(brand):
     """The brand's 50 most recent delivery records, newest first."""
-    return db.session.execute(
-        db.select(WebhookDelivery).where(WebhookDelivery.brand_id == brand.id)
-        .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc()).limit(LOG_SIZE)
-    ).scalars().all()
+    return (
+        db.session.execute(
+            db.select(WebhookDelivery)
+            .where(WebhookDelivery.brand_id == brand.id)
+            .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
+            .limit(LOG_SIZE)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def get_delivery(brand, delivery_id):
@@ -33,7 +40,8 @@ def get_delivery(brand, delivery_id):
     delivery = None
     if delivery_id is not None:
         delivery = db.session.execute(
-            db.select(WebhookDelivery).options(selectinload(WebhookDelivery.attempt_log))
+            db.select(WebhookDelivery)
+            .options(selectinload(WebhookDelivery.attempt_log))
             .where(WebhookDelivery.id == delivery_id, WebhookDelivery.brand_id == brand.id)
         ).scalar_one_or_none()
     if delivery is None:
@@ -51,16 +59,26 @@ def retry_delivery(brand, delivery_id):
     now = utcnow()
     d = WebhookDelivery
     changed = write_status(
-        DELIVERY, (d.id == delivery.id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now)),
-        DELIVERY.statuses, ("pending", "retrying"),
+        DELIVERY,
+        (d.id == delivery.id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now)),
+        DELIVERY.statuses,
+        ("pending", "retrying"),
         status_value=db.case((d.attempts == 0, "pending"), else_="retrying"),
         # A second hand retry before the first was claimed keeps the automatic time already saved.
-        resume_at=db.case((d.redelivery_requested, d.resume_at), (d.status.in_(DUE_STATUSES), d.next_attempt_at),
-                          else_=None),
-        redelivery_requested=True, next_attempt_at=now, updated_at=now)
+        resume_at=db.case(
+            (d.redelivery_requested, d.resume_at),
+            (d.status.in_(DUE_STATUSES), d.next_attempt_at),
+            else_=None,
+        ),
+        redelivery_requested=True,
+        next_attempt_at=now,
+        updated_at=now,
+    )
     if changed != 1:
         db.session.rollback()
-        raise invalid_state("An attempt of this delivery is in progress; retry when it has finished.")
+        raise invalid_state(
+            "An attempt of this delivery is in progress; retry when it has finished."
+        )
     jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id)
     commit_work()
     db.session.refresh(delivery)
@@ -71,7 +89,9 @@ def send_test_webhook(brand, url=None):
     """Record a signed `webhook.test` event for `url` (default: the brand's webhook URL)."""
     url = url or brand.webhook_url
     if not url:
-        raise field_error("url", "Send a url, or set the brand's webhook URL first.", code="required")
+        raise field_error(
+            "url", "Send a url, or set the brand's webhook URL first.", code="required"
+        )
     check_callback_url(url, "url")
     delivery = emit_event("webhook.test", brand, url=url)
     commit_work()  # with an Idempotency-Key, together with the stored answer
@@ -89,10 +109,17 @@ def rotate_webhook_secret(brand, overlap=None):
         db.session.refresh(brand)
         old, new, now = brand.webhook_secret, new_webhook_secret(), utcnow()
         rotated = db.session.execute(
-            db.update(Brand).where(Brand.id == brand.id, Brand.webhook_secret == old)
-            .values(webhook_secret=new, webhook_secret_previous=old if overlap > 0 else None,
-                    webhook_secret_previous_until=now + timedelta(seconds=overlap) if overlap > 0 else None)
-            .execution_options(synchronize_session=False)).rowcount
+            db.update(Brand)
+            .where(Brand.id == brand.id, Brand.webhook_secret == old)
+            .values(
+                webhook_secret=new,
+                webhook_secret_previous=old if overlap > 0 else None,
+                webhook_secret_previous_until=now + timedelta(seconds=overlap)
+                if overlap > 0
+                else None,
+            )
+            .execution_options(synchronize_session=False)
+        ).rowcount
         db.session.commit()  # each try ends its transaction: a lost race re-reads the secret fresh
         if rotated == 1:
             db.session.refresh(brand)

@@ -1,4 +1,5 @@
 """Sending webhooks: claim a due delivery, sign and POST its stored body, log the attempt, schedule the next."""
+
 import hashlib
 import hmac
 import logging
@@ -9,19 +10,26 @@ from flask import current_app
 from sqlalchemy import bindparam
 
 from .. import jobs
+from ..accounts.models.brand import Brand
 from ..clock import utcnow
 from ..extensions import db
-from ..accounts.models.brand import Brand
-from .models.webhook import DUE_STATUSES, WebhookAttempt, WebhookDelivery
+from ..states import DELIVERY, guarded_update, write_status
 from . import hosts as webhook_hosts
 from .callback_urls import checked_destination
-from ..states import DELIVERY, guarded_update, write_status
+from .models.webhook import DUE_STATUSES, WebhookAttempt, WebhookDelivery
 from .transport import Outcome, post_body
 
 log = logging.getLogger(__name__)
 
-RETRY_DELAYS = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2),
-                timedelta(hours=6), timedelta(hours=12), timedelta(hours=24))
+RETRY_DELAYS = (
+    timedelta(minutes=1),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=6),
+    timedelta(hours=12),
+    timedelta(hours=24),
+)
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 USER_AGENT = "PaymentGateway-Webhooks/1.0"
 # The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE bookkeeping.
@@ -31,35 +39,70 @@ RESULT_STATUSES = ("retrying", "success", "failed")  # what an attempt leaves a 
 
 _D = DELIVERIES.c
 # Built once: statements with bind parameters skip per-call construction and cache-key generation.
-CLAIM_READ = (db.select(_D.event_id, _D.attempts, _D.lease_expires_at, _D.status, _D.next_attempt_at,
-                        _D.url, _D.payload, _D.event, _D.manual_attempts, _D.redelivery_requested, _D.resume_at,
-                        BRANDS.c.webhook_secret, BRANDS.c.webhook_secret_previous,
-                        BRANDS.c.webhook_secret_previous_until)
-              .select_from(DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id)).where(_D.id == bindparam("p_id")))
+CLAIM_READ = (
+    db.select(
+        _D.event_id,
+        _D.attempts,
+        _D.lease_expires_at,
+        _D.status,
+        _D.next_attempt_at,
+        _D.url,
+        _D.payload,
+        _D.event,
+        _D.manual_attempts,
+        _D.redelivery_requested,
+        _D.resume_at,
+        BRANDS.c.webhook_secret,
+        BRANDS.c.webhook_secret_previous,
+        BRANDS.c.webhook_secret_previous_until,
+    )
+    .select_from(DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id))
+    .where(_D.id == bindparam("p_id"))
+)
 # `attempts` unchanged since the read proves nobody claimed in between: every claim increments it. A hand
 # redelivery is beyond the automatic budget (MAX_ATTEMPTS counts the automatic attempts only).
-CLAIM = (db.update(DELIVERIES)
-         .where(_D.id == bindparam("p_id"), _D.status.in_(DUE_STATUSES),
-                _D.next_attempt_at <= bindparam("p_now", type_=_D.next_attempt_at.type),
-                _D.attempts == bindparam("p_attempts", type_=_D.attempts.type),
-                _D.redelivery_requested == bindparam("p_manual", type_=_D.redelivery_requested.type),
-                db.or_(_D.attempts - _D.manual_attempts < MAX_ATTEMPTS, _D.redelivery_requested),
-                db.or_(_D.lease_expires_at.is_(None),
-                       _D.lease_expires_at < bindparam("p_now", type_=_D.lease_expires_at.type)))
-         .values(lease_expires_at=bindparam("p_lease", type_=_D.lease_expires_at.type),
-                 attempts=bindparam("p_next_attempts", type_=_D.attempts.type),
-                 manual_attempts=bindparam("p_manual_attempts", type_=_D.manual_attempts.type),
-                 redelivery_requested=False))
-RECORD = (guarded_update(DELIVERY, DELIVERIES, DUE_STATUSES, RESULT_STATUSES)
-          .where(_D.id == bindparam("p_id"), _D.lease_expires_at == bindparam("p_lease", type_=_D.lease_expires_at.type))
-          .values(status=bindparam("p_status", type_=_D.status.type),
-                  next_attempt_at=bindparam("p_next_at", type_=_D.next_attempt_at.type), lease_expires_at=None,
-                  updated_at=bindparam("p_now", type_=_D.updated_at.type),
-                  response_status=bindparam("p_response_status", type_=_D.response_status.type),
-                  response_body=bindparam("p_response_body", type_=_D.response_body.type), resume_at=None))
+CLAIM = (
+    db.update(DELIVERIES)
+    .where(
+        _D.id == bindparam("p_id"),
+        _D.status.in_(DUE_STATUSES),
+        _D.next_attempt_at <= bindparam("p_now", type_=_D.next_attempt_at.type),
+        _D.attempts == bindparam("p_attempts", type_=_D.attempts.type),
+        _D.redelivery_requested == bindparam("p_manual", type_=_D.redelivery_requested.type),
+        db.or_(_D.attempts - _D.manual_attempts < MAX_ATTEMPTS, _D.redelivery_requested),
+        db.or_(
+            _D.lease_expires_at.is_(None),
+            _D.lease_expires_at < bindparam("p_now", type_=_D.lease_expires_at.type),
+        ),
+    )
+    .values(
+        lease_expires_at=bindparam("p_lease", type_=_D.lease_expires_at.type),
+        attempts=bindparam("p_next_attempts", type_=_D.attempts.type),
+        manual_attempts=bindparam("p_manual_attempts", type_=_D.manual_attempts.type),
+        redelivery_requested=False,
+    )
+)
+RECORD = (
+    guarded_update(DELIVERY, DELIVERIES, DUE_STATUSES, RESULT_STATUSES)
+    .where(
+        _D.id == bindparam("p_id"),
+        _D.lease_expires_at == bindparam("p_lease", type_=_D.lease_expires_at.type),
+    )
+    .values(
+        status=bindparam("p_status", type_=_D.status.type),
+        next_attempt_at=bindparam("p_next_at", type_=_D.next_attempt_at.type),
+        lease_expires_at=None,
+        updated_at=bindparam("p_now", type_=_D.updated_at.type),
+        response_status=bindparam("p_response_status", type_=_D.response_status.type),
+        response_body=bindparam("p_response_body", type_=_D.response_body.type),
+        resume_at=None,
+    )
+)
 LOG_ATTEMPT = db.insert(ATTEMPTS)
 
-ABANDONED = "No result: the process sending this attempt stopped before recording one (its lease expired)."
+ABANDONED = (
+    "No result: the process sending this attempt stopped before recording one (its lease expired)."
+)
 
 
 def sign_payload(secret, body):
@@ -123,9 +166,21 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
     manual = bool(row.redelivery_requested)
     manual_attempts = row.manual_attempts + int(manual)
-    won = db.session.execute(CLAIM, {"p_id": delivery_id, "p_now": now, "p_attempts": row.attempts,
-                                     "p_manual": manual, "p_lease": lease, "p_next_attempts": row.attempts + 1,
-                                     "p_manual_attempts": manual_attempts}).rowcount == 1
+    won = (
+        db.session.execute(
+            CLAIM,
+            {
+                "p_id": delivery_id,
+                "p_now": now,
+                "p_attempts": row.attempts,
+                "p_manual": manual,
+                "p_lease": lease,
+                "p_next_attempts": row.attempts + 1,
+                "p_manual_attempts": manual_attempts,
+            },
+        ).rowcount
+        == 1
+    )
     if not won:
         db.session.rollback()
         webhook_hosts.release(row.url, delivery_id, row.attempts + 1)
@@ -135,33 +190,65 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     if row.lease_expires_at is not None:
         log_abandoned(delivery_id, row.lease_expires_at)
     db.session.commit()
-    return Claim(delivery_id, row.event_id, row.attempts + 1, lease, row.url, row.payload, row.event,
-                 row.webhook_secret, row.webhook_secret_previous, row.webhook_secret_previous_until,
-                 manual_attempts, manual, row.resume_at)
+    return Claim(
+        delivery_id,
+        row.event_id,
+        row.attempts + 1,
+        lease,
+        row.url,
+        row.payload,
+        row.event,
+        row.webhook_secret,
+        row.webhook_secret_previous,
+        row.webhook_secret_previous_until,
+        manual_attempts,
+        manual,
+        row.resume_at,
+    )
 
 
 def claimable(row, now):
     """Whether the read row is free for its next attempt now (the claim's own conditions, read in Python)."""
-    return (row.status in DUE_STATUSES and row.next_attempt_at is not None and row.next_attempt_at <= now
-            and (row.lease_expires_at is None or row.lease_expires_at < now)
-            and (row.attempts - row.manual_attempts < MAX_ATTEMPTS or bool(row.redelivery_requested)))
+    return (
+        row.status in DUE_STATUSES
+        and row.next_attempt_at is not None
+        and row.next_attempt_at <= now
+        and (row.lease_expires_at is None or row.lease_expires_at < now)
+        and (row.attempts - row.manual_attempts < MAX_ATTEMPTS or bool(row.redelivery_requested))
+    )
 
 
 def park(delivery_id, now):
     """A delivery held back for its host's share waits for an attempt there to end; this wake-up, a lease
     later, covers a worker killed mid-attempt (whose end never comes)."""
     try:
-        jobs.enqueue_at(now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"]), jobs.WEBHOOKS,
-                        jobs.DELIVER_WEBHOOK, delivery_id)
+        jobs.enqueue_at(
+            now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"]),
+            jobs.WEBHOOKS,
+            jobs.DELIVER_WEBHOOK,
+            delivery_id,
+        )
     except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
-        log.warning("delivery %s: parked without a fallback wake-up (%s); the sweep will wake it", delivery_id, error)
+        log.warning(
+            "delivery %s: parked without a fallback wake-up (%s); the sweep will wake it",
+            delivery_id,
+            error,
+        )
 
 
 def log_attempt(delivery_id, attempted_at, status=None, body=None, duration_ms=None, error=None):
     """Add one row to the attempt log in the current transaction."""
-    db.session.execute(LOG_ATTEMPT, {"delivery_id": delivery_id, "attempted_at": attempted_at,
-                                     "response_status": status, "response_body": body,
-                                     "duration_ms": duration_ms, "error": error})
+    db.session.execute(
+        LOG_ATTEMPT,
+        {
+            "delivery_id": delivery_id,
+            "attempted_at": attempted_at,
+            "response_status": status,
+            "response_body": body,
+            "duration_ms": duration_ms,
+            "error": error,
+        },
+    )
 
 
 def log_abandoned(delivery_id, lease_expires_at):
@@ -172,16 +259,34 @@ def log_abandoned(delivery_id, lease_expires_at):
 def exhausted(row):
     """Whether the row has used all MAX_ATTEMPTS automatic attempts, its last one abandoned, and no hand retry
     is waiting."""
-    return (row.attempts - row.manual_attempts >= MAX_ATTEMPTS and row.status in DUE_STATUSES
-            and row.lease_expires_at is not None and not row.redelivery_requested)
+    return (
+        row.attempts - row.manual_attempts >= MAX_ATTEMPTS
+        and row.status in DUE_STATUSES
+        and row.lease_expires_at is not None
+        and not row.redelivery_requested
+    )
 
 
 def fail_exhausted(delivery_id, row, now):
     """A due row that has used every attempt (its last one abandoned) is `failed`, never attempted again."""
     d = DELIVERIES.c
-    failed = write_status(DELIVERY, (d.id == delivery_id, d.attempts == row.attempts,
-                                      d.lease_expires_at == row.lease_expires_at, d.lease_expires_at < now),
-                          DUE_STATUSES, "failed", next_attempt_at=None, lease_expires_at=None, updated_at=now) == 1
+    failed = (
+        write_status(
+            DELIVERY,
+            (
+                d.id == delivery_id,
+                d.attempts == row.attempts,
+                d.lease_expires_at == row.lease_expires_at,
+                d.lease_expires_at < now,
+            ),
+            DUE_STATUSES,
+            "failed",
+            next_attempt_at=None,
+            lease_expires_at=None,
+            updated_at=now,
+        )
+        == 1
+    )
     if failed and row.lease_expires_at is not None:
         log_abandoned(delivery_id, row.lease_expires_at)
     db.session.commit()
@@ -191,8 +296,12 @@ def fail_exhausted(delivery_id, row, now):
 
 def only_not_yet_due(row, now):
     """Whether the read row was free to claim but for its next attempt time (a wake-up that came early)."""
-    return (row.status in DUE_STATUSES and row.next_attempt_at is not None and row.next_attempt_at > now
-            and (row.lease_expires_at is None or row.lease_expires_at < now))
+    return (
+        row.status in DUE_STATUSES
+        and row.next_attempt_at is not None
+        and row.next_attempt_at > now
+        and (row.lease_expires_at is None or row.lease_expires_at < now)
+    )
 
 
 def wake_when_due(delivery_id, row, rescheduled):
@@ -204,10 +313,20 @@ def wake_when_due(delivery_id, row, rescheduled):
         if forget is not None:
             forget(unique)
         if rescheduled:
-            jobs.enqueue_at(row.next_attempt_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id, row.attempts,
-                            unique=unique)
+            jobs.enqueue_at(
+                row.next_attempt_at,
+                jobs.WEBHOOKS,
+                jobs.DELIVER_WEBHOOK,
+                delivery_id,
+                row.attempts,
+                unique=unique,
+            )
     except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
-        log.warning("delivery %s: early wake-up not rescheduled (%s); the sweep will wake it", delivery_id, error)
+        log.warning(
+            "delivery %s: early wake-up not rescheduled (%s); the sweep will wake it",
+            delivery_id,
+            error,
+        )
 
 
 def post_webhook(claim):
@@ -217,17 +336,25 @@ def post_webhook(claim):
         return Outcome(error=refusal)
     body, now = claim.payload.encode(), utcnow()
     headers = {
-        "Content-Type": "application/json", "User-Agent": USER_AGENT,
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
         "X-Service-Signature": sign_payload(claim.secret, body),
         "X-Service-Timestamp": str(int(now.timestamp())),
-        "X-Service-Event": claim.event, "X-Service-Delivery": str(claim.delivery_id),
+        "X-Service-Event": claim.event,
+        "X-Service-Delivery": str(claim.delivery_id),
     }
     # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still verifies.
     if claim.previous_secret and claim.previous_until is not None and now < claim.previous_until:
         headers["X-Service-Signature-Previous"] = sign_payload(claim.previous_secret, body)
     # To the addresses just checked, never to a second answer from DNS (which may be private).
-    return post_body(claim.url, body, headers, current_app.config.get("WEBHOOK_CONNECT_TIMEOUT", 5),
-                     current_app.config.get("WEBHOOK_TIMEOUT", 10), addresses=addresses)
+    return post_body(
+        claim.url,
+        body,
+        headers,
+        current_app.config.get("WEBHOOK_CONNECT_TIMEOUT", 5),
+        current_app.config.get("WEBHOOK_TIMEOUT", 10),
+        addresses=addresses,
+    )
 
 
 def next_state(attempts, outcome, now, resume_at=None):
@@ -255,21 +382,50 @@ def without_nul(text):
 def record_attempt(claim, outcome):
     """Log the attempt and move the delivery on, unless its lease was lost to another process."""
     now = utcnow()
-    status, next_at = next_state(claim.automatic_attempts, outcome, now, claim.resume_at if claim.manual else None)
+    status, next_at = next_state(
+        claim.automatic_attempts, outcome, now, claim.resume_at if claim.manual else None
+    )
     body, error = without_nul(outcome.body), without_nul(outcome.error)
     log_attempt(claim.delivery_id, now, outcome.status, body, outcome.duration_ms, error)
-    DELIVERY.check(DUE_STATUSES, (status,))  # RECORD was checked for every result status; this one is among them
-    kept = db.session.execute(RECORD, {"p_id": claim.delivery_id, "p_lease": claim.lease, "p_status": status,
-                                       "p_next_at": next_at, "p_now": now, "p_response_status": outcome.status,
-                                       "p_response_body": body}).rowcount == 1
+    DELIVERY.check(
+        DUE_STATUSES, (status,)
+    )  # RECORD was checked for every result status; this one is among them
+    kept = (
+        db.session.execute(
+            RECORD,
+            {
+                "p_id": claim.delivery_id,
+                "p_lease": claim.lease,
+                "p_status": status,
+                "p_next_at": next_at,
+                "p_now": now,
+                "p_response_status": outcome.status,
+                "p_response_body": body,
+            },
+        ).rowcount
+        == 1
+    )
     db.session.commit()
     if not kept:
-        log.warning("delivery %s: lease lost during the attempt; another process owns it now", claim.delivery_id)
+        log.warning(
+            "delivery %s: lease lost during the attempt; another process owns it now",
+            claim.delivery_id,
+        )
         return None
     if status == "retrying":
         try:
-            jobs.enqueue_at(next_at, jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, claim.delivery_id, claim.attempts,
-                            unique=jobs.delivery_wake(claim.event_id, claim.attempts))
+            jobs.enqueue_at(
+                next_at,
+                jobs.WEBHOOKS,
+                jobs.DELIVER_WEBHOOK,
+                claim.delivery_id,
+                claim.attempts,
+                unique=jobs.delivery_wake(claim.event_id, claim.attempts),
+            )
         except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
-            log.warning("delivery %s: retry not scheduled (%s); the sweep will wake it", claim.delivery_id, error)
+            log.warning(
+                "delivery %s: retry not scheduled (%s); the sweep will wake it",
+                claim.delivery_id,
+                error,
+            )
     return status

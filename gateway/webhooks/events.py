@@ -1,15 +1,21 @@
 """Events: the one place that builds a webhook body, recorded in the caller's database transaction."""
+
 import json
 import secrets
 
 from .. import jobs
 from ..clock import isoformat, utcnow
 from ..extensions import db
-from .models.webhook import WebhookDelivery
 from ..money import format_amount
+from .models.webhook import WebhookDelivery
 
-PAYMENT_EVENTS = ("payment.completed", "payment.cancelled", "payment.expired", "payment.failed",
-                  "refund.completed")
+PAYMENT_EVENTS = (
+    "payment.completed",
+    "payment.cancelled",
+    "payment.expired",
+    "payment.failed",
+    "refund.completed",
+)
 EVENTS = PAYMENT_EVENTS + ("webhook.test",)
 
 
@@ -35,25 +41,41 @@ def emit_event(event, brand, payment=None, transaction=None, refund=None, url=No
     transaction = transaction or (payment.transaction if payment is not None else None)
     now = utcnow()
     event_id = new_event_id()
-    body = {"id": event_id, "event": event, "created": isoformat(now),
-            "data": event_data(brand, payment, transaction, refund)}
+    body = {
+        "id": event_id,
+        "event": event,
+        "created": isoformat(now),
+        "data": event_data(brand, payment, transaction, refund),
+    }
     delivery = WebhookDelivery(
-        brand_id=brand.id, payment_id=payment.id if payment is not None else None,
-        transaction_id=transaction.id if transaction is not None else None, event=event,
-        event_id=event_id, url=url, payload=json.dumps(body, separators=(",", ":"), ensure_ascii=False),
-        status="pending", attempts=0, next_attempt_at=now, created_at=now, updated_at=now,
+        brand_id=brand.id,
+        payment_id=payment.id if payment is not None else None,
+        transaction_id=transaction.id if transaction is not None else None,
+        event=event,
+        event_id=event_id,
+        url=url,
+        payload=json.dumps(body, separators=(",", ":"), ensure_ascii=False),
+        status="pending",
+        attempts=0,
+        next_attempt_at=now,
+        created_at=now,
+        updated_at=now,
     )
     db.session.add(delivery)
     db.session.flush()
-    jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=jobs.delivery_wake(event_id, 0))
+    jobs.wake_after_commit(
+        jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=jobs.delivery_wake(event_id, 0)
+    )
     return delivery
 
 
 def event_data(brand, payment, transaction, refund):
     """`data` of an event: the payment as the merchant's plugins expect it, or a test notice."""
     if payment is None:
-        return {"message": "A test event: your endpoint receives and verifies webhooks.",
-                "brand": brand.name}
+        return {
+            "message": "A test event: your endpoint receives and verifies webhooks.",
+            "brand": brand.name,
+        }
     data = {
         "payment_id": payment.public_id,
         "trx_id": transaction.trx_id if transaction is not None else None,
@@ -65,6 +87,11 @@ def event_data(brand, payment, transaction, refund):
     }
     if refund is not None:
         data["amount_refunded"] = format_amount(payment.amount_refunded)
-        data["refund"] = {"id": refund.id, "amount": format_amount(refund.amount), "reason": refund.reason,
-                          "status": refund.status, "created_at": isoformat(refund.created_at)}
+        data["refund"] = {
+            "id": refund.id,
+            "amount": format_amount(refund.amount),
+            "reason": refund.reason,
+            "status": refund.status,
+            "created_at": isoformat(refund.created_at),
+        }
     return data

@@ -8,6 +8,7 @@ fast). Six hanging attempts to one receiver therefore hold one worker, not all o
 
 Redis holds only this bookkeeping: lost, it costs a wait for the outbox sweep, never a delivery.
 """
+
 import logging
 import time
 from urllib.parse import urlsplit
@@ -50,12 +51,18 @@ def admit_script(redis):
 def host_of(url):
     """The receiving host and port of a URL, the unit that gets a fair share."""
     parts = urlsplit(url)
-    return f"{(parts.hostname or '').lower()}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+    return (
+        f"{(parts.hostname or '').lower()}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+    )
 
 
 def keys(host):
     """The Redis keys of a host: attempts in flight, its fast marker, its parked deliveries."""
-    return f"gateway:host:{host}:inflight", f"gateway:host:{host}:fast", f"gateway:host:{host}:parked"
+    return (
+        f"gateway:host:{host}:inflight",
+        f"gateway:host:{host}:fast",
+        f"gateway:host:{host}:parked",
+    )
 
 
 def redis_of_app():
@@ -71,11 +78,24 @@ def admit(url, delivery_id, attempt):
     config, now = current_app.config, time.time()
     lease = config["WEBHOOK_LEASE_SECONDS"]
     try:
-        return bool(admit_script(redis)(keys=keys(host_of(url)), args=(
-            now, now - lease, now - config["WEBHOOK_SLOW_SECONDS"], config["WEBHOOK_SLOW_HOST_CONCURRENCY"],
-            attempt_member(delivery_id, attempt), delivery_id, lease * 2)))
+        return bool(
+            admit_script(redis)(
+                keys=keys(host_of(url)),
+                args=(
+                    now,
+                    now - lease,
+                    now - config["WEBHOOK_SLOW_SECONDS"],
+                    config["WEBHOOK_SLOW_HOST_CONCURRENCY"],
+                    attempt_member(delivery_id, attempt),
+                    delivery_id,
+                    lease * 2,
+                ),
+            )
+        )
     except RedisError as error:  # the claim in the database still guards the attempt
-        log.warning("host share not checked for delivery %s (%s); sending anyway", delivery_id, error)
+        log.warning(
+            "host share not checked for delivery %s (%s); sending anyway", delivery_id, error
+        )
         return True
 
 
@@ -96,7 +116,9 @@ def release(url, delivery_id, attempt, seconds=None):
         for member, _ in woken:
             jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, int(member))
     except RedisError as error:
-        log.warning("parked deliveries to %s not woken (%s); the sweep will wake them", host_of(url), error)
+        log.warning(
+            "parked deliveries to %s not woken (%s); the sweep will wake them", host_of(url), error
+        )
 
 
 def attempt_member(delivery_id, attempt):

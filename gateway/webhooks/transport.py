@@ -1,4 +1,5 @@
 """The HTTP side of a webhook attempt: POST to a checked address, no redirects, a capped answer, a deadline."""
+
 import threading
 import time
 from dataclasses import dataclass
@@ -33,12 +34,16 @@ class PinnedAdapter(WatchedAdapter):
     """Watched connections; and an https request to an address with a Host header is TLS for that host."""
 
     def build_connection_pool_key_attributes(self, request, verify, cert=None):
-        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(
+            request, verify, cert
+        )
         if host_params["scheme"] == "https" and "Host" in request.headers:
             # SNI and the certificate check are for the host name, not the address. server_hostname alone
             # does both; assert_hostname would also turn check_hostname off on the SSL context, which some
             # requests versions share between all their connections.
-            pool_kwargs["server_hostname"] = parse_url("//" + request.headers["Host"]).host.strip("[]")
+            pool_kwargs["server_hostname"] = parse_url("//" + request.headers["Host"]).host.strip(
+                "[]"
+            )
         return host_params, pool_kwargs
 
 
@@ -57,11 +62,15 @@ def http_session():
 
 def prepare_post(url, body, headers, address=None):
     """The POST request; with `address`, sent there while the Host header (and TLS) keep the URL's host."""
-    request = http_session().prepare_request(requests.Request("POST", url, data=body, headers=headers))
+    request = http_session().prepare_request(
+        requests.Request("POST", url, data=body, headers=headers)
+    )
     if address is not None:
         parts = parse_url(request.url)
         request.headers["Host"] = parts.netloc
-        request.url = parts._replace(host=f"[{address}]" if ":" in address else address, auth=None).url
+        request.url = parts._replace(
+            host=f"[{address}]" if ":" in address else address, auth=None
+        ).url
     return request
 
 
@@ -78,10 +87,16 @@ def post_body(url, body, headers, connect_timeout, timeout, addresses=None):
             status = text = error = None
             try:
                 request = prepare_post(url, body, headers, address)
-                with http_session().send(request, timeout=(min(connect_timeout, timeout), timeout),
-                                         allow_redirects=False, stream=True) as response:
+                with http_session().send(
+                    request,
+                    timeout=(min(connect_timeout, timeout), timeout),
+                    allow_redirects=False,
+                    stream=True,
+                ) as response:
                     status = response.status_code
-                    text = response.raw.read(BODY_LIMIT, decode_content=True).decode("utf-8", "replace")
+                    text = response.raw.read(BODY_LIMIT, decode_content=True).decode(
+                        "utf-8", "replace"
+                    )
                 break
             except (requests.RequestException, Urllib3Error, OSError) as failure:
                 error = describe(failure)
@@ -99,7 +114,9 @@ def never_connected(error):
         return True
     if not isinstance(error, requests.ConnectionError) or not error.args:
         return False
-    return isinstance(getattr(error.args[0], "reason", None), (NewConnectionError, ConnectTimeoutError))
+    return isinstance(
+        getattr(error.args[0], "reason", None), (NewConnectionError, ConnectTimeoutError)
+    )
 
 
 def elapsed_ms(started):

@@ -1,11 +1,18 @@
 """Panel users without HTTP: sign-in checks, invitations, deactivation and password changes."""
+
 import pytest
 
+from gateway.accounts.models.user import User
+from gateway.accounts.users import (
+    authenticate,
+    change_password,
+    get_user,
+    invite_user,
+    set_user_active,
+)
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.accounts.models.user import User
-from gateway.accounts.users import authenticate, change_password, get_user, invite_user, set_user_active
 from tests.factories import UserFactory
 
 PASSWORD = "correct horse battery"
@@ -17,7 +24,9 @@ def test_authenticate_accepts_the_right_password_in_any_case_of_e_mail(brand):
     assert user.last_login_at is not None
 
 
-@pytest.mark.parametrize("email, password", [("owner@shop.test", "wrong"), ("nobody@shop.test", PASSWORD), ("", "")])
+@pytest.mark.parametrize(
+    "email, password", [("owner@shop.test", "wrong"), ("nobody@shop.test", PASSWORD), ("", "")]
+)
 def test_authenticate_refuses_wrong_credentials(brand, email, password):
     UserFactory(brand=brand, email="owner@shop.test")
     assert authenticate(email, password) is None
@@ -35,8 +44,14 @@ def test_an_invitation_creates_a_user_whose_temporary_password_works(brand):
     assert password not in user.password_hash
 
 
-@pytest.mark.parametrize("email, role, field", [("nope", "staff", "email"), ("a@shop.test", "owner", "role"),
-                                                ("a" * 250 + "@x.io", "staff", "email")])
+@pytest.mark.parametrize(
+    "email, role, field",
+    [
+        ("nope", "staff", "email"),
+        ("a@shop.test", "owner", "role"),
+        ("a" * 250 + "@x.io", "staff", "email"),
+    ],
+)
 def test_an_invitation_with_a_bad_field_names_it(brand, email, role, field):
     with pytest.raises(DomainError) as refused:
         invite_user(brand, email, role=role)
@@ -76,7 +91,10 @@ def test_get_user_sees_only_the_brand_s_users(brand, other_brand):
 
 def test_a_password_change_needs_the_current_password_and_a_long_new_one(brand):
     user = UserFactory(brand=brand)
-    for current, new, field in [("wrong", "long enough pass", "current_password"), (PASSWORD, "short", "new_password")]:
+    for current, new, field in [
+        ("wrong", "long enough pass", "current_password"),
+        (PASSWORD, "short", "new_password"),
+    ]:
         with pytest.raises(DomainError) as refused:
             change_password(user, current, new)
         assert refused.value.errors[0]["field"] == field

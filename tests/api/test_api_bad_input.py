@@ -1,13 +1,14 @@
 """Bad input the other API test files leave out: the outbound SMS body, list queries, ids, body encodings."""
+
 import json
 
 import pytest
 
-from gateway.extensions import db
 from gateway.accounts.models.api_key import ApiKey
+from gateway.extensions import db
 from gateway.payments.models.customer import Customer
-from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.payments.models.payment import Payment, Refund, Transaction
+from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.bad_input import BAD_PHONES, JSON, assert_refused, body_cases, raw_body, send
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
@@ -25,27 +26,51 @@ def count(model):
 # --- POST /sms/outbound ------------------------------------------------------------------------
 
 BAD_SMS_TEXTS = [
-    ("missing", None), ("null", "null"), ("empty", '""'), ("too long", '"' + "x" * 1001 + '"'),
-    ("huge", '"' + "x" * 100_000 + '"'), ("number", "42"), ("-1", "-1"), ("1.001", "1.001"), ("1e3", "1e3"),
-    ("NaN literal", "NaN"), ("huge number", "1" + "0" * 40), ("bool", "true"), ("list", '["hi"]'),
-    ("object", '{"text": "hi"}'), ("nul", '"a\\u0000b"'), ("lone surrogate", '"\\ud800"'),
+    ("missing", None),
+    ("null", "null"),
+    ("empty", '""'),
+    ("too long", '"' + "x" * 1001 + '"'),
+    ("huge", '"' + "x" * 100_000 + '"'),
+    ("number", "42"),
+    ("-1", "-1"),
+    ("1.001", "1.001"),
+    ("1e3", "1e3"),
+    ("NaN literal", "NaN"),
+    ("huge number", "1" + "0" * 40),
+    ("bool", "true"),
+    ("list", '["hi"]'),
+    ("object", '{"text": "hi"}'),
+    ("nul", '"a\\u0000b"'),
+    ("lone surrogate", '"\\ud800"'),
 ]
 # (id, body, content type, status, code, field at fault)
-BAD_SMS_BODIES = body_cases(GOOD_SMS, "body") + [
-    ("no body", None, None, 422, "VALIDATION_ERROR", "to"),
-    ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "body"),
-    ("to missing", raw_body(GOOD_SMS, to=None), JSON, 422, "VALIDATION_ERROR", "to"),
-    ("to null", raw_body(GOOD_SMS, to="null"), JSON, 422, "VALIDATION_ERROR", "to"),
-] + [(f"to {label}", raw_body(GOOD_SMS, to=raw), JSON, 422, "VALIDATION_ERROR", "to") for label, raw in BAD_PHONES] + [
-    (f"body {label}", raw_body(GOOD_SMS, body=raw), JSON, 422, "VALIDATION_ERROR", "body")
-    for label, raw in BAD_SMS_TEXTS
-]
+BAD_SMS_BODIES = (
+    body_cases(GOOD_SMS, "body")
+    + [
+        ("no body", None, None, 422, "VALIDATION_ERROR", "to"),
+        ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "body"),
+        ("to missing", raw_body(GOOD_SMS, to=None), JSON, 422, "VALIDATION_ERROR", "to"),
+        ("to null", raw_body(GOOD_SMS, to="null"), JSON, 422, "VALIDATION_ERROR", "to"),
+    ]
+    + [
+        (f"to {label}", raw_body(GOOD_SMS, to=raw), JSON, 422, "VALIDATION_ERROR", "to")
+        for label, raw in BAD_PHONES
+    ]
+    + [
+        (f"body {label}", raw_body(GOOD_SMS, body=raw), JSON, 422, "VALIDATION_ERROR", "body")
+        for label, raw in BAD_SMS_TEXTS
+    ]
+)
 
 
-@pytest.mark.parametrize("body, content_type, status, code, field", [case[1:] for case in BAD_SMS_BODIES],
-                         ids=[case[0] for case in BAD_SMS_BODIES])
-def test_bad_outbound_sms_bodies_are_refused_in_the_envelope_and_queue_nothing(client, auth, body, content_type,
-                                                                               status, code, field):
+@pytest.mark.parametrize(
+    "body, content_type, status, code, field",
+    [case[1:] for case in BAD_SMS_BODIES],
+    ids=[case[0] for case in BAD_SMS_BODIES],
+)
+def test_bad_outbound_sms_bodies_are_refused_in_the_envelope_and_queue_nothing(
+    client, auth, body, content_type, status, code, field
+):
     response = send(client, "post", SMS_URL, auth, body, content_type)
 
     assert_refused(response, status, code, field)
@@ -56,25 +81,50 @@ def test_bad_outbound_sms_bodies_are_refused_in_the_envelope_and_queue_nothing(c
 
 GOOD_TEST = {"url": "https://shop.example/hooks"}
 BAD_URLS = [
-    ("ftp", '"ftp://shop.example/hooks"'), ("relative", '"/hooks"'), ("javascript", '"javascript:alert(1)"'),
-    ("data", '"data:text/html,hi"'), ("no scheme", '"shop.example/hooks"'), ("words", '"not a url"'),
-    ("too long", '"https://shop.example/' + "a" * 2048 + '"'), ("huge", '"https://' + "a" * 100_000 + '.example"'),
-    ("spaces", '"https://shop example/"'), ("empty", '""'), ("null", "null"), ("number", "42"), ("-1", '"-1"'),
-    ("0", '"0"'), ("1e3", '"1e3"'), ("NaN literal", "NaN"), ("huge number", "1" + "0" * 40), ("list", '["https://a.b"]'),
-    ("object", '{"href": "https://a.b"}'), ("nul", '"https://shop.example/\\u0000"'),
+    ("ftp", '"ftp://shop.example/hooks"'),
+    ("relative", '"/hooks"'),
+    ("javascript", '"javascript:alert(1)"'),
+    ("data", '"data:text/html,hi"'),
+    ("no scheme", '"shop.example/hooks"'),
+    ("words", '"not a url"'),
+    ("too long", '"https://shop.example/' + "a" * 2048 + '"'),
+    ("huge", '"https://' + "a" * 100_000 + '.example"'),
+    ("spaces", '"https://shop example/"'),
+    ("empty", '""'),
+    ("null", "null"),
+    ("number", "42"),
+    ("-1", '"-1"'),
+    ("0", '"0"'),
+    ("1e3", '"1e3"'),
+    ("NaN literal", "NaN"),
+    ("huge number", "1" + "0" * 40),
+    ("list", '["https://a.b"]'),
+    ("object", '{"href": "https://a.b"}'),
+    ("nul", '"https://shop.example/\\u0000"'),
     ("lone surrogate", '"https://shop.example/\\ud800"'),
 ]
 # (id, body, content type, status, code, field at fault)
-BAD_TEST_BODIES = body_cases(GOOD_TEST, "url") + [
-    ("no body and no brand webhook URL", None, None, 422, "VALIDATION_ERROR", "url"),
-    ("empty object and no brand webhook URL", "{}", JSON, 422, "VALIDATION_ERROR", "url"),
-] + [(f"url {label}", raw_body(GOOD_TEST, url=raw), JSON, 422, "VALIDATION_ERROR", "url") for label, raw in BAD_URLS]
+BAD_TEST_BODIES = (
+    body_cases(GOOD_TEST, "url")
+    + [
+        ("no body and no brand webhook URL", None, None, 422, "VALIDATION_ERROR", "url"),
+        ("empty object and no brand webhook URL", "{}", JSON, 422, "VALIDATION_ERROR", "url"),
+    ]
+    + [
+        (f"url {label}", raw_body(GOOD_TEST, url=raw), JSON, 422, "VALIDATION_ERROR", "url")
+        for label, raw in BAD_URLS
+    ]
+)
 
 
-@pytest.mark.parametrize("body, content_type, status, code, field", [case[1:] for case in BAD_TEST_BODIES],
-                         ids=[case[0] for case in BAD_TEST_BODIES])
-def test_bad_webhook_test_bodies_are_refused_in_the_envelope_and_record_nothing(client, auth, body, content_type,
-                                                                                status, code, field):
+@pytest.mark.parametrize(
+    "body, content_type, status, code, field",
+    [case[1:] for case in BAD_TEST_BODIES],
+    ids=[case[0] for case in BAD_TEST_BODIES],
+)
+def test_bad_webhook_test_bodies_are_refused_in_the_envelope_and_record_nothing(
+    client, auth, body, content_type, status, code, field
+):
     response = send(client, "post", "/api/v1/webhooks/tests", auth, body, content_type)
 
     assert_refused(response, status, code, field)
@@ -83,11 +133,40 @@ def test_bad_webhook_test_bodies_are_refused_in_the_envelope_and_record_nothing(
 
 # --- the list queries --------------------------------------------------------------------------
 
-NUMBERS = ["-1", "0", "1.001", "1.5", "1e3", "NaN", "Infinity", "99999999999999999999", "9" * 5000, "ten", "",
-           "%00", "0x10"]
-DATES = ["yesterday", "2030-13-01T00:00:00Z", "2030-02-30", "2030-01-01T25:00:00Z", "2030-01-01T00:00:00%2B25:00",
-         "1700000000", "-1", "0", "1.001", "1e3", "NaN", "99999999999999999999", "9" * 5000, "", "%00",
-         "0001-01-01T00:00:00%2B14:00", "9999-12-31T23:59:59-14:00"]
+NUMBERS = [
+    "-1",
+    "0",
+    "1.001",
+    "1.5",
+    "1e3",
+    "NaN",
+    "Infinity",
+    "99999999999999999999",
+    "9" * 5000,
+    "ten",
+    "",
+    "%00",
+    "0x10",
+]
+DATES = [
+    "yesterday",
+    "2030-13-01T00:00:00Z",
+    "2030-02-30",
+    "2030-01-01T25:00:00Z",
+    "2030-01-01T00:00:00%2B25:00",
+    "1700000000",
+    "-1",
+    "0",
+    "1.001",
+    "1e3",
+    "NaN",
+    "99999999999999999999",
+    "9" * 5000,
+    "",
+    "%00",
+    "0001-01-01T00:00:00%2B14:00",
+    "9999-12-31T23:59:59-14:00",
+]
 TEXT_FILTERS = {"reference": 255, "provider": 20, "trx_id": 20, "email": 254, "q": 200}
 LISTS = {  # path: (table, filters beyond paging)
     "/api/v1/payments": (Payment, ["status", "reference", "from", "to"]),
@@ -107,21 +186,36 @@ def bad_values(name):
     if name == "status":
         return ["bogus", "COMPLETED", "Queued", "", "-1", "0", "NaN", "%00", "s" * 100_000]
     if name == "phone":
-        return ["12", "abc", "-1", "0", "1e3", "NaN", "99999999999999999999", "1" * 100_000, "", "%00",
-                "%2B880ABCDEFGHIJ"]
+        return [
+            "12",
+            "abc",
+            "-1",
+            "0",
+            "1e3",
+            "NaN",
+            "99999999999999999999",
+            "1" * 100_000,
+            "",
+            "%00",
+            "%2B880ABCDEFGHIJ",
+        ]
     limit = TEXT_FILTERS[name]
     return ["", "x" * (limit + 1), "x" * 100_000, "%00", "a%00b"]
 
 
-BAD_QUERIES = [(path, name, value) for path, (_, names) in LISTS.items()
-               for name in ["page", "per_page", *names] for value in bad_values(name)]
+BAD_QUERIES = [
+    (path, name, value)
+    for path, (_, names) in LISTS.items()
+    for name in ["page", "per_page", *names]
+    for value in bad_values(name)
+]
 
 
 @pytest.fixture
 def one_of_everything(brand):
     """A row in every listed table, so a bad query has something to get wrong."""
-    from gateway.sms.outbound import queue_sms
     from gateway.payments.refunds import create_refund
+    from gateway.sms.outbound import queue_sms
 
     payment = completed_payment(brand=brand, customer=CustomerFactory(brand=brand))
     create_refund(brand, payment.transaction.trx_id, None)
@@ -130,10 +224,14 @@ def one_of_everything(brand):
     db.session.commit()
 
 
-@pytest.mark.parametrize("path, name, value", BAD_QUERIES,
-                         ids=[f"{path.rsplit('/', 1)[1]} {name}={value[:24]}" for path, name, value in BAD_QUERIES])
-def test_bad_list_queries_are_422_naming_the_parameter_and_write_nothing(client, auth, one_of_everything, path,
-                                                                         name, value):
+@pytest.mark.parametrize(
+    "path, name, value",
+    BAD_QUERIES,
+    ids=[f"{path.rsplit('/', 1)[1]} {name}={value[:24]}" for path, name, value in BAD_QUERIES],
+)
+def test_bad_list_queries_are_422_naming_the_parameter_and_write_nothing(
+    client, auth, one_of_everything, path, name, value
+):
     table = LISTS[path][0]
     before = count(table)
 
@@ -166,8 +264,26 @@ BY_ID = [  # (method, path with {id}, the resource's 404 code)
     ("post", "/api/v1/webhooks/deliveries/{id}/retry", "WEBHOOK_DELIVERY_NOT_FOUND"),
     ("post", "/api/v1/sms/outbound/{id}/retry", "OUTBOUND_SMS_NOT_FOUND"),
 ]
-BAD_IDS = ["0", "-1", "1.5", "1e3", "NaN", "2147483648", "99999999999999999999", "9" * 5000, "x" * 1000, "%00",
-           "1%00", "%ED%A0%80", "%FF", "%C2%B2", "%D9%A1", "%20", "null", "00000000-0000-4000-8000-000000000000"]
+BAD_IDS = [
+    "0",
+    "-1",
+    "1.5",
+    "1e3",
+    "NaN",
+    "2147483648",
+    "99999999999999999999",
+    "9" * 5000,
+    "x" * 1000,
+    "%00",
+    "1%00",
+    "%ED%A0%80",
+    "%FF",
+    "%C2%B2",
+    "%D9%A1",
+    "%20",
+    "null",
+    "00000000-0000-4000-8000-000000000000",
+]
 
 
 @pytest.fixture
@@ -176,18 +292,25 @@ def admin(brand, make_key):
     from tests.factories import UserFactory
 
     UserFactory(brand=brand, role="super_admin", email="root@example.com")
-    return {**make_key(brand, ["read", "write", "admin"]), "X-Super-Admin-Email": "root@example.com"}
+    return {
+        **make_key(brand, ["read", "write", "admin"]),
+        "X-Super-Admin-Email": "root@example.com",
+    }
 
 
 @pytest.mark.parametrize("method, path, code", BY_ID, ids=[f"{m} {p}" for m, p, _ in BY_ID])
 @pytest.mark.parametrize("ident", BAD_IDS, ids=[ident[:24] for ident in BAD_IDS])
-def test_an_id_no_row_has_is_the_resources_own_404_and_changes_nothing(client, admin, one_of_everything, method,
-                                                                       path, code, ident):
+def test_an_id_no_row_has_is_the_resources_own_404_and_changes_nothing(
+    client, admin, one_of_everything, method, path, code, ident
+):
     tables = (Payment, Transaction, Refund, Customer, ApiKey, WebhookDelivery, OutboundSms)
     before = [count(table) for table in tables]
 
-    response = getattr(client, method)(path.format(id=ident), headers=admin,
-                                       **({"json": {"name": "x"}} if method == "patch" else {}))
+    response = getattr(client, method)(
+        path.format(id=ident),
+        headers=admin,
+        **({"json": {"name": "x"}} if method == "patch" else {}),
+    )
 
     assert_refused(response, 404, code)
     assert [count(table) for table in tables] == before
@@ -198,13 +321,20 @@ def test_an_id_no_row_has_is_the_resources_own_404_and_changes_nothing(client, a
 PAYMENT = {"amount": "500.00", "currency": "BDT", "customer_name": "রহিম উদ্দিন"}
 
 
-@pytest.mark.parametrize("encoding, content_type", [
-    ("utf-16", "application/json; charset=utf-16"), ("utf-16-le", "application/json; charset=UTF-16LE"),
-    ("utf-16", "application/json"), ("utf-32", "application/json; charset=utf-32"),
-    ("utf-8-sig", "application/json; charset=utf-8"), ("cp1252", "application/json; charset=windows-1252"),
-])
-def test_a_body_not_in_utf8_is_400_invalid_json_not_415_whatever_charset_it_declares(client, auth, encoding,
-                                                                                      content_type):
+@pytest.mark.parametrize(
+    "encoding, content_type",
+    [
+        ("utf-16", "application/json; charset=utf-16"),
+        ("utf-16-le", "application/json; charset=UTF-16LE"),
+        ("utf-16", "application/json"),
+        ("utf-32", "application/json; charset=utf-32"),
+        ("utf-8-sig", "application/json; charset=utf-8"),
+        ("cp1252", "application/json; charset=windows-1252"),
+    ],
+)
+def test_a_body_not_in_utf8_is_400_invalid_json_not_415_whatever_charset_it_declares(
+    client, auth, encoding, content_type
+):
     body = json.dumps({**PAYMENT, "customer_name": "Café"}, ensure_ascii=False).encode(encoding)
 
     response = client.post("/api/v1/payments", data=body, content_type=content_type, headers=auth)
@@ -217,8 +347,12 @@ def test_a_body_not_in_utf8_is_400_invalid_json_not_415_whatever_charset_it_decl
 def test_a_utf8_body_is_taken_whatever_charset_it_declares_as_rfc_8259_says(client, auth, charset):
     body = json.dumps(PAYMENT, ensure_ascii=False).encode("utf-8")
 
-    response = client.post("/api/v1/payments", data=body, content_type=f"application/json; charset={charset}",
-                           headers=auth)
+    response = client.post(
+        "/api/v1/payments",
+        data=body,
+        content_type=f"application/json; charset={charset}",
+        headers=auth,
+    )
 
     assert response.status_code == 201, response.get_json()
     payment = db.session.execute(db.select(Payment)).scalar_one()

@@ -1,4 +1,5 @@
 """Bearer keys: missing, invalid, revoked, scopes, super-administrator header, storage, last use, limits."""
+
 import hashlib
 from datetime import datetime, timedelta, timezone
 
@@ -7,9 +8,9 @@ from freezegun import freeze_time
 from sqlalchemy import event
 
 from gateway import create_app
-from gateway.extensions import db
-from gateway.accounts.models.api_key import ApiKey
 from gateway.accounts.api_keys import generate_key
+from gateway.accounts.models.api_key import ApiKey
+from gateway.extensions import db
 from tests.factories import CustomerFactory, UserFactory
 from tests.services import redis_client, unavailable
 
@@ -30,15 +31,18 @@ def test_a_request_without_authorization_is_401_missing_token(client, brand):
     assert_error(client.post(PAYMENTS, json=NEW_PAYMENT), 401, "MISSING_TOKEN")
 
 
-@pytest.mark.parametrize("header", [
-    "Bearer gw_live_thisKeyWasNeverIssued000000000000000000000",
-    "Bearer ",
-    "Bearer",
-    "Bearer    ",
-    "Bearer not a key",
-    "Bearer \u00e9\u00e9",
-    "Bearer " + "x" * 10_000,
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer gw_live_thisKeyWasNeverIssued000000000000000000000",
+        "Bearer ",
+        "Bearer",
+        "Bearer    ",
+        "Bearer not a key",
+        "Bearer \u00e9\u00e9",
+        "Bearer " + "x" * 10_000,
+    ],
+)
 def test_an_unknown_or_malformed_key_is_401_invalid_token(client, auth, header):
     assert_error(client.get(PAYMENTS, headers={"Authorization": header}), 401, "INVALID_TOKEN")
 
@@ -59,7 +63,10 @@ def test_the_bearer_scheme_is_case_insensitive(client, brand):
 
 def test_a_key_revoked_through_the_api_fails_on_the_very_next_request(client, brand, make_key):
     UserFactory(brand=brand, role="super_admin", email="root@example.com")
-    admin = {**make_key(brand, ["read", "write", "admin"]), "X-Super-Admin-Email": "root@example.com"}
+    admin = {
+        **make_key(brand, ["read", "write", "admin"]),
+        "X-Super-Admin-Email": "root@example.com",
+    }
     key, secret = generate_key(brand, "soon-revoked", ["read", "write"])
     headers = {"Authorization": f"Bearer {secret}"}
     assert client.get(PAYMENTS, headers=headers).status_code == 200
@@ -81,15 +88,18 @@ def test_a_key_revoked_from_the_command_line_fails_on_the_very_next_request(clie
     assert_error(client.get(PAYMENTS, headers=headers), 401, "INVALID_TOKEN")
 
 
-@pytest.mark.parametrize("scopes, method, path, body", [
-    (["write"], "get", PAYMENTS, None),
-    (["write", "admin"], "get", "/api/v1/customers", None),
-    (["read"], "post", PAYMENTS, NEW_PAYMENT),
-    (["read", "admin"], "post", "/api/v1/customers", {"email": "a@example.com"}),
-    (["read"], "patch", "/api/v1/customers/{customer}", {"name": "x"}),
-    (["read"], "delete", "/api/v1/customers/{customer}", None),
-    (["read"], "post", PAYMENTS + "/00000000-0000-4000-8000-000000000000/cancel", None),
-])
+@pytest.mark.parametrize(
+    "scopes, method, path, body",
+    [
+        (["write"], "get", PAYMENTS, None),
+        (["write", "admin"], "get", "/api/v1/customers", None),
+        (["read"], "post", PAYMENTS, NEW_PAYMENT),
+        (["read", "admin"], "post", "/api/v1/customers", {"email": "a@example.com"}),
+        (["read"], "patch", "/api/v1/customers/{customer}", {"name": "x"}),
+        (["read"], "delete", "/api/v1/customers/{customer}", None),
+        (["read"], "post", PAYMENTS + "/00000000-0000-4000-8000-000000000000/cancel", None),
+    ],
+)
 def test_each_method_class_needs_its_scope(client, brand, make_key, scopes, method, path, body):
     customer = CustomerFactory(brand=brand)
     headers = make_key(brand, scopes)
@@ -103,7 +113,10 @@ def test_each_method_class_needs_its_scope(client, brand, make_key, scopes, meth
 
 def test_read_and_write_scopes_each_open_their_own_methods(client, brand, make_key):
     assert client.get(PAYMENTS, headers=make_key(brand, ["read"])).status_code == 200
-    assert client.post(PAYMENTS, json=NEW_PAYMENT, headers=make_key(brand, ["write"])).status_code == 201
+    assert (
+        client.post(PAYMENTS, json=NEW_PAYMENT, headers=make_key(brand, ["write"])).status_code
+        == 201
+    )
 
 
 @pytest.fixture
@@ -113,8 +126,11 @@ def key_admin(brand, make_key):
 
 
 def test_key_operations_without_the_super_admin_header_are_400(client, key_admin):
-    for response in [client.get(KEYS, headers=key_admin), client.post(KEYS, json={"label": "x"}, headers=key_admin),
-                     client.get(KEYS, headers={**key_admin, "X-Super-Admin-Email": "  "})]:
+    for response in [
+        client.get(KEYS, headers=key_admin),
+        client.post(KEYS, json={"label": "x"}, headers=key_admin),
+        client.get(KEYS, headers={**key_admin, "X-Super-Admin-Email": "  "}),
+    ]:
         assert_error(response, 400, "SUPER_ADMIN_EMAIL_REQUIRED")
 
 
@@ -122,13 +138,19 @@ def test_key_operations_without_the_super_admin_header_are_400(client, key_admin
 def test_key_operations_need_an_active_super_administrator(client, brand, key_admin, who):
     UserFactory(brand=brand, role="super_admin", email="inactive@example.com", active=False)
     UserFactory(brand=brand, role="staff", email="staff@example.com")
-    email = {"unknown": "nobody@example.com", "inactive": "inactive@example.com", "staff": "staff@example.com",
-             "malformed": "not an address"}[who]
+    email = {
+        "unknown": "nobody@example.com",
+        "inactive": "inactive@example.com",
+        "staff": "staff@example.com",
+        "malformed": "not an address",
+    }[who]
     headers = {**key_admin, "X-Super-Admin-Email": email}
     before = db.session.scalar(db.select(db.func.count()).select_from(ApiKey))
 
     assert_error(client.get(KEYS, headers=headers), 403, "INVALID_SUPER_ADMIN")
-    assert_error(client.post(KEYS, json={"label": "x"}, headers=headers), 403, "INVALID_SUPER_ADMIN")
+    assert_error(
+        client.post(KEYS, json={"label": "x"}, headers=headers), 403, "INVALID_SUPER_ADMIN"
+    )
     assert_error(client.delete(f"{KEYS}/1", headers=headers), 403, "INVALID_SUPER_ADMIN")
     assert db.session.scalar(db.select(db.func.count()).select_from(ApiKey)) == before
 
@@ -136,14 +158,25 @@ def test_key_operations_need_an_active_super_administrator(client, brand, key_ad
 def test_the_super_admin_address_is_matched_without_regard_to_case(client, brand, key_admin):
     UserFactory(brand=brand, role="super_admin", email="root@example.com")
 
-    assert client.get(KEYS, headers={**key_admin, "X-Super-Admin-Email": " Root@Example.COM "}).status_code == 200
+    assert (
+        client.get(
+            KEYS, headers={**key_admin, "X-Super-Admin-Email": " Root@Example.COM "}
+        ).status_code
+        == 200
+    )
 
 
-def test_keys_are_stored_only_as_a_hash_with_a_display_prefix(client, app, brand, key_admin, monkeypatch):
+def test_keys_are_stored_only_as_a_hash_with_a_display_prefix(
+    client, app, brand, key_admin, monkeypatch
+):
     monkeypatch.setitem(app.config, "API_KEY_PREFIX", "shop_test_")
     UserFactory(brand=brand, role="super_admin", email="root@example.com")
 
-    created = client.post(KEYS, json={"label": "hashed"}, headers={**key_admin, "X-Super-Admin-Email": "root@example.com"})
+    created = client.post(
+        KEYS,
+        json={"label": "hashed"},
+        headers={**key_admin, "X-Super-Admin-Email": "root@example.com"},
+    )
 
     secret = created.json["data"]["key"]
     assert secret.startswith("shop_test_")
@@ -153,7 +186,11 @@ def test_keys_are_stored_only_as_a_hash_with_a_display_prefix(client, app, brand
     values = [getattr(row, column.key) for column in ApiKey.__table__.columns]
     assert not any(secret in str(value) for value in values)
     assert row.key_hash == hashlib.sha256(secret.encode()).hexdigest()
-    assert row.display_prefix == created.json["data"]["display_prefix"] == secret[:len("shop_test_") + 6]
+    assert (
+        row.display_prefix
+        == created.json["data"]["display_prefix"]
+        == secret[: len("shop_test_") + 6]
+    )
     assert client.get(PAYMENTS, headers={"Authorization": f"Bearer {secret}"}).status_code == 200
 
 
@@ -206,9 +243,15 @@ def test_last_used_at_is_written_at_most_once_a_minute(client, brand, api_key_up
 
 
 def test_every_response_carries_its_own_request_id(client, auth):
-    responses = [client.get(PAYMENTS, headers=auth), client.get(PAYMENTS), client.get("/api/v1/nowhere", headers=auth),
-                 client.post(PAYMENTS, json={}, headers=auth), client.post(PAYMENTS, json=NEW_PAYMENT, headers=auth),
-                 client.delete(PAYMENTS, headers=auth), client.get("/healthz")]
+    responses = [
+        client.get(PAYMENTS, headers=auth),
+        client.get(PAYMENTS),
+        client.get("/api/v1/nowhere", headers=auth),
+        client.post(PAYMENTS, json={}, headers=auth),
+        client.post(PAYMENTS, json=NEW_PAYMENT, headers=auth),
+        client.delete(PAYMENTS, headers=auth),
+        client.get("/healthz"),
+    ]
 
     ids = [response.headers.get("X-Request-ID") for response in responses]
     assert all(ids)
@@ -224,14 +267,17 @@ def test_a_sane_incoming_request_id_is_echoed_and_a_wild_one_replaced(client, au
     assert replaced.headers["X-Request-ID"].isalnum()
 
 
-@pytest.mark.parametrize("method, path, status, code", [
-    ("get", "/api/v1/nowhere", 404, "NOT_FOUND"),
-    ("get", "/api/v1/payments/a/b/c", 404, "NOT_FOUND"),
-    ("post", "/api/v2/payments", 404, "NOT_FOUND"),
-    ("delete", PAYMENTS, 405, "METHOD_NOT_ALLOWED"),
-    ("put", "/api/v1/customers", 405, "METHOD_NOT_ALLOWED"),
-    ("patch", PAYMENTS, 405, "METHOD_NOT_ALLOWED"),
-])
+@pytest.mark.parametrize(
+    "method, path, status, code",
+    [
+        ("get", "/api/v1/nowhere", 404, "NOT_FOUND"),
+        ("get", "/api/v1/payments/a/b/c", 404, "NOT_FOUND"),
+        ("post", "/api/v2/payments", 404, "NOT_FOUND"),
+        ("delete", PAYMENTS, 405, "METHOD_NOT_ALLOWED"),
+        ("put", "/api/v1/customers", 405, "METHOD_NOT_ALLOWED"),
+        ("patch", PAYMENTS, 405, "METHOD_NOT_ALLOWED"),
+    ],
+)
 def test_unknown_api_routes_answer_in_the_envelope(client, auth, method, path, status, code):
     for headers in (auth, {}):
         assert_error(getattr(client, method)(path, headers=headers), status, code)
@@ -239,11 +285,17 @@ def test_unknown_api_routes_answer_in_the_envelope(client, auth, method, path, s
 
 def rate_limited_app(app, **overrides):
     """A second application over the same database, with a 3-per-minute limit switched on."""
-    return create_app({
-        "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-        "RATELIMIT_ENABLED": True, "API_RATE_LIMIT": "3/minute", "REDIS_URL": None, "SERVER_NAME": None,
-        **overrides,
-    })
+    return create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+            "RATELIMIT_ENABLED": True,
+            "API_RATE_LIMIT": "3/minute",
+            "REDIS_URL": None,
+            "SERVER_NAME": None,
+            **overrides,
+        }
+    )
 
 
 @pytest.fixture
@@ -254,6 +306,7 @@ def limited_apps(app):
     def build(**overrides):
         built.append(rate_limited_app(app, **overrides))
         return built[-1]
+
     yield build
     for other in built:
         with other.app_context():
@@ -261,7 +314,9 @@ def limited_apps(app):
             db.engine.dispose()
 
 
-def test_the_fourth_request_in_a_minute_is_429_with_retry_after_per_key(limited_apps, brand, make_key):
+def test_the_fourth_request_in_a_minute_is_429_with_retry_after_per_key(
+    limited_apps, brand, make_key
+):
     limited = limited_apps().test_client()
     first, second = make_key(brand, ["read"]), make_key(brand, ["read"])
 
@@ -276,10 +331,16 @@ def test_the_fourth_request_in_a_minute_is_429_with_retry_after_per_key(limited_
 
 
 def test_made_up_keys_from_one_address_share_one_limit(limited_apps, brand, make_key):
-    limited = limited_apps(API_RATE_LIMIT="100/minute", API_AUTH_FAILURE_LIMIT="3/minute").test_client()
+    limited = limited_apps(
+        API_RATE_LIMIT="100/minute", API_AUTH_FAILURE_LIMIT="3/minute"
+    ).test_client()
     made_up = [{"Authorization": f"Bearer gw_live_made-up-{number}"} for number in range(5)]
 
-    assert [limited.get(PAYMENTS, headers=headers).status_code for headers in made_up[:3]] == [401, 401, 401]
+    assert [limited.get(PAYMENTS, headers=headers).status_code for headers in made_up[:3]] == [
+        401,
+        401,
+        401,
+    ]
     refused = limited.get(PAYMENTS, headers=made_up[3])
 
     assert_error(refused, 429, "RATE_LIMITED")
@@ -287,16 +348,22 @@ def test_made_up_keys_from_one_address_share_one_limit(limited_apps, brand, make
     assert "made-up" not in refused.get_data(as_text=True)
     # A real key from the same address is not held back, and another address is counted on its own.
     assert limited.get(PAYMENTS, headers=make_key(brand, ["read"])).status_code == 200
-    elsewhere = limited.get(PAYMENTS, headers=made_up[4], environ_base={"REMOTE_ADDR": "198.51.100.7"})
+    elsewhere = limited.get(
+        PAYMENTS, headers=made_up[4], environ_base={"REMOTE_ADDR": "198.51.100.7"}
+    )
     assert_error(elsewhere, 401, "INVALID_TOKEN")
 
 
 def test_a_valid_key_does_not_count_against_the_refused_key_limit(limited_apps, brand, make_key):
-    limited = limited_apps(API_RATE_LIMIT="100/minute", API_AUTH_FAILURE_LIMIT="1/minute").test_client()
+    limited = limited_apps(
+        API_RATE_LIMIT="100/minute", API_AUTH_FAILURE_LIMIT="1/minute"
+    ).test_client()
     headers = make_key(brand, ["read"])
 
     assert [limited.get(PAYMENTS, headers=headers).status_code for _ in range(5)] == [200] * 5
-    assert_error(limited.get(PAYMENTS, headers={"Authorization": "Bearer made-up"}), 401, "INVALID_TOKEN")
+    assert_error(
+        limited.get(PAYMENTS, headers={"Authorization": "Bearer made-up"}), 401, "INVALID_TOKEN"
+    )
 
 
 def test_rate_limits_are_off_when_disabled(client, auth):

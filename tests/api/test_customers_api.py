@@ -1,4 +1,5 @@
 """The /customers API: create, list with filters, read by id/e-mail/phone, change, delete, brand isolation."""
+
 from decimal import Decimal
 
 import pytest
@@ -22,8 +23,11 @@ def fields_at_fault(response):
 
 
 def test_create_customer_returns_201_with_the_normalised_profile(client, auth):
-    response = client.post(URL, json={"name": "Rahim Uddin", "email": "Rahim@Example.COM", "phone": "01712345678"},
-                           headers=auth)
+    response = client.post(
+        URL,
+        json={"name": "Rahim Uddin", "email": "Rahim@Example.COM", "phone": "01712345678"},
+        headers=auth,
+    )
 
     assert response.status_code == 201
     body = response.json
@@ -41,20 +45,23 @@ def test_create_customer_needs_only_one_way_to_reach_them(client, auth, body):
     assert client.post(URL, json=body, headers=auth).status_code == 201
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"name": "No Contact"}, "email"),
-    ({}, "email"),
-    ({"email": None, "phone": None}, "phone"),
-    ({"email": "not-an-address"}, "email"),
-    ({"email": "a@" + "b" * 250 + ".com"}, "email"),
-    ({"email": 42}, "email"),
-    ({"phone": "12345"}, "phone"),
-    ({"phone": "+1 555 ABC"}, "phone"),
-    ({"phone": 8801712345678}, "phone"),
-    ({"email": "x@example.com", "name": "n" * 201}, "name"),
-    ({"email": "x@example.com", "name": ["list"]}, "name"),
-    ({"email": "x\u0000@example.com"}, "email"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"name": "No Contact"}, "email"),
+        ({}, "email"),
+        ({"email": None, "phone": None}, "phone"),
+        ({"email": "not-an-address"}, "email"),
+        ({"email": "a@" + "b" * 250 + ".com"}, "email"),
+        ({"email": 42}, "email"),
+        ({"phone": "12345"}, "phone"),
+        ({"phone": "+1 555 ABC"}, "phone"),
+        ({"phone": 8801712345678}, "phone"),
+        ({"email": "x@example.com", "name": "n" * 201}, "name"),
+        ({"email": "x@example.com", "name": ["list"]}, "name"),
+        ({"email": "x\u0000@example.com"}, "email"),
+    ],
+)
 def test_create_customer_refuses_bad_fields_and_writes_nothing(client, auth, body, field):
     response = client.post(URL, json=body, headers=auth)
 
@@ -85,7 +92,13 @@ def test_the_same_email_may_belong_to_a_customer_of_another_brand(client, auth, 
 def test_read_customer_by_id_email_or_phone(client, auth, brand):
     customer = CustomerFactory(brand=brand, email="reader@example.com", phone="+8801712345678")
 
-    for ident in [customer.id, "reader@example.com", "READER@example.com", "+8801712345678", "01712345678"]:
+    for ident in [
+        customer.id,
+        "reader@example.com",
+        "READER@example.com",
+        "+8801712345678",
+        "01712345678",
+    ]:
         response = client.get(f"{URL}/{ident}", headers=auth)
         assert response.status_code == 200, ident
         assert response.json["data"]["id"] == customer.id
@@ -95,7 +108,9 @@ def test_read_customer_shows_payment_count_and_total_paid(client, auth, brand):
     customer = CustomerFactory(brand=brand)
     completed_payment(brand=brand, customer=customer, amount=Decimal("120.50"))
     completed_payment(brand=brand, customer=customer, amount=Decimal("79.50"))
-    PaymentFactory(brand=brand, customer=customer, amount=Decimal("1000.00"))  # still open: not paid
+    PaymentFactory(
+        brand=brand, customer=customer, amount=Decimal("1000.00")
+    )  # still open: not paid
 
     data = client.get(f"{URL}/{customer.id}", headers=auth).json["data"]
 
@@ -103,7 +118,9 @@ def test_read_customer_shows_payment_count_and_total_paid(client, auth, brand):
     assert data["total_paid"] == "200.00"
 
 
-@pytest.mark.parametrize("ident", ["999999", "nobody@example.com", "+8801799999999", "0", "abc", "%00"])
+@pytest.mark.parametrize(
+    "ident", ["999999", "nobody@example.com", "+8801799999999", "0", "abc", "%00"]
+)
 def test_unknown_customer_is_404(client, auth, brand, ident):
     CustomerFactory(brand=brand)
 
@@ -119,7 +136,10 @@ def test_another_brands_customer_is_404_for_every_method(client, auth, other_bra
 
     for ident in [theirs.id, "theirs@example.com", theirs.phone]:
         assert client.get(f"{URL}/{ident}", headers=auth).json["code"] == "CUSTOMER_NOT_FOUND"
-    assert client.patch(f"{URL}/{theirs.id}", json={"name": "Mine now"}, headers=auth).status_code == 404
+    assert (
+        client.patch(f"{URL}/{theirs.id}", json={"name": "Mine now"}, headers=auth).status_code
+        == 404
+    )
     assert client.delete(f"{URL}/{theirs.id}", headers=auth).status_code == 404
     db.session.expire_all()
     assert db.session.get(Customer, theirs.id).name == "Theirs"
@@ -150,8 +170,12 @@ def test_list_customers_counts_payments_of_every_row(client, auth, brand):
 
 
 def test_list_customers_filters_by_email_phone_and_search(client, auth, brand):
-    rahim = CustomerFactory(brand=brand, name="Rahim Uddin", email="rahim@example.com", phone="+8801711111111")
-    karim = CustomerFactory(brand=brand, name="Karim 50%_off", email="karim@example.org", phone="+8801822222222")
+    rahim = CustomerFactory(
+        brand=brand, name="Rahim Uddin", email="rahim@example.com", phone="+8801711111111"
+    )
+    karim = CustomerFactory(
+        brand=brand, name="Karim 50%_off", email="karim@example.org", phone="+8801822222222"
+    )
 
     def ids(query):
         response = client.get(f"{URL}?{query}", headers=auth)
@@ -168,10 +192,20 @@ def test_list_customers_filters_by_email_phone_and_search(client, auth, brand):
     assert ids("q=nobody") == []
 
 
-@pytest.mark.parametrize("query, field", [
-    ("page=0", "page"), ("page=x", "page"), ("per_page=101", "per_page"), ("per_page=0", "per_page"),
-    ("phone=12", "phone"), ("email=", "email"), ("q=", "q"), ("q=" + "x" * 201, "q"), ("q=%00", "q"),
-])
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ("page=0", "page"),
+        ("page=x", "page"),
+        ("per_page=101", "per_page"),
+        ("per_page=0", "per_page"),
+        ("phone=12", "phone"),
+        ("email=", "email"),
+        ("q=", "q"),
+        ("q=" + "x" * 201, "q"),
+        ("q=%00", "q"),
+    ],
+)
 def test_list_customers_refuses_bad_queries(client, auth, query, field):
     response = client.get(f"{URL}?{query}", headers=auth)
 
@@ -180,9 +214,13 @@ def test_list_customers_refuses_bad_queries(client, auth, query, field):
 
 
 def test_patch_customer_changes_only_the_given_fields(client, auth, brand):
-    customer = CustomerFactory(brand=brand, name="Old", email="old@example.com", phone="+8801711111111")
+    customer = CustomerFactory(
+        brand=brand, name="Old", email="old@example.com", phone="+8801711111111"
+    )
 
-    response = client.patch(f"{URL}/{customer.id}", json={"name": "New", "email": "NEW@example.com"}, headers=auth)
+    response = client.patch(
+        f"{URL}/{customer.id}", json={"name": "New", "email": "NEW@example.com"}, headers=auth
+    )
 
     assert response.status_code == 200
     assert response.json["data"]["name"] == "New"
@@ -213,9 +251,15 @@ def test_patch_customer_cannot_remove_the_last_way_to_reach_them(client, auth, b
     assert db.session.get(Customer, customer.id).email == "keep@example.com"
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"email": "nope"}, "email"), ({"phone": "123"}, "phone"), ({"name": "n" * 201}, "name"), ({"name": 5}, "name"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"email": "nope"}, "email"),
+        ({"phone": "123"}, "phone"),
+        ({"name": "n" * 201}, "name"),
+        ({"name": 5}, "name"),
+    ],
+)
 def test_patch_customer_refuses_bad_fields(client, auth, brand, body, field):
     customer = CustomerFactory(brand=brand, name="Same")
 
@@ -258,64 +302,138 @@ def test_customer_writes_need_the_write_scope(client, brand, make_key):
     customer = CustomerFactory(brand=brand)
 
     assert client.get(URL, headers=reader).status_code == 200
-    for response in [client.post(URL, json={"email": "w@example.com"}, headers=reader),
-                     client.patch(f"{URL}/{customer.id}", json={"name": "x"}, headers=reader),
-                     client.delete(f"{URL}/{customer.id}", headers=reader)]:
+    for response in [
+        client.post(URL, json={"email": "w@example.com"}, headers=reader),
+        client.patch(f"{URL}/{customer.id}", json={"name": "x"}, headers=reader),
+        client.delete(f"{URL}/{customer.id}", headers=reader),
+    ]:
         assert response.status_code == 403
         assert response.json["code"] == "INSUFFICIENT_SCOPE"
     assert customer_count() == 1
 
 
 def test_payments_upsert_the_customer_the_api_then_shows(client, auth):
-    body = {"amount": "250.00", "currency": "BDT", "customer_name": "Upserted", "customer_mail": "up@example.com",
-            "customer_phone": "+8801755555555"}
+    body = {
+        "amount": "250.00",
+        "currency": "BDT",
+        "customer_name": "Upserted",
+        "customer_mail": "up@example.com",
+        "customer_phone": "+8801755555555",
+    }
     assert client.post("/api/v1/payments", json=body, headers=auth).status_code == 201
 
     data = client.get(f"{URL}/up@example.com", headers=auth).json["data"]
 
     assert (data["name"], data["phone"], data["payment_count"], data["total_paid"]) == (
-        "Upserted", "+8801755555555", 1, "0.00")
+        "Upserted",
+        "+8801755555555",
+        1,
+        "0.00",
+    )
 
 
 # --- the wall of bad bodies ---------------------------------------------------------------------
 
 GOOD = {"name": "Rahim Uddin", "email": "rahim@example.com", "phone": "+8801712345678"}
 BAD_NAMES = [
-    ("too long", '"' + "n" * 201 + '"'), ("huge", '"' + "n" * 100_000 + '"'), ("number", "7"), ("-1", "-1"),
-    ("1.001", "1.001"), ("NaN literal", "NaN"), ("bool", "false"), ("list", '["name"]'), ("object", '{"a": 1}'),
-    ("nul", '"A\\u0000B"'), ("lone surrogate", '"\\udfff"'),
+    ("too long", '"' + "n" * 201 + '"'),
+    ("huge", '"' + "n" * 100_000 + '"'),
+    ("number", "7"),
+    ("-1", "-1"),
+    ("1.001", "1.001"),
+    ("NaN literal", "NaN"),
+    ("bool", "false"),
+    ("list", '["name"]'),
+    ("object", '{"a": 1}'),
+    ("nul", '"A\\u0000B"'),
+    ("lone surrogate", '"\\udfff"'),
 ]
-FIELD_CASES = ([(f"email {label}", "email", raw) for label, raw in BAD_EMAILS]
-               + [(f"phone {label}", "phone", raw) for label, raw in BAD_PHONES]
-               + [(f"name {label}", "name", raw) for label, raw in BAD_NAMES])
+FIELD_CASES = (
+    [(f"email {label}", "email", raw) for label, raw in BAD_EMAILS]
+    + [(f"phone {label}", "phone", raw) for label, raw in BAD_PHONES]
+    + [(f"name {label}", "name", raw) for label, raw in BAD_NAMES]
+)
 # (id, body, content type, status, code, field at fault)
-BAD_CREATE_BODIES = body_cases(GOOD, "name") + [
-    ("no body", None, None, 422, "VALIDATION_ERROR", "email"),
-    ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "email"),
-    ("only unknown fields", '{"mail": "rahim@example.com", "mobile": "+8801712345678"}', JSON, 422,
-     "VALIDATION_ERROR", "email"),
-    ("no contact", raw_body(GOOD, email=None, phone=None), JSON, 422, "VALIDATION_ERROR", "email"),
-    ("null contacts", raw_body(GOOD, email="null", phone="null"), JSON, 422, "VALIDATION_ERROR", "phone"),
-] + [(label, raw_body(GOOD, **{field: raw}), JSON, 422, "VALIDATION_ERROR", field) for label, field, raw in FIELD_CASES]
-BAD_UPDATE_BODIES = body_cases(GOOD, "name") + [
-    ("no body", None, None, 422, "VALIDATION_ERROR", "body"),
-    ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "body"),
-    ("only unknown fields", '{"mail": "rahim@example.com"}', JSON, 422, "VALIDATION_ERROR", "body"),
-    ("clearing both contacts", '{"email": null, "phone": null}', JSON, 422, "VALIDATION_ERROR", "phone"),
-] + [(label, raw_body({}, **{field: raw}), JSON, 422, "VALIDATION_ERROR", field) for label, field, raw in FIELD_CASES]
+BAD_CREATE_BODIES = (
+    body_cases(GOOD, "name")
+    + [
+        ("no body", None, None, 422, "VALIDATION_ERROR", "email"),
+        ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "email"),
+        (
+            "only unknown fields",
+            '{"mail": "rahim@example.com", "mobile": "+8801712345678"}',
+            JSON,
+            422,
+            "VALIDATION_ERROR",
+            "email",
+        ),
+        (
+            "no contact",
+            raw_body(GOOD, email=None, phone=None),
+            JSON,
+            422,
+            "VALIDATION_ERROR",
+            "email",
+        ),
+        (
+            "null contacts",
+            raw_body(GOOD, email="null", phone="null"),
+            JSON,
+            422,
+            "VALIDATION_ERROR",
+            "phone",
+        ),
+    ]
+    + [
+        (label, raw_body(GOOD, **{field: raw}), JSON, 422, "VALIDATION_ERROR", field)
+        for label, field, raw in FIELD_CASES
+    ]
+)
+BAD_UPDATE_BODIES = (
+    body_cases(GOOD, "name")
+    + [
+        ("no body", None, None, 422, "VALIDATION_ERROR", "body"),
+        ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "body"),
+        (
+            "only unknown fields",
+            '{"mail": "rahim@example.com"}',
+            JSON,
+            422,
+            "VALIDATION_ERROR",
+            "body",
+        ),
+        (
+            "clearing both contacts",
+            '{"email": null, "phone": null}',
+            JSON,
+            422,
+            "VALIDATION_ERROR",
+            "phone",
+        ),
+    ]
+    + [
+        (label, raw_body({}, **{field: raw}), JSON, 422, "VALIDATION_ERROR", field)
+        for label, field, raw in FIELD_CASES
+    ]
+)
 
 
 def profiles():
     """Every stored profile as (id, name, email, phone)."""
     db.session.expire_all()
-    return db.session.execute(db.select(Customer.id, Customer.name, Customer.email, Customer.phone)
-                              .order_by(Customer.id)).all()
+    return db.session.execute(
+        db.select(Customer.id, Customer.name, Customer.email, Customer.phone).order_by(Customer.id)
+    ).all()
 
 
-@pytest.mark.parametrize("body, content_type, status, code, field", [case[1:] for case in BAD_CREATE_BODIES],
-                         ids=[case[0] for case in BAD_CREATE_BODIES])
-def test_bad_customer_bodies_are_refused_in_the_envelope_and_write_nothing(client, auth, brand, body,
-                                                                           content_type, status, code, field):
+@pytest.mark.parametrize(
+    "body, content_type, status, code, field",
+    [case[1:] for case in BAD_CREATE_BODIES],
+    ids=[case[0] for case in BAD_CREATE_BODIES],
+)
+def test_bad_customer_bodies_are_refused_in_the_envelope_and_write_nothing(
+    client, auth, brand, body, content_type, status, code, field
+):
     CustomerFactory(brand=brand, email="other@example.com", phone="+8801899999999")
     before = profiles()
 
@@ -325,11 +443,17 @@ def test_bad_customer_bodies_are_refused_in_the_envelope_and_write_nothing(clien
     assert profiles() == before
 
 
-@pytest.mark.parametrize("body, content_type, status, code, field", [case[1:] for case in BAD_UPDATE_BODIES],
-                         ids=[case[0] for case in BAD_UPDATE_BODIES])
-def test_bad_customer_changes_are_refused_in_the_envelope_and_change_nothing(client, auth, brand, body,
-                                                                            content_type, status, code, field):
-    customer = CustomerFactory(brand=brand, name="Same", email="same@example.com", phone="+8801711111111")
+@pytest.mark.parametrize(
+    "body, content_type, status, code, field",
+    [case[1:] for case in BAD_UPDATE_BODIES],
+    ids=[case[0] for case in BAD_UPDATE_BODIES],
+)
+def test_bad_customer_changes_are_refused_in_the_envelope_and_change_nothing(
+    client, auth, brand, body, content_type, status, code, field
+):
+    customer = CustomerFactory(
+        brand=brand, name="Same", email="same@example.com", phone="+8801711111111"
+    )
     before = profiles()
 
     response = send(client, "patch", f"{URL}/{customer.id}", auth, body, content_type)
@@ -379,4 +503,6 @@ def test_with_totals_reads_a_whole_page_in_one_query(brand, sql_statements):
     with_totals(customers)
 
     assert len(sql_statements) == 1
-    assert [(c.payment_count, c.total_paid) for c in customers] == [(1, Decimal("5.00"))] * 3 + [(0, Decimal("0.00"))] * 2
+    assert [(c.payment_count, c.total_paid) for c in customers] == [(1, Decimal("5.00"))] * 3 + [
+        (0, Decimal("0.00"))
+    ] * 2

@@ -1,4 +1,5 @@
 """GET /dashboard/summary: figures checked against the rows behind them, days in the brand's zone."""
+
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from zoneinfo import ZoneInfo
@@ -24,12 +25,14 @@ def paid_at(moment, brand, amount, currency="BDT"):
 @pytest.fixture
 def history(brand, other_brand):
     """Payments of every kind around Dhaka's midnights, plus another brand's that must not count."""
-    paid_at("2024-05-10 18:30:00", brand, "100.00")              # 00:30 on the 11th in Dhaka: today
-    paid_at("2024-05-10 19:00:00", brand, "10.00", "USD")        # today, another currency
-    paid_at("2024-05-10 17:59:59", brand, "200.00")              # 23:59:59 on the 10th: yesterday
+    paid_at("2024-05-10 18:30:00", brand, "100.00")  # 00:30 on the 11th in Dhaka: today
+    paid_at("2024-05-10 19:00:00", brand, "10.00", "USD")  # today, another currency
+    paid_at("2024-05-10 17:59:59", brand, "200.00")  # 23:59:59 on the 10th: yesterday
     partly = paid_at("2024-05-01 06:00:00", brand, "500.00")
-    fully = paid_at("2024-04-11 18:00:00", brand, "50.00")       # 00:00 on 12 April: first day of the window
-    paid_at("2024-04-11 17:59:59", brand, "70.00")               # 11 April: before the window, still in totals
+    fully = paid_at(
+        "2024-04-11 18:00:00", brand, "50.00"
+    )  # 00:00 on 12 April: first day of the window
+    paid_at("2024-04-11 17:59:59", brand, "70.00")  # 11 April: before the window, still in totals
     with freeze_time("2024-05-09 10:00:00"):
         create_refund(brand, partly.transaction.trx_id, Decimal("120.00"))
         create_refund(brand, fully.transaction.trx_id)
@@ -43,8 +46,14 @@ def test_summary_counts_volumes_and_success_rate(brand, history):
     summary = dashboard_summary(brand, now=datetime(2024, 5, 10, 20, tzinfo=timezone.utc))
 
     assert summary["counts"] == {
-        "created": 1, "processing": 1, "completed": 4, "partially_refunded": 1, "refunded": 1,
-        "cancelled": 2, "expired": 1, "failed": 1,
+        "created": 1,
+        "processing": 1,
+        "completed": 4,
+        "partially_refunded": 1,
+        "refunded": 1,
+        "cancelled": 2,
+        "expired": 1,
+        "failed": 1,
     }
     assert summary["total_count"] == 12
     assert summary["completed_volume"] == {"BDT": Decimal("920.00"), "USD": Decimal("10.00")}
@@ -61,11 +70,25 @@ def test_days_are_counted_in_dhaka_time(brand, history):
     assert len(daily) == 30
     assert (daily[0]["date"], daily[-1]["date"]) == (date(2024, 4, 12), date(2024, 5, 11))
     assert summary["today"] == daily[-1]
-    assert daily[-1] == {"date": date(2024, 5, 11), "count": 2, "volume": {"BDT": Decimal("100.00"), "USD": Decimal("10.00")}}
-    assert daily[-2] == {"date": date(2024, 5, 10), "count": 1, "volume": {"BDT": Decimal("200.00"), "USD": Decimal("0.00")}}
-    assert daily[0] == {"date": date(2024, 4, 12), "count": 1, "volume": {"BDT": Decimal("50.00"), "USD": Decimal("0.00")}}
+    assert daily[-1] == {
+        "date": date(2024, 5, 11),
+        "count": 2,
+        "volume": {"BDT": Decimal("100.00"), "USD": Decimal("10.00")},
+    }
+    assert daily[-2] == {
+        "date": date(2024, 5, 10),
+        "count": 1,
+        "volume": {"BDT": Decimal("200.00"), "USD": Decimal("0.00")},
+    }
+    assert daily[0] == {
+        "date": date(2024, 4, 12),
+        "count": 1,
+        "volume": {"BDT": Decimal("50.00"), "USD": Decimal("0.00")},
+    }
     by_date = {day["date"]: day for day in daily}
-    assert by_date[date(2024, 5, 1)]["volume"]["BDT"] == Decimal("500.00")  # gross, refunds not netted
+    assert by_date[date(2024, 5, 1)]["volume"]["BDT"] == Decimal(
+        "500.00"
+    )  # gross, refunds not netted
     assert sum(day["count"] for day in daily) == 5
 
 
@@ -75,16 +98,25 @@ def test_days_follow_the_brands_own_time_zone(brand, history):
 
     daily = dashboard_summary(brand, now=datetime(2024, 5, 10, 20, tzinfo=timezone.utc))["daily"]
 
-    assert daily[-1] == {"date": date(2024, 5, 10), "count": 3, "volume": {"BDT": Decimal("300.00"), "USD": Decimal("10.00")}}
+    assert daily[-1] == {
+        "date": date(2024, 5, 10),
+        "count": 3,
+        "volume": {"BDT": Decimal("300.00"), "USD": Decimal("10.00")},
+    }
     assert daily[0]["date"] == date(2024, 4, 11)
     assert daily[0]["count"] == 2  # 18:00 and 17:59:59 on 11 April are both that UTC day
 
 
 def test_local_days_begin_at_local_midnight_in_utc():
-    dates, starts, end = local_days(ZoneInfo("Asia/Dhaka"), datetime(2024, 5, 10, 17, 59, tzinfo=timezone.utc), days=2)
+    dates, starts, end = local_days(
+        ZoneInfo("Asia/Dhaka"), datetime(2024, 5, 10, 17, 59, tzinfo=timezone.utc), days=2
+    )
 
     assert dates == [date(2024, 5, 9), date(2024, 5, 10)]
-    assert starts == [datetime(2024, 5, 8, 18, tzinfo=timezone.utc), datetime(2024, 5, 9, 18, tzinfo=timezone.utc)]
+    assert starts == [
+        datetime(2024, 5, 8, 18, tzinfo=timezone.utc),
+        datetime(2024, 5, 9, 18, tzinfo=timezone.utc),
+    ]
     assert end == datetime(2024, 5, 10, 18, tzinfo=timezone.utc)
 
 
@@ -99,7 +131,11 @@ def test_summary_endpoint_renders_amounts_as_strings(client, auth, brand, histor
     assert data["completed_volume"] == {"BDT": "920.00", "USD": "10.00"}
     assert data["refunded_volume"] == {"BDT": "170.00", "USD": "0.00"}
     assert data["success_rate"] == "50.00"
-    assert data["today"] == {"date": "2024-05-11", "count": 2, "volume": {"BDT": "100.00", "USD": "10.00"}}
+    assert data["today"] == {
+        "date": "2024-05-11",
+        "count": 2,
+        "volume": {"BDT": "100.00", "USD": "10.00"},
+    }
     assert len(data["daily"]) == 30 and data["daily"][-1] == data["today"]
 
 
@@ -120,18 +156,30 @@ def test_summary_needs_a_valid_read_key(client, brand, make_key):
 
 
 def test_status_counts_and_success_rate_for_today_and_the_last_30_days(brand, history):
-    with freeze_time("2024-05-10 19:10:00"):                     # 01:10 today in Dhaka, still open
+    with freeze_time("2024-05-10 19:10:00"):  # 01:10 today in Dhaka, still open
         PaymentFactory(brand=brand, status="created")
 
-    windows = dashboard_summary(brand, now=datetime(2024, 5, 10, 20, tzinfo=timezone.utc))["windows"]
+    windows = dashboard_summary(brand, now=datetime(2024, 5, 10, 20, tzinfo=timezone.utc))[
+        "windows"
+    ]
 
     today, month = windows["today"], windows["last_30_days"]
-    assert (today["counts"]["completed"], today["counts"]["created"], today["total_count"]) == (2, 1, 3)
+    assert (today["counts"]["completed"], today["counts"]["created"], today["total_count"]) == (
+        2,
+        1,
+        3,
+    )
     assert today["success_rate"] == Decimal("66.67")
     # The 10th, 1 May and 12 April (local) are in the window; 11 April and the open rows made "now" are not.
     assert month["counts"] == {
-        "created": 1, "processing": 0, "completed": 3, "partially_refunded": 1, "refunded": 1,
-        "cancelled": 0, "expired": 0, "failed": 0,
+        "created": 1,
+        "processing": 0,
+        "completed": 3,
+        "partially_refunded": 1,
+        "refunded": 1,
+        "cancelled": 0,
+        "expired": 0,
+        "failed": 0,
     }
     assert month["success_rate"] == Decimal("83.33")
 

@@ -1,4 +1,5 @@
 """Idempotency-Key: replays, reuse with another body, a repeat in flight, per-brand keys, 5xx and expiry."""
+
 import threading
 from datetime import datetime, timedelta, timezone
 
@@ -6,11 +7,11 @@ import pytest
 import requests
 from freezegun import freeze_time
 
+from gateway.accounts.models.idempotency import IdempotencyRecord
 from gateway.api.idempotency import prune_idempotency_records
 from gateway.extensions import db
-from gateway.accounts.models.idempotency import IdempotencyRecord
-from gateway.payments.models.payment import Payment
 from gateway.payments import lifecycle as payment_service
+from gateway.payments.models.payment import Payment
 from tests.factories import PaymentFactory
 
 URL = "/api/v1/payments"
@@ -58,7 +59,9 @@ def test_the_same_key_with_another_body_is_422_key_reused(client, auth):
 def test_the_same_key_on_another_endpoint_is_422_key_reused(client, auth):
     client.post(URL, json=BODY, headers=keyed(auth, "k-2"))
 
-    response = client.post("/api/v1/customers", json={"email": "a@example.com"}, headers=keyed(auth, "k-2"))
+    response = client.post(
+        "/api/v1/customers", json={"email": "a@example.com"}, headers=keyed(auth, "k-2")
+    )
 
     assert (response.status_code, response.json["code"]) == (422, "IDEMPOTENCY_KEY_REUSED")
 
@@ -130,7 +133,9 @@ def test_an_expired_key_may_carry_a_different_body(client, auth):
     with freeze_time("2030-06-01 09:00:00") as frozen:
         client.post(URL, json=BODY, headers=keyed(auth, "reused-tomorrow"))
         frozen.tick(timedelta(days=2))
-        response = client.post(URL, json={**BODY, "amount": "1.00"}, headers=keyed(auth, "reused-tomorrow"))
+        response = client.post(
+            URL, json={**BODY, "amount": "1.00"}, headers=keyed(auth, "reused-tomorrow")
+        )
 
     assert response.status_code == 201
 
@@ -147,7 +152,9 @@ def test_pruning_deletes_only_records_past_the_window(client, auth):
     assert db.session.execute(db.select(IdempotencyRecord.key)).scalars().all() == ["young"]
 
 
-@pytest.mark.parametrize("key, status", [("k" * 255, 201), ("k" * 256, 422), ("", 422), ("k" * 5000, 422)])
+@pytest.mark.parametrize(
+    "key, status", [("k" * 255, 201), ("k" * 256, 422), ("", 422), ("k" * 5000, 422)]
+)
 def test_keys_are_1_to_255_characters(client, auth, key, status):
     response = client.post(URL, json=BODY, headers=keyed(auth, key))
 
@@ -177,8 +184,11 @@ def test_a_repeat_while_the_first_is_running_is_409_in_progress(live_server, aut
     monkeypatch.setattr(payment_service, "create_payment", held)
     headers = keyed(auth, "in-flight")
     answers = {}
-    first = threading.Thread(target=lambda: answers.setdefault(
-        "first", requests.post(live_server + URL, json=BODY, headers=headers, timeout=20)))
+    first = threading.Thread(
+        target=lambda: answers.setdefault(
+            "first", requests.post(live_server + URL, json=BODY, headers=headers, timeout=20)
+        )
+    )
     first.start()
     try:
         assert entered.wait(10), "the first request never reached the service"
@@ -198,13 +208,18 @@ def test_a_repeat_while_the_first_is_running_is_409_in_progress(live_server, aut
 # --- refused requests release their key; abandoned reservations are taken over after a lease ----
 
 
-@pytest.mark.parametrize("send, status", [
-    (dict(json={**BODY, "amount": "-1"}), 422),
-    (dict(data="{not json", content_type="application/json"), 400),
-    (dict(data="amount=1", content_type="application/x-www-form-urlencoded"), 415),
-    (dict(data=b"x" * (1024 * 1024 + 1), content_type="application/json"), 413),
-])
-def test_a_refused_request_writes_no_record_and_the_key_takes_a_corrected_body(client, auth, send, status):
+@pytest.mark.parametrize(
+    "send, status",
+    [
+        (dict(json={**BODY, "amount": "-1"}), 422),
+        (dict(data="{not json", content_type="application/json"), 400),
+        (dict(data="amount=1", content_type="application/x-www-form-urlencoded"), 415),
+        (dict(data=b"x" * (1024 * 1024 + 1), content_type="application/json"), 413),
+    ],
+)
+def test_a_refused_request_writes_no_record_and_the_key_takes_a_corrected_body(
+    client, auth, send, status
+):
     refused = client.post(URL, headers=keyed(auth, "fix-and-retry"), **send)
     assert refused.status_code == status
     assert count(IdempotencyRecord) == 0
@@ -234,7 +249,9 @@ def abandoned(brand, key, when, body=BODY):
         from gateway.api.idempotency import request_fingerprint
 
         fingerprint = request_fingerprint()
-    record = IdempotencyRecord(brand_id=brand.id, key=key, request_hash=fingerprint, created_at=when)
+    record = IdempotencyRecord(
+        brand_id=brand.id, key=key, request_hash=fingerprint, created_at=when
+    )
     db.session.add(record)
     db.session.commit()
     return record.id
@@ -258,10 +275,14 @@ def app_request(brand, body=BODY):
     return Acting()
 
 
-def test_an_in_progress_record_is_409_within_its_lease_and_taken_over_after_it(app, client, auth, brand):
+def test_an_in_progress_record_is_409_within_its_lease_and_taken_over_after_it(
+    app, client, auth, brand
+):
     start = datetime(2030, 6, 1, 9, 0, tzinfo=timezone.utc)
     lease = app.config["IDEMPOTENCY_LEASE_SECONDS"]
-    assert lease == 5  # a few seconds: a phone or a shop retrying after a crash is not kept waiting a minute
+    assert (
+        lease == 5
+    )  # a few seconds: a phone or a shop retrying after a crash is not kept waiting a minute
     abandoned(brand, "died-mid-request", start)
 
     with freeze_time(start) as frozen:
@@ -279,7 +300,10 @@ def test_an_in_progress_record_is_409_within_its_lease_and_taken_over_after_it(a
     assert replayed.json == taken_over.json
     assert count(Payment) == 1
     record = db.session.execute(db.select(IdempotencyRecord)).scalar_one()
-    assert (record.response_status, record.created_at) == (201, start + timedelta(seconds=lease + 1))
+    assert (record.response_status, record.created_at) == (
+        201,
+        start + timedelta(seconds=lease + 1),
+    )
 
 
 def test_a_finished_record_is_never_taken_over_by_the_lease(client, auth):
@@ -299,7 +323,9 @@ def test_taking_over_an_abandoned_record_is_race_safe(brand):
     start = datetime(2030, 6, 1, 9, 0, tzinfo=timezone.utc)
     abandoned(brand, "contested", start)
     seen = db.session.execute(
-        db.select(IdempotencyRecord.id, IdempotencyRecord.created_at, IdempotencyRecord.response_status)
+        db.select(
+            IdempotencyRecord.id, IdempotencyRecord.created_at, IdempotencyRecord.response_status
+        )
     ).one()
 
     with freeze_time(start + timedelta(seconds=90)), app_request(brand):
@@ -356,9 +382,12 @@ def test_concurrent_payment_requests_with_one_key_make_one_payment(live_server, 
 
     created = [a for a in answers if a.status_code == 201]
     assert created and all(a.status_code in (201, 409) for a in answers)
-    assert all(a.json()["code"] == "IDEMPOTENCY_IN_PROGRESS" for a in answers if a.status_code == 409)
-    assert {a.json()["data"]["payment_id"] for a in created} == {db.session.execute(
-        db.select(Payment.public_id)).scalar_one()}
+    assert all(
+        a.json()["code"] == "IDEMPOTENCY_IN_PROGRESS" for a in answers if a.status_code == 409
+    )
+    assert {a.json()["data"]["payment_id"] for a in created} == {
+        db.session.execute(db.select(Payment.public_id)).scalar_one()
+    }
 
 
 def test_concurrent_refund_requests_with_one_key_refund_once(live_server, auth, brand):
@@ -379,8 +408,12 @@ def test_concurrent_refund_requests_with_one_key_refund_once(live_server, auth, 
     assert db.session.get(Payment, payment.id).amount_refunded == Decimal("10.00")
 
 
-def test_a_request_whose_key_was_taken_over_rolls_its_payment_back(app, live_server, auth, monkeypatch):
-    monkeypatch.setitem(app.config, "IDEMPOTENCY_LEASE_SECONDS", 0)  # every in-progress key is up for takeover
+def test_a_request_whose_key_was_taken_over_rolls_its_payment_back(
+    app, live_server, auth, monkeypatch
+):
+    monkeypatch.setitem(
+        app.config, "IDEMPOTENCY_LEASE_SECONDS", 0
+    )  # every in-progress key is up for takeover
     entered, release = threading.Event(), threading.Event()
     original = payment_service.create_payment
     calls = []
@@ -395,8 +428,11 @@ def test_a_request_whose_key_was_taken_over_rolls_its_payment_back(app, live_ser
     monkeypatch.setattr(payment_service, "create_payment", slow_first)
     headers = keyed(auth, "outlived")
     answers = {}
-    first = threading.Thread(target=lambda: answers.setdefault(
-        "first", requests.post(live_server + URL, json=BODY, headers=headers, timeout=20)))
+    first = threading.Thread(
+        target=lambda: answers.setdefault(
+            "first", requests.post(live_server + URL, json=BODY, headers=headers, timeout=20)
+        )
+    )
     first.start()
     try:
         assert entered.wait(10), "the first request never reached the service"
@@ -406,7 +442,12 @@ def test_a_request_whose_key_was_taken_over_rolls_its_payment_back(app, live_ser
         first.join(20)
 
     assert retry.status_code == 201
-    assert (answers["first"].status_code, answers["first"].json()["code"]) == (409, "IDEMPOTENCY_IN_PROGRESS")
-    assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [retry.json()["data"]["payment_id"]]
+    assert (answers["first"].status_code, answers["first"].json()["code"]) == (
+        409,
+        "IDEMPOTENCY_IN_PROGRESS",
+    )
+    assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [
+        retry.json()["data"]["payment_id"]
+    ]
     record = db.session.execute(db.select(IdempotencyRecord)).scalar_one()
     assert record.response_status == 201

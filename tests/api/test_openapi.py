@@ -1,4 +1,5 @@
 """/api/v1/openapi.json is a valid OpenAPI 3 document that describes the answers the API really gives."""
+
 import re
 import uuid
 
@@ -11,17 +12,29 @@ from tests.webhook_support import receiver  # noqa: F401,F811 - fixture
 
 HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 OPERATIONS = [
-    ("post", "/api/v1/payments"), ("get", "/api/v1/payments"), ("get", "/api/v1/payments/{payment_id}"),
+    ("post", "/api/v1/payments"),
+    ("get", "/api/v1/payments"),
+    ("get", "/api/v1/payments/{payment_id}"),
     ("post", "/api/v1/payments/{payment_id}/cancel"),
-    ("get", "/api/v1/transactions"), ("get", "/api/v1/transactions/{trx_id}"),
-    ("post", "/api/v1/refunds"), ("get", "/api/v1/refunds"), ("get", "/api/v1/refunds/{refund_id}"),
-    ("post", "/api/v1/customers"), ("get", "/api/v1/customers"), ("get", "/api/v1/customers/{ident}"),
-    ("patch", "/api/v1/customers/{ident}"), ("delete", "/api/v1/customers/{ident}"),
-    ("get", "/api/v1/api-keys"), ("post", "/api/v1/api-keys"), ("delete", "/api/v1/api-keys/{key_id}"),
-    ("get", "/api/v1/webhooks/deliveries"), ("get", "/api/v1/webhooks/deliveries/{delivery_id}"),
+    ("get", "/api/v1/transactions"),
+    ("get", "/api/v1/transactions/{trx_id}"),
+    ("post", "/api/v1/refunds"),
+    ("get", "/api/v1/refunds"),
+    ("get", "/api/v1/refunds/{refund_id}"),
+    ("post", "/api/v1/customers"),
+    ("get", "/api/v1/customers"),
+    ("get", "/api/v1/customers/{ident}"),
+    ("patch", "/api/v1/customers/{ident}"),
+    ("delete", "/api/v1/customers/{ident}"),
+    ("get", "/api/v1/api-keys"),
+    ("post", "/api/v1/api-keys"),
+    ("delete", "/api/v1/api-keys/{key_id}"),
+    ("get", "/api/v1/webhooks/deliveries"),
+    ("get", "/api/v1/webhooks/deliveries/{delivery_id}"),
     ("post", "/api/v1/webhooks/deliveries/{delivery_id}/retry"),
     ("post", "/api/v1/webhooks/tests"),
-    ("get", "/api/v1/sms/outbound"), ("post", "/api/v1/sms/outbound"),
+    ("get", "/api/v1/sms/outbound"),
+    ("post", "/api/v1/sms/outbound"),
     ("post", "/api/v1/sms/outbound/{message_id}/retry"),
     ("get", "/api/v1/dashboard/summary"),
 ]
@@ -48,7 +61,10 @@ def test_every_operation_is_documented(spec, method, path):
 
 
 def test_the_document_needs_no_authentication(client):
-    assert client.get("/api/v1/openapi.json", headers={"Authorization": "Bearer wrong"}).status_code == 200
+    assert (
+        client.get("/api/v1/openapi.json", headers={"Authorization": "Bearer wrong"}).status_code
+        == 200
+    )
 
 
 def test_key_operations_document_the_super_admin_header(spec):
@@ -76,7 +92,7 @@ def test_the_docs_page_loads_nothing_from_another_origin(client):
 
 
 def json_schema(node):
-    """An OpenAPI 3.0 schema object as JSON Schema: `nullable` becomes a null type; refs keep pointing into the document."""
+    """An OpenAPI 3.0 schema object as JSON Schema: `nullable` becomes a null type; refs stay."""
     if isinstance(node, list):
         return [json_schema(item) for item in node]
     if not isinstance(node, dict):
@@ -97,7 +113,9 @@ def template_for(spec, method, url):
     """The documented path template a concrete request path belongs to."""
     path = url.split("?")[0]
     for template, operations in spec["paths"].items():
-        pattern = "^" + "[^/]+".join(re.escape(part) for part in re.split(r"\{[^}]+\}", template)) + "$"
+        pattern = (
+            "^" + "[^/]+".join(re.escape(part) for part in re.split(r"\{[^}]+\}", template)) + "$"
+        )
         if re.match(pattern, path) and method in operations:
             return template
     raise AssertionError(f"{method.upper()} {path} is not in the document")
@@ -118,13 +136,17 @@ def assert_documented(spec, method, url, response):
     root = {**json_schema(schema), "components": json_schema(spec["components"])}
     errors = sorted(Draft202012Validator(root).iter_errors(response.json), key=str)
     assert not errors, f"{method.upper()} {url} {response.status_code}: " + "; ".join(
-        f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in errors[:5])
+        f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in errors[:5]
+    )
 
 
 @pytest.fixture
 def admin(brand, make_key):
     UserFactory(brand=brand, role="super_admin", email="root@example.com")
-    return {**make_key(brand, ["read", "write", "admin"]), "X-Super-Admin-Email": "root@example.com"}
+    return {
+        **make_key(brand, ["read", "write", "admin"]),
+        "X-Super-Admin-Email": "root@example.com",
+    }
 
 
 class Recorder:
@@ -140,9 +162,16 @@ class Recorder:
         return response
 
 
-PAYMENT_BODY = {"amount": "500.00", "currency": "BDT", "reference": "DOC-1", "customer_mail": "doc@example.com",
-                "customer_name": "Doc", "customer_phone": "+8801712345678", "metadata": {"cart": 7},
-                "callback_url": "https://shop.example/hook"}
+PAYMENT_BODY = {
+    "amount": "500.00",
+    "currency": "BDT",
+    "reference": "DOC-1",
+    "customer_mail": "doc@example.com",
+    "customer_name": "Doc",
+    "customer_phone": "+8801712345678",
+    "metadata": {"cart": 7},
+    "callback_url": "https://shop.example/hook",
+}
 
 
 def exercise_payments(call, brand, admin, make_key):
@@ -155,20 +184,31 @@ def exercise_payments(call, brand, admin, make_key):
     call("post", f"/api/v1/payments/{created['payment_id']}/cancel", headers=admin)
 
     call("get", "/api/v1/payments")  # 401 MISSING_TOKEN
-    call("get", "/api/v1/payments", headers={"Authorization": "Bearer gw_live_revoked"})  # 401 INVALID_TOKEN
+    call(
+        "get", "/api/v1/payments", headers={"Authorization": "Bearer gw_live_revoked"}
+    )  # 401 INVALID_TOKEN
     call("post", "/api/v1/payments", json=PAYMENT_BODY, headers=make_key(brand, ["read"]))  # 403
     call("get", f"/api/v1/payments/{uuid.uuid4()}", headers=admin)  # 404
     call("post", f"/api/v1/payments/{paid.public_id}/cancel", headers=admin)  # 409
     call("post", "/api/v1/payments", json={"amount": "-1"}, headers=admin)  # 422 with errors
     call("get", "/api/v1/payments?page=0", headers=admin)  # 422 on the query
-    call("post", "/api/v1/payments", data="{", content_type="application/json", headers=admin)  # 400
+    call(
+        "post", "/api/v1/payments", data="{", content_type="application/json", headers=admin
+    )  # 400
     call("post", "/api/v1/payments", data="a=1", content_type="text/plain", headers=admin)  # 415
-    call("post", "/api/v1/payments", data='{"reference": "' + "r" * 1024 * 1024 + '"}',
-         content_type="application/json", headers=admin)  # 413
+    call(
+        "post",
+        "/api/v1/payments",
+        data='{"reference": "' + "r" * 1024 * 1024 + '"}',
+        content_type="application/json",
+        headers=admin,
+    )  # 413
     keyed = {**admin, "Idempotency-Key": "doc-1"}
     call("post", "/api/v1/payments", json=PAYMENT_BODY, headers=keyed)
     call("post", "/api/v1/payments", json=PAYMENT_BODY, headers=keyed)  # the replay
-    call("post", "/api/v1/payments", json={**PAYMENT_BODY, "amount": "1.00"}, headers=keyed)  # 422 key reused
+    call(
+        "post", "/api/v1/payments", json={**PAYMENT_BODY, "amount": "1.00"}, headers=keyed
+    )  # 422 key reused
     return paid
 
 
@@ -178,9 +218,15 @@ def exercise_transactions_and_refunds(call, paid, admin):
     call("get", "/api/v1/transactions?per_page=5", headers=admin)
     call("get", f"/api/v1/transactions/{trx_id}", headers=admin)
     call("get", "/api/v1/transactions/TRXAAAAAAAAAAAA", headers=admin)  # 404
-    refund = call("post", "/api/v1/refunds", json={"trx_id": trx_id, "amount": "100.00", "reason": "Doc"},
-                  headers=admin).json["data"]
-    call("post", "/api/v1/refunds", json={"trx_id": trx_id, "amount": "10000.00"}, headers=admin)  # 422 exceeds
+    refund = call(
+        "post",
+        "/api/v1/refunds",
+        json={"trx_id": trx_id, "amount": "100.00", "reason": "Doc"},
+        headers=admin,
+    ).json["data"]
+    call(
+        "post", "/api/v1/refunds", json={"trx_id": trx_id, "amount": "10000.00"}, headers=admin
+    )  # 422 exceeds
     call("get", "/api/v1/refunds?per_page=5", headers=admin)
     call("get", f"/api/v1/refunds/{refund['id']}", headers=admin)
     call("get", "/api/v1/refunds/999999", headers=admin)  # 404
@@ -190,31 +236,41 @@ def exercise_transactions_and_refunds(call, paid, admin):
 def exercise_customers(call, brand, admin):
     """Every customer operation, a 404 and a 409."""
     customer = CustomerFactory(brand=brand)
-    call("post", "/api/v1/customers", json={"email": "new@example.com", "name": "New"}, headers=admin)
+    call(
+        "post", "/api/v1/customers", json={"email": "new@example.com", "name": "New"}, headers=admin
+    )
     call("get", "/api/v1/customers", headers=admin)
     call("get", f"/api/v1/customers/{customer.id}", headers=admin)
     call("patch", f"/api/v1/customers/{customer.id}", json={"name": None}, headers=admin)
     call("delete", f"/api/v1/customers/{customer.id}", headers=admin)
     call("get", f"/api/v1/customers/{customer.id}", headers=admin)  # 404
-    call("post", "/api/v1/customers", json={"email": "new@example.com"}, headers=admin)  # 409 with errors
+    call(
+        "post", "/api/v1/customers", json={"email": "new@example.com"}, headers=admin
+    )  # 409 with errors
 
 
 def exercise_api_keys(call, admin):
     """Every key operation, a 400 and a 403 of the super-administrator check, a 404 and a 409."""
-    key = call("post", "/api/v1/api-keys", json={"label": "doc", "scopes": ["read"]}, headers=admin).json["data"]
+    key = call(
+        "post", "/api/v1/api-keys", json={"label": "doc", "scopes": ["read"]}, headers=admin
+    ).json["data"]
     call("post", "/api/v1/api-keys", json={"label": "doc"}, headers=admin)  # 409 LABEL_TAKEN
     call("get", "/api/v1/api-keys", headers=admin)
     call("delete", f"/api/v1/api-keys/{key['id']}", headers=admin)
     call("delete", f"/api/v1/api-keys/{key['id']}", headers=admin)  # 404
     call("get", "/api/v1/api-keys", headers={"Authorization": admin["Authorization"]})  # 400
-    call("get", "/api/v1/api-keys", headers={**admin, "X-Super-Admin-Email": "nobody@example.com"})  # 403
+    call(
+        "get", "/api/v1/api-keys", headers={**admin, "X-Super-Admin-Email": "nobody@example.com"}
+    )  # 403
 
 
 def exercise_webhooks(call, receiver, admin):
     """A test event delivered for real, the log, one record with its attempts, a retry, and a 404."""
     from gateway.webhooks.delivery import deliver_webhook
 
-    delivery = call("post", "/api/v1/webhooks/tests", json={"url": receiver.url}, headers=admin).json["data"]
+    delivery = call(
+        "post", "/api/v1/webhooks/tests", json={"url": receiver.url}, headers=admin
+    ).json["data"]
     deliver_webhook(delivery["id"])
     call("get", "/api/v1/webhooks/deliveries", headers=admin)
     call("get", f"/api/v1/webhooks/deliveries/{delivery['id']}", headers=admin)
@@ -232,7 +288,9 @@ def exercise_outbound_sms(call, admin):
     message = call("post", "/api/v1/sms/outbound", json=body, headers=admin).json["data"]
     call("get", "/api/v1/sms/outbound?status=queued", headers=admin)
     call("post", f"/api/v1/sms/outbound/{message['id']}/retry", headers=admin)  # 409
-    db.session.execute(db.update(OutboundSms).where(OutboundSms.id == message["id"]).values(status="failed"))
+    db.session.execute(
+        db.update(OutboundSms).where(OutboundSms.id == message["id"]).values(status="failed")
+    )
     db.session.commit()
     call("post", f"/api/v1/sms/outbound/{message['id']}/retry", headers=admin)
     call("post", "/api/v1/sms/outbound/999999/retry", headers=admin)  # 404
@@ -252,16 +310,25 @@ def test_real_answers_match_the_documented_schemas(client, spec, brand, admin, m
     assert {200, 201, 202, 400, 401, 403, 404, 409, 413, 415, 422} <= statuses
     for method, url, response in call.calls:
         assert_documented(spec, method, url, response)
-    answered = {(method, template_for(spec, method, url)) for method, url, response in call.calls
-                if response.status_code < 300}
-    documented = {(method, path) for path, operations in spec["paths"].items() for method in operations
-                  if method in HTTP_METHODS}
+    answered = {
+        (method, template_for(spec, method, url))
+        for method, url, response in call.calls
+        if response.status_code < 300
+    }
+    documented = {
+        (method, path)
+        for path, operations in spec["paths"].items()
+        for method in operations
+        if method in HTTP_METHODS
+    }
     assert documented - answered == set(), "operations never answered with success here"
 
 
 def test_the_response_check_catches_an_undocumented_field(client, spec, auth):
     response = client.get("/api/v1/payments", headers=auth)
-    response.set_data(response.get_data(as_text=True).replace('"success":true', '"success":true,"surprise":1'))
+    response.set_data(
+        response.get_data(as_text=True).replace('"success":true', '"success":true,"surprise":1')
+    )
 
     with pytest.raises(AssertionError, match="surprise"):
         assert_documented(spec, "get", "/api/v1/payments", response)
@@ -269,4 +336,7 @@ def test_the_response_check_catches_an_undocumented_field(client, spec, auth):
 
 def test_the_deliveries_listing_keeps_the_specifications_operation_name(client):
     spec = client.get("/api/v1/openapi.json").get_json()
-    assert spec["paths"]["/api/v1/webhooks/deliveries"]["get"]["operationId"] == "listWebhookDeliveries"
+    assert (
+        spec["paths"]["/api/v1/webhooks/deliveries"]["get"]["operationId"]
+        == "listWebhookDeliveries"
+    )

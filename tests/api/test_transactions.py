@@ -1,4 +1,5 @@
 """GET /transactions and /transactions/{trx_id}: completed payments' records, per brand."""
+
 from decimal import Decimal
 
 import pytest
@@ -25,18 +26,30 @@ def test_read_transaction_returns_every_field(client, auth, brand):
     response = client.get(f"/api/v1/transactions/{trx.trx_id}", headers=auth)
 
     assert response.status_code == 200
-    assert response.get_json() == {"success": True, "data": {
-        "id": trx.id, "trx_id": trx.trx_id, "payment_id": payment.public_id, "amount": "750.00",
-        "amount_refunded": "0.00", "currency": "USD", "status": "completed", "provider": "bkash",
-        "provider_trx_id": trx.provider_trx_id, "created_at": "2024-05-10T08:30:00+00:00",
-    }}
+    assert response.get_json() == {
+        "success": True,
+        "data": {
+            "id": trx.id,
+            "trx_id": trx.trx_id,
+            "payment_id": payment.public_id,
+            "amount": "750.00",
+            "amount_refunded": "0.00",
+            "currency": "USD",
+            "status": "completed",
+            "provider": "bkash",
+            "provider_trx_id": trx.provider_trx_id,
+            "created_at": "2024-05-10T08:30:00+00:00",
+        },
+    }
 
 
 def test_transaction_shows_refunds_and_accepts_lower_case_trx_id(client, auth, brand):
     payment = completed_payment(brand=brand, amount=Decimal("100.00"))
     create_refund(brand, payment.transaction.trx_id, Decimal("25.50"))
 
-    data = client.get(f"/api/v1/transactions/{payment.transaction.trx_id.lower()}", headers=auth).get_json()["data"]
+    data = client.get(
+        f"/api/v1/transactions/{payment.transaction.trx_id.lower()}", headers=auth
+    ).get_json()["data"]
 
     assert (data["status"], data["amount_refunded"]) == ("partially_refunded", "25.50")
 
@@ -80,19 +93,38 @@ def test_list_filters_by_status_provider_and_dates(client, auth, brand):
     db.session.commit()
 
     def trx_ids(query):
-        return [t["trx_id"] for t in client.get(f"/api/v1/transactions?{query}", headers=auth).get_json()["data"]]
+        return [
+            t["trx_id"]
+            for t in client.get(f"/api/v1/transactions?{query}", headers=auth).get_json()["data"]
+        ]
 
     assert trx_ids("status=partially_refunded") == [second.transaction.trx_id]
     assert trx_ids("provider=nagad") == [third.transaction.trx_id]
     assert trx_ids("provider=bKash") == [second.transaction.trx_id, first.transaction.trx_id]
-    assert trx_ids("from=2024-05-02T00:00:00Z") == [third.transaction.trx_id, second.transaction.trx_id]
-    assert trx_ids("to=2024-05-02T10:00:00%2B00:00") == [second.transaction.trx_id, first.transaction.trx_id]
-    assert trx_ids("from=2024-05-02T15:00:00%2B06:00&to=2024-05-02T16:00:00%2B06:00") == [second.transaction.trx_id]
+    assert trx_ids("from=2024-05-02T00:00:00Z") == [
+        third.transaction.trx_id,
+        second.transaction.trx_id,
+    ]
+    assert trx_ids("to=2024-05-02T10:00:00%2B00:00") == [
+        second.transaction.trx_id,
+        first.transaction.trx_id,
+    ]
+    assert trx_ids("from=2024-05-02T15:00:00%2B06:00&to=2024-05-02T16:00:00%2B06:00") == [
+        second.transaction.trx_id
+    ]
 
 
-@pytest.mark.parametrize("query, field", [("status=created", "status"), ("status=bogus", "status"),
-                                          ("from=not-a-date", "from"), ("to=2024-13-01", "to"),
-                                          ("provider=" + "p" * 50, "provider"), ("page=0", "page")])
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ("status=created", "status"),
+        ("status=bogus", "status"),
+        ("from=not-a-date", "from"),
+        ("to=2024-13-01", "to"),
+        ("provider=" + "p" * 50, "provider"),
+        ("page=0", "page"),
+    ],
+)
 def test_bad_list_filters_are_422_naming_the_field(client, auth, brand, query, field):
     response = client.get(f"/api/v1/transactions?{query}", headers=auth)
 
@@ -111,7 +143,9 @@ def test_services_list_and_read_without_http(brand, other_brand):
     mine = completed_at("2024-05-01 10:00:00", brand)
     completed_payment(brand=other_brand)
 
-    listed = db.session.execute(list_transactions_query(brand, {"status": "completed"})).scalars().all()
+    listed = (
+        db.session.execute(list_transactions_query(brand, {"status": "completed"})).scalars().all()
+    )
 
     assert [t.id for t in listed] == [mine.transaction.id]
     assert get_transaction(brand, mine.transaction.trx_id).payment_id == mine.id

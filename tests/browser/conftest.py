@@ -1,7 +1,9 @@
 """Browser fixtures: the app served by a real threaded server, and Debian's Chromium driven by Playwright."""
+
 from pathlib import Path
 
 import pytest
+
 from tests.local_servers import serving
 from tests.services import unavailable
 
@@ -9,7 +11,12 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 # Ignored by git: `make screenshots` copies them into docs/screenshots/ when they should change there.
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
-PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "is_mobile": True,
+    "has_touch": True,
+}
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
 """A shop owner in Chromium on the pairing page: where to get the app, an address a phone cannot reach, reopening."""
+
 import re
 
 import pytest
@@ -11,7 +12,8 @@ APP_URL = "https://apps.dhakacrafts.test/companion.apk"
 
 
 def test_the_pairing_page_names_the_app_warns_of_a_loopback_address_and_survives_reopening(
-        app, live_url, brand, owner, window, monkeypatch):  # noqa: F811
+    app, live_url, brand, owner, window, monkeypatch
+):  # noqa: F811
     monkeypatch.setitem(app.config, "COMPANION_APP_URL", APP_URL)
     page = window(phone=True)
     sign_in(page, live_url, owner)

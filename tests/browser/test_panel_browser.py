@@ -1,14 +1,21 @@
 """A shop owner in Chromium: signs in, settles a payment held for review, refunds part of another."""
+
 from decimal import Decimal
 
 import pytest
 from playwright.sync_api import expect
 
-from gateway.extensions import db
 from gateway.accounts.models.audit import AuditLog
+from gateway.extensions import db
 from gateway.payments.models.payment import Refund
 from tests.browser.panel_support import (  # noqa: F401 - window and owner are fixtures
-    owner, payment_in_review, screenshot, shop_history, sign_in, window)
+    owner,
+    payment_in_review,
+    screenshot,
+    shop_history,
+    sign_in,
+    window,
+)
 from tests.checkout_helpers import reloaded
 from tests.factories import completed_payment
 
@@ -55,7 +62,12 @@ def test_the_owner_approves_a_payment_held_for_review(live_url, brand, owner, wi
     expect(page.locator(".amount-title .badge")).to_have_text("Completed")
     expect(page.get_by_text("Approved after review")).to_be_visible()
     assert reloaded(held).status == "completed" and held.transaction is not None
-    assert db.session.execute(db.select(AuditLog.user_id).where(AuditLog.action == "payment.approve")).scalar_one() == owner.id
+    assert (
+        db.session.execute(
+            db.select(AuditLog.user_id).where(AuditLog.action == "payment.approve")
+        ).scalar_one()
+        == owner.id
+    )
 
 
 def test_a_dismissed_confirmation_leaves_the_payment_in_review(live_url, brand, owner, window):
@@ -75,7 +87,9 @@ def test_a_dismissed_confirmation_leaves_the_payment_in_review(live_url, brand, 
 
 
 def test_the_owner_refunds_part_of_a_payment(live_url, brand, owner, window):
-    paid = completed_payment(brand=brand, amount=Decimal("1250.00"), reference="ORDER-3001", customer_name="Sadia Islam")
+    paid = completed_payment(
+        brand=brand, amount=Decimal("1250.00"), reference="ORDER-3001", customer_name="Sadia Islam"
+    )
     page = window()
     sign_in(page, live_url, owner)
     page.get_by_role("link", name="Payments", exact=True).click()
@@ -85,12 +99,16 @@ def test_the_owner_refunds_part_of_a_payment(live_url, brand, owner, window):
     expect(page.get_by_text("৳ 1,250.00 can be refunded")).to_be_visible()
     page.get_by_label("Amount").fill("2000")
     page.get_by_role("button", name="Refund", exact=True).click()
-    expect(page.get_by_text(f"Only 1250.00 BDT remains refundable on {paid.transaction.trx_id}.")).to_be_visible()
+    expect(
+        page.get_by_text(f"Only 1250.00 BDT remains refundable on {paid.transaction.trx_id}.")
+    ).to_be_visible()
     page.get_by_label("Amount").fill("300")
     page.get_by_label("Reason").fill("One item out of stock")
     page.get_by_role("button", name="Refund", exact=True).click()
     expect(page.get_by_text("Refund ৳ 300.00 to Sadia Islam?")).to_be_visible()
-    assert db.session.execute(db.select(Refund)).first() is None  # nothing recorded before the confirmation
+    assert (
+        db.session.execute(db.select(Refund)).first() is None
+    )  # nothing recorded before the confirmation
     page.get_by_role("button", name="Yes, record the refund").click()
     expect(page.get_by_text("Refunded 300.00 BDT.")).to_be_visible()
     expect(page.locator(".amount-title .badge")).to_have_text("Partly refunded")

@@ -1,4 +1,5 @@
 """A shop owner in Chromium on the Developers pages: a key from generation to refusal, webhook settings, redelivery."""
+
 import time
 
 import pytest
@@ -6,8 +7,8 @@ import requests
 from playwright.sync_api import expect
 
 from gateway.extensions import db
-from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.webhooks.delivery import deliver_webhook
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.browser.panel_support import owner, screenshot, sign_in, window  # noqa: F401 - fixtures
 from tests.factories import completed_payment
 from tests.webhook_support import drain_queues, receiver, rq_redis  # noqa: F401 - fixtures
@@ -17,7 +18,9 @@ pytestmark = pytest.mark.browser
 
 def api_answer(live_url, secret):
     """What the API says to a key: (status, error code or None)."""
-    response = requests.get(f"{live_url}/api/v1/payments", headers={"Authorization": f"Bearer {secret}"}, timeout=10)
+    response = requests.get(
+        f"{live_url}/api/v1/payments", headers={"Authorization": f"Bearer {secret}"}, timeout=10
+    )
     return response.status_code, response.json().get("code")
 
 
@@ -26,7 +29,9 @@ def sidebar(page, name):
     page.get_by_role("navigation", name="Main").get_by_role("link", name=name).click()
 
 
-def test_a_key_is_generated_used_against_the_api_and_revoked_by_label(live_url, brand, owner, window):  # noqa: F811
+def test_a_key_is_generated_used_against_the_api_and_revoked_by_label(
+    live_url, brand, owner, window
+):  # noqa: F811
     page = window()
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_url)
     sign_in(page, live_url, owner)
@@ -62,7 +67,9 @@ def test_a_key_is_generated_used_against_the_api_and_revoked_by_label(live_url, 
     screenshot(page, "api-keys")
 
 
-def test_the_owner_sees_the_secret_on_request_and_sends_a_test_event(live_url, brand, owner, window, receiver):  # noqa: F811
+def test_the_owner_sees_the_secret_on_request_and_sends_a_test_event(
+    live_url, brand, owner, window, receiver
+):  # noqa: F811
     brand.webhook_url = receiver.url
     db.session.commit()
     page = window()
@@ -77,8 +84,12 @@ def test_the_owner_sees_the_secret_on_request_and_sends_a_test_event(live_url, b
     expect(page.locator("h1 code")).to_have_text("webhook.test")
 
 
-def test_a_failed_webhook_is_redelivered_from_the_log(live_url, brand, owner, window, receiver, rq_redis):  # noqa: F811
-    payment = completed_payment(brand=brand, callback_url=receiver.url, reference="ORDER-2051", customer_name="Sadia Islam")
+def test_a_failed_webhook_is_redelivered_from_the_log(
+    live_url, brand, owner, window, receiver, rq_redis
+):  # noqa: F811
+    payment = completed_payment(
+        brand=brand, callback_url=receiver.url, reference="ORDER-2051", customer_name="Sadia Islam"
+    )
     delivery = db.session.execute(db.select(WebhookDelivery)).scalar_one()
     receiver.plan = [503]  # the shop's server was down: the next try is scheduled a minute later
     assert deliver_webhook(delivery.id) == "retrying"

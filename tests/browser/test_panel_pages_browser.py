@@ -1,4 +1,5 @@
 """Every main panel page in Chromium, on a desktop and a phone, in English and Bangla: kept as screenshots."""
+
 import re
 from urllib.parse import urlsplit
 
@@ -23,8 +24,14 @@ def watch(page, live_url):
     """Record requests to any other origin and script errors on the page."""
     seen = {"foreign": [], "errors": []}
     origin = urlsplit(live_url).netloc
-    page.on("request", lambda request: seen["foreign"].append(request.url)
-            if urlsplit(request.url).netloc not in (origin, "") else None)
+    page.on(
+        "request",
+        lambda request: (
+            seen["foreign"].append(request.url)
+            if urlsplit(request.url).netloc not in (origin, "")
+            else None
+        ),
+    )
     page.on("pageerror", lambda error: seen["errors"].append(str(error)))
     return seen
 

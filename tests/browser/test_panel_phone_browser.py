@@ -1,4 +1,5 @@
 """A shop owner in Chromium on the phone and SMS pages: pairs a phone, matches a text by hand, tests a template."""
+
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -9,15 +10,17 @@ from playwright.sync_api import expect
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.sms.outbound import queue_sms
 from gateway.sms.ingest import ingest_batch
+from gateway.sms.outbound import queue_sms
 from tests.browser.panel_support import owner, screenshot, sign_in, window  # noqa: F401 - fixtures
 from tests.checkout_helpers import reloaded
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 
 pytestmark = pytest.mark.browser
 ODD_TEXT = "Dear customer, Tk 1,250.50 reached your wallet from 01712345678. Ref QX77PL12 thanks"
-PATTERN = r"Tk (?P<amount>[\d,.]+) reached your wallet from (?P<counterparty>\d+)\. Ref (?P<trx_id>\w+)"
+PATTERN = (
+    r"Tk (?P<amount>[\d,.]+) reached your wallet from (?P<counterparty>\d+)\. Ref (?P<trx_id>\w+)"
+)
 
 
 def sidebar(page, name):
@@ -39,12 +42,24 @@ def test_the_owner_pairs_a_phone_with_the_code_on_the_page(live_url, brand, owne
     code = page.locator("#pairing-code").inner_text()
     screenshot(page, "pairing")
 
-    answer = requests.post(f"{live_url}/api/mobile/v1/devices", timeout=10, json={
-        "pairing_code": code, "device_id": uuid.uuid4().hex, "device_name": "Counter phone", "app_version": "2.4.1",
-        "platform": "android"})
+    answer = requests.post(
+        f"{live_url}/api/mobile/v1/devices",
+        timeout=10,
+        json={
+            "pairing_code": code,
+            "device_id": uuid.uuid4().hex,
+            "device_name": "Counter phone",
+            "app_version": "2.4.1",
+            "platform": "android",
+        },
+    )
     assert answer.status_code == 201, answer.text
-    heartbeat = requests.post(f"{live_url}/api/mobile/v1/devices/heartbeats", timeout=10, json={"battery_level": 81},
-                              headers={"Authorization": f"Bearer {answer.json()['data']['access_token']}"})
+    heartbeat = requests.post(
+        f"{live_url}/api/mobile/v1/devices/heartbeats",
+        timeout=10,
+        json={"battery_level": 81},
+        headers={"Authorization": f"Bearer {answer.json()['data']['access_token']}"},
+    )
     assert heartbeat.status_code == 200, heartbeat.text
 
     page.get_by_role("link", name="Done: show my devices").click()
@@ -67,13 +82,23 @@ def test_an_expired_code_is_struck_through_and_says_so(live_url, brand, owner, w
     expect(page.locator("[data-countdown]")).to_have_class("card pairing-expired")
 
 
-def test_the_owner_matches_a_text_by_hand_and_teaches_the_parser_a_format(live_url, brand, owner, window):  # noqa: F811
+def test_the_owner_matches_a_text_by_hand_and_teaches_the_parser_a_format(
+    live_url, brand, owner, window
+):  # noqa: F811
     device, _, aes_key = paired_device(brand, name="Counter phone")
-    order = PaymentFactory(brand=brand, reference="ORDER-2088", amount=Decimal("500.00"), customer_name="Farhana Akter",
-                           created_at=utcnow() - timedelta(minutes=12))
-    texts = [(bkash_text("500.00", "9C4D7E2F1A", "01712345678"), "bKash"), (ODD_TEXT, "bKash"),
-             ("Your bKash verification code is 482913. Do not share it.", "bKash"),
-             (bkash_text("780.00", "7B3C2D1E0F", "01898765432"), "bKash")]
+    order = PaymentFactory(
+        brand=brand,
+        reference="ORDER-2088",
+        amount=Decimal("500.00"),
+        customer_name="Farhana Akter",
+        created_at=utcnow() - timedelta(minutes=12),
+    )
+    texts = [
+        (bkash_text("500.00", "9C4D7E2F1A", "01712345678"), "bKash"),
+        (ODD_TEXT, "bKash"),
+        ("Your bKash verification code is 482913. Do not share it.", "bKash"),
+        (bkash_text("780.00", "7B3C2D1E0F", "01898765432"), "bKash"),
+    ]
     ingest_batch(device, [sms_message(aes_key, text, sender=sender) for text, sender in texts])
     page = window()
     sign_in(page, live_url, owner)
@@ -96,7 +121,9 @@ def test_the_owner_matches_a_text_by_hand_and_teaches_the_parser_a_format(live_u
     expect(page.get_by_label("Sample SMS")).to_have_value(ODD_TEXT)
     page.get_by_label("Regular expression").first.fill(PATTERN)
     page.get_by_role("button", name="Test").click()
-    expect(page.get_by_text("From this sender, the text counts as an incoming payment.")).to_be_visible()
+    expect(
+        page.get_by_text("From this sender, the text counts as an incoming payment.")
+    ).to_be_visible()
     expect(page.locator(".trial dd.mono")).to_have_text("QX77PL12")
     page.get_by_label("Name").fill("bKash wallet notice")
     page.get_by_role("button", name="Save template").click()
@@ -105,15 +132,35 @@ def test_the_owner_matches_a_text_by_hand_and_teaches_the_parser_a_format(live_u
     page.get_by_label("Sample SMS").fill(ODD_TEXT)
     page.get_by_role("button", name="Test").click()
     expect(page.get_by_text("Match.")).to_be_visible()
-    page.evaluate("window.scrollTo(0, 0)")  # the tester's anchor scrolled the page; a full-page shot starts at the top
+    page.evaluate(
+        "window.scrollTo(0, 0)"
+    )  # the tester's anchor scrolled the page; a full-page shot starts at the top
     screenshot(page, "sms-templates")
 
 
 def test_the_owner_retries_a_failed_outbound_sms(live_url, brand, owner, window):  # noqa: F811
-    for number, (to, body, status, error) in enumerate((
-            ("+8801712345678", "Dhaka Crafts: payment of 1,250.00 BDT received. Ref TRX4W3AQ2VQ2ZOQ. Thank you.", "sent", None),
-            ("+8801812345678", "Dhaka Crafts: your order ORDER-2071 has shipped.", "failed", "Generic failure (no service)"),
-            ("+8801912345678", "Dhaka Crafts: payment of 780.00 BDT received. Ref TRX7Q2MNB4KLP3D. Thank you.", "queued", None))):
+    for number, (to, body, status, error) in enumerate(
+        (
+            (
+                "+8801712345678",
+                "Dhaka Crafts: payment of 1,250.00 BDT received. Ref TRX4W3AQ2VQ2ZOQ. Thank you.",
+                "sent",
+                None,
+            ),
+            (
+                "+8801812345678",
+                "Dhaka Crafts: your order ORDER-2071 has shipped.",
+                "failed",
+                "Generic failure (no service)",
+            ),
+            (
+                "+8801912345678",
+                "Dhaka Crafts: payment of 780.00 BDT received. Ref TRX7Q2MNB4KLP3D. Thank you.",
+                "queued",
+                None,
+            ),
+        )
+    ):
         message = queue_sms(brand, to, body)
         message.status, message.last_error = status, error
         message.attempts = {"sent": 1, "failed": 5, "queued": 0}[status]

@@ -1,4 +1,5 @@
 """The checkout pages for every state of a payment, in English and Bangla, with nothing from other origins."""
+
 import re
 from datetime import timedelta
 from decimal import Decimal
@@ -20,7 +21,13 @@ def bkash(brand):
 
 def test_pay_page_shows_amount_reference_countdown_and_each_enabled_method(client, brand, bkash):
     brand.primary_color = "#e2136e"
-    PaymentMethodFactory(brand=brand, provider="nagad", number="01812345678", kind="merchant", instructions="Counter 3")
+    PaymentMethodFactory(
+        brand=brand,
+        provider="nagad",
+        number="01812345678",
+        kind="merchant",
+        instructions="Counter 3",
+    )
     PaymentMethodFactory(brand=brand, provider="rocket", number="01912345678", enabled=False)
     payment = PaymentFactory(brand=brand, amount=Decimal("1500.00"), reference="ORDER-77")
     response = client.get(f"/checkout/{payment.token}")
@@ -30,7 +37,10 @@ def test_pay_page_shows_amount_reference_countdown_and_each_enabled_method(clien
     assert "--brand:#e2136e" in page
     assert "01712345678" in page and "01812345678" in page and "Counter 3" in page
     assert "01912345678" not in page
-    assert "<title>QR code of 01712345678</title>" in page and "<title>QR code of 01812345678</title>" in page
+    assert (
+        "<title>QR code of 01712345678</title>" in page
+        and "<title>QR code of 01812345678</title>" in page
+    )
     assert 'data-copy="01712345678"' in page
     assert "Choose “Send Money”." in page and "Choose “Payment”." in page
     assert "Enter the amount 1500.00." in page
@@ -39,13 +49,17 @@ def test_pay_page_shows_amount_reference_countdown_and_each_enabled_method(clien
 
 
 @freeze_time("2026-03-01 12:00:00")
-@pytest.mark.parametrize("zone, shown", [("Asia/Dhaka", "6:10 PM"), ("Europe/London", "12:10 PM"),
-                                         ("Not/AZone", "6:10 PM")])
+@pytest.mark.parametrize(
+    "zone, shown",
+    [("Asia/Dhaka", "6:10 PM"), ("Europe/London", "12:10 PM"), ("Not/AZone", "6:10 PM")],
+)
 def test_expiry_is_shown_in_the_brands_time_zone(client, brand, bkash, zone, shown):
     brand.timezone = zone
     payment = PaymentFactory(brand=brand, expires_at=utcnow() + timedelta(minutes=10))
     page = text_of(client.get(f"/checkout/{payment.token}"))
-    assert f"Pay before {shown}".replace(" PM", "\u202fPM") in page  # CLDR puts a narrow space before PM
+    assert (
+        f"Pay before {shown}".replace(" PM", "\u202fPM") in page
+    )  # CLDR puts a narrow space before PM
     assert 'data-countdown="600"' in page
 
 
@@ -67,7 +81,10 @@ def test_expired_payment_gets_the_expired_page_with_a_way_back(client, brand, bk
     payment = PaymentFactory(brand=brand, status="expired", cancel_url="https://shop.example/cart")
     page = text_of(client.get(f"/checkout/{payment.token}"))
     assert "This payment has expired" in page
-    assert f'href="https://shop.example/cart?payment_id={payment.public_id}&amp;status=expired"' in page
+    assert (
+        f'href="https://shop.example/cart?payment_id={payment.public_id}&amp;status=expired"'
+        in page
+    )
     assert 'name="trx_id"' not in page
 
 
@@ -90,27 +107,40 @@ def test_completed_payment_shows_the_receipt_and_the_way_back(client, brand):
     page = text_of(client.get(f"/checkout/{payment.token}"))
     assert "Payment received" in page
     assert payment.transaction.trx_id in page and payment.provider_trx_id in page
-    assert f'href="https://shop.example/thanks?order=7&amp;payment_id={payment.public_id}&amp;status=completed"' in page
+    assert (
+        f'href="https://shop.example/thanks?order=7&amp;payment_id={payment.public_id}&amp;status=completed"'
+        in page
+    )
 
 
 def test_failed_payment_says_it_was_not_confirmed(client, brand):
-    payment = PaymentFactory(brand=brand, status="failed", provider="bkash", provider_trx_id="8N7A6B5C4D")
+    payment = PaymentFactory(
+        brand=brand, status="failed", provider="bkash", provider_trx_id="8N7A6B5C4D"
+    )
     page = text_of(client.get(f"/checkout/{payment.token}"))
     assert "Payment not confirmed" in page and "8N7A6B5C4D" in page
 
 
 def test_bangla_is_chosen_from_accept_language(client, brand, bkash):
     payment = PaymentFactory(brand=brand)
-    page = text_of(client.get(f"/checkout/{payment.token}", headers={"Accept-Language": "bn-BD,bn;q=0.9,en;q=0.5"}))
+    page = text_of(
+        client.get(
+            f"/checkout/{payment.token}", headers={"Accept-Language": "bn-BD,bn;q=0.9,en;q=0.5"}
+        )
+    )
     assert '<html lang="bn">' in page
     assert "পরিশোধের পরিমাণ" in page and "“সেন্ড মানি” বেছে নিন।" in page
-    english = text_of(client.get(f"/checkout/{payment.token}", headers={"Accept-Language": "fr,en;q=0.8"}))
+    english = text_of(
+        client.get(f"/checkout/{payment.token}", headers={"Accept-Language": "fr,en;q=0.8"})
+    )
     assert '<html lang="en">' in english and "Amount to pay" in english
 
 
 def test_language_switch_is_remembered_for_the_visit(client, brand, bkash):
     payment = PaymentFactory(brand=brand)
-    switched = text_of(client.get(f"/checkout/{payment.token}?lang=bn", headers={"Accept-Language": "en"}))
+    switched = text_of(
+        client.get(f"/checkout/{payment.token}?lang=bn", headers={"Accept-Language": "en"})
+    )
     assert "পরিশোধের পরিমাণ" in switched
     assert f'href="/checkout/{payment.token}?lang=en"' in switched
     later = text_of(client.get(f"/checkout/{payment.token}", headers={"Accept-Language": "en"}))
@@ -144,12 +174,22 @@ def test_a_hostile_brand_colour_never_reaches_the_page(client, brand, bkash):
 
 def test_no_checkout_page_loads_anything_from_another_origin(client, brand, bkash):
     """Every page state: the only absolute URLs are the merchant's own return links."""
-    merchant = {"redirect_url": "https://shop.example/thanks", "cancel_url": "https://shop.example/cart"}
-    payments = [PaymentFactory(brand=brand, status=status, **merchant)
-                for status in ("created", "cancelled", "expired", "failed")]
+    merchant = {
+        "redirect_url": "https://shop.example/thanks",
+        "cancel_url": "https://shop.example/cart",
+    }
+    payments = [
+        PaymentFactory(brand=brand, status=status, **merchant)
+        for status in ("created", "cancelled", "expired", "failed")
+    ]
     payments.append(completed_payment(brand=brand, **merchant))
-    processing = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="8N7A6B5C4D")
-    urls = [f"/checkout/{p.token}" for p in payments] + [f"/checkout/{processing.token}/wait", "/checkout/nope"]
+    processing = PaymentFactory(
+        brand=brand, status="processing", provider="bkash", provider_trx_id="8N7A6B5C4D"
+    )
+    urls = [f"/checkout/{p.token}" for p in payments] + [
+        f"/checkout/{processing.token}/wait",
+        "/checkout/nope",
+    ]
     urls += [f"/checkout/{payments[0].token}?lang=bn"]
     for url in urls:
         page = text_of(client.get(url))
@@ -163,5 +203,10 @@ def test_the_brands_logo_is_the_one_image_allowed_from_its_own_origin(client, br
     brand.logo_url = "https://assets.shop.example/logo.png"
     payment = PaymentFactory(brand=brand)
     response = client.get(f"/checkout/{payment.token}")
-    assert '<img class="logo" src="https://assets.shop.example/logo.png" alt=""' in text_of(response)
-    assert "img-src 'self' data: https://assets.shop.example;" in response.headers["Content-Security-Policy"]
+    assert '<img class="logo" src="https://assets.shop.example/logo.png" alt=""' in text_of(
+        response
+    )
+    assert (
+        "img-src 'self' data: https://assets.shop.example;"
+        in response.headers["Content-Security-Policy"]
+    )

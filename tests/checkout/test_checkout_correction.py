@@ -1,4 +1,5 @@
 """On the waiting page: entering a mistyped TrxID again, cancelling, and neither while held for review."""
+
 import pytest
 
 from gateway.extensions import db
@@ -39,7 +40,9 @@ def cancel_from_waiting_page(client, payment):
     """Open the waiting page's cancel, read the risk, press "Yes, cancel the payment" (its form sends confirm=yes)."""
     page, token = waiting_page(client, payment)
     assert "cancelling does not return it" in page and 'name="confirm" value="yes"' in page
-    return client.post(f"/checkout/{payment.token}/cancel", data={"csrf_token": token, "confirm": "yes"})
+    return client.post(
+        f"/checkout/{payment.token}/cancel", data={"csrf_token": token, "confirm": "yes"}
+    )
 
 
 def test_the_waiting_page_offers_a_correction_and_a_cancel(client, payment, bkash):
@@ -49,23 +52,32 @@ def test_the_waiting_page_offers_a_correction_and_a_cancel(client, payment, bkas
     assert f'action="/checkout/{payment.token}/cancel"' in page and TYPO in page
 
 
-def test_correcting_a_typo_to_a_trx_id_whose_sms_is_here_completes_at_once(client, runner, payment, bkash):
+def test_correcting_a_typo_to_a_trx_id_whose_sms_is_here_completes_at_once(
+    client, runner, payment, bkash
+):
     submit_trx_id(client, payment, bkash, trx_id=TYPO)
     simulate_sms(runner, REAL)  # the real SMS arrives; nobody claims it
     assert reloaded(payment).status == "processing"
     response = correct(client, payment, bkash, REAL.lower())
     assert response.status_code == 303
-    assert response.headers["Location"] == f"{THANKS}?payment_id={payment.public_id}&status=completed"
+    assert (
+        response.headers["Location"] == f"{THANKS}?payment_id={payment.public_id}&status=completed"
+    )
     stored = reloaded(payment)
     assert (stored.status, stored.provider_trx_id) == ("completed", REAL)
-    sms = db.session.execute(db.select(InboundSms).where(InboundSms.provider_trx_id == REAL)).scalar_one()
+    sms = db.session.execute(
+        db.select(InboundSms).where(InboundSms.provider_trx_id == REAL)
+    ).scalar_one()
     assert (sms.status, sms.payment_id) == ("matched", payment.id)
 
 
 def test_a_correction_without_its_sms_waits_with_the_new_trx_id(client, runner, payment, bkash):
     submit_trx_id(client, payment, bkash, trx_id=TYPO)
     response = correct(client, payment, bkash, REAL)
-    assert response.status_code == 303 and response.headers["Location"] == f"/checkout/{payment.token}/wait"
+    assert (
+        response.status_code == 303
+        and response.headers["Location"] == f"/checkout/{payment.token}/wait"
+    )
     assert (reloaded(payment).status, reloaded(payment).provider_trx_id) == ("processing", REAL)
     simulate_sms(runner, REAL)  # claim first, SMS after: the corrected claim is the one matched
     assert reloaded(payment).status == "completed"
@@ -91,7 +103,9 @@ def test_a_correction_to_a_trx_id_another_payment_holds_is_refused(client, payme
 
 def test_a_correction_without_its_csrf_token_is_refused(client, payment, bkash):
     submit_trx_id(client, payment, bkash, trx_id=TYPO)
-    response = client.post(f"/checkout/{payment.token}/correct", data={"method_id": bkash.id, "trx_id": REAL})
+    response = client.post(
+        f"/checkout/{payment.token}/correct", data={"method_id": bkash.id, "trx_id": REAL}
+    )
     assert response.status_code == 400
     assert reloaded(payment).provider_trx_id == TYPO
 
@@ -114,14 +128,24 @@ def test_a_held_payment_offers_neither_form_and_refuses_both_posts(client, payme
     page = text_of(held)
     assert held.status_code == 200 and "is checking this payment" in page
     assert CORRECTION_FORM not in page and "/correct" not in page and "/cancel" not in page
-    refused = client.post(f"/checkout/{payment.token}/correct",
-                          data={"csrf_token": token, "method_id": bkash.id, "trx_id": REAL})
-    assert refused.status_code == 303 and refused.headers["Location"] == f"/checkout/{payment.token}"
+    refused = client.post(
+        f"/checkout/{payment.token}/correct",
+        data={"csrf_token": token, "method_id": bkash.id, "trx_id": REAL},
+    )
+    assert (
+        refused.status_code == 303 and refused.headers["Location"] == f"/checkout/{payment.token}"
+    )
     not_cancelled = client.post(f"/checkout/{payment.token}/cancel", data={"csrf_token": token})
-    assert not_cancelled.status_code == 303 and not_cancelled.headers["Location"] == f"/checkout/{payment.token}"
+    assert (
+        not_cancelled.status_code == 303
+        and not_cancelled.headers["Location"] == f"/checkout/{payment.token}"
+    )
     stored = reloaded(payment)
     assert (stored.status, stored.provider_trx_id, stored.review_reason) == (
-        "processing", TYPO, "SMS amount 400.00 differs from 500.00")
+        "processing",
+        TYPO,
+        "SMS amount 400.00 differs from 500.00",
+    )
 
 
 def test_the_waiting_page_speaks_bangla(client, payment, bkash):

@@ -1,4 +1,5 @@
 """The pay page's small explanations: what the QR code is for, and a TrxID example shaped like each provider's."""
+
 import re
 
 from tests.checkout_helpers import payment, reloaded, submit_trx_id, text_of  # noqa: F401 - fixture
@@ -25,7 +26,9 @@ def test_nagad_s_help_shows_a_nagad_shaped_txnid_and_bkash_keeps_its_own(client,
 def test_the_qr_code_says_what_it_is_for(client, brand, payment):
     PaymentMethodFactory(brand=brand, provider="bkash", number="01712345678")
     page = text_of(client.get(f"/checkout/{payment.token}"))
-    caption = re.search(r'<figure class="qr">.*?<figcaption>(.*?)</figcaption>', page, re.S).group(1)
+    caption = re.search(r'<figure class="qr">.*?<figcaption>(.*?)</figcaption>', page, re.S).group(
+        1
+    )
     assert caption == "Paying from another phone? Scan this with it to copy the number."
 
 

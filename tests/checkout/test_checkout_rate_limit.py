@@ -1,4 +1,5 @@
 """TrxID attempts per payment are rate limited (in an app with limits on; the test config turns them off)."""
+
 import pytest
 
 from tests.checkout_helpers import (
@@ -16,7 +17,9 @@ USED_TRX_ID = "USED000001"
 def shop(limited_app):
     """A brand's bKash method, and a rival payment already holding USED_TRX_ID so that claims of it fail."""
     method = PaymentMethodFactory()
-    PaymentFactory(brand=method.brand, status="processing", provider="bkash", provider_trx_id=USED_TRX_ID)
+    PaymentFactory(
+        brand=method.brand, status="processing", provider="bkash", provider_trx_id=USED_TRX_ID
+    )
     return method
 
 
@@ -27,7 +30,9 @@ def test_a_third_refused_trx_id_for_one_payment_gets_the_too_many_attempts_page(
         assert submit_trx_id(client, payment, shop, trx_id=USED_TRX_ID).status_code == 422
     blocked = submit_trx_id(client, payment, shop, trx_id="GOOD000001")
     assert blocked.status_code == 429
-    assert "Too many attempts" in text_of(blocked) and "Back to the payment page" in text_of(blocked)
+    assert "Too many attempts" in text_of(blocked) and "Back to the payment page" in text_of(
+        blocked
+    )
     assert reloaded(payment).status == "created"
 
 

@@ -1,21 +1,33 @@
 """The merchant's view of its phones without HTTP: the pairing code's expiry, listing, revoking."""
+
 from datetime import timedelta
 
 import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
+from gateway.devices.brand_devices import (
+    get_device,
+    list_devices,
+    revoke_paired_device,
+    seconds_left,
+    start_pairing,
+)
+from gateway.devices.pairing import pair_device
+from gateway.devices.tokens import device_for_access_token
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
-from gateway.devices.brand_devices import get_device, list_devices, revoke_paired_device, seconds_left, start_pairing
-from gateway.devices.tokens import device_for_access_token
-from gateway.devices.pairing import pair_device
 from tests.factories import UserFactory, paired_device
 
 
 def pairing(code, device_id="phone-1"):
-    return {"pairing_code": code, "device_id": device_id, "device_name": "Counter phone", "app_version": "2.1.0",
-            "platform": "android"}
+    return {
+        "pairing_code": code,
+        "device_id": device_id,
+        "device_name": "Counter phone",
+        "app_version": "2.1.0",
+        "platform": "android",
+    }
 
 
 @freeze_time("2025-03-01 10:00:00")
@@ -40,7 +52,9 @@ def test_paired_phones_are_listed_newest_first_and_revoked_ones_apart(brand, oth
     active, revoked = list_devices(brand)
 
     assert [device.name for device in active] == ["Second"]
-    assert [(device.name, device.revoked_reason) for device in revoked] == [("First", "revoked in the panel by owner@shop.test")]
+    assert [(device.name, device.revoked_reason) for device in revoked] == [
+        ("First", "revoked in the panel by owner@shop.test")
+    ]
     assert device_for_access_token(tokens["access_token"]) == second
 
 

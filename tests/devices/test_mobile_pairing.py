@@ -1,4 +1,5 @@
 """The companion app's pairing and tokens: one-time codes, rotation, reuse detection, token types."""
+
 import json
 import re
 import subprocess
@@ -11,13 +12,13 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
-from gateway.domain_errors import DomainError
-from gateway.extensions import db, limiter
+from gateway.devices.crypto import open_device_key
 from gateway.devices.models.device import Device, PairingCode
 from gateway.devices.models.notification import Notification
-from gateway.devices.tokens import rotate_tokens
 from gateway.devices.pairing import create_pairing_code, pairing_qr_payload, pairing_qr_svg
-from gateway.devices.crypto import open_device_key
+from gateway.devices.tokens import rotate_tokens
+from gateway.domain_errors import DomainError
+from gateway.extensions import db, limiter
 from tests.factories import paired_device
 
 PAIR = "/api/mobile/v1/devices"
@@ -35,8 +36,14 @@ def limits_off():
 
 
 def pair(client, code, device_id="phone-1", **extra):
-    body = {"pairing_code": code, "device_id": device_id, "device_name": "Counter phone",
-            "app_version": "2.3.0", "platform": "android", **extra}
+    body = {
+        "pairing_code": code,
+        "device_id": device_id,
+        "device_name": "Counter phone",
+        "app_version": "2.3.0",
+        "platform": "android",
+        **extra,
+    }
     return client.post(PAIR, json=body)
 
 
@@ -52,7 +59,12 @@ def test_pairing_with_a_fresh_code_returns_tokens_and_the_device_key(client, bra
     assert re.fullmatch(r"[0-9a-f]{64}", data["aes_key"])
     assert data["expires_in"] == 900
     device = db.session.execute(db.select(Device)).scalar_one()
-    assert (device.uuid, device.brand_id, device.name, device.platform) == (data["device_uuid"], brand.id, "Counter phone", "android")
+    assert (device.uuid, device.brand_id, device.name, device.platform) == (
+        data["device_uuid"],
+        brand.id,
+        "Counter phone",
+        "android",
+    )
     # The key is kept sealed at rest, never in clear.
     assert data["aes_key"] not in device.aes_key_sealed
     assert open_device_key(device.aes_key_sealed, device.uuid) == data["aes_key"]
@@ -113,7 +125,9 @@ def test_pairing_requires_device_id_and_name(client, brand):
 
 
 def test_pairing_body_must_be_json(client, brand):
-    response = client.post(PAIR, data="pairing_code=123456", content_type="application/x-www-form-urlencoded")
+    response = client.post(
+        PAIR, data="pairing_code=123456", content_type="application/x-www-form-urlencoded"
+    )
 
     assert response.status_code == 415
     assert response.get_json()["code"] == "UNSUPPORTED_MEDIA_TYPE"
@@ -123,14 +137,19 @@ def test_pairing_the_same_phone_again_unpairs_its_old_pairing(client, brand):
     first = pair(client, create_pairing_code(brand), device_id="phone-1").get_json()["data"]
     second = pair(client, create_pairing_code(brand), device_id="phone-1").get_json()["data"]
 
-    assert client.get(DASHBOARD, headers=bearer(first["access_token"])).get_json()["code"] == "DEVICE_REVOKED"
+    assert (
+        client.get(DASHBOARD, headers=bearer(first["access_token"])).get_json()["code"]
+        == "DEVICE_REVOKED"
+    )
     assert client.get(DASHBOARD, headers=bearer(second["access_token"])).status_code == 200
 
 
 def test_pairing_welcomes_the_device_with_a_notification(client, brand):
     data = pair(client, create_pairing_code(brand)).get_json()["data"]
 
-    notes = client.get("/api/mobile/v1/notifications", headers=bearer(data["access_token"])).get_json()["data"]
+    notes = client.get(
+        "/api/mobile/v1/notifications", headers=bearer(data["access_token"])
+    ).get_json()["data"]
     assert [n["kind"] for n in notes["notifications"]] == ["device.paired"]
 
 
@@ -146,21 +165,28 @@ def test_pair_code_command_prints_a_code_that_pairs(runner, client, brand):
 def test_pairing_qr_code_carries_server_url_and_code(app, brand):
     code = create_pairing_code(brand)
 
-    assert json.loads(pairing_qr_payload(code)) == {"server_url": app.config["BASE_URL"], "otp": code}
+    assert json.loads(pairing_qr_payload(code)) == {
+        "server_url": app.config["BASE_URL"],
+        "otp": code,
+    }
     assert pairing_qr_svg(code).startswith("<svg")
 
 
 def test_refresh_rotates_both_tokens(client, brand):
     _, tokens, _ = paired_device(brand)
 
-    response = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"})
+    response = client.post(
+        REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}
+    )
 
     assert response.status_code == 200
     fresh = response.get_json()["data"]
     assert fresh["access_token"] != tokens["access_token"]
     assert fresh["refresh_token"] != tokens["refresh_token"]
     assert client.get(DASHBOARD, headers=bearer(fresh["access_token"])).status_code == 200
-    again = client.post(REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"})
+    again = client.post(
+        REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"}
+    )
     assert again.status_code == 200
 
 
@@ -175,7 +201,10 @@ def test_reused_refresh_token_revokes_the_device(client, brand):
     db.session.refresh(device)
     assert device.revoked_at is not None
     # Everything the thief or the owner holds stops working: the newest pair included.
-    assert client.get(DASHBOARD, headers=bearer(fresh["access_token"])).get_json()["code"] == "DEVICE_REVOKED"
+    assert (
+        client.get(DASHBOARD, headers=bearer(fresh["access_token"])).get_json()["code"]
+        == "DEVICE_REVOKED"
+    )
     assert client.post(REFRESH, json={"refresh_token": fresh["refresh_token"]}).status_code == 401
 
 
@@ -191,13 +220,22 @@ def test_one_refresh_token_presented_twice_rotates_once(app, brand):
 
 def test_another_fingerprint_is_refused_without_revoking(client, brand):
     device, tokens, _ = paired_device(brand)
-    fresh = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}).get_json()["data"]
+    fresh = client.post(
+        REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}
+    ).get_json()["data"]
 
-    response = client.post(REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-other"})
+    response = client.post(
+        REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-other"}
+    )
 
     assert response.status_code == 401
     assert response.get_json()["code"] == "FINGERPRINT_MISMATCH"
-    assert client.post(REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"}).status_code == 200
+    assert (
+        client.post(
+            REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"}
+        ).status_code
+        == 200
+    )
 
 
 def test_access_token_is_not_accepted_as_refresh_token(client, brand):
@@ -231,12 +269,15 @@ def test_access_token_expires_after_fifteen_minutes(client, brand):
     assert response.get_json()["code"] == "TOKEN_EXPIRED"
 
 
-@pytest.mark.parametrize("header, code", [
-    (None, "MISSING_TOKEN"),
-    ("Bearer ", "INVALID_TOKEN"),
-    ("Bearer not-a-jwt", "INVALID_TOKEN"),
-    ("Basic dXNlcjpwYXNz", "INVALID_TOKEN"),
-])
+@pytest.mark.parametrize(
+    "header, code",
+    [
+        (None, "MISSING_TOKEN"),
+        ("Bearer ", "INVALID_TOKEN"),
+        ("Bearer not-a-jwt", "INVALID_TOKEN"),
+        ("Basic dXNlcjpwYXNz", "INVALID_TOKEN"),
+    ],
+)
 def test_requests_without_a_valid_access_token_are_refused(client, brand, header, code):
     response = client.get(DASHBOARD, headers={"Authorization": header} if header else {})
 
@@ -262,14 +303,19 @@ def test_device_can_unpair_itself(client, brand):
 
     assert response.status_code == 200
     assert response.get_json()["data"] == {"id": device.uuid, "deleted": True}
-    assert client.get(DASHBOARD, headers=bearer(tokens["access_token"])).get_json()["code"] == "DEVICE_REVOKED"
+    assert (
+        client.get(DASHBOARD, headers=bearer(tokens["access_token"])).get_json()["code"]
+        == "DEVICE_REVOKED"
+    )
 
 
 def test_device_cannot_unpair_another_device(client, brand):
     other, _, _ = paired_device(brand)
     _, tokens, _ = paired_device(brand)
 
-    response = client.delete(f"/api/mobile/v1/devices/{other.uuid}", headers=bearer(tokens["access_token"]))
+    response = client.delete(
+        f"/api/mobile/v1/devices/{other.uuid}", headers=bearer(tokens["access_token"])
+    )
 
     assert response.status_code == 404
     assert response.get_json()["code"] == "DEVICE_NOT_FOUND"
@@ -285,14 +331,24 @@ def test_notifications_are_listed_and_acknowledged(client, brand, other_brand):
     db.session.commit()
     headers = bearer(tokens["access_token"])
 
-    listed = client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"]["notifications"]
+    listed = client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"][
+        "notifications"
+    ]
     assert {n["title"] for n in listed} == {"Shop phone paired", "Check payment"}
 
-    ack = client.post("/api/mobile/v1/notifications/acknowledgements", headers=headers,
-                      json={"ids": [n["id"] for n in listed] + [theirs.id]})
+    ack = client.post(
+        "/api/mobile/v1/notifications/acknowledgements",
+        headers=headers,
+        json={"ids": [n["id"] for n in listed] + [theirs.id]},
+    )
 
     assert ack.get_json()["data"] == {"acknowledged": 2}
-    assert client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"]["notifications"] == []
+    assert (
+        client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"][
+            "notifications"
+        ]
+        == []
+    )
     db.session.refresh(theirs)
     assert theirs.acknowledged_at is None
 
@@ -311,8 +367,13 @@ def test_pairing_attempts_are_rate_limited_per_address():
         "last = client.post('/api/mobile/v1/devices', json=body)\n"
         "print(codes, last.get_json()['code'], last.headers['Retry-After'])\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                            cwd=Path(__file__).resolve().parents[2])
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
     assert result.returncode == 0, result.stderr
     codes, code, retry_after = result.stdout.strip().splitlines()[-1].rsplit(" ", 2)
@@ -332,12 +393,17 @@ def test_pair_code_command_names_the_brands_own_address(runner, brand):
 
 def test_a_refresh_without_the_pinned_fingerprint_is_refused_and_rotates_nothing(client, brand):
     device, tokens, _ = paired_device(brand)
-    fresh = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}).get_json()["data"]
+    fresh = client.post(
+        REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}
+    ).get_json()["data"]
     db.session.refresh(device)
     pinned_hash = device.refresh_token_hash
 
     # A stolen refresh token alone, with no fingerprint at all (or a null one), is refused like a wrong one.
-    for body in ({"refresh_token": fresh["refresh_token"]}, {"refresh_token": fresh["refresh_token"], "fingerprint": None}):
+    for body in (
+        {"refresh_token": fresh["refresh_token"]},
+        {"refresh_token": fresh["refresh_token"], "fingerprint": None},
+    ):
         response = client.post(REFRESH, json=body)
         assert response.status_code == 401
         assert response.get_json()["code"] == "FINGERPRINT_MISMATCH"
@@ -347,8 +413,17 @@ def test_a_refresh_without_the_pinned_fingerprint_is_refused_and_rotates_nothing
 
     db.session.expire_all()
     device = db.session.get(Device, device.id)
-    assert (device.refresh_token_hash, device.fingerprint, device.revoked_at) == (pinned_hash, "fp-1", None)
-    assert client.post(REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"}).status_code == 200
+    assert (device.refresh_token_hash, device.fingerprint, device.revoked_at) == (
+        pinned_hash,
+        "fp-1",
+        None,
+    )
+    assert (
+        client.post(
+            REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"}
+        ).status_code
+        == 200
+    )
 
 
 def test_a_fingerprint_given_at_pairing_is_pinned_from_the_start(client, brand):
@@ -358,14 +433,18 @@ def test_a_fingerprint_given_at_pairing_is_pinned_from_the_start(client, brand):
     device = db.session.execute(db.select(Device)).scalar_one()
     assert device.fingerprint == "fp-paired"
 
-    for body in ({"refresh_token": tokens["refresh_token"]},
-                 {"refresh_token": tokens["refresh_token"], "fingerprint": "fp-other"}):
+    for body in (
+        {"refresh_token": tokens["refresh_token"]},
+        {"refresh_token": tokens["refresh_token"], "fingerprint": "fp-other"},
+    ):
         refused = client.post(REFRESH, json=body)
         assert refused.status_code == 401 and refused.get_json()["code"] == "FINGERPRINT_MISMATCH"
     db.session.expire_all()
     assert db.session.get(Device, device.id).revoked_at is None
 
-    accepted = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-paired"})
+    accepted = client.post(
+        REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-paired"}
+    )
     assert accepted.status_code == 200
 
 
@@ -374,6 +453,11 @@ def test_pairing_without_a_fingerprint_pins_none_until_the_first_refresh(client,
     device = db.session.execute(db.select(Device)).scalar_one()
     assert device.fingerprint is None
 
-    assert client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}).status_code == 200
+    assert (
+        client.post(
+            REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}
+        ).status_code
+        == 200
+    )
     db.session.expire_all()
     assert db.session.get(Device, device.id).fingerprint == "fp-1"

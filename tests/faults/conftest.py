@@ -1,4 +1,5 @@
 """The fault suite's stack: its own Redis and gunicorn per module, workers and a shop per test (PostgreSQL only)."""
+
 import uuid
 
 import pytest
@@ -11,8 +12,10 @@ from tests.faults.harness import STACK_SECRET, Gunicorn, RedisServer, Shop, Work
 from tests.services import POSTGRES_URL
 from tests.webhook_support import receiver  # noqa: F401 - fixture
 
-SKIP_REASON = ("the fault suite runs once, in the PostgreSQL pass (TEST_DB=postgres): it faults a production-like "
-               "stack (gunicorn, RQ workers) on PostgreSQL")
+SKIP_REASON = (
+    "the fault suite runs once, in the PostgreSQL pass (TEST_DB=postgres): it faults a production-like "
+    "stack (gunicorn, RQ workers) on PostgreSQL"
+)
 
 
 def pytest_collection_modifyitems(items):
@@ -56,13 +59,25 @@ def workers(fault_dir, redis_server, gunicorn):
 def shop(app, brand, make_key, gunicorn, receiver, redis_server, monkeypatch):
     """The brand's merchant, customers and paired phone, paying through gunicorn; webhooks to `receiver`."""
     monkeypatch.setitem(app.config, "SECRET_KEY", STACK_SECRET)
-    if not redis_server.answers():  # a test that failed with Redis stopped leaves it for the next one
+    if (
+        not redis_server.answers()
+    ):  # a test that failed with Redis stopped leaves it for the next one
         redis_server.start()
     method = PaymentMethodFactory(brand=brand, number="01712345678")
-    paired = requests.post(f"{gunicorn.url}/api/mobile/v1/devices", timeout=10, json={  # tokens signed by gunicorn
-        "pairing_code": create_pairing_code(brand), "device_id": uuid.uuid4().hex, "device_name": "Shop phone",
-        "app_version": "1.0.0", "platform": "android"})
+    paired = requests.post(
+        f"{gunicorn.url}/api/mobile/v1/devices",
+        timeout=10,
+        json={  # tokens signed by gunicorn
+            "pairing_code": create_pairing_code(brand),
+            "device_id": uuid.uuid4().hex,
+            "device_name": "Shop phone",
+            "app_version": "1.0.0",
+            "platform": "android",
+        },
+    )
     assert paired.status_code == 201, paired.text
     device = paired.json()["data"]
     api_key = make_key(brand)["Authorization"].removeprefix("Bearer ")
-    return Shop(gunicorn.url, api_key, method.id, device["aes_key"], device["access_token"], receiver.url)
+    return Shop(
+        gunicorn.url, api_key, method.id, device["aes_key"], device["access_token"], receiver.url
+    )

@@ -3,6 +3,7 @@ pays over HTTP (merchant API, checkout form, the phone's SMS forward) so that ev
 
 Everything listens on loopback ports picked free; nothing here touches the machine's own Redis.
 """
+
 import os
 import re
 import secrets
@@ -50,8 +51,14 @@ class Process:
     def __init__(self, args, log_path, env=None):
         self.args, self.log_path, self.env = args, log_path, env
         with open(log_path, "ab") as log:
-            self.popen = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                          start_new_session=True)
+            self.popen = subprocess.Popen(
+                args,
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     @property
     def pid(self):
@@ -98,9 +105,22 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self):
-        self.process = Process(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                "--appendonly", "no", "--dir", str(self.directory)],
-                               self.directory / "redis.log")
+        self.process = Process(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.directory),
+            ],
+            self.directory / "redis.log",
+        )
         assert wait_until(self.answers, 10), self.process.output()
 
     def stop(self):
@@ -117,10 +137,20 @@ class RedisServer:
 
 def stack_env(database_url, redis_url, base_url, **extra):
     """The environment of a production-like gateway process."""
-    return {**os.environ, "APP_ENV": "production", "SECRET_KEY": STACK_SECRET, "DATABASE_URL": database_url,
-            "REDIS_URL": redis_url, "BASE_URL": base_url, "ALLOW_PRIVATE_CALLBACKS": "true",
-            "SESSION_COOKIE_SECURE": "false", "FLASK_APP": "app.py", "PYTHONUNBUFFERED": "1",
-            **FAST_RECOVERY, **extra}
+    return {
+        **os.environ,
+        "APP_ENV": "production",
+        "SECRET_KEY": STACK_SECRET,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "BASE_URL": base_url,
+        "ALLOW_PRIVATE_CALLBACKS": "true",
+        "SESSION_COOKIE_SECURE": "false",
+        "FLASK_APP": "app.py",
+        "PYTHONUNBUFFERED": "1",
+        **FAST_RECOVERY,
+        **extra,
+    }
 
 
 class Gunicorn:
@@ -130,9 +160,24 @@ class Gunicorn:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = stack_env(with_app_name(database_url, WEB_APP_NAME), redis_url, self.url, **settings)
-        self.process = Process([sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind",
-                                f"127.0.0.1:{self.port}", "--timeout", "30", "--graceful-timeout", "5", "app:app"],
-                               Path(directory) / "gunicorn.log", env)
+        self.process = Process(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--workers",
+                str(workers),
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--timeout",
+                "30",
+                "--graceful-timeout",
+                "5",
+                "app:app",
+            ],
+            Path(directory) / "gunicorn.log",
+            env,
+        )
         assert wait_until(self.healthy, 30), self.process.output()
 
     def healthy(self):
@@ -163,7 +208,11 @@ class Workers:
 
     def spawn(self):
         log = self.directory / f"worker-{len(self.processes)}-{time.monotonic_ns()}.log"
-        return Process([sys.executable, "-m", "flask", "gateway", "worker", "--log-level", "WARNING"], log, self.env)
+        return Process(
+            [sys.executable, "-m", "flask", "gateway", "worker", "--log-level", "WARNING"],
+            log,
+            self.env,
+        )
 
     def supervise(self):
         while not self.stopping.wait(0.5):
@@ -184,11 +233,16 @@ class Workers:
             process.stop(grace=3)
 
     def output(self):
-        return "\n".join(path.read_text(errors="replace")[-3000:] for path in sorted(self.directory.glob("worker-*")))
+        return "\n".join(
+            path.read_text(errors="replace")[-3000:]
+            for path in sorted(self.directory.glob("worker-*"))
+        )
 
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
-IN_PROGRESS_PATIENCE = 15  # seconds a client retries a key still "in progress" (its first request may be dead)
+IN_PROGRESS_PATIENCE = (
+    15  # seconds a client retries a key still "in progress" (its first request may be dead)
+)
 
 
 def in_progress(response):
@@ -202,7 +256,9 @@ def in_progress(response):
 class Shop:
     """A merchant, its customers and its phone, over HTTP: every answer the gateway gives is recorded."""
 
-    def __init__(self, base_url, api_key, method_id, aes_key, device_token, callback_url, retries=6):
+    def __init__(
+        self, base_url, api_key, method_id, aes_key, device_token, callback_url, retries=6
+    ):
         self.base_url, self.method_id, self.aes_key = base_url, method_id, aes_key
         self.api = {"Authorization": f"Bearer {api_key}"}
         self.phone = {"Authorization": f"Bearer {device_token}"}
@@ -223,13 +279,22 @@ class Shop:
         while True:
             started = time.monotonic()
             try:
-                response = session.request(method, self.base_url + path, timeout=15, allow_redirects=False, **kwargs)
+                response = session.request(
+                    method, self.base_url + path, timeout=15, allow_redirects=False, **kwargs
+                )
                 status = response.status_code
             except requests.RequestException:
                 response, status = None, None
             with self.lock:
-                self.answers.append((method, re.sub(r"/[0-9a-f-]{20,}|/[A-Za-z0-9_-]{30,}", "/…", path), status,
-                                     time.monotonic() - started, started))
+                self.answers.append(
+                    (
+                        method,
+                        re.sub(r"/[0-9a-f-]{20,}|/[A-Za-z0-9_-]{30,}", "/…", path),
+                        status,
+                        time.monotonic() - started,
+                        started,
+                    )
+                )
             if status == 409 and in_progress(response) and time.monotonic() < patience:
                 time.sleep(0.5)
                 continue
@@ -245,20 +310,39 @@ class Shop:
         from tests.factories import bkash_text, sms_message
 
         session = requests.Session()
-        created = self.send(session, "POST", "/api/v1/payments", headers={**self.api, "Idempotency-Key": reference},
-                            json={"amount": "500.00", "currency": "BDT", "reference": reference,
-                                  "callback_url": self.callback_url})
+        created = self.send(
+            session,
+            "POST",
+            "/api/v1/payments",
+            headers={**self.api, "Idempotency-Key": reference},
+            json={
+                "amount": "500.00",
+                "currency": "BDT",
+                "reference": reference,
+                "callback_url": self.callback_url,
+            },
+        )
         assert created.status_code == 201, created.text
         payment = created.json()["data"]
         page_path = "/checkout/" + payment["checkout_url"].rsplit("/", 1)[1]
         page = self.send(session, "GET", page_path)
         assert page.status_code == 200, page.text[:300]
         trx_id = uuid.uuid4().hex[:10].upper()
-        claimed = self.send(session, "POST", page_path + "/claim", data={
-            "csrf_token": CSRF_FIELD.search(page.text).group(1), "method_id": self.method_id, "trx_id": trx_id})
+        claimed = self.send(
+            session,
+            "POST",
+            page_path + "/claim",
+            data={
+                "csrf_token": CSRF_FIELD.search(page.text).group(1),
+                "method_id": self.method_id,
+                "trx_id": trx_id,
+            },
+        )
         assert claimed.status_code == 303, claimed.text[:300]
         message = sms_message(self.aes_key, bkash_text(trx_id=trx_id))
-        forwarded = self.send(session, "POST", "/api/mobile/v1/sms", headers=self.phone, json={"messages": [message]})
+        forwarded = self.send(
+            session, "POST", "/api/mobile/v1/sms", headers=self.phone, json={"messages": [message]}
+        )
         assert forwarded.status_code == 200, forwarded.text
         return payment["payment_id"]
 
@@ -272,6 +356,7 @@ class Shop:
                     results[reference] = self.pay(reference)
                 except Exception as error:  # noqa: BLE001 - reported by the test
                     errors.append(f"{reference}: {error}")
+
         batches = [references[index::threads] for index in range(threads)]
         running = [threading.Thread(target=customer, args=(batch,)) for batch in batches]
         for thread in running:

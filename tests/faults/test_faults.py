@@ -1,6 +1,7 @@
 """Faults injected for real into a production-like stack (gunicorn, RQ workers, PostgreSQL, a Redis of our own):
 nothing answers 5xx beyond a request that was itself killed, no payment is stuck, no webhook is lost, and a
 webhook arrives twice only as documented (the same event id and X-Service-Delivery)."""
+
 import threading
 from collections import defaultdict
 
@@ -22,47 +23,75 @@ def references(prefix, count):
 
 def payment_rows(payment_ids):
     db.session.expire_all()
-    return db.session.execute(db.select(Payment).where(Payment.public_id.in_(payment_ids))).scalars().all()
+    return (
+        db.session.execute(db.select(Payment).where(Payment.public_id.in_(payment_ids)))
+        .scalars()
+        .all()
+    )
 
 
 def deliveries():
     db.session.expire_all()
-    return db.session.execute(
-        db.select(WebhookDelivery).where(WebhookDelivery.event == "payment.completed")).scalars().all()
+    return (
+        db.session.execute(
+            db.select(WebhookDelivery).where(WebhookDelivery.event == "payment.completed")
+        )
+        .scalars()
+        .all()
+    )
 
 
 def delivered_ids(receiver):
-    return {hit["json"]["data"]["payment_id"] for hit in list(receiver.received)
-            if hit["json"]["event"] == "payment.completed"}
+    return {
+        hit["json"]["data"]["payment_id"]
+        for hit in list(receiver.received)
+        if hit["json"]["event"] == "payment.completed"
+    }
 
 
 def assert_nothing_lost(payment_ids, receiver, workers, exactly_once=True):
     """Every payment completed, every webhook delivered and recorded, repeats only of the same webhook."""
     everything = set(payment_ids)
-    arrived = wait_until(lambda: delivered_ids(receiver) >= everything
-                         and all(row.status == "success" for row in deliveries()), SETTLE)
+    arrived = wait_until(
+        lambda: (
+            delivered_ids(receiver) >= everything
+            and all(row.status == "success" for row in deliveries())
+        ),
+        SETTLE,
+    )
     stuck = sorted(row.status for row in payment_rows(payment_ids) if row.status != "completed")
     assert stuck == [], f"payments stuck: {stuck}"
-    assert arrived, (f"{len(everything - delivered_ids(receiver))} webhooks missing; "
-                     f"{sorted((d.status, d.attempts) for d in deliveries())[:10]}\n{workers.output()}")
-    assert sorted(row.status for row in payment_rows(payment_ids)) == ["completed"] * len(payment_ids)
+    assert arrived, (
+        f"{len(everything - delivered_ids(receiver))} webhooks missing; "
+        f"{sorted((d.status, d.attempts) for d in deliveries())[:10]}\n{workers.output()}"
+    )
+    assert sorted(row.status for row in payment_rows(payment_ids)) == ["completed"] * len(
+        payment_ids
+    )
     rows = deliveries()
     assert sorted(row.status for row in rows) == ["success"] * len(payment_ids)
-    assert {row.event_id for row in rows} == {hit["json"]["id"] for hit in receiver.received
-                                              if hit["json"]["event"] == "payment.completed"}
+    assert {row.event_id for row in rows} == {
+        hit["json"]["id"]
+        for hit in receiver.received
+        if hit["json"]["event"] == "payment.completed"
+    }
     by_event = defaultdict(list)
     for hit in list(receiver.received):
         by_event[hit["json"]["id"]].append(hit)
     for event_id, hits in by_event.items():
         assert len({hit["raw"] for hit in hits}) == 1, f"{event_id} arrived with different bodies"
-        assert len({hit["headers"]["X-Service-Delivery"] for hit in hits}) == 1, f"{event_id}: two delivery ids"
+        assert len({hit["headers"]["X-Service-Delivery"] for hit in hits}) == 1, (
+            f"{event_id}: two delivery ids"
+        )
     repeats = sum(len(hits) - 1 for hits in by_event.values())
     if exactly_once:
         assert repeats == 0, f"{repeats} webhooks arrived twice with no fault that explains it"
     return repeats
 
 
-def test_redis_stopped_and_restarted_empty_while_payments_complete(shop, receiver, workers, redis_server):
+def test_redis_stopped_and_restarted_empty_while_payments_complete(
+    shop, receiver, workers, redis_server
+):
     workers.start(2)
     paid = shop.pay_many(references("before", 3))
     redis_server.stop()
@@ -88,7 +117,9 @@ def test_a_worker_killed_mid_delivery_leaves_the_delivery_to_another(shop, recei
 
     assert shop.server_errors() == []
     repeats = assert_nothing_lost(paid, receiver, workers, exactly_once=False)
-    assert 1 <= repeats <= workers.killed  # the killed attempt's webhook came again, and nothing else did
+    assert (
+        1 <= repeats <= workers.killed
+    )  # the killed attempt's webhook came again, and nothing else did
     [held] = payment_rows(paid[:1])
     [killed_row] = [row for row in deliveries() if row.payment_id == held.id]
     assert killed_row.attempts == 2  # the abandoned attempt, then another worker's
@@ -101,7 +132,8 @@ def terminate_web_backends():
         return connection.execute(
             "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
             "WHERE application_name = %s AND state IN ('active', 'idle in transaction') AND pid <> pg_backend_pid()",
-            (WEB_APP_NAME,)).fetchone()[0]
+            (WEB_APP_NAME,),
+        ).fetchone()[0]
 
 
 def test_connections_terminated_mid_request_fail_only_their_own_request(shop, receiver, workers):
@@ -111,6 +143,7 @@ def test_connections_terminated_mid_request_fail_only_their_own_request(shop, re
     def terminator():
         while not stop.wait(0.25):
             killed.append(terminate_web_backends())
+
     thread = threading.Thread(target=terminator, daemon=True)
     thread.start()
     try:
@@ -122,7 +155,9 @@ def test_connections_terminated_mid_request_fail_only_their_own_request(shop, re
     assert sum(killed) > 0, "no request was caught mid-flight: the fault was not injected"
     assert len(shop.server_errors()) <= sum(killed), shop.server_errors()
     references_made = [row.reference for row in db.session.execute(db.select(Payment)).scalars()]
-    assert sorted(references_made) == sorted(references("terminated", 12)), "a retried request made a second payment"
+    assert sorted(references_made) == sorted(references("terminated", 12)), (
+        "a retried request made a second payment"
+    )
     assert_nothing_lost(paid, receiver, workers)
 
 
@@ -131,8 +166,13 @@ def test_a_receiver_down_then_up_gets_every_webhook(shop, brand, workers, receiv
     port = receiver.port
     workers.start(2)
     paid = shop.pay_many(references("down", 6))
-    assert wait_until(lambda: all(row.attempts >= 1 and row.status == "retrying" for row in deliveries())
-                      and len(deliveries()) == 6, SETTLE), workers.output()
+    assert wait_until(
+        lambda: (
+            all(row.attempts >= 1 and row.status == "retrying" for row in deliveries())
+            and len(deliveries()) == 6
+        ),
+        SETTLE,
+    ), workers.output()
 
     back = WebhookReceiver(brand.webhook_secret, port=port)  # up again on the same address
     try:

@@ -1,4 +1,5 @@
 """Background work: wake-ups after commit only, Redis outages survived, sweeps, periodic jobs, commands."""
+
 import logging
 import socket
 import threading
@@ -9,16 +10,16 @@ from freezegun import freeze_time
 from rq import Queue
 
 from gateway import jobs
+from gateway.accounts.models.idempotency import IdempotencyRecord
 from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.jobs.in_process import InProcessExecutor
-from gateway.accounts.models.idempotency import IdempotencyRecord
-from gateway.payments.models.payment import Payment
-from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.jobs.rq_worker import GatewayWorker, enqueue_periodic
-from gateway.webhooks.events import emit_event
 from gateway.jobs.sweep import sweep_outbox
 from gateway.payments.lifecycle import complete_payment, create_payment
+from gateway.payments.models.payment import Payment
+from gateway.webhooks.events import emit_event
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory
 from tests.webhook_support import receiver, rq_redis  # noqa: F401,F811 - fixtures
 
@@ -36,7 +37,9 @@ def closed_port():
         return sock.getsockname()[1]
 
 
-def test_without_redis_the_in_process_executor_delivers_after_commit(app, brand, receiver, monkeypatch):
+def test_without_redis_the_in_process_executor_delivers_after_commit(
+    app, brand, receiver, monkeypatch
+):
     monkeypatch.setitem(app.config, "JOBS_IN_PROCESS", True)
     complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))
 
@@ -45,7 +48,9 @@ def test_without_redis_the_in_process_executor_delivers_after_commit(app, brand,
     assert wait_for_delivery_status("success")
 
 
-def test_first_request_of_a_serving_process_starts_the_periodic_sweep(app, client, brand, receiver, monkeypatch):
+def test_first_request_of_a_serving_process_starts_the_periodic_sweep(
+    app, client, brand, receiver, monkeypatch
+):
     emit_event("webhook.test", brand, url=receiver.url)
     db.session.commit()  # jobs are off: nothing woke this delivery
     monkeypatch.setitem(app.config, "JOBS_IN_PROCESS", True)
@@ -96,7 +101,9 @@ def wait_for_runs(count):
 
 def test_in_process_executor_drops_a_wakeup_whose_job_is_still_queued_or_running(executor):
     held = f"{__name__}.held_job"
-    busy = [executor.enqueue(jobs.WEBHOOKS, held, (f"busy-{n}",), unique=f"busy:{n}") for n in range(4)]
+    busy = [
+        executor.enqueue(jobs.WEBHOOKS, held, (f"busy-{n}",), unique=f"busy:{n}") for n in range(4)
+    ]
     assert wait_for_runs(4)  # every pool thread is taken: the next job waits in the queue
     queued = executor.enqueue(jobs.WEBHOOKS, held, ("due",), unique="delivery:evt_x:0")
 
@@ -149,7 +156,8 @@ def test_wakeup_of_a_rolled_back_transaction_is_forgotten(brand, rq_redis):
 
 
 def test_completion_commits_when_redis_is_unreachable_and_the_outage_is_logged_once(
-        app, brand, closed_port, monkeypatch, caplog):
+    app, brand, closed_port, monkeypatch, caplog
+):
     monkeypatch.setitem(app.config, "REDIS_URL", f"redis://127.0.0.1:{closed_port}/0")
     payments = [PaymentFactory(brand=brand, callback_url=CALLBACK) for _ in range(3)]
     with caplog.at_level(logging.WARNING):
@@ -159,7 +167,9 @@ def test_completion_commits_when_redis_is_unreachable_and_the_outage_is_logged_o
     db.session.expire_all()
     assert [db.session.get(Payment, payment.id).status for payment in payments] == ["completed"] * 3
     assert db.session.execute(db.select(WebhookDelivery.status)).scalars().all() == ["pending"] * 3
-    warnings = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+    warnings = [
+        record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING
+    ]
     assert len(warnings) == 1, warnings
     assert "the sweep will pick them up" in warnings[0]
 
@@ -190,13 +200,18 @@ def test_expiry_job_expires_open_payments_after_the_payment_ttl(brand):
     assert db.session.execute(db.select(WebhookDelivery.event)).scalar_one() == "payment.expired"
 
 
-def test_a_job_queued_under_its_path_before_the_move_into_domain_packages_still_runs(brand, rq_redis):
+def test_a_job_queued_under_its_path_before_the_move_into_domain_packages_still_runs(
+    brand, rq_redis
+):
     payment = create_payment(brand, {"amount": 100, "currency": "BDT", "callback_url": CALLBACK})
     # Exactly what an RQ worker found in Redis before the move: the old entry point naming the old job.
     Queue(jobs.MAINTENANCE, connection=rq_redis).enqueue(
-        "gateway.rq_queues.run_rq_job", "gateway.services.payments.expire_due_payments")
+        "gateway.rq_queues.run_rq_job", "gateway.services.payments.expire_due_payments"
+    )
     with freeze_time(utcnow() + timedelta(minutes=31)):
-        GatewayWorker([jobs.MAINTENANCE], connection=rq_redis, stopping=threading.Event()).work(burst=True)
+        GatewayWorker([jobs.MAINTENANCE], connection=rq_redis, stopping=threading.Event()).work(
+            burst=True
+        )
     db.session.expire_all()
     assert db.session.get(Payment, payment.id).status == "expired"
 
@@ -204,7 +219,9 @@ def test_a_job_queued_under_its_path_before_the_move_into_domain_packages_still_
 def test_prune_job_deletes_idempotency_records_older_than_a_day(brand):
     now = utcnow()
     for key, age in (("old", timedelta(hours=25)), ("fresh", timedelta(hours=23))):
-        db.session.add(IdempotencyRecord(brand_id=brand.id, key=key, request_hash="x", created_at=now - age))
+        db.session.add(
+            IdempotencyRecord(brand_id=brand.id, key=key, request_hash="x", created_at=now - age)
+        )
     db.session.commit()
     jobs.run_job("gateway.api.idempotency.prune_idempotency_records")
     assert db.session.execute(db.select(IdempotencyRecord.key)).scalars().all() == ["fresh"]
@@ -212,7 +229,9 @@ def test_prune_job_deletes_idempotency_records_older_than_a_day(brand):
 
 def test_periodic_jobs_are_enqueued_once_per_interval_by_many_workers(app, rq_redis):
     stop = threading.Event()
-    workers = [threading.Thread(target=enqueue_periodic, args=(app, rq_redis, stop)) for _ in range(3)]
+    workers = [
+        threading.Thread(target=enqueue_periodic, args=(app, rq_redis, stop)) for _ in range(3)
+    ]
     for worker in workers:
         worker.start()
     threading.Event().wait(1.5)
@@ -240,8 +259,13 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
     PaymentFactory(brand=brand, expires_at=utcnow() - timedelta(minutes=1))
     result = runner.invoke(args=["gateway", "sweep"])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines() == ["sweep-outbox: 0", "expire-payments: 1", "prune-idempotency: 0",
-                                         "heal-matching: 0", "prune-rate-limits: 0"]
+    assert result.output.splitlines() == [
+        "sweep-outbox: 0",
+        "expire-payments: 1",
+        "prune-idempotency: 0",
+        "heal-matching: 0",
+        "prune-rate-limits: 0",
+    ]
 
 
 def test_rotate_webhook_secret_prints_the_new_secret_last(runner, brand):
@@ -261,8 +285,14 @@ def test_a_failed_enqueue_leaves_no_wakeup_key_behind(app, rq_redis, monkeypatch
 
     def wake():
         if scheduled:
-            return jobs.enqueue_at(utcnow() + timedelta(minutes=1), jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, 1, 0,
-                                   unique="delivery:evt_x:0")
+            return jobs.enqueue_at(
+                utcnow() + timedelta(minutes=1),
+                jobs.WEBHOOKS,
+                jobs.DELIVER_WEBHOOK,
+                1,
+                0,
+                unique="delivery:evt_x:0",
+            )
         return jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, 1, unique="delivery:evt_x:0")
 
     method = "enqueue_at" if scheduled else "enqueue"
@@ -284,6 +314,7 @@ def run_worker_serving(app, monkeypatch, names):
     def work(worker, **kwargs):
         started.wait(0.5)
         worker.stopping.set()  # as SIGTERM would
+
     monkeypatch.setattr(rq_worker, "enqueue_periodic", lambda app, redis, stop: started.set())
     monkeypatch.setattr(rq_worker.SimpleWorker, "work", work)
     rq_worker.run_worker(app, names)

@@ -1,11 +1,12 @@
 """Panel fixtures: users of the test brand, signed in through the real form, and a CSRF-aware poster."""
+
 import re
 
 import pytest
 from flask.testing import FlaskClient
 
-from gateway.extensions import db
 from gateway.accounts.models.audit import AuditLog
+from gateway.extensions import db
 from tests.factories import UserFactory
 
 PASSWORD = "correct horse battery"
@@ -23,18 +24,28 @@ def csrf_token(client, url="/panel/account/password"):
 def sign_in(client, user, password=PASSWORD):
     """Sign in through the sign-in form; returns the response."""
     token = csrf_token(client, "/panel/sign-in")
-    return client.post("/panel/sign-in", data={"email": user.email, "password": password, "csrf_token": token})
+    return client.post(
+        "/panel/sign-in", data={"email": user.email, "password": password, "csrf_token": token}
+    )
 
 
 def post_form(client, url, data=None, follow_redirects=False):
     """POST a panel form with a valid CSRF token, as the page's own form would."""
-    return client.post(url, data={**(data or {}), "csrf_token": csrf_token(client)}, follow_redirects=follow_redirects)
+    return client.post(
+        url,
+        data={**(data or {}), "csrf_token": csrf_token(client)},
+        follow_redirects=follow_redirects,
+    )
 
 
 def audit_actions(brand):
     """The audit log of a brand as (action, user e-mail, target id) tuples, oldest first."""
-    return [(entry.action, entry.user_email, entry.target_id) for entry in db.session.execute(
-        db.select(AuditLog).where(AuditLog.brand_id == brand.id).order_by(AuditLog.id)).scalars()]
+    return [
+        (entry.action, entry.user_email, entry.target_id)
+        for entry in db.session.execute(
+            db.select(AuditLog).where(AuditLog.brand_id == brand.id).order_by(AuditLog.id)
+        ).scalars()
+    ]
 
 
 class PanelClient(FlaskClient):

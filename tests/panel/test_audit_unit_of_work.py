@@ -1,4 +1,5 @@
 """A panel action and its audit row commit together: no commit between the change and its audit entry."""
+
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment
 from tests.factories import PaymentFactory

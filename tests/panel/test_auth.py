@@ -1,12 +1,20 @@
 """Signing in and out of the panel, changing one's password, and the limits around them."""
+
 import pytest
 
 from gateway import create_app
-from gateway.extensions import db, limiter
 from gateway.accounts.models.audit import AuditLog
 from gateway.accounts.models.user import User
+from gateway.extensions import db, limiter
 from tests.factories import UserFactory
-from tests.panel.conftest import PASSWORD, audit_actions, csrf_token, panel_client, post_form, sign_in
+from tests.panel.conftest import (
+    PASSWORD,
+    audit_actions,
+    csrf_token,
+    panel_client,
+    post_form,
+    sign_in,
+)
 
 
 def signed_in(client):
@@ -19,26 +27,44 @@ def test_a_signed_out_visitor_is_sent_to_sign_in_and_back(client, admin):
     assert response.status_code == 302
     assert response.headers["Location"] == "/panel/sign-in?next=%2Fpanel%2Fcustomers"
     token = csrf_token(client, "/panel/sign-in")
-    back = client.post("/panel/sign-in?next=%2Fpanel%2Fcustomers",
-                       data={"email": admin.email, "password": PASSWORD, "csrf_token": token})
+    back = client.post(
+        "/panel/sign-in?next=%2Fpanel%2Fcustomers",
+        data={"email": admin.email, "password": PASSWORD, "csrf_token": token},
+    )
     assert back.headers["Location"] == "/panel/customers"
 
 
-def test_signing_in_opens_the_dashboard_and_is_audited_with_address_and_browser(client, brand, admin):
+def test_signing_in_opens_the_dashboard_and_is_audited_with_address_and_browser(
+    client, brand, admin
+):
     token = csrf_token(client, "/panel/sign-in")
-    response = client.post("/panel/sign-in", data={"email": "OWNER@shop.test ", "password": PASSWORD, "csrf_token": token},
-                           headers={"User-Agent": "Firefox/130"})
+    response = client.post(
+        "/panel/sign-in",
+        data={"email": "OWNER@shop.test ", "password": PASSWORD, "csrf_token": token},
+        headers={"User-Agent": "Firefox/130"},
+    )
     assert response.status_code == 302 and response.headers["Location"] == "/panel/dashboard"
     entry = db.session.execute(db.select(AuditLog)).scalar_one()
-    assert (entry.action, entry.user_id, entry.ip_address, entry.user_agent) == ("sign_in", admin.id, "127.0.0.1", "Firefox/130")
+    assert (entry.action, entry.user_id, entry.ip_address, entry.user_agent) == (
+        "sign_in",
+        admin.id,
+        "127.0.0.1",
+        "Firefox/130",
+    )
     assert db.session.get(User, admin.id).last_login_at is not None
 
 
-@pytest.mark.parametrize("target", ["https://evil.test/panel/", "//evil.test/panel/", "/api/v1/payments", "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "target",
+    ["https://evil.test/panel/", "//evil.test/panel/", "/api/v1/payments", "javascript:alert(1)"],
+)
 def test_sign_in_never_sends_the_user_off_the_panel(client, admin, target):
     token = csrf_token(client, "/panel/sign-in")
-    response = client.post("/panel/sign-in", query_string={"next": target},
-                           data={"email": admin.email, "password": PASSWORD, "csrf_token": token})
+    response = client.post(
+        "/panel/sign-in",
+        query_string={"next": target},
+        data={"email": admin.email, "password": PASSWORD, "csrf_token": token},
+    )
     assert response.headers["Location"] == "/panel/dashboard"
 
 
@@ -94,28 +120,48 @@ def test_a_session_replayed_from_another_browser_is_dropped(client, admin):
 
 
 def test_changing_the_password_needs_the_current_one(as_admin, brand, admin):
-    response = post_form(as_admin, "/panel/account/password", {
-        "current_password": "wrong", "new_password": "a new long secret", "confirm_password": "a new long secret"})
+    response = post_form(
+        as_admin,
+        "/panel/account/password",
+        {
+            "current_password": "wrong",
+            "new_password": "a new long secret",
+            "confirm_password": "a new long secret",
+        },
+    )
     assert response.status_code == 422
     assert "The current password is not correct." in response.get_data(as_text=True)
     assert db.session.get(User, admin.id).check_password(PASSWORD)
 
 
-@pytest.mark.parametrize("new, confirm, message", [
-    ("short", "short", "Use at least 8 characters."),
-    ("a new long secret", "another secret", "The two passwords differ."),
-    (PASSWORD, PASSWORD, "Choose a password different from the current one."),
-])
+@pytest.mark.parametrize(
+    "new, confirm, message",
+    [
+        ("short", "short", "Use at least 8 characters."),
+        ("a new long secret", "another secret", "The two passwords differ."),
+        (PASSWORD, PASSWORD, "Choose a password different from the current one."),
+    ],
+)
 def test_a_new_password_must_be_long_repeated_and_new(as_admin, admin, new, confirm, message):
-    response = post_form(as_admin, "/panel/account/password",
-                         {"current_password": PASSWORD, "new_password": new, "confirm_password": confirm})
+    response = post_form(
+        as_admin,
+        "/panel/account/password",
+        {"current_password": PASSWORD, "new_password": new, "confirm_password": confirm},
+    )
     assert message in response.get_data(as_text=True)
     assert db.session.get(User, admin.id).check_password(PASSWORD)
 
 
 def test_a_changed_password_is_the_one_that_signs_in(as_admin, client, brand, admin):
-    response = post_form(as_admin, "/panel/account/password", {
-        "current_password": PASSWORD, "new_password": "a new long secret", "confirm_password": "a new long secret"})
+    response = post_form(
+        as_admin,
+        "/panel/account/password",
+        {
+            "current_password": PASSWORD,
+            "new_password": "a new long secret",
+            "confirm_password": "a new long secret",
+        },
+    )
     assert response.status_code == 302
     assert audit_actions(brand)[-1] == ("password.change", admin.email, admin.email)
     post_form(as_admin, "/panel/sign-out")
@@ -123,13 +169,19 @@ def test_a_changed_password_is_the_one_that_signs_in(as_admin, client, brand, ad
     assert sign_in(client, admin, "a new long secret").status_code == 302
 
 
-
 def test_a_password_change_ends_every_other_session_but_keeps_this_one(app, as_admin, admin):
     laptop = panel_client(app)
     assert sign_in(laptop, admin).status_code == 302 and signed_in(laptop)
 
-    response = post_form(as_admin, "/panel/account/password", {
-        "current_password": PASSWORD, "new_password": "a new long secret", "confirm_password": "a new long secret"})
+    response = post_form(
+        as_admin,
+        "/panel/account/password",
+        {
+            "current_password": PASSWORD,
+            "new_password": "a new long secret",
+            "confirm_password": "a new long secret",
+        },
+    )
 
     assert response.status_code == 302
     assert signed_in(as_admin)
@@ -147,10 +199,16 @@ def test_a_session_id_without_the_current_password_stamp_is_refused(admin):
 def limited_app(app):
     """The same database behind an app that enforces LOGIN_RATE_LIMIT=3/minute; the shared limiter is restored after."""
     was_enabled = limiter.enabled
-    limited = create_app({
-        "APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"], "REDIS_URL": None,
-        "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": "memory://", "LOGIN_RATE_LIMIT": "3/minute",
-    })
+    limited = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": True,
+            "RATELIMIT_STORAGE_URI": "memory://",
+            "LOGIN_RATE_LIMIT": "3/minute",
+        }
+    )
     with limited.app_context():
         yield limited
         db.session.remove()

@@ -1,4 +1,5 @@
 """The dashboard page: today's and 30 days' figures, the review queue, the phone, the chart — one brand's only."""
+
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -7,12 +8,18 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
-from gateway.extensions import db
 from gateway.devices.models.device import Device
-from gateway.sms.matching import submit_claim
+from gateway.extensions import db
 from gateway.payments.refunds import create_refund
 from gateway.sms.ingest import ingest_batch
-from tests.factories import PaymentFactory, bkash_text, completed_payment, paired_device, sms_message
+from gateway.sms.matching import submit_claim
+from tests.factories import (
+    PaymentFactory,
+    bkash_text,
+    completed_payment,
+    paired_device,
+    sms_message,
+)
 
 NOW = "2024-05-10 08:00:00"  # 14:00 in Dhaka
 
@@ -26,8 +33,16 @@ def frozen():
 
 def phone(brand, seen_minutes_ago):
     """A paired phone whose last heartbeat was that long ago."""
-    db.session.add(Device(brand_id=brand.id, uuid=str(uuid.uuid4()), device_id="pixel", name="Shop phone",
-                          aes_key_sealed="sealed", last_heartbeat_at=utcnow() - timedelta(minutes=seen_minutes_ago)))
+    db.session.add(
+        Device(
+            brand_id=brand.id,
+            uuid=str(uuid.uuid4()),
+            device_id="pixel",
+            name="Shop phone",
+            aes_key_sealed="sealed",
+            last_heartbeat_at=utcnow() - timedelta(minutes=seen_minutes_ago),
+        )
+    )
     db.session.commit()
 
 
@@ -46,9 +61,15 @@ def test_the_figures_count_today_and_the_last_30_days(as_staff, brand, other_bra
         completed_payment(brand=brand, amount=Decimal("9999.00"))
     completed_payment(brand=other_brand, amount=Decimal("5555.00"))
     html = as_staff.get("/panel/dashboard").get_data(as_text=True)
-    assert "৳ 1,250.00" in figure(html, "Completed today") and "1 payment" in figure(html, "Completed today")
-    assert "৳ 1,950.00" in figure(html, "Last 30 days") and "2 payments" in figure(html, "Last 30 days")
-    assert "৳ 200.00" in figure(html, "Refunds, last 30 days") and "1 refund" in figure(html, "Refunds, last 30 days")
+    assert "৳ 1,250.00" in figure(html, "Completed today") and "1 payment" in figure(
+        html, "Completed today"
+    )
+    assert "৳ 1,950.00" in figure(html, "Last 30 days") and "2 payments" in figure(
+        html, "Last 30 days"
+    )
+    assert "৳ 200.00" in figure(html, "Refunds, last 30 days") and "1 refund" in figure(
+        html, "Refunds, last 30 days"
+    )
     assert "100.00 %" in figure(html, "Success rate")
     assert "5,555" not in html
 
@@ -58,7 +79,7 @@ def test_payments_waiting_for_review_are_counted_and_linked(as_staff, brand):
     PaymentFactory(brand=brand, status="processing")
     html = as_staff.get("/panel/dashboard").get_data(as_text=True)
     assert "1 payment is waiting for review" in html
-    assert figure(html, "Waiting for review").startswith("<p class=\"stat-value\">1</p>")
+    assert figure(html, "Waiting for review").startswith('<p class="stat-value">1</p>')
     assert 'href="/panel/payments?status=review"' in html
 
 
@@ -67,12 +88,16 @@ def test_the_companion_phone_shows_its_last_heartbeat(as_staff, brand):
     assert "Not paired" in figure(html, "Companion phone")
     phone(brand, seen_minutes_ago=5)
     html = as_staff.get("/panel/dashboard").get_data(as_text=True)
-    assert "Online" in figure(html, "Companion phone") and "10 May 2024, 13:55" in figure(html, "Companion phone")
+    assert "Online" in figure(html, "Companion phone") and "10 May 2024, 13:55" in figure(
+        html, "Companion phone"
+    )
 
 
 def test_a_silent_phone_is_flagged(as_staff, brand):
     phone(brand, seen_minutes_ago=90)
-    assert "Not heard from" in figure(as_staff.get("/panel/dashboard").get_data(as_text=True), "Companion phone")
+    assert "Not heard from" in figure(
+        as_staff.get("/panel/dashboard").get_data(as_text=True), "Companion phone"
+    )
 
 
 def test_the_daily_chart_is_inline_svg_with_a_bar_per_day(as_staff, brand):
@@ -93,8 +118,12 @@ def forward_texts(brand, *texts):
 def test_texts_waiting_for_a_claim_are_counted_listed_and_linked(as_staff, brand, other_brand):
     claimed = PaymentFactory(brand=brand, amount=Decimal("300.00"))
     submit_claim(claimed, "bkash", "7A7A7A7A7A", "01712345678")
-    forward_texts(brand, bkash_text("450.00", "1B1B1B1B1B"), bkash_text("1200.00", "2C2C2C2C2C"),
-                  bkash_text("300.00", "7A7A7A7A7A"))
+    forward_texts(
+        brand,
+        bkash_text("450.00", "1B1B1B1B1B"),
+        bkash_text("1200.00", "2C2C2C2C2C"),
+        bkash_text("300.00", "7A7A7A7A7A"),
+    )
     forward_texts(other_brand, bkash_text("999.00", "9Z9Z9Z9Z9Z"))
     html = as_staff.get("/panel/dashboard").get_data(as_text=True)
     section = html.split('id="waiting-heading"')[1].split("</section>")[0]

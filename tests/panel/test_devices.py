@@ -1,14 +1,15 @@
 """The devices page: phones with their heartbeat, pairing (super-administrators) and revoking; CSRF and brands."""
+
 import re
 from datetime import timedelta
 
 import pytest
 from freezegun import freeze_time
 
-from gateway.clock import utcnow
-from gateway.extensions import db
 from gateway.accounts.models.audit import AuditLog
+from gateway.clock import utcnow
 from gateway.devices.models.device import PairingCode
+from gateway.extensions import db
 from tests.factories import paired_device
 from tests.panel.conftest import audit_actions, post_form, reloaded
 
@@ -17,13 +18,24 @@ CODE = re.compile(r'<p class="pairing-code" id="pairing-code">(\d{6})</p>')
 
 def pair_with(client, code, name="Counter phone"):
     """The companion app's pairing call, with the code read off the page."""
-    return client.post("/api/mobile/v1/devices", json={"pairing_code": code, "device_id": "phone-1", "device_name": name,
-                                                       "app_version": "2.1.0", "platform": "android"})
+    return client.post(
+        "/api/mobile/v1/devices",
+        json={
+            "pairing_code": code,
+            "device_id": "phone-1",
+            "device_name": name,
+            "app_version": "2.1.0",
+            "platform": "android",
+        },
+    )
 
 
 def test_the_list_shows_each_phone_with_its_last_heartbeat_to_staff(as_staff, brand, other_brand):
     fresh, _, _ = paired_device(brand, name="Counter phone")
-    fresh.last_heartbeat_at, fresh.status_json = utcnow() - timedelta(minutes=2), {"battery_level": 64}
+    fresh.last_heartbeat_at, fresh.status_json = (
+        utcnow() - timedelta(minutes=2),
+        {"battery_level": 64},
+    )
     quiet, _, _ = paired_device(brand, name="Back office phone")
     quiet.last_heartbeat_at = utcnow() - timedelta(hours=3)
     paired_device(other_brand, name="Their phone")
@@ -37,7 +49,9 @@ def test_the_list_shows_each_phone_with_its_last_heartbeat_to_staff(as_staff, br
     assert "Pair a phone" not in html  # staff do not pair
 
 
-def test_pairing_shows_the_code_its_qr_and_the_time_left_and_the_code_pairs_a_phone(as_admin, brand, admin):
+def test_pairing_shows_the_code_its_qr_and_the_time_left_and_the_code_pairs_a_phone(
+    as_admin, brand, admin
+):
     with freeze_time(utcnow().replace(microsecond=0)):
         response = post_form(as_admin, "/panel/devices/pairing")
     html = response.get_data(as_text=True)
@@ -55,8 +69,12 @@ def test_pairing_shows_the_code_its_qr_and_the_time_left_and_the_code_pairs_a_ph
 
 
 def test_each_pairing_page_makes_a_new_code(as_admin):
-    first = CODE.search(post_form(as_admin, "/panel/devices/pairing").get_data(as_text=True)).group(1)
-    second = CODE.search(post_form(as_admin, "/panel/devices/pairing").get_data(as_text=True)).group(1)
+    first = CODE.search(post_form(as_admin, "/panel/devices/pairing").get_data(as_text=True)).group(
+        1
+    )
+    second = CODE.search(
+        post_form(as_admin, "/panel/devices/pairing").get_data(as_text=True)
+    ).group(1)
     assert db.session.execute(db.select(db.func.count()).select_from(PairingCode)).scalar() == 2
     assert len({first, second}) == 2  # a live code is never handed out twice
 
@@ -71,11 +89,20 @@ def test_staff_revoke_a_phone_its_token_stops_working_and_it_is_audited(as_staff
     response = post_form(as_staff, f"/panel/devices/{device.uuid}/revoke", follow_redirects=True)
     assert "Lost phone is revoked" in response.get_data(as_text=True)
     assert reloaded(device).revoked_reason == f"revoked in the panel by {staff.email}"
-    heartbeat = as_staff.post("/api/mobile/v1/devices/heartbeats", json={},
-                              headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    heartbeat = as_staff.post(
+        "/api/mobile/v1/devices/heartbeats",
+        json={},
+        headers={"Authorization": f"Bearer {tokens['access_token']}"},
+    )
     assert heartbeat.status_code == 401
-    entry = db.session.execute(db.select(AuditLog).where(AuditLog.action == "device.revoke")).scalar_one()
-    assert (entry.user_email, entry.target_type, entry.target_id) == (staff.email, "device", device.uuid)
+    entry = db.session.execute(
+        db.select(AuditLog).where(AuditLog.action == "device.revoke")
+    ).scalar_one()
+    assert (entry.user_email, entry.target_type, entry.target_id) == (
+        staff.email,
+        "device",
+        device.uuid,
+    )
 
 
 @pytest.mark.parametrize("url", ["/panel/devices/pairing", "/panel/devices/{uuid}/revoke"])
@@ -83,7 +110,9 @@ def test_device_forms_without_the_csrf_token_are_refused(as_admin, brand, url):
     device, _, _ = paired_device(brand)
     assert as_admin.post(url.format(uuid=device.uuid)).status_code == 400
     assert reloaded(device).active
-    assert db.session.execute(db.select(db.func.count()).select_from(PairingCode)).scalar() == 1  # the factory's own
+    assert (
+        db.session.execute(db.select(db.func.count()).select_from(PairingCode)).scalar() == 1
+    )  # the factory's own
 
 
 def test_another_brands_phone_cannot_be_revoked(as_admin, other_brand):

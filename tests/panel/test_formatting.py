@@ -1,4 +1,5 @@
 """The panel's money and time formats, and the server-drawn chart."""
+
 import re
 from datetime import date, datetime, timezone
 from decimal import Decimal
@@ -8,17 +9,28 @@ from flask_babel import refresh
 from flask_login import login_user
 
 from gateway.panel.charts import daily_bars, nice_ceiling, short_number
-from gateway.panel.formatting import day_bounds, kind_name, local_date, local_datetime, money, number, percent
+from gateway.panel.formatting import (
+    day_bounds,
+    kind_name,
+    local_date,
+    local_datetime,
+    money,
+    number,
+    percent,
+)
 from tests.factories import UserFactory
 
 
-@pytest.mark.parametrize("amount, currency, text", [
-    (Decimal("1250"), "BDT", "৳ 1,250.00"),
-    (Decimal("0.5"), "USD", "$ 0.50"),
-    (Decimal("1234567.89"), "BDT", "৳ 1,234,567.89"),
-    (Decimal("10"), "JPY", "JPY 10.00"),
-    (None, "BDT", "—"),
-])
+@pytest.mark.parametrize(
+    "amount, currency, text",
+    [
+        (Decimal("1250"), "BDT", "৳ 1,250.00"),
+        (Decimal("0.5"), "USD", "$ 0.50"),
+        (Decimal("1234567.89"), "BDT", "৳ 1,234,567.89"),
+        (Decimal("10"), "JPY", "JPY 10.00"),
+        (None, "BDT", "—"),
+    ],
+)
 def test_money_reads_with_the_currency_symbol_and_grouping(amount, currency, text):
     assert money(amount, currency) == text
 
@@ -49,23 +61,31 @@ def test_a_local_day_filter_spans_the_brand_s_midnight_to_midnight(signed_in_req
     assert end.replace(microsecond=0) == datetime(2024, 5, 2, 17, 59, 59, tzinfo=timezone.utc)
 
 
-@pytest.mark.parametrize("value, top", [(0, 1), (7, 10), (12, 20), (180, 200), (2100, 2500), (4900, 5000), (5001, 10000)])
+@pytest.mark.parametrize(
+    "value, top", [(0, 1), (7, 10), (12, 20), (180, 200), (2100, 2500), (4900, 5000), (5001, 10000)]
+)
 def test_the_chart_axis_tops_out_at_a_round_number(value, top):
     assert nice_ceiling(Decimal(value)) == top
 
 
-@pytest.mark.parametrize("value, text", [(0, "0"), (950, "950"), (1000, "1k"), (2500, "2.5k"), (3_000_000, "3M")])
+@pytest.mark.parametrize(
+    "value, text", [(0, "0"), (950, "950"), (1000, "1k"), (2500, "2.5k"), (3_000_000, "3M")]
+)
 def test_axis_labels_are_short(value, text):
     assert short_number(value) == text
 
 
 def test_bars_are_as_tall_as_their_share_of_the_axis():
-    days = [{"label": f"{n} May", "value": Decimal(value), "count": 1, "value_text": str(value)}
-            for n, value in enumerate([0, 50, 100], start=1)]
+    days = [
+        {"label": f"{n} May", "value": Decimal(value), "count": 1, "value_text": str(value)}
+        for n, value in enumerate([0, 50, 100], start=1)
+    ]
     svg = str(daily_bars(days, "Volume <per day>", "Volume", "Day"))
-    heights = [float(height) for height in re.findall(r'<rect class="bar"[^>]* height="([0-9.]+)"', svg)]
+    heights = [
+        float(height) for height in re.findall(r'<rect class="bar"[^>]* height="([0-9.]+)"', svg)
+    ]
     assert heights == [0.0, 90.0, 180.0]
-    assert "<title id=\"chart-title\">Volume &lt;per day&gt;</title>" in svg
+    assert '<title id="chart-title">Volume &lt;per day&gt;</title>' in svg
 
 
 @pytest.fixture
@@ -84,7 +104,12 @@ def test_bangla_pages_write_money_in_bangla_digits_grouped_by_lakh(bangla_reques
 
 
 def test_bangla_counts_and_rates_use_bangla_digits(bangla_request):
-    assert (number(1234567), number(0), percent(Decimal("97.50")), percent(None)) == ("১২,৩৪,৫৬৭", "০", "৯৭.৫০ %", "—")
+    assert (number(1234567), number(0), percent(Decimal("97.50")), percent(None)) == (
+        "১২,৩৪,৫৬৭",
+        "০",
+        "৯৭.৫০ %",
+        "—",
+    )
 
 
 def test_a_number_that_is_not_one_is_shown_as_it_came(bangla_request):
@@ -95,9 +120,14 @@ def test_english_counts_and_rates_keep_western_digits(signed_in_request):
     assert (number(1234567), percent(Decimal("100.00"))) == ("1,234,567", "100.00 %")
 
 
-@pytest.mark.parametrize("utc_hour, shown", [
-    (9, "১ মে ২০২৪, দুপুর ৩:৩০"), (2, "১ মে ২০২৪, সকাল ৮:৩০"), (17, "১ মে ২০২৪, রাত্রি ১১:৩০"),
-])
+@pytest.mark.parametrize(
+    "utc_hour, shown",
+    [
+        (9, "১ মে ২০২৪, দুপুর ৩:৩০"),
+        (2, "১ মে ২০২৪, সকাল ৮:৩০"),
+        (17, "১ মে ২০২৪, রাত্রি ১১:৩০"),
+    ],
+)
 def test_bangla_times_say_the_part_of_the_day_in_bangla_digits(bangla_request, utc_hour, shown):
     text = local_datetime(datetime(2024, 5, 1, utc_hour, 30, tzinfo=timezone.utc))
     assert text == shown
@@ -108,7 +138,9 @@ def test_bangla_dates_have_no_western_digits(bangla_request):
     assert local_date(date(2024, 5, 2), "d MMM y") == "২ মে ২০২৪"
 
 
-@pytest.mark.parametrize("kind, english", [("personal", "Personal"), ("agent", "Agent"), ("merchant", "Merchant")])
+@pytest.mark.parametrize(
+    "kind, english", [("personal", "Personal"), ("agent", "Agent"), ("merchant", "Merchant")]
+)
 def test_method_kinds_are_named_in_the_page_s_language(app, kind, english):
     with app.test_request_context("/panel/settings?lang=en"):
         refresh()  # the locale is cached on the application context, which the test keeps open
@@ -119,7 +151,13 @@ def test_method_kinds_are_named_in_the_page_s_language(app, kind, english):
 
 
 def test_the_chart_s_axis_speaks_bangla_digits(bangla_request):
-    svg = str(daily_bars([{"label": "১ মে", "value": Decimal("2500"), "count": "৩", "value_text": "৳ ২,৫০০.০০"}],
-                         "t", "v", "d"))
+    svg = str(
+        daily_bars(
+            [{"label": "১ মে", "value": Decimal("2500"), "count": "৩", "value_text": "৳ ২,৫০০.০০"}],
+            "t",
+            "v",
+            "d",
+        )
+    )
     axis = re.findall(r'<text class="axis"[^>]*>([^<]*)</text>', svg)
     assert axis and not any(re.search(r"[0-9]", label) for label in axis)

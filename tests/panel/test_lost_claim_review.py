@@ -1,7 +1,8 @@
 """A claim that lost its TrxID to another payment shows in the panel as waiting for review, naming the winner."""
+
 from gateway.extensions import db
-from gateway.sms.models.inbound_sms import InboundSms
 from gateway.sms.matching import flag_lost_claim, submit_claim
+from gateway.sms.models.inbound_sms import InboundSms
 from tests.factories import PaymentFactory, bkash_text, forward, paired_device
 
 TRX = "5Z4X3C2V1B"

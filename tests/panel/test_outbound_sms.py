@@ -1,4 +1,5 @@
 """The outbound SMS page: the queue with attempts and errors, queueing a message, retrying a failed one."""
+
 import pytest
 
 from gateway.extensions import db
@@ -38,15 +39,27 @@ def test_the_queue_filters_by_status(as_staff, brand):
 
 
 def test_queueing_a_message_stores_it_in_e164_and_is_audited(as_staff, brand, staff):
-    response = post_form(as_staff, "/panel/outbound-sms", {"to": "01712345678", "body": "Your order shipped"})
+    response = post_form(
+        as_staff, "/panel/outbound-sms", {"to": "01712345678", "body": "Your order shipped"}
+    )
     assert response.status_code == 302
     row = db.session.execute(db.select(OutboundSms)).scalar_one()
-    assert (row.to_number, row.body, row.status) == ("+8801712345678", "Your order shipped", "queued")
+    assert (row.to_number, row.body, row.status) == (
+        "+8801712345678",
+        "Your order shipped",
+        "queued",
+    )
     assert audit_actions(brand)[-1] == ("outbound_sms.queue", staff.email, str(row.id))
 
 
-@pytest.mark.parametrize("data, field", [({"to": "not a phone", "body": "Hi"}, "to"), ({"to": "01712345678", "body": ""}, "body"),
-                                         ({"to": "01712345678", "body": "x" * 1001}, "body")])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"to": "not a phone", "body": "Hi"}, "to"),
+        ({"to": "01712345678", "body": ""}, "body"),
+        ({"to": "01712345678", "body": "x" * 1001}, "body"),
+    ],
+)
 def test_a_bad_message_is_refused_on_its_field(as_staff, data, field):
     response = post_form(as_staff, "/panel/outbound-sms", data)
     assert response.status_code == 422
@@ -65,7 +78,9 @@ def test_retrying_a_failed_message_queues_it_again_and_is_audited(as_staff, bran
 def test_only_a_failed_message_can_be_retried(as_staff, brand):
     sent = message(brand, "sent")
     response = post_form(as_staff, f"/panel/outbound-sms/{sent.id}/retry", follow_redirects=True)
-    assert "Only a failed message can be retried; this one is sent." in response.get_data(as_text=True)
+    assert "Only a failed message can be retried; this one is sent." in response.get_data(
+        as_text=True
+    )
     assert reloaded(sent).status == "sent"
 
 

@@ -1,21 +1,29 @@
 """Every panel page and action: who may open it, CSRF refusal, headers, navigation and language."""
-from decimal import Decimal
 
 import re
+from decimal import Decimal
 
 import pytest
 
 from gateway import create_app
-from gateway.extensions import db
 from gateway.accounts.models.audit import AuditLog
+from gateway.accounts.models.user import User
+from gateway.extensions import db
+from gateway.panel.navigation import NAVIGATION
 from gateway.payments.models.customer import Customer
 from gateway.payments.models.payment_method import PaymentMethod
-from gateway.accounts.models.user import User
-from gateway.panel.navigation import NAVIGATION
-from tests.factories import CustomerFactory, PaymentFactory, PaymentMethodFactory, UserFactory, completed_payment
+from tests.factories import (
+    CustomerFactory,
+    PaymentFactory,
+    PaymentMethodFactory,
+    UserFactory,
+    completed_payment,
+)
 from tests.panel.conftest import csrf_token, panel_client, reloaded, sign_in
 
-EXTERNAL_RESOURCE = re.compile(r"<(?:script|link|img|iframe)[^>]+(?:src|href)=\"(?:https?:)?//", re.I)
+EXTERNAL_RESOURCE = re.compile(
+    r"<(?:script|link|img|iframe)[^>]+(?:src|href)=\"(?:https?:)?//", re.I
+)
 
 
 @pytest.fixture
@@ -23,45 +31,115 @@ def rows(brand):
     """One of everything a page can show or act on."""
     customer = CustomerFactory(brand=brand)
     paid = completed_payment(brand=brand, customer=customer)
-    review = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="AB12CD34EF",
-                            review_reason="SMS amount 450.00 differs from 500.00")
+    review = PaymentFactory(
+        brand=brand,
+        status="processing",
+        provider="bkash",
+        provider_trx_id="AB12CD34EF",
+        review_reason="SMS amount 450.00 differs from 500.00",
+    )
     method = PaymentMethodFactory(brand=brand)
     colleague = UserFactory(brand=brand, email="colleague@shop.test")
-    return {"customer": customer, "paid": paid, "review": review, "method": method, "colleague": colleague,
-            "brand": brand}
+    return {
+        "customer": customer,
+        "paid": paid,
+        "review": review,
+        "method": method,
+        "colleague": colleague,
+        "brand": brand,
+    }
 
 
 def pages(rows):
     """Every page of the panel with the rows above."""
     return [
-        "/panel/dashboard", "/panel/payments", "/panel/payments?status=review&method=bkash&q=AB12&date_from=2020-01-01",
-        f"/panel/payments/{rows['paid'].public_id}", f"/panel/payments/{rows['review'].public_id}",
-        "/panel/customers", f"/panel/customers/{rows['customer'].id}", f"/panel/customers/{rows['customer'].id}/edit",
-        "/panel/refunds", "/panel/settings", "/panel/users", "/panel/audit-log", "/panel/account/password",
+        "/panel/dashboard",
+        "/panel/payments",
+        "/panel/payments?status=review&method=bkash&q=AB12&date_from=2020-01-01",
+        f"/panel/payments/{rows['paid'].public_id}",
+        f"/panel/payments/{rows['review'].public_id}",
+        "/panel/customers",
+        f"/panel/customers/{rows['customer'].id}",
+        f"/panel/customers/{rows['customer'].id}/edit",
+        "/panel/refunds",
+        "/panel/settings",
+        "/panel/users",
+        "/panel/audit-log",
+        "/panel/account/password",
     ]
 
 
 def actions(rows):
     """Every POST of the panel (sign-in aside) with a valid body, and how to tell that it changed nothing."""
-    paid, review, customer, method, colleague = (rows[key] for key in ("paid", "review", "customer", "method", "colleague"))
+    paid, review, customer, method, colleague = (
+        rows[key] for key in ("paid", "review", "customer", "method", "colleague")
+    )
     return [
-        (f"/panel/payments/{paid.public_id}/refund", {"amount": "100"}, lambda: reloaded(paid).amount_refunded == 0),
-        (f"/panel/payments/{review.public_id}/cancel", {}, lambda: reloaded(review).status == "processing"),
-        (f"/panel/payments/{review.public_id}/approve", {}, lambda: reloaded(review).status == "processing"),
-        (f"/panel/payments/{review.public_id}/reject", {}, lambda: reloaded(review).status == "processing"),
-        (f"/panel/customers/{customer.id}/edit", {"name": "Changed"}, lambda: reloaded(customer).name != "Changed"),
-        (f"/panel/customers/{customer.id}/delete", {}, lambda: db.session.get(Customer, customer.id) is not None),
-        ("/panel/settings", {"name": "Changed", "primary_color": "#123456", "timezone": "UTC", "currencies": "BDT"},
-         lambda: reloaded(rows["brand"]).name == "Test Shop"),
-        ("/panel/settings/methods", {"provider": "nagad", "number": "01811111111", "kind": "personal"},
-         lambda: db.session.execute(db.select(db.func.count()).select_from(PaymentMethod)).scalar() == 1),
+        (
+            f"/panel/payments/{paid.public_id}/refund",
+            {"amount": "100"},
+            lambda: reloaded(paid).amount_refunded == 0,
+        ),
+        (
+            f"/panel/payments/{review.public_id}/cancel",
+            {},
+            lambda: reloaded(review).status == "processing",
+        ),
+        (
+            f"/panel/payments/{review.public_id}/approve",
+            {},
+            lambda: reloaded(review).status == "processing",
+        ),
+        (
+            f"/panel/payments/{review.public_id}/reject",
+            {},
+            lambda: reloaded(review).status == "processing",
+        ),
+        (
+            f"/panel/customers/{customer.id}/edit",
+            {"name": "Changed"},
+            lambda: reloaded(customer).name != "Changed",
+        ),
+        (
+            f"/panel/customers/{customer.id}/delete",
+            {},
+            lambda: db.session.get(Customer, customer.id) is not None,
+        ),
+        (
+            "/panel/settings",
+            {"name": "Changed", "primary_color": "#123456", "timezone": "UTC", "currencies": "BDT"},
+            lambda: reloaded(rows["brand"]).name == "Test Shop",
+        ),
+        (
+            "/panel/settings/methods",
+            {"provider": "nagad", "number": "01811111111", "kind": "personal"},
+            lambda: (
+                db.session.execute(db.select(db.func.count()).select_from(PaymentMethod)).scalar()
+                == 1
+            ),
+        ),
         (f"/panel/settings/methods/{method.id}/toggle", {}, lambda: reloaded(method).enabled),
-        ("/panel/users", {"email": "new@shop.test", "role": "staff"},
-         lambda: db.session.execute(db.select(User).where(User.email == "new@shop.test")).first() is None),
+        (
+            "/panel/users",
+            {"email": "new@shop.test", "role": "staff"},
+            lambda: (
+                db.session.execute(db.select(User).where(User.email == "new@shop.test")).first()
+                is None
+            ),
+        ),
         (f"/panel/users/{colleague.id}/deactivate", {}, lambda: reloaded(colleague).active),
-        ("/panel/account/password", {"current_password": "correct horse battery", "new_password": "x" * 12,
-                                     "confirm_password": "x" * 12}, lambda: all(
-            user.check_password("correct horse battery") for user in db.session.execute(db.select(User)).scalars())),
+        (
+            "/panel/account/password",
+            {
+                "current_password": "correct horse battery",
+                "new_password": "x" * 12,
+                "confirm_password": "x" * 12,
+            },
+            lambda: all(
+                user.check_password("correct horse battery")
+                for user in db.session.execute(db.select(User)).scalars()
+            ),
+        ),
         ("/panel/sign-out", {}, lambda: True),
     ]
 
@@ -82,14 +160,31 @@ def test_staff_are_forbidden_from_super_administrator_pages(as_staff, rows, url)
 
 def test_staff_cannot_change_settings_users_or_methods_either(as_staff, brand, rows):
     token = csrf_token(as_staff)
-    posts = [("/panel/settings", {"name": "Taken over", "primary_color": "#000000", "timezone": "UTC", "currencies": "BDT"}),
-             ("/panel/settings/methods", {"provider": "nagad", "number": "01811111111", "kind": "personal"}),
-             (f"/panel/settings/methods/{rows['method'].id}/toggle", {}),
-             ("/panel/users", {"email": "mole@shop.test", "role": "super_admin"}),
-             (f"/panel/users/{rows['colleague'].id}/deactivate", {})]
+    posts = [
+        (
+            "/panel/settings",
+            {
+                "name": "Taken over",
+                "primary_color": "#000000",
+                "timezone": "UTC",
+                "currencies": "BDT",
+            },
+        ),
+        (
+            "/panel/settings/methods",
+            {"provider": "nagad", "number": "01811111111", "kind": "personal"},
+        ),
+        (f"/panel/settings/methods/{rows['method'].id}/toggle", {}),
+        ("/panel/users", {"email": "mole@shop.test", "role": "super_admin"}),
+        (f"/panel/users/{rows['colleague'].id}/deactivate", {}),
+    ]
     for url, data in posts:
         assert as_staff.post(url, data={**data, "csrf_token": token}).status_code == 403, url
-    assert reloaded(brand).name == "Test Shop" and reloaded(rows["method"]).enabled and reloaded(rows["colleague"]).active
+    assert (
+        reloaded(brand).name == "Test Shop"
+        and reloaded(rows["method"]).enabled
+        and reloaded(rows["colleague"]).active
+    )
     assert db.session.execute(db.select(User).where(User.email == "mole@shop.test")).first() is None
 
 
@@ -102,7 +197,9 @@ def test_staff_open_the_everyday_pages(as_staff, rows):
 def test_signed_out_visitors_are_sent_to_sign_in_from_every_page(client, rows):
     for url in pages(rows):
         response = client.get(url)
-        assert response.status_code == 302 and response.headers["Location"].startswith("/panel/sign-in?next="), url
+        assert response.status_code == 302 and response.headers["Location"].startswith(
+            "/panel/sign-in?next="
+        ), url
 
 
 def test_every_action_without_a_csrf_token_is_refused_and_changes_nothing(as_admin, brand, rows):
@@ -113,12 +210,17 @@ def test_every_action_without_a_csrf_token_is_refused_and_changes_nothing(as_adm
         assert "The form had expired" in response.get_data(as_text=True)
         assert unchanged(), url
     assert reloaded(brand).name == "Test Shop"
-    assert db.session.execute(db.select(db.func.count()).select_from(AuditLog)).scalar() == entries_before
+    assert (
+        db.session.execute(db.select(db.func.count()).select_from(AuditLog)).scalar()
+        == entries_before
+    )
 
 
 def test_a_forged_token_is_refused_too(as_admin, rows):
     paid = rows["paid"]
-    response = as_admin.post(f"/panel/payments/{paid.public_id}/refund", data={"amount": "100", "csrf_token": "forged"})
+    response = as_admin.post(
+        f"/panel/payments/{paid.public_id}/refund", data={"amount": "100", "csrf_token": "forged"}
+    )
     assert response.status_code == 400
     assert reloaded(paid).amount_refunded == Decimal("0.00")
 
@@ -140,19 +242,34 @@ def test_pages_load_nothing_from_other_sites(as_admin, rows):
 def test_the_sidebar_shows_staff_no_administration_links(as_staff):
     html = as_staff.get("/panel/dashboard").get_data(as_text=True)
     assert 'href="/panel/payments"' in html and 'href="/panel/customers"' in html
-    assert 'href="/panel/settings"' not in html and 'href="/panel/users"' not in html and 'href="/panel/audit-log"' not in html
+    assert (
+        'href="/panel/settings"' not in html
+        and 'href="/panel/users"' not in html
+        and 'href="/panel/audit-log"' not in html
+    )
 
 
 def test_the_sidebar_links_pages_of_other_parts_only_once_they_exist(app, as_admin, admin):
     endpoints = {entry.endpoint for _, entries in NAVIGATION for entry in entries}
     missing = sorted(endpoint for endpoint in endpoints if endpoint not in app.view_functions)
-    sidebar = as_admin.get("/panel/dashboard").get_data(as_text=True).split('<nav class="nav"')[1].split("</nav>")[0]
+    sidebar = (
+        as_admin.get("/panel/dashboard")
+        .get_data(as_text=True)
+        .split('<nav class="nav"')[1]
+        .split("</nav>")[0]
+    )
     assert sidebar.count('<li><a href="/panel/') == len(endpoints) - len(missing)
     if not missing:
         return  # every page has arrived, and the count above shows each one linked
     # Another app on the same database, where one of those pages has arrived.
-    later = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-                        "REDIS_URL": None, "RATELIMIT_ENABLED": False})
+    later = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": False,
+        }
+    )
     later.add_url_rule("/panel/arrived", endpoint=missing[0], view_func=lambda: "arrived")
     client = panel_client(later)
     sign_in(client, admin)

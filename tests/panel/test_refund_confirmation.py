@@ -1,4 +1,5 @@
 """A refund in the panel is spelt out (amount, customer) and recorded only when that is confirmed."""
+
 from decimal import Decimal
 
 import pytest
@@ -17,12 +18,20 @@ def refunds():
 
 @pytest.fixture
 def paid(brand):
-    return completed_payment(brand=brand, amount=Decimal("500.00"), customer_name="Rahim Uddin",
-                             customer_phone="+8801712345678")
+    return completed_payment(
+        brand=brand,
+        amount=Decimal("500.00"),
+        customer_name="Rahim Uddin",
+        customer_phone="+8801712345678",
+    )
 
 
-def test_the_first_post_asks_to_confirm_the_amount_and_the_customer_and_records_nothing(as_staff, paid):
-    response = post_form(as_staff, f"/panel/payments/{paid.public_id}/refund", {"amount": "120.5", "reason": "Late"})
+def test_the_first_post_asks_to_confirm_the_amount_and_the_customer_and_records_nothing(
+    as_staff, paid
+):
+    response = post_form(
+        as_staff, f"/panel/payments/{paid.public_id}/refund", {"amount": "120.5", "reason": "Late"}
+    )
 
     html = response.get_data(as_text=True)
     assert response.status_code == 200
@@ -58,16 +67,23 @@ def test_a_confirmation_overtaken_by_another_refund_is_refused_not_shrunk(as_sta
 
 def test_the_confirmation_names_the_number_that_paid_when_the_customer_is_unknown(as_staff, brand):
     payment = completed_payment(brand=brand, sender_number="01898765432")
-    html = post_form(as_staff, f"/panel/payments/{payment.public_id}/refund", {"amount": "10"}).get_data(as_text=True)
+    html = post_form(
+        as_staff, f"/panel/payments/{payment.public_id}/refund", {"amount": "10"}
+    ).get_data(as_text=True)
     assert "Refund ৳ 10.00 to 01898765432?" in html
 
 
 @pytest.mark.parametrize("confirmed", ["", "y"], ids=["first-post", "confirmed-post"])
 def test_both_steps_need_the_csrf_token(as_staff, paid, confirmed):
-    response = as_staff.post(f"/panel/payments/{paid.public_id}/refund",
-                             data={"amount": "10.00", "confirmed": confirmed})
-    assert response.status_code == 400 and "Refund ৳ 10.00 to" not in response.get_data(as_text=True)
-    wrong = as_staff.post(f"/panel/payments/{paid.public_id}/refund",
-                          data={"amount": "10.00", "confirmed": confirmed, "csrf_token": "forged"})
+    response = as_staff.post(
+        f"/panel/payments/{paid.public_id}/refund", data={"amount": "10.00", "confirmed": confirmed}
+    )
+    assert response.status_code == 400 and "Refund ৳ 10.00 to" not in response.get_data(
+        as_text=True
+    )
+    wrong = as_staff.post(
+        f"/panel/payments/{paid.public_id}/refund",
+        data={"amount": "10.00", "confirmed": confirmed, "csrf_token": "forged"},
+    )
     assert wrong.status_code == 400
     assert refunds() == []

@@ -1,10 +1,11 @@
 """Users: inviting with a one-time password, deactivating (signed out at once) and reactivating."""
+
 import re
 
 import pytest
 
-from gateway.extensions import db
 from gateway.accounts.models.user import User
+from gateway.extensions import db
 from tests.factories import UserFactory
 from tests.panel.conftest import audit_actions, panel_client, post_form, reloaded, sign_in
 
@@ -16,12 +17,27 @@ def test_the_page_lists_the_brand_s_users_only(as_admin, brand, other_brand):
     assert "clerk@shop.test" in html and "outsider@other.test" not in html
 
 
-def test_an_invited_user_gets_a_temporary_password_shown_once_that_signs_in(app, as_admin, brand, admin):
-    response = post_form(as_admin, "/panel/users", {"email": "New.Clerk@Shop.test", "name": "New Clerk", "role": "staff"})
+def test_an_invited_user_gets_a_temporary_password_shown_once_that_signs_in(
+    app, as_admin, brand, admin
+):
+    response = post_form(
+        as_admin,
+        "/panel/users",
+        {"email": "New.Clerk@Shop.test", "name": "New Clerk", "role": "staff"},
+    )
     assert response.status_code == 200
-    password = re.search(r'<code id="temporary-password">([^<]+)</code>', response.get_data(as_text=True)).group(1)
-    user = db.session.execute(db.select(User).where(User.email == "new.clerk@shop.test")).scalar_one()
-    assert (user.brand_id, user.role, user.active, user.name) == (brand.id, "staff", True, "New Clerk")
+    password = re.search(
+        r'<code id="temporary-password">([^<]+)</code>', response.get_data(as_text=True)
+    ).group(1)
+    user = db.session.execute(
+        db.select(User).where(User.email == "new.clerk@shop.test")
+    ).scalar_one()
+    assert (user.brand_id, user.role, user.active, user.name) == (
+        brand.id,
+        "staff",
+        True,
+        "New Clerk",
+    )
     assert password not in as_admin.get("/panel/users").get_data(as_text=True)
     assert audit_actions(brand)[-1] == ("user.invite", admin.email, "new.clerk@shop.test")
     newcomer = panel_client(app)
@@ -32,13 +48,19 @@ def test_an_invited_user_gets_a_temporary_password_shown_once_that_signs_in(app,
 def test_an_e_mail_already_in_use_is_refused(as_admin, brand, other_brand):
     UserFactory(brand=other_brand, email="taken@shop.test")
     response = post_form(as_admin, "/panel/users", {"email": "taken@shop.test", "role": "staff"})
-    assert response.status_code == 409 and "A user with this e-mail already exists." in response.get_data(as_text=True)
+    assert (
+        response.status_code == 409
+        and "A user with this e-mail already exists." in response.get_data(as_text=True)
+    )
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"email": "not-an-address", "role": "staff"}, "Enter a valid e-mail address."),
-    ({"email": "x@shop.test", "role": "owner"}, "Not a valid choice"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"email": "not-an-address", "role": "staff"}, "Enter a valid e-mail address."),
+        ({"email": "x@shop.test", "role": "owner"}, "Not a valid choice"),
+    ],
+)
 def test_an_invitation_with_bad_fields_creates_nobody(as_admin, data, message):
     response = post_form(as_admin, "/panel/users", data)
     assert response.status_code == 422 and message in response.get_data(as_text=True)

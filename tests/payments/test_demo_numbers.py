@@ -1,12 +1,13 @@
 """Demo receiving numbers: never added in production, marked in the data, and called out wherever one is on."""
+
 import pytest
 
-from gateway.extensions import db
 from gateway.accounts.models.api_key import ApiKey
 from gateway.accounts.models.brand import Brand
-from gateway.payments.models.payment_method import PaymentMethod
 from gateway.accounts.models.user import User
+from gateway.extensions import db
 from gateway.payments.methods import add_method, update_method
+from gateway.payments.models.payment_method import PaymentMethod
 from tests.factories import PaymentFactory, PaymentMethodFactory
 from tests.panel.conftest import panel_client, sign_in
 
@@ -22,7 +23,10 @@ def methods_in_database():
 
 
 def counts():
-    return tuple(db.session.scalar(db.select(db.func.count()).select_from(model)) for model in (Brand, User, ApiKey))
+    return tuple(
+        db.session.scalar(db.select(db.func.count()).select_from(model))
+        for model in (Brand, User, ApiKey)
+    )
 
 
 @pytest.fixture
@@ -49,13 +53,25 @@ def test_bootstrap_in_production_adds_no_demo_number_and_says_what_to_do(runner,
 
 
 def test_bootstrap_in_production_takes_the_real_numbers_given(runner, production):
-    result = bootstrap(runner, *SHOP, "--email", "owner@shop.example", "--bkash", "+880 1712-345678",
-                       "--method", "nagad:01812345678:merchant", "--method", "Rocket:01912345678")
+    result = bootstrap(
+        runner,
+        *SHOP,
+        "--email",
+        "owner@shop.example",
+        "--bkash",
+        "+880 1712-345678",
+        "--method",
+        "nagad:01812345678:merchant",
+        "--method",
+        "Rocket:01912345678",
+    )
 
     assert result.exit_code == 0, result.output
-    assert methods_in_database() == [("bkash", "01712345678", "personal", True, False),
-                                     ("nagad", "01812345678", "merchant", True, False),
-                                     ("rocket", "01912345678", "personal", True, False)]
+    assert methods_in_database() == [
+        ("bkash", "01712345678", "personal", True, False),
+        ("nagad", "01812345678", "merchant", True, False),
+        ("rocket", "01912345678", "personal", True, False),
+    ]
     assert "none added" not in result.output
 
 
@@ -85,7 +101,9 @@ def test_bootstrap_in_production_names_the_brand_as_given(runner, production):
 
 
 @pytest.mark.parametrize("name", ["   ", "x" * 121])
-def test_bootstrap_refuses_a_blank_or_overlong_shop_name_and_writes_nothing(runner, production, name):
+def test_bootstrap_refuses_a_blank_or_overlong_shop_name_and_writes_nothing(
+    runner, production, name
+):
     result = bootstrap(runner, "--brand-name", name, "--email", "owner@shop.example")
 
     assert result.exit_code != 0
@@ -93,14 +111,23 @@ def test_bootstrap_refuses_a_blank_or_overlong_shop_name_and_writes_nothing(runn
     assert counts() == (0, 0, 0)
 
 
-@pytest.mark.parametrize("option, value, message", [
-    ("--bkash", "12345", "Invalid value for --bkash: '12345': the number must be a Bangladeshi mobile number"),
-    ("--method", "paypal:01712345678", "Provider must be one of"),
-    ("--method", "nagad:01812345678:boss", "kind must be one of"),
-    ("--method", "bkash", "Bangladeshi mobile number"),
-    ("--bkash", "01700000000", "is the demo number"),
-])
-def test_bootstrap_in_production_refuses_a_bad_number_and_writes_nothing(runner, production, option, value, message):
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        (
+            "--bkash",
+            "12345",
+            "Invalid value for --bkash: '12345': the number must be a Bangladeshi mobile number",
+        ),
+        ("--method", "paypal:01712345678", "Provider must be one of"),
+        ("--method", "nagad:01812345678:boss", "kind must be one of"),
+        ("--method", "bkash", "Bangladeshi mobile number"),
+        ("--bkash", "01700000000", "is the demo number"),
+    ],
+)
+def test_bootstrap_in_production_refuses_a_bad_number_and_writes_nothing(
+    runner, production, option, value, message
+):
     result = bootstrap(runner, *SHOP, "--email", "owner@shop.example", option, value)
 
     assert result.exit_code != 0
@@ -127,14 +154,18 @@ def test_bootstrap_in_development_with_a_number_adds_no_demo_number(runner):
 def test_list_methods_marks_an_enabled_demo_number_until_it_is_switched_off(runner):
     bootstrap(runner)
     runner.invoke(args=["gateway", "add-method", "--provider", "bkash", "--number", "01712345678"])
-    demo = db.session.execute(db.select(PaymentMethod).where(PaymentMethod.is_demo.is_(True))).scalar_one()
+    demo = db.session.execute(
+        db.select(PaymentMethod).where(PaymentMethod.is_demo.is_(True))
+    ).scalar_one()
 
     listed = runner.invoke(args=["gateway", "list-methods"]).output
 
     assert f"#{demo.id} bKash personal 01700000000 (DEMO number: not yours" in listed
     assert "01712345678\n" in listed  # the real number carries no mark
     assert f"WARNING: #{demo.id} is a DEMO number and switched on" in listed
-    assert runner.invoke(args=["gateway", "update-method", str(demo.id), "--disable"]).exit_code == 0
+    assert (
+        runner.invoke(args=["gateway", "update-method", str(demo.id), "--disable"]).exit_code == 0
+    )
     listed = runner.invoke(args=["gateway", "list-methods"]).output
     assert f"#{demo.id} bKash personal 01700000000 (demo, disabled)" in listed
     assert "WARNING" not in listed
@@ -190,26 +221,43 @@ def test_upgrading_an_older_install_marks_its_bootstrap_demo_number(tmp_path, mo
     from tests.test_migrations import MIGRATIONS
 
     monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
-    old = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'old.sqlite3'}",
-                      "REDIS_URL": None, "SQLALCHEMY_ENGINE_OPTIONS": {}})
+    old = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'old.sqlite3'}",
+            "REDIS_URL": None,
+            "SQLALCHEMY_ENGINE_OPTIONS": {},
+        }
+    )
     with old.app_context():
         try:
             upgrade(directory=MIGRATIONS, revision="0001")
             with db.engine.begin() as connection:
-                connection.execute(text(
-                    "INSERT INTO brands (id, name, slug, primary_color, timezone, currencies, webhook_secret, "
-                    "receipt_sms_enabled, created_at) VALUES (1, 'Shop', 'default', '#0f766e', 'Asia/Dhaka', 'BDT', "
-                    "'whsec_x', 0, '2026-01-01 00:00:00')"))
+                connection.execute(
+                    text(
+                        "INSERT INTO brands (id, name, slug, primary_color, timezone, currencies, webhook_secret, "
+                        "receipt_sms_enabled, created_at) VALUES (1, 'Shop', 'default', '#0f766e', 'Asia/Dhaka', 'BDT', "  # noqa: E501
+                        "'whsec_x', 0, '2026-01-01 00:00:00')"
+                    )
+                )
                 for number in ("01700000000", "01712345678"):
-                    connection.execute(text(
-                        "INSERT INTO payment_methods (brand_id, provider, number, kind, ask_sender_number, enabled, "
-                        "position, created_at) VALUES (1, 'bkash', :number, 'personal', 0, 1, 0, '2026-01-01')"),
-                        {"number": number})
+                    connection.execute(
+                        text(
+                            "INSERT INTO payment_methods (brand_id, provider, number, kind, ask_sender_number, enabled, "  # noqa: E501
+                            "position, created_at) VALUES (1, 'bkash', :number, 'personal', 0, 1, 0, '2026-01-01')"
+                        ),
+                        {"number": number},
+                    )
             upgrade(directory=MIGRATIONS)
             with db.engine.connect() as connection:
-                marked = connection.execute(text("SELECT number, is_demo FROM payment_methods ORDER BY number")).all()
+                marked = connection.execute(
+                    text("SELECT number, is_demo FROM payment_methods ORDER BY number")
+                ).all()
         finally:
             db.session.remove()
             db.engine.dispose()
 
-    assert [(number, bool(flag)) for number, flag in marked] == [("01700000000", True), ("01712345678", False)]
+    assert [(number, bool(flag)) for number, flag in marked] == [
+        ("01700000000", True),
+        ("01712345678", False),
+    ]

@@ -1,4 +1,5 @@
 """Money that arrives after its payment was cancelled or expired: held for review, then completed or returned, once."""
+
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -8,14 +9,13 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
+from gateway.devices.models.notification import Notification
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.sms.models.inbound_sms import InboundSms
-from gateway.devices.models.notification import Notification
-from gateway.payments.models.payment import Payment, Transaction
-from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.payments.dashboard import dashboard_summary
+from gateway.payments.lifecycle import cancel_payment, expire_due_payments
+from gateway.payments.models.payment import Payment, Transaction
 from gateway.sms.matching import (
     complete_late_payment,
     late_sms,
@@ -24,7 +24,8 @@ from gateway.sms.matching import (
     return_late_sms,
     submit_claim,
 )
-from gateway.payments.lifecycle import cancel_payment, expire_due_payments
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, forward, reload
 
 TRX = "8N7A6B5C4D"
@@ -32,8 +33,15 @@ CALLBACK = "https://merchant.example/hooks"
 
 
 def events_of(payment):
-    return db.session.execute(db.select(WebhookDelivery.event).where(WebhookDelivery.payment_id == payment.id)
-                              .order_by(WebhookDelivery.id)).scalars().all()
+    return (
+        db.session.execute(
+            db.select(WebhookDelivery.event)
+            .where(WebhookDelivery.payment_id == payment.id)
+            .order_by(WebhookDelivery.id)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def transactions():
@@ -56,17 +64,28 @@ def cancelled_then_paid(brand, phone):
     return reload(payment), reload(sms)
 
 
-def test_an_sms_for_a_cancelled_claim_is_held_on_that_payment_for_review(brand, cancelled_then_paid):
+def test_an_sms_for_a_cancelled_claim_is_held_on_that_payment_for_review(
+    brand, cancelled_then_paid
+):
     payment, sms = cancelled_then_paid
 
-    assert (payment.status, payment.review_reason) == ("cancelled", "Paid after the payment was cancelled")
+    assert (payment.status, payment.review_reason) == (
+        "cancelled",
+        "Paid after the payment was cancelled",
+    )
     assert (sms.status, sms.payment_id) == ("review", payment.id)
     assert sms.review_reason == "Paid after the payment was cancelled"
     assert late_sms(payment).id == sms.id
     assert transactions() == [] and events_of(payment) == ["payment.cancelled"]
-    waiting = db.session.execute(db.select(Payment.id).where(Payment.brand_id == brand.id, needs_review())).scalars()
+    waiting = db.session.execute(
+        db.select(Payment.id).where(Payment.brand_id == brand.id, needs_review())
+    ).scalars()
     assert list(waiting) == [payment.id]
-    [note] = db.session.execute(db.select(Notification).where(Notification.kind == "payment.review")).scalars().all()
+    [note] = (
+        db.session.execute(db.select(Notification).where(Notification.kind == "payment.review"))
+        .scalars()
+        .all()
+    )
     assert (note.kind, note.body) == ("payment.review", "Paid after the payment was cancelled")
 
 
@@ -89,36 +108,64 @@ def test_completing_a_late_payment_completes_it_once_with_its_webhook(brand, can
     transaction = complete_late_payment(payment)
 
     payment, sms = reload(payment), reload(sms)
-    assert (payment.status, payment.provider_trx_id, payment.sender_number) == ("completed", TRX, "01712345678")
+    assert (payment.status, payment.provider_trx_id, payment.sender_number) == (
+        "completed",
+        TRX,
+        "01712345678",
+    )
     assert (sms.status, sms.payment_id) == ("matched", payment.id)
-    assert [t.id for t in transactions()] == [transaction.id] and transaction.amount == Decimal("500.00")
+    assert [t.id for t in transactions()] == [transaction.id] and transaction.amount == Decimal(
+        "500.00"
+    )
     assert events_of(payment) == ["payment.cancelled", "payment.completed"]
     with pytest.raises(DomainError) as twice:
         complete_late_payment(payment)
     assert (http_status(twice.value), twice.value.code) == (409, "INVALID_STATE")
-    assert len(transactions()) == 1 and events_of(payment) == ["payment.cancelled", "payment.completed"]
+    assert len(transactions()) == 1 and events_of(payment) == [
+        "payment.cancelled",
+        "payment.completed",
+    ]
 
 
-def test_returning_late_money_keeps_the_payment_cancelled_and_the_books_untouched(brand, cancelled_then_paid):
+def test_returning_late_money_keeps_the_payment_cancelled_and_the_books_untouched(
+    brand, cancelled_then_paid
+):
     payment, sms = cancelled_then_paid
     before = dashboard_summary(brand)
 
     return_late_sms(payment)
 
     payment, sms = reload(payment), reload(sms)
-    assert (payment.status, payment.amount_refunded, payment.transaction) == ("cancelled", Decimal("0.00"), None)
+    assert (payment.status, payment.amount_refunded, payment.transaction) == (
+        "cancelled",
+        Decimal("0.00"),
+        None,
+    )
     assert payment.review_reason == "Returned to the customer. Paid after the payment was cancelled"
-    assert (sms.status, sms.payment_id, sms.review_reason) == ("returned", payment.id, "Returned to the customer")
-    assert late_sms(payment) is None and transactions() == [] and events_of(payment) == ["payment.cancelled"]
+    assert (sms.status, sms.payment_id, sms.review_reason) == (
+        "returned",
+        payment.id,
+        "Returned to the customer",
+    )
+    assert (
+        late_sms(payment) is None
+        and transactions() == []
+        and events_of(payment) == ["payment.cancelled"]
+    )
     after = dashboard_summary(brand)
     for volume in ("completed_volume", "refunded_volume", "net_volume"):
         assert after[volume] == before[volume]
     assert not db.session.execute(db.select(Payment.id).where(needs_review())).first()
 
 
-@pytest.mark.parametrize("first, second", [(complete_late_payment, return_late_sms),
-                                           (return_late_sms, complete_late_payment)], ids=["complete", "return"])
-def test_once_settled_a_late_sms_cannot_be_settled_the_other_way(cancelled_then_paid, first, second):
+@pytest.mark.parametrize(
+    "first, second",
+    [(complete_late_payment, return_late_sms), (return_late_sms, complete_late_payment)],
+    ids=["complete", "return"],
+)
+def test_once_settled_a_late_sms_cannot_be_settled_the_other_way(
+    cancelled_then_paid, first, second
+):
     payment, sms = cancelled_then_paid
     first(payment)
     settled = (reload(payment).status, reload(sms).status)
@@ -131,7 +178,9 @@ def test_once_settled_a_late_sms_cannot_be_settled_the_other_way(cancelled_then_
     assert len(transactions()) == (1 if first is complete_late_payment else 0)
 
 
-@pytest.mark.parametrize("settle", [complete_late_payment, return_late_sms], ids=["complete", "return"])
+@pytest.mark.parametrize(
+    "settle", [complete_late_payment, return_late_sms], ids=["complete", "return"]
+)
 def test_a_payment_without_late_money_cannot_be_settled_as_late(brand, settle):
     cancelled = cancel_payment(claimed(brand))
     with pytest.raises(DomainError) as refused:
@@ -145,12 +194,16 @@ def test_an_sms_released_by_cancelling_a_review_is_not_held_again(client, auth, 
     payment = claimed(brand)
     sms = forward(phone, bkash_text("450.00", TRX))
     assert reload(sms).status == "review"
-    assert client.post(f"/api/v1/payments/{payment.public_id}/cancel", headers=auth).status_code == 200
+    assert (
+        client.post(f"/api/v1/payments/{payment.public_id}/cancel", headers=auth).status_code == 200
+    )
 
     assert match_sms_to_claim(reload(sms)) is None  # as a re-matching job would try it again
 
     assert (reload(sms).status, reload(sms).payment_id) == ("unmatched", None)
-    assert reload(payment).review_reason == "SMS amount 450.00 differs from 500.00"  # not made a late one
+    assert (
+        reload(payment).review_reason == "SMS amount 450.00 differs from 500.00"
+    )  # not made a late one
 
 
 def test_a_new_claim_of_the_same_trx_id_takes_the_sms_before_the_cancelled_one(brand, phone):
@@ -163,7 +216,9 @@ def test_a_new_claim_of_the_same_trx_id_takes_the_sms_before_the_cancelled_one(b
     assert (reload(old).status, reload(old).review_reason) == ("cancelled", None)
 
 
-def test_a_late_sms_whose_trx_id_paid_another_payment_cannot_complete_its_own(brand, cancelled_then_paid):
+def test_a_late_sms_whose_trx_id_paid_another_payment_cannot_complete_its_own(
+    brand, cancelled_then_paid
+):
     payment, sms = cancelled_then_paid
     other = PaymentFactory(brand=brand, status="completed", provider="bkash", provider_trx_id=TRX)
 
@@ -206,7 +261,9 @@ def test_racing_completions_and_returns_settle_a_late_sms_exactly_once(app, canc
 
     winners = [result for result in results if not isinstance(result, DomainError)]
     assert len(winners) == 1
-    assert all(result.code == "INVALID_STATE" for result in results if isinstance(result, DomainError))
+    assert all(
+        result.code == "INVALID_STATE" for result in results if isinstance(result, DomainError)
+    )
     payment, sms = reload(payment), reload(sms)
     if isinstance(winners[0], Transaction):
         assert (payment.status, sms.status, len(transactions())) == ("completed", "matched", 1)

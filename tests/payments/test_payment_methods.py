@@ -1,10 +1,10 @@
 """Payment methods: validation in the service, the operator's commands, the bootstrap bKash method."""
+
 import pytest
 
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.payments.models.payment_method import PaymentMethod
 from gateway.payments.methods import (
     add_method,
     list_enabled_methods,
@@ -12,6 +12,7 @@ from gateway.payments.methods import (
     normalize_mobile_number,
     update_method,
 )
+from gateway.payments.models.payment_method import PaymentMethod
 
 
 def methods_in_database():
@@ -20,32 +21,64 @@ def methods_in_database():
     return [(m.provider, m.number, m.kind, m.enabled) for m in rows]
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("01712345678", "01712345678"), ("+8801712345678", "01712345678"), ("8801712345678", "01712345678"),
-    ("017-1234 5678", "01712345678"), ("01312345678", "01312345678"),
-    ("0171234567", None), ("017123456789", None), ("01212345678", None), ("02712345678", None),
-    ("+447712345678", None), ("", None), (None, None), ("01712abc678", None),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("01712345678", "01712345678"),
+        ("+8801712345678", "01712345678"),
+        ("8801712345678", "01712345678"),
+        ("017-1234 5678", "01712345678"),
+        ("01312345678", "01312345678"),
+        ("0171234567", None),
+        ("017123456789", None),
+        ("01212345678", None),
+        ("02712345678", None),
+        ("+447712345678", None),
+        ("", None),
+        (None, None),
+        ("01712abc678", None),
+    ],
+)
 def test_only_bangladeshi_mobile_numbers_are_accepted(raw, expected):
     assert normalize_mobile_number(raw) == expected
 
 
 def test_add_method_stores_a_normalised_number_in_display_order(brand):
     first = add_method(brand, "bKash", "+880 1712-345678")
-    second = add_method(brand, "nagad", "01812345678", "merchant", instructions="  Pay at the counter.  ",
-                        ask_sender_number=True)
-    assert (first.provider, first.number, first.kind, first.position) == ("bkash", "01712345678", "personal", 0)
+    second = add_method(
+        brand,
+        "nagad",
+        "01812345678",
+        "merchant",
+        instructions="  Pay at the counter.  ",
+        ask_sender_number=True,
+    )
+    assert (first.provider, first.number, first.kind, first.position) == (
+        "bkash",
+        "01712345678",
+        "personal",
+        0,
+    )
     assert (second.kind, second.instructions, second.ask_sender_number, second.position) == (
-        "merchant", "Pay at the counter.", True, 1)
+        "merchant",
+        "Pay at the counter.",
+        True,
+        1,
+    )
     assert [m.id for m in list_methods(brand)] == [first.id, second.id]
 
 
-@pytest.mark.parametrize("provider, number, kind, field", [
-    ("paypal", "01712345678", "personal", "provider"),
-    ("bkash", "12345", "personal", "number"),
-    ("bkash", "01712345678", "wholesale", "kind"),
-])
-def test_add_method_names_the_field_at_fault_and_writes_nothing(brand, provider, number, kind, field):
+@pytest.mark.parametrize(
+    "provider, number, kind, field",
+    [
+        ("paypal", "01712345678", "personal", "provider"),
+        ("bkash", "12345", "personal", "number"),
+        ("bkash", "01712345678", "wholesale", "kind"),
+    ],
+)
+def test_add_method_names_the_field_at_fault_and_writes_nothing(
+    brand, provider, number, kind, field
+):
     with pytest.raises(DomainError) as raised:
         add_method(brand, provider, number, kind)
     assert http_status(raised.value) == 422
@@ -81,18 +114,35 @@ def test_update_method_refuses_a_bad_kind_and_keeps_the_row(brand):
 
 
 def test_cli_add_method_adds_a_method_for_the_brand(runner, brand):
-    result = runner.invoke(args=["gateway", "add-method", "--provider", "nagad", "--number", "01812345678",
-                                 "--kind", "agent", "--ask-sender-number"])
+    result = runner.invoke(
+        args=[
+            "gateway",
+            "add-method",
+            "--provider",
+            "nagad",
+            "--number",
+            "01812345678",
+            "--kind",
+            "agent",
+            "--ask-sender-number",
+        ]
+    )
     assert result.exit_code == 0, result.output
     assert "Nagad agent 01812345678" in result.output
     assert methods_in_database() == [("nagad", "01812345678", "agent", True)]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--provider", "bkash", "--number", "12345"], "Bangladeshi mobile number"),
-    (["--provider", "paypal", "--number", "01712345678"], "Invalid value for '--provider'"),
-    (["--provider", "bkash", "--number", "01712345678", "--kind", "boss"], "Invalid value for '--kind'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--provider", "bkash", "--number", "12345"], "Bangladeshi mobile number"),
+        (["--provider", "paypal", "--number", "01712345678"], "Invalid value for '--provider'"),
+        (
+            ["--provider", "bkash", "--number", "01712345678", "--kind", "boss"],
+            "Invalid value for '--kind'",
+        ),
+    ],
+)
 def test_cli_add_method_fails_clearly_on_bad_input(runner, brand, args, message):
     result = runner.invoke(args=["gateway", "add-method", *args])
     assert result.exit_code != 0
@@ -102,7 +152,9 @@ def test_cli_add_method_fails_clearly_on_bad_input(runner, brand, args, message)
 
 def test_cli_update_and_list_methods(runner, brand):
     method = add_method(brand, "bkash", "01712345678")
-    result = runner.invoke(args=["gateway", "update-method", str(method.id), "--disable", "--kind", "merchant"])
+    result = runner.invoke(
+        args=["gateway", "update-method", str(method.id), "--disable", "--kind", "merchant"]
+    )
     assert result.exit_code == 0, result.output
     db.session.expire_all()
     assert methods_in_database() == [("bkash", "01712345678", "merchant", False)]

@@ -1,4 +1,5 @@
 """Racing refunds against a real threaded server never refund more than was paid."""
+
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -31,7 +32,9 @@ def committed(payment):
     db.session.expire_all()
     payment = db.session.get(Payment, payment.id)
     total = db.session.execute(
-        db.select(db.func.coalesce(db.func.sum(Refund.amount), 0)).where(Refund.transaction_id == payment.transaction.id)
+        db.select(db.func.coalesce(db.func.sum(Refund.amount), 0)).where(
+            Refund.transaction_id == payment.transaction.id
+        )
     ).scalar_one()
     return payment, payment.transaction, total
 
@@ -45,7 +48,9 @@ def test_concurrent_partial_refunds_never_exceed_the_amount(live_server, auth, b
     created = [result for result in results if result[0] == 201]
     refused = [result for result in results if result[0] != 201]
     assert len(created) == 10
-    assert all(data["amount"] == "100.00" and data["status"] == "completed" for _, _, data in created)
+    assert all(
+        data["amount"] == "100.00" and data["status"] == "completed" for _, _, data in created
+    )
     assert {(status, code) for status, code, _ in refused} == {(422, "REFUND_EXCEEDS_REMAINING")}
     assert len(refused) == RACERS - 10
     payment, transaction, total = committed(payment)
@@ -63,18 +68,27 @@ def test_concurrent_refunds_of_the_remainder_refund_it_once(live_server, auth, b
     assert sorted(status for status, _, _ in results) == [201] + [422] * 7
     payment, transaction, total = committed(payment)
     assert total == Decimal("250.00")
-    assert (payment.amount_refunded, transaction.amount_refunded) == (Decimal("250.00"), Decimal("250.00"))
+    assert (payment.amount_refunded, transaction.amount_refunded) == (
+        Decimal("250.00"),
+        Decimal("250.00"),
+    )
 
 
-def test_concurrent_refunds_that_do_not_divide_the_amount_stop_short_of_it(live_server, auth, brand):
+def test_concurrent_refunds_that_do_not_divide_the_amount_stop_short_of_it(
+    live_server, auth, brand
+):
     payment = completed_payment(brand=brand, amount=Decimal("1000.00"))
     body = {"trx_id": payment.transaction.trx_id, "amount": "70.00"}
 
     results = race(live_server, auth, [body] * RACERS)
 
-    assert sorted((status, code) for status, code, _ in results) == \
-        [(201, None)] * 14 + [(422, "REFUND_EXCEEDS_REMAINING")] * (RACERS - 14)
+    assert sorted((status, code) for status, code, _ in results) == [(201, None)] * 14 + [
+        (422, "REFUND_EXCEEDS_REMAINING")
+    ] * (RACERS - 14)
     payment, transaction, total = committed(payment)
     assert total == Decimal("980.00")
     assert (payment.status, payment.amount_refunded) == ("partially_refunded", Decimal("980.00"))
-    assert (transaction.status, transaction.amount_refunded) == ("partially_refunded", Decimal("980.00"))
+    assert (transaction.status, transaction.amount_refunded) == (
+        "partially_refunded",
+        Decimal("980.00"),
+    )

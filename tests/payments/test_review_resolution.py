@@ -1,4 +1,5 @@
 """A payment held for review with a real SMS: only the merchant settles it, and the SMS follows the decision."""
+
 from datetime import timedelta
 from decimal import Decimal
 
@@ -9,10 +10,10 @@ from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.payments.models.payment import Payment, Transaction
-from gateway.webhooks.models.webhook import WebhookDelivery
-from gateway.sms.matching import approve_review, match_sms_by_hand, reject_review, submit_claim
 from gateway.payments.lifecycle import expire_due_payments
+from gateway.payments.models.payment import Payment, Transaction
+from gateway.sms.matching import approve_review, match_sms_by_hand, reject_review, submit_claim
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, forward, reload
 
 TRX = "8N7A6B5C4D"
@@ -25,7 +26,11 @@ def transactions():
 
 
 def events():
-    return db.session.execute(db.select(WebhookDelivery.event).order_by(WebhookDelivery.id)).scalars().all()
+    return (
+        db.session.execute(db.select(WebhookDelivery.event).order_by(WebhookDelivery.id))
+        .scalars()
+        .all()
+    )
 
 
 @pytest.fixture
@@ -35,7 +40,10 @@ def held(brand, phone):
     submit_claim(payment, "bkash", TRX)
     sms = forward(phone, bkash_text("400.00", TRX))
     payment, sms = reload(payment), reload(sms)
-    assert (payment.status, payment.review_reason) == ("processing", "SMS amount 400.00 differs from 500.00")
+    assert (payment.status, payment.review_reason) == (
+        "processing",
+        "SMS amount 400.00 differs from 500.00",
+    )
     assert (sms.status, sms.payment_id) == ("review", payment.id)
     return payment, sms
 
@@ -43,8 +51,13 @@ def held(brand, phone):
 def test_expiry_sweep_leaves_a_payment_held_for_review_to_the_merchant(brand, held):
     payment, sms = held
     open_one = PaymentFactory(brand=brand, callback_url=CALLBACK)
-    waiting = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="BK11AA22BB",
-                             callback_url=CALLBACK)
+    waiting = PaymentFactory(
+        brand=brand,
+        status="processing",
+        provider="bkash",
+        provider_trx_id="BK11AA22BB",
+        callback_url=CALLBACK,
+    )
 
     with freeze_time(utcnow() + timedelta(minutes=31)):
         expired = expire_due_payments()
@@ -52,11 +65,17 @@ def test_expiry_sweep_leaves_a_payment_held_for_review_to_the_merchant(brand, he
     assert sorted(p.id for p in expired) == sorted([open_one.id, waiting.id])
     assert (reload(open_one).status, reload(waiting).status) == ("expired", "expired")
     payment, sms = reload(payment), reload(sms)
-    assert (payment.status, payment.review_reason) == ("processing", "SMS amount 400.00 differs from 500.00")
+    assert (payment.status, payment.review_reason) == (
+        "processing",
+        "SMS amount 400.00 differs from 500.00",
+    )
     assert (sms.status, sms.payment_id) == ("review", payment.id)
     assert events().count("payment.expired") == 2
-    assert not db.session.execute(db.select(WebhookDelivery).where(WebhookDelivery.payment_id == payment.id,
-                                                                   WebhookDelivery.event == "payment.expired")).first()
+    assert not db.session.execute(
+        db.select(WebhookDelivery).where(
+            WebhookDelivery.payment_id == payment.id, WebhookDelivery.event == "payment.expired"
+        )
+    ).first()
 
 
 def test_a_payment_held_past_its_ttl_can_still_be_approved(held):
@@ -77,8 +96,12 @@ def test_approving_a_review_marks_its_sms_matched_and_completes_once(held):
     assert payment.status == "completed" and payment.completed_at is not None
     assert (sms.status, sms.payment_id) == ("matched", payment.id)
     [only] = transactions()
-    assert (only.id, only.payment_id, only.provider_trx_id, only.amount) == \
-        (transaction.id, payment.id, TRX, Decimal("500.00"))
+    assert (only.id, only.payment_id, only.provider_trx_id, only.amount) == (
+        transaction.id,
+        payment.id,
+        TRX,
+        Decimal("500.00"),
+    )
     assert events() == ["payment.completed"]
 
 
@@ -98,7 +121,12 @@ def test_rejecting_a_review_fails_the_payment_and_releases_its_sms(held):
 
     payment, sms = reload(payment), reload(sms)
     assert (payment.status, payment.review_reason) == ("failed", "Paid 400, not 500")
-    assert (sms.status, sms.payment_id, sms.review_reason, sms.matched_at) == ("unmatched", None, None, None)
+    assert (sms.status, sms.payment_id, sms.review_reason, sms.matched_at) == (
+        "unmatched",
+        None,
+        None,
+        None,
+    )
     assert transactions() == [] and events() == ["payment.failed"]
 
 
@@ -117,10 +145,22 @@ def test_an_sms_released_by_a_rejection_can_be_matched_by_hand_to_the_right_paym
 
 def test_a_payment_whose_trx_id_paid_another_payment_cannot_be_approved(brand, phone):
     now = utcnow()
-    rival = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX, claimed_at=now,
-                           callback_url=CALLBACK)
-    winner = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX,
-                            claimed_at=now - timedelta(seconds=5), callback_url=CALLBACK)
+    rival = PaymentFactory(
+        brand=brand,
+        status="processing",
+        provider="bkash",
+        provider_trx_id=TRX,
+        claimed_at=now,
+        callback_url=CALLBACK,
+    )
+    winner = PaymentFactory(
+        brand=brand,
+        status="processing",
+        provider="bkash",
+        provider_trx_id=TRX,
+        claimed_at=now - timedelta(seconds=5),
+        callback_url=CALLBACK,
+    )
     sms = forward(phone, bkash_text("500.00", TRX))
     rival = reload(rival)
     assert rival.review_reason == f"TrxID {TRX} paid another payment ({winner.public_id})"
@@ -131,7 +171,10 @@ def test_a_payment_whose_trx_id_paid_another_payment_cannot_be_approved(brand, p
 
     assert (http_status(refused.value), refused.value.code) == (409, "INVALID_STATE")
     rival = reload(rival)
-    assert (rival.status, rival.review_reason) == ("processing", f"TrxID {TRX} paid another payment ({winner.public_id})")
+    assert (rival.status, rival.review_reason) == (
+        "processing",
+        f"TrxID {TRX} paid another payment ({winner.public_id})",
+    )
     assert (reload(sms).status, reload(sms).payment_id) == ("matched", winner.id)
     assert len(transactions()) == 1 and events() == before
 
@@ -139,8 +182,15 @@ def test_a_payment_whose_trx_id_paid_another_payment_cannot_be_approved(brand, p
 def test_a_held_sms_whose_trx_id_then_paid_another_payment_cannot_be_approved(brand, phone, held):
     """A rival claim of the same TrxID completed by hand with another text: the held SMS must not pay again."""
     payment, sms = held
-    rival = PaymentFactory(brand=brand, amount=Decimal("500.00"), status="processing", provider="bkash",
-                           provider_trx_id=TRX, claimed_at=utcnow(), callback_url=CALLBACK)
+    rival = PaymentFactory(
+        brand=brand,
+        amount=Decimal("500.00"),
+        status="processing",
+        provider="bkash",
+        provider_trx_id=TRX,
+        claimed_at=utcnow(),
+        callback_url=CALLBACK,
+    )
     match_sms_by_hand(forward(phone, ODD_TEXT), rival)
     assert reload(rival).provider_trx_id == TRX and reload(rival).status == "completed"
     before = events()
@@ -154,9 +204,13 @@ def test_a_held_sms_whose_trx_id_then_paid_another_payment_cannot_be_approved(br
     assert len(transactions()) == 1 and events() == before
 
 
-@pytest.mark.parametrize("resolve", [approve_review, lambda p: reject_review(p, "no")], ids=["approve", "reject"])
+@pytest.mark.parametrize(
+    "resolve", [approve_review, lambda p: reject_review(p, "no")], ids=["approve", "reject"]
+)
 def test_a_payment_not_in_review_is_left_alone(brand, resolve):
-    waiting = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="BK55CC66DD")
+    waiting = PaymentFactory(
+        brand=brand, status="processing", provider="bkash", provider_trx_id="BK55CC66DD"
+    )
     with pytest.raises(DomainError) as refused:
         resolve(waiting)
     assert refused.value.message == "This payment is not waiting for review."
@@ -165,7 +219,9 @@ def test_a_payment_not_in_review_is_left_alone(brand, resolve):
 
 def test_approving_a_review_payment_cancelled_meanwhile_changes_nothing(held):
     payment, sms = held
-    db.session.execute(db.update(Payment).where(Payment.id == payment.id).values(status="cancelled"))
+    db.session.execute(
+        db.update(Payment).where(Payment.id == payment.id).values(status="cancelled")
+    )
     db.session.commit()
     with pytest.raises(DomainError):
         approve_review(reload(payment))
@@ -173,7 +229,9 @@ def test_approving_a_review_payment_cancelled_meanwhile_changes_nothing(held):
     assert transactions() == []
 
 
-def test_cancelling_a_payment_held_for_review_releases_its_sms_to_be_matched_by_hand(client, auth, brand, held):
+def test_cancelling_a_payment_held_for_review_releases_its_sms_to_be_matched_by_hand(
+    client, auth, brand, held
+):
     payment, sms = held
 
     response = client.post(f"/api/v1/payments/{payment.public_id}/cancel", headers=auth)
@@ -181,7 +239,12 @@ def test_cancelling_a_payment_held_for_review_releases_its_sms_to_be_matched_by_
     assert response.status_code == 200 and response.json["data"]["status"] == "cancelled"
     payment, sms = reload(payment), reload(sms)
     assert payment.status == "cancelled"
-    assert (sms.status, sms.payment_id, sms.review_reason, sms.matched_at) == ("unmatched", None, None, None)
+    assert (sms.status, sms.payment_id, sms.review_reason, sms.matched_at) == (
+        "unmatched",
+        None,
+        None,
+        None,
+    )
     assert transactions() == [] and events() == ["payment.cancelled"]
 
     right = PaymentFactory(brand=brand, amount=Decimal("400.00"), callback_url=CALLBACK)

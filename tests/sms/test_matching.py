@@ -1,4 +1,5 @@
 """Matching SMS to claims, through the services: both orders, the amount rule, one SMS pays one payment."""
+
 from datetime import timedelta
 from decimal import Decimal
 from types import SimpleNamespace
@@ -7,16 +8,16 @@ import pytest
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
+from gateway.devices.models.notification import Notification
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.sms.models.inbound_sms import InboundSms
-from gateway.devices.models.notification import Notification
-from gateway.sms.models.sms_template import SmsTemplate
-from gateway.payments.models.payment import Transaction
-from gateway.sms.matching import match_sms_to_claim, settle, submit_claim
 from gateway.payments.lifecycle import cancel_payment, expire_due_payments
+from gateway.payments.models.payment import Transaction
 from gateway.sms.ingest import ingest_batch
+from gateway.sms.matching import match_sms_to_claim, settle, submit_claim
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.models.sms_template import SmsTemplate
 from tests.factories import PaymentFactory, bkash_text, paired_device, reload, sms_message
 from tests.factories import ingest as forward
 
@@ -43,10 +44,18 @@ def test_sms_then_claim_completes_the_payment_at_submit(brand, phone):
 
     payment, sms = reload(payment), reload(sms)
     assert payment.status == "completed"
-    assert (payment.provider, payment.provider_trx_id, payment.sender_number) == ("bkash", TRX, "01712345678")
+    assert (payment.provider, payment.provider_trx_id, payment.sender_number) == (
+        "bkash",
+        TRX,
+        "01712345678",
+    )
     assert (sms.status, sms.payment_id) == ("matched", payment.id)
     [transaction] = transactions()
-    assert (transaction.payment_id, transaction.provider_trx_id, transaction.amount) == (payment.id, TRX, Decimal("500.00"))
+    assert (transaction.payment_id, transaction.provider_trx_id, transaction.amount) == (
+        payment.id,
+        TRX,
+        Decimal("500.00"),
+    )
 
 
 def test_claim_then_sms_completes_the_payment_at_ingest(brand, phone):
@@ -78,8 +87,13 @@ def test_wrong_amount_holds_the_payment_for_review(brand, phone, sms_first):
     assert payment.review_reason == "SMS amount 400.00 differs from 500.00"
     assert (sms.status, sms.payment_id) == ("review", payment.id)
     assert transactions() == []
-    notice = db.session.execute(db.select(Notification).where(Notification.kind == "payment.review")).scalar_one()
-    assert (notice.title, notice.body) == (f"Payment {payment.reference} needs review", payment.review_reason)
+    notice = db.session.execute(
+        db.select(Notification).where(Notification.kind == "payment.review")
+    ).scalar_one()
+    assert (notice.title, notice.body) == (
+        f"Payment {payment.reference} needs review",
+        payment.review_reason,
+    )
 
 
 @pytest.mark.parametrize("sms_first", [True, False], ids=["sms-first", "claim-first"])
@@ -116,9 +130,16 @@ def test_sms_already_used_cannot_pay_a_second_payment(brand, phone):
 def test_two_claims_of_one_trx_id_complete_only_one(brand, phone):
     """Claims that raced past the submit check: the earliest with the right amount wins, the other learns why."""
     now = utcnow()
-    late = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX, claimed_at=now)
-    early = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX,
-                           claimed_at=now - timedelta(seconds=5))
+    late = PaymentFactory(
+        brand=brand, status="processing", provider="bkash", provider_trx_id=TRX, claimed_at=now
+    )
+    early = PaymentFactory(
+        brand=brand,
+        status="processing",
+        provider="bkash",
+        provider_trx_id=TRX,
+        claimed_at=now - timedelta(seconds=5),
+    )
 
     forward(phone, bkash_text("500.00", TRX))
 
@@ -131,10 +152,17 @@ def test_two_claims_of_one_trx_id_complete_only_one(brand, phone):
 def test_an_sms_a_rival_has_bound_cannot_be_settled_again(brand, phone):
     """Two writers that both read the SMS as unmatched: the guarded UPDATE lets only the first bind it."""
     _, sms = forward(phone, bkash_text("500.00", TRX))
-    first, second = (PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX)
-                     for _ in range(2))
+    first, second = (
+        PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX)
+        for _ in range(2)
+    )
     # What the slower writer read before the first one committed.
-    stale = SimpleNamespace(**{c: getattr(sms, c) for c in ("id", "amount", "counterparty", "provider", "provider_trx_id")})
+    stale = SimpleNamespace(
+        **{
+            c: getattr(sms, c)
+            for c in ("id", "amount", "counterparty", "provider", "provider_trx_id")
+        }
+    )
 
     assert settle(sms, first) == "matched"
     assert settle(stale, second) is None
@@ -149,7 +177,10 @@ def test_same_sms_forwarded_twice_is_stored_once(brand, phone):
     text = bkash_text("500.00", TRX)
     first = ingest_batch(device, [sms_message(aes_key, text, local_id="a1")])
     # Again later, and twice within one batch.
-    again = ingest_batch(device, [sms_message(aes_key, text, local_id="a2"), sms_message(aes_key, text, local_id="a3")])
+    again = ingest_batch(
+        device,
+        [sms_message(aes_key, text, local_id="a2"), sms_message(aes_key, text, local_id="a3")],
+    )
 
     assert first[0]["status"] == "accepted"
     assert [r["status"] for r in again] == ["duplicate", "duplicate"]
@@ -174,7 +205,9 @@ def test_a_second_text_with_a_stored_trx_id_cannot_pay(brand, phone):
 
 def test_payment_expired_before_the_sms_arrives_is_not_completed(brand, phone):
     with freeze_time(utcnow()) as frozen:
-        payment = PaymentFactory(brand=brand, amount=Decimal("500.00"), expires_at=utcnow() + timedelta(minutes=30))
+        payment = PaymentFactory(
+            brand=brand, amount=Decimal("500.00"), expires_at=utcnow() + timedelta(minutes=30)
+        )
         submit_claim(payment, "bkash", TRX)
         frozen.tick(timedelta(minutes=31))
         expire_due_payments()
@@ -190,7 +223,9 @@ def test_payment_expired_before_the_sms_arrives_is_not_completed(brand, phone):
 
 def test_late_sms_does_not_complete_a_payment_past_its_expiry_before_the_sweep(brand, phone):
     with freeze_time(utcnow()) as frozen:
-        payment = PaymentFactory(brand=brand, amount=Decimal("500.00"), expires_at=utcnow() + timedelta(minutes=30))
+        payment = PaymentFactory(
+            brand=brand, amount=Decimal("500.00"), expires_at=utcnow() + timedelta(minutes=30)
+        )
         submit_claim(payment, "bkash", TRX)
         frozen.tick(timedelta(minutes=31))
 
@@ -224,12 +259,15 @@ def test_claim_on_an_expired_payment_is_refused(brand):
     assert reload(payment).status == "created"
 
 
-@pytest.mark.parametrize("provider, trx_id, field", [
-    ("paypal", TRX, "provider"),
-    ("bkash", "", "provider_trx_id"),
-    ("bkash", "AB-12!", "provider_trx_id"),
-    ("bkash", "X" * 40, "provider_trx_id"),
-])
+@pytest.mark.parametrize(
+    "provider, trx_id, field",
+    [
+        ("paypal", TRX, "provider"),
+        ("bkash", "", "provider_trx_id"),
+        ("bkash", "AB-12!", "provider_trx_id"),
+        ("bkash", "X" * 40, "provider_trx_id"),
+    ],
+)
 def test_malformed_claims_name_the_field(brand, provider, trx_id, field):
     payment = PaymentFactory(brand=brand)
 
@@ -240,15 +278,26 @@ def test_malformed_claims_name_the_field(brand, provider, trx_id, field):
     assert reload(payment).status == "created"
 
 
-@pytest.mark.parametrize("text, sender, status", [
-    (f"Send Money Tk 500.00 to 01812345678 successful. Fee Tk 0.00. Balance Tk 1,000.00. TrxID {TRX} at 01/01/2025 10:00",
-     "bKash", "ignored"),
-    (f"You have received Tk 500.00 from 01712345678. Fee Tk 0.00. Balance Tk 1,500.00. TrxID {TRX} at 01/01/2025 10:00",
-     "01898765432", "ignored"),
-    ("Your bKash verification code is 123456. Do not share it.", "bKash", "ignored"),
-    ("Hello, are we still meeting at six?", "01898765432", "unparsed"),
-])
-def test_texts_that_are_not_incoming_credits_are_stored_but_never_pay(brand, phone, text, sender, status):
+@pytest.mark.parametrize(
+    "text, sender, status",
+    [
+        (
+            f"Send Money Tk 500.00 to 01812345678 successful. Fee Tk 0.00. Balance Tk 1,000.00. TrxID {TRX} at 01/01/2025 10:00",  # noqa: E501
+            "bKash",
+            "ignored",
+        ),
+        (
+            f"You have received Tk 500.00 from 01712345678. Fee Tk 0.00. Balance Tk 1,500.00. TrxID {TRX} at 01/01/2025 10:00",  # noqa: E501
+            "01898765432",
+            "ignored",
+        ),
+        ("Your bKash verification code is 123456. Do not share it.", "bKash", "ignored"),
+        ("Hello, are we still meeting at six?", "01898765432", "unparsed"),
+    ],
+)
+def test_texts_that_are_not_incoming_credits_are_stored_but_never_pay(
+    brand, phone, text, sender, status
+):
     payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
     submit_claim(payment, "bkash", TRX)
 
@@ -267,7 +316,10 @@ def test_sender_number_that_differs_holds_the_payment_for_review(brand, phone):
 
     payment = reload(payment)
     assert payment.status == "processing"
-    assert payment.review_reason == "SMS sender 01712345678 differs from the number entered, 01899999999"
+    assert (
+        payment.review_reason
+        == "SMS sender 01712345678 differs from the number entered, 01899999999"
+    )
     assert sms.status == "review"
 
 
@@ -282,8 +334,14 @@ def test_sms_of_another_brand_does_not_pay(brand, other_brand):
 
 
 def test_brand_template_reads_a_text_the_parsers_do_not_know(brand, phone):
-    db.session.add(SmsTemplate(brand_id=brand.id, provider="upay", name="new upay format",
-                               pattern=r"Credit BDT (?P<amount>[\d,.]+) ref (?P<trx_id>\w+)"))
+    db.session.add(
+        SmsTemplate(
+            brand_id=brand.id,
+            provider="upay",
+            name="new upay format",
+            pattern=r"Credit BDT (?P<amount>[\d,.]+) ref (?P<trx_id>\w+)",
+        )
+    )
     db.session.commit()
     payment = PaymentFactory(brand=brand, amount=Decimal("750.00"))
     submit_claim(payment, "upay", "UP12345678")

@@ -3,21 +3,22 @@
 Each thread has its own application context, hence its own session and connection, on the engine the
 suite runs on (SQLite file by default, PostgreSQL with TEST_DB=postgres).
 """
+
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
 
+from gateway.devices.models.device import Device
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.devices.models.device import Device
-from gateway.sms.models.inbound_sms import InboundSms
 from gateway.payments.models.payment import Payment, Transaction
-from gateway.webhooks.models.webhook import WebhookDelivery
-from gateway.sms.matching import submit_claim
 from gateway.sms.ingest import ingest_batch
+from gateway.sms.matching import submit_claim
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 
 TRX = "8N7A6B5C4D"
@@ -43,16 +44,23 @@ def race(app, jobs):
 
 
 def count(model, *where):
-    return db.session.execute(db.select(db.func.count()).select_from(model).where(*where)).scalar_one()
+    return db.session.execute(
+        db.select(db.func.count()).select_from(model).where(*where)
+    ).scalar_one()
 
 
 @pytest.mark.parametrize("one_payment", [False, True], ids=["20-payments", "1-payment"])
-def test_twenty_ingestions_and_twenty_claims_of_one_sms_complete_one_payment(app, brand, one_payment):
+def test_twenty_ingestions_and_twenty_claims_of_one_sms_complete_one_payment(
+    app, brand, one_payment
+):
     brand.webhook_url = "http://127.0.0.1:9/hooks"
     db.session.commit()
     device, _, aes_key = paired_device(brand)
     text = bkash_text("500.00", TRX)
-    payments = [PaymentFactory(brand=brand, amount=Decimal("500.00")) for _ in range(1 if one_payment else RACERS)]
+    payments = [
+        PaymentFactory(brand=brand, amount=Decimal("500.00"))
+        for _ in range(1 if one_payment else RACERS)
+    ]
     payment_ids = [payments[i % len(payments)].id for i in range(RACERS)]
     # Each forward is encrypted afresh (new IV), as a phone retrying would send it.
     messages = [sms_message(aes_key, text, local_id=f"m{i}") for i in range(RACERS)]
@@ -71,7 +79,9 @@ def test_twenty_ingestions_and_twenty_claims_of_one_sms_complete_one_payment(app
     refused = [result for result in results[1::2] if isinstance(result, DomainError)]
     assert all(http_status(error) in (409, 422) for error in refused)
     db.session.expire_all()
-    [completed] = db.session.execute(db.select(Payment).where(Payment.status == "completed")).scalars().all()
+    [completed] = (
+        db.session.execute(db.select(Payment).where(Payment.status == "completed")).scalars().all()
+    )
     [sms] = db.session.execute(db.select(InboundSms)).scalars().all()
     assert (sms.status, sms.payment_id) == ("matched", completed.id)
     assert count(Transaction) == 1

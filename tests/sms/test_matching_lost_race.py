@@ -4,6 +4,7 @@ Real concurrent sessions (one per thread) on the engine the suite runs on. The f
 race exactly: claim A pauses after its "already used?" check, claim B completes with the SMS, then A
 commits its claim; the second lets many claims of one TrxID run at once.
 """
+
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -14,9 +15,9 @@ from sqlalchemy import event
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.sms.models.inbound_sms import InboundSms
 from gateway.payments.models.payment import Payment
 from gateway.sms.matching import heal_matching, settle, submit_claim
+from gateway.sms.models.inbound_sms import InboundSms
 from tests.factories import PaymentFactory, bkash_text, forward, paired_device
 
 TRX = "7Q6W5E4R3T"
@@ -49,7 +50,9 @@ def committed(*payments):
     return [db.session.get(Payment, payment.id) for payment in payments]
 
 
-def test_a_claim_that_loses_the_sms_by_a_moment_is_held_for_review_naming_the_winner(app, brand, phone):
+def test_a_claim_that_loses_the_sms_by_a_moment_is_held_for_review_naming_the_winner(
+    app, brand, phone
+):
     forward(phone, bkash_text("500.00", TRX))
     slow, fast = PaymentFactory(brand=brand), PaymentFactory(brand=brand)
     slow_claim, fast_claim = claim(slow.id), claim(fast.id)
@@ -57,16 +60,20 @@ def test_a_claim_that_loses_the_sms_by_a_moment_is_held_for_review_naming_the_wi
 
     def pause_slow_claim(conn, cursor, statement, *args):
         # The slow claim has passed its "already used?" check and is about to take the TrxID.
-        if threading.current_thread().name == "slow" and statement.lstrip().upper().startswith("UPDATE PAYMENTS") \
-                and not at_gate.is_set():
+        if (
+            threading.current_thread().name == "slow"
+            and statement.lstrip().upper().startswith("UPDATE PAYMENTS")
+            and not at_gate.is_set()
+        ):
             at_gate.set()
             fast_done.wait(30)
 
     event.listen(db.engine, "before_cursor_execute", pause_slow_claim)
     try:
         outcome = {}
-        slow_thread = threading.Thread(name="slow", target=lambda: outcome.setdefault(
-            "slow", in_own_session(app, slow_claim)))
+        slow_thread = threading.Thread(
+            name="slow", target=lambda: outcome.setdefault("slow", in_own_session(app, slow_claim))
+        )
         slow_thread.start()
         assert at_gate.wait(30)
         outcome["fast"] = in_own_session(app, fast_claim)
@@ -75,11 +82,15 @@ def test_a_claim_that_loses_the_sms_by_a_moment_is_held_for_review_naming_the_wi
     finally:
         event.remove(db.engine, "before_cursor_execute", pause_slow_claim)
 
-    assert not isinstance(outcome["slow"], DomainError) and not isinstance(outcome["fast"], DomainError)
+    assert not isinstance(outcome["slow"], DomainError) and not isinstance(
+        outcome["fast"], DomainError
+    )
     slow, fast = committed(slow, fast)
     assert fast.status == "completed"
     assert (slow.status, slow.review_reason) == (
-        "processing", f"TrxID {TRX} was already used by payment {fast.public_id}")
+        "processing",
+        f"TrxID {TRX} was already used by payment {fast.public_id}",
+    )
     sms = db.session.execute(db.select(InboundSms)).scalar_one()
     assert sms.payment_id == fast.id
 
@@ -93,6 +104,7 @@ def test_concurrent_claims_of_one_trx_id_leave_no_claim_silently_processing(app,
         def run():
             start.wait()
             return claim(payment_id)()
+
         return lambda: in_own_session(app, run)
 
     with ThreadPoolExecutor(len(payments)) as pool:
@@ -107,15 +119,21 @@ def test_concurrent_claims_of_one_trx_id_leave_no_claim_silently_processing(app,
         # Refused at submit (still created, the customer told at once), or held for review naming the winner:
         # flagged by the winner as it completed, or by itself on finding the SMS taken.
         assert payment.status == "created" or (
-            payment.status == "processing" and payment.review_reason in (
+            payment.status == "processing"
+            and payment.review_reason
+            in (
                 f"TrxID {TRX} paid another payment ({winner.public_id})",
-                f"TrxID {TRX} was already used by payment {winner.public_id}")), (payment.status, payment.review_reason)
+                f"TrxID {TRX} was already used by payment {winner.public_id}",
+            )
+        ), (payment.status, payment.review_reason)
 
 
 def test_a_rival_that_read_the_sms_before_it_was_bound_is_held_for_review(brand, phone):
     sms = forward(phone, bkash_text("500.00", TRX))
-    first, second = (PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX)
-                     for _ in range(2))
+    first, second = (
+        PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX)
+        for _ in range(2)
+    )
     stale = db.session.get(InboundSms, sms.id)
     assert settle(sms, first) == "matched"
     # `second` read the SMS as unmatched before `first` bound it, and settles with that stale view; its claim
@@ -127,15 +145,20 @@ def test_a_rival_that_read_the_sms_before_it_was_bound_is_held_for_review(brand,
 
     [second] = committed(second)
     assert (second.status, second.review_reason) == (
-        "processing", f"TrxID {TRX} was already used by payment {first.public_id}")
+        "processing",
+        f"TrxID {TRX} was already used by payment {first.public_id}",
+    )
 
 
 def test_the_periodic_job_flags_a_claim_left_silent_by_a_lost_race(brand, phone):
     sms = forward(phone, bkash_text("500.00", TRX))
     winner = PaymentFactory(brand=brand, status="completed", provider="bkash", provider_trx_id=TRX)
     silent = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX)
-    db.session.execute(db.update(InboundSms).where(InboundSms.id == sms.id)
-                       .values(status="matched", payment_id=winner.id))
+    db.session.execute(
+        db.update(InboundSms)
+        .where(InboundSms.id == sms.id)
+        .values(status="matched", payment_id=winner.id)
+    )
     db.session.commit()
 
     assert heal_matching() == 1

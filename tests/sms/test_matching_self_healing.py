@@ -5,6 +5,7 @@ with pg_terminate_backend at that moment) leaves a paid text `unmatched` and its
 phone's retry (answered `duplicate`) or, without one, the periodic job completes the payment. On either
 engine the job and the duplicate path are also shown on a credit stored unmatched beside a waiting claim.
 """
+
 from datetime import timedelta
 from decimal import Decimal
 
@@ -15,10 +16,10 @@ from sqlalchemy import event
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.sms.models.inbound_sms import InboundSms
 from gateway.payments.models.payment import Payment, Transaction
-from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.sms.matching import heal_matching
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 from tests.services import POSTGRES_URL
 
@@ -38,18 +39,28 @@ def phone(brand):
 def post_batch(client, phone, text):
     """Forward one text as the phone does (encrypted afresh each time, as its retry would be)."""
     _, headers, aes_key = phone
-    return client.post(SMS, json={"messages": [sms_message(aes_key, text, local_id="m1")]}, headers=headers)
+    return client.post(
+        SMS, json={"messages": [sms_message(aes_key, text, local_id="m1")]}, headers=headers
+    )
 
 
 def claimed(brand, amount="500.00"):
     """A payment whose customer has claimed TRX at checkout and that waits for the SMS."""
-    return PaymentFactory(brand=brand, amount=Decimal(amount), status="processing", provider="bkash",
-                          provider_trx_id=TRX, claimed_at=utcnow())
+    return PaymentFactory(
+        brand=brand,
+        amount=Decimal(amount),
+        status="processing",
+        provider="bkash",
+        provider_trx_id=TRX,
+        claimed_at=utcnow(),
+    )
 
 
 def stranded(client, brand, phone, amount="500.00"):
     """A credit stored `unmatched` while a claim waits for it: what a request dying after the insert leaves."""
-    assert post_batch(client, phone, bkash_text(amount, TRX)).status_code == 200  # no claim yet: stored only
+    assert (
+        post_batch(client, phone, bkash_text(amount, TRX)).status_code == 200
+    )  # no claim yet: stored only
     payment = claimed(brand)
     return payment, state()[1]
 
@@ -68,8 +79,14 @@ def assert_completed_by_the_sms(payment):
     assert payment.status == "completed"
     assert (sms.status, sms.payment_id) == ("matched", payment.id)
     assert db.session.scalar(db.select(db.func.count()).select_from(Transaction)) == 1
-    assert db.session.scalar(db.select(db.func.count()).select_from(WebhookDelivery)
-                             .where(WebhookDelivery.event == "payment.completed")) == 1
+    assert (
+        db.session.scalar(
+            db.select(db.func.count())
+            .select_from(WebhookDelivery)
+            .where(WebhookDelivery.event == "payment.completed")
+        )
+        == 1
+    )
 
 
 def test_the_periodic_job_matches_a_stored_credit_a_claim_waits_for(client, brand, phone):
@@ -92,8 +109,14 @@ def test_a_duplicate_forward_of_a_stranded_credit_completes_its_payment(client, 
     assert_completed_by_the_sms(payment)
 
 
-def test_the_job_is_registered_beside_the_sweep_and_run_by_the_sweep_command(client, runner, brand, phone):
-    assert ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL") in jobs.PERIODIC
+def test_the_job_is_registered_beside_the_sweep_and_run_by_the_sweep_command(
+    client, runner, brand, phone
+):
+    assert (
+        "heal-matching",
+        "gateway.sms.matching.heal_matching",
+        "SWEEP_INTERVAL",
+    ) in jobs.PERIODIC
     payment, _ = stranded(client, brand, phone)
 
     result = runner.invoke(args=["gateway", "sweep"])
@@ -145,11 +168,17 @@ def connection_killed_after_sms_insert(app):
     def note_insert(conn, cursor, statement, *args):
         if armed["kill"]:
             armed["kill"] = False
-            with psycopg.connect(POSTGRES_URL.replace("postgresql+psycopg://", "postgresql://"),
-                                 autocommit=True) as admin:
-                admin.execute("SELECT pg_terminate_backend(%s)", (conn.connection.dbapi_connection.info.backend_pid,))
+            with psycopg.connect(
+                POSTGRES_URL.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
+            ) as admin:
+                admin.execute(
+                    "SELECT pg_terminate_backend(%s)",
+                    (conn.connection.dbapi_connection.info.backend_pid,),
+                )
             armed["killed"] += 1
-        elif statement.lstrip().upper().startswith("INSERT INTO INBOUND_SMS") and not armed["killed"]:
+        elif (
+            statement.lstrip().upper().startswith("INSERT INTO INBOUND_SMS") and not armed["killed"]
+        ):
             armed["inserted"] = True
 
     def arm_after_commit(session):
@@ -170,13 +199,19 @@ def forward_during_the_fault(client, brand, phone, armed):
     assert armed["killed"] == 1, "the fault was not injected"
     assert (failed.status_code, failed.get_json()["code"]) == (500, "INTERNAL_ERROR")
     [stuck], sms = state()
-    assert (stuck.status, sms.status) == ("processing", "unmatched")  # stored, not matched: the stranded state
+    assert (stuck.status, sms.status) == (
+        "processing",
+        "unmatched",
+    )  # stored, not matched: the stranded state
     return payment, sms
 
 
 def test_after_a_lost_connection_the_phones_retry_is_duplicate_and_completes_the_payment(
-        client, brand, phone, connection_killed_after_sms_insert):
-    payment, sms = forward_during_the_fault(client, brand, phone, connection_killed_after_sms_insert)
+    client, brand, phone, connection_killed_after_sms_insert
+):
+    payment, sms = forward_during_the_fault(
+        client, brand, phone, connection_killed_after_sms_insert
+    )
 
     retry = post_batch(client, phone, bkash_text("500.00", TRX))
 
@@ -187,7 +222,8 @@ def test_after_a_lost_connection_the_phones_retry_is_duplicate_and_completes_the
 
 
 def test_after_a_lost_connection_the_periodic_job_completes_the_payment_without_a_retry(
-        client, brand, phone, connection_killed_after_sms_insert):
+    client, brand, phone, connection_killed_after_sms_insert
+):
     payment, _ = forward_during_the_fault(client, brand, phone, connection_killed_after_sms_insert)
 
     assert heal_matching() == 1

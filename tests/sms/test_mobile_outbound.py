@@ -1,4 +1,5 @@
 """The phone as an SMS sender: leasing queued messages and reporting what became of them."""
+
 from datetime import timedelta
 
 import pytest
@@ -36,7 +37,9 @@ def test_phone_leases_queued_messages_once(client, brand):
     leased = client.get(QUEUE, headers=headers).get_json()["data"]["messages"]
 
     assert [(m["id"], m["to"], m["body"]) for m in leased] == [
-        (first.id, "+8801700000000", "Receipt 0"), (second.id, "+8801700000001", "Receipt 1")]
+        (first.id, "+8801700000000", "Receipt 0"),
+        (second.id, "+8801700000001", "Receipt 1"),
+    ]
     assert client.get(QUEUE, headers=phone_headers(brand)).get_json()["data"]["messages"] == []
     assert message(first.id).status == "leased"
 
@@ -44,7 +47,9 @@ def test_phone_leases_queued_messages_once(client, brand):
 def test_lease_honours_the_limit(client, brand):
     queued(brand, 3)
 
-    leased = client.get(f"{QUEUE}?limit=2", headers=phone_headers(brand)).get_json()["data"]["messages"]
+    leased = client.get(f"{QUEUE}?limit=2", headers=phone_headers(brand)).get_json()["data"][
+        "messages"
+    ]
 
     assert len(leased) == 2
 
@@ -76,8 +81,11 @@ def test_reported_failure_is_queued_again_with_backoff(client, brand):
     headers = phone_headers(brand)
     client.get(QUEUE, headers=headers)
 
-    data = client.post(f"{QUEUE}/{row.id}/results", headers=headers,
-                       json={"status": "failed", "error": "No signal"}).get_json()["data"]
+    data = client.post(
+        f"{QUEUE}/{row.id}/results",
+        headers=headers,
+        json={"status": "failed", "error": "No signal"},
+    ).get_json()["data"]
 
     assert (data["status"], data["attempts"]) == ("queued", 1)
     assert data["next_attempt_at"] is not None
@@ -89,7 +97,9 @@ def test_another_phone_cannot_report_a_lease_it_does_not_hold(client, brand):
     [row] = queued(brand)
     client.get(QUEUE, headers=phone_headers(brand))
 
-    response = client.post(f"{QUEUE}/{row.id}/results", headers=phone_headers(brand), json={"status": "sent"})
+    response = client.post(
+        f"{QUEUE}/{row.id}/results", headers=phone_headers(brand), json={"status": "sent"}
+    )
 
     assert response.status_code == 409
     assert message(row.id).status == "leased"
@@ -106,8 +116,14 @@ def test_unreported_lease_returns_to_the_queue_after_five_minutes(client, brand)
     assert [m["id"] for m in leased] == [row.id]
 
 
-@pytest.mark.parametrize("body, field", [({}, "status"), ({"status": "delivered"}, "status"),
-                                         ({"status": "failed", "error": "x" * 501}, "error")])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({}, "status"),
+        ({"status": "delivered"}, "status"),
+        ({"status": "failed", "error": "x" * 501}, "error"),
+    ],
+)
 def test_bad_report_names_the_field(client, brand, body, field):
     [row] = queued(brand)
     headers = phone_headers(brand)
@@ -122,6 +138,8 @@ def test_bad_report_names_the_field(client, brand, body, field):
 def test_report_of_another_brands_message_is_not_found(client, brand, other_brand):
     [row] = queued(other_brand)
 
-    response = client.post(f"{QUEUE}/{row.id}/results", headers=phone_headers(brand), json={"status": "sent"})
+    response = client.post(
+        f"{QUEUE}/{row.id}/results", headers=phone_headers(brand), json={"status": "sent"}
+    )
 
     assert (response.status_code, response.get_json()["code"]) == (404, "OUTBOUND_SMS_NOT_FOUND")

@@ -1,15 +1,16 @@
 """The companion app forwarding SMS over HTTP: encryption, per-message results, batch limits, rules, heartbeats."""
+
 import base64
 import json
 from decimal import Decimal
 
 import pytest
 
-from gateway.extensions import db
-from gateway.devices.models.device import Device
-from gateway.sms.models.inbound_sms import InboundSms
-from gateway.sms.matching import submit_claim
 from gateway.devices.crypto import new_aes_key
+from gateway.devices.models.device import Device
+from gateway.extensions import db
+from gateway.sms.matching import submit_claim
+from gateway.sms.models.inbound_sms import InboundSms
 from tests.factories import PaymentFactory, bkash_text, paired_device, sms_message
 
 SMS = "/api/mobile/v1/sms"
@@ -38,7 +39,11 @@ def test_batch_answers_each_message_in_order(client, brand, phone):
     text = bkash_text("500.00", TRX)
     tampered = sms_message(aes_key, bkash_text("600.00", "AAAA1111"), local_id="c")
     tampered["encrypted_payload"] = flip_byte(tampered["encrypted_payload"], 20)
-    messages = [sms_message(aes_key, text, local_id="a"), sms_message(aes_key, text, local_id="b"), tampered]
+    messages = [
+        sms_message(aes_key, text, local_id="a"),
+        sms_message(aes_key, text, local_id="b"),
+        tampered,
+    ]
 
     response = client.post(SMS, json={"messages": messages}, headers=headers)
 
@@ -46,10 +51,18 @@ def test_batch_answers_each_message_in_order(client, brand, phone):
     data = response.get_json()["data"]
     [row] = stored()
     assert [(r["local_id"], r["status"], r["server_ref"]) for r in data["results"]] == [
-        ("a", "accepted", row.public_id), ("b", "duplicate", row.public_id), ("c", "rejected", None)]
+        ("a", "accepted", row.public_id),
+        ("b", "duplicate", row.public_id),
+        ("c", "rejected", None),
+    ]
     assert (data["accepted"], data["duplicate"], data["rejected"]) == (1, 1, 1)
     assert (row.local_id, row.sender, row.body, row.device_id) == ("a", "bKash", text, device.id)
-    assert (row.provider, row.amount, row.provider_trx_id, row.counterparty) == ("bkash", Decimal("500.00"), TRX, "01712345678")
+    assert (row.provider, row.amount, row.provider_trx_id, row.counterparty) == (
+        "bkash",
+        Decimal("500.00"),
+        TRX,
+        "01712345678",
+    )
 
 
 @pytest.mark.parametrize("where", [0, 15, -1], ids=["iv", "ciphertext", "tag"])
@@ -58,7 +71,9 @@ def test_tampered_payload_is_rejected_and_not_stored(client, brand, phone, where
     message = sms_message(aes_key, bkash_text())
     message["encrypted_payload"] = flip_byte(message["encrypted_payload"], where)
 
-    result = client.post(SMS, json={"messages": [message]}, headers=headers).get_json()["data"]["results"][0]
+    result = client.post(SMS, json={"messages": [message]}, headers=headers).get_json()["data"][
+        "results"
+    ][0]
 
     assert result["status"] == "rejected"
     assert "authentication" in result["reason"]
@@ -69,7 +84,9 @@ def test_payload_sealed_under_another_key_is_rejected(client, brand, phone):
     _, headers, _ = phone
     message = sms_message(new_aes_key(), bkash_text())
 
-    result = client.post(SMS, json={"messages": [message]}, headers=headers).get_json()["data"]["results"][0]
+    result = client.post(SMS, json={"messages": [message]}, headers=headers).get_json()["data"][
+        "results"
+    ][0]
 
     assert result["status"] == "rejected"
     assert stored() == []
@@ -79,8 +96,9 @@ def test_another_devices_key_does_not_open_this_devices_payloads(client, brand, 
     _, headers, _ = phone
     _, _, other_key = paired_device(brand)
 
-    result = client.post(SMS, json={"messages": [sms_message(other_key, bkash_text())]},
-                         headers=headers).get_json()["data"]["results"][0]
+    result = client.post(
+        SMS, json={"messages": [sms_message(other_key, bkash_text())]}, headers=headers
+    ).get_json()["data"]["results"][0]
 
     assert result["status"] == "rejected"
 
@@ -90,7 +108,9 @@ def test_payload_that_is_not_an_aes_gcm_envelope_is_rejected(client, brand, phon
     _, headers, aes_key = phone
     message = {**sms_message(aes_key, "x"), "encrypted_payload": payload}
 
-    result = client.post(SMS, json={"messages": [message]}, headers=headers).get_json()["data"]["results"][0]
+    result = client.post(SMS, json={"messages": [message]}, headers=headers).get_json()["data"][
+        "results"
+    ][0]
 
     assert result["status"] == "rejected"
 
@@ -129,14 +149,21 @@ def test_batch_without_messages_is_refused(client, brand, phone, body):
 def test_malformed_message_is_rejected_alone(client, brand, phone):
     _, headers, aes_key = phone
     good = sms_message(aes_key, bkash_text(), local_id="good")
-    no_sender = {k: v for k, v in sms_message(aes_key, "x", local_id="bad").items() if k != "sender"}
+    no_sender = {
+        k: v for k, v in sms_message(aes_key, "x", local_id="bad").items() if k != "sender"
+    }
     bad_time = sms_message(aes_key, "y", local_id="late", received_at="yesterday")
 
-    results = client.post(SMS, json={"messages": [good, no_sender, bad_time, "junk"]},
-                          headers=headers).get_json()["data"]["results"]
+    results = client.post(
+        SMS, json={"messages": [good, no_sender, bad_time, "junk"]}, headers=headers
+    ).get_json()["data"]["results"]
 
     assert [(r["local_id"], r["status"]) for r in results] == [
-        ("good", "accepted"), ("bad", "rejected"), ("late", "rejected"), (None, "rejected")]
+        ("good", "accepted"),
+        ("bad", "rejected"),
+        ("late", "rejected"),
+        (None, "rejected"),
+    ]
     assert "sender" in results[1]["reason"]
     assert len(stored()) == 1
 
@@ -164,7 +191,9 @@ def test_forwarded_sms_completes_a_claimed_payment(client, brand, phone):
     payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
     submit_claim(payment, "bkash", TRX)
 
-    client.post(SMS, json={"messages": [sms_message(aes_key, bkash_text("500.00", TRX))]}, headers=headers)
+    client.post(
+        SMS, json={"messages": [sms_message(aes_key, bkash_text("500.00", TRX))]}, headers=headers
+    )
 
     db.session.expire_all()
     assert stored()[0].status == "matched"
@@ -191,8 +220,11 @@ def test_filter_rules_list_the_provider_senders(client, brand, phone):
 def test_heartbeat_records_the_phones_state(client, brand, phone):
     device, headers, _ = phone
 
-    response = client.post("/api/mobile/v1/devices/heartbeats", headers=headers,
-                           json={"battery_level": 81, "is_charging": True, "network": "wifi", "app_version": "2.4.0"})
+    response = client.post(
+        "/api/mobile/v1/devices/heartbeats",
+        headers=headers,
+        json={"battery_level": 81, "is_charging": True, "network": "wifi", "app_version": "2.4.0"},
+    )
 
     assert response.status_code == 200
     data = response.get_json()["data"]
@@ -203,7 +235,10 @@ def test_heartbeat_records_the_phones_state(client, brand, phone):
     assert (device.status_json["battery_level"], device.app_version) == (81, "2.4.0")
 
 
-@pytest.mark.parametrize("body, field", [({"battery_level": 150}, "battery_level"), ({"is_charging": "maybe"}, "is_charging")])
+@pytest.mark.parametrize(
+    "body, field",
+    [({"battery_level": 150}, "battery_level"), ({"is_charging": "maybe"}, "is_charging")],
+)
 def test_heartbeat_with_bad_fields_names_them(client, brand, phone, body, field):
     _, headers, _ = phone
 
@@ -217,11 +252,18 @@ def test_dashboard_counts_todays_texts_and_completions(client, brand, phone):
     _, headers, aes_key = phone
     payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
     submit_claim(payment, "bkash", TRX)
-    messages = [sms_message(aes_key, bkash_text("500.00", TRX)), sms_message(aes_key, "Hello there", sender="01812345678")]
+    messages = [
+        sms_message(aes_key, bkash_text("500.00", TRX)),
+        sms_message(aes_key, "Hello there", sender="01812345678"),
+    ]
     client.post(SMS, json={"messages": messages}, headers=headers)
 
     data = client.get("/api/mobile/v1/dashboard", headers=headers).get_json()["data"]
 
     assert data["sms_today"]["received"] == 2
     assert (data["sms_today"]["matched"], data["sms_today"]["unparsed"]) == (1, 1)
-    assert data["payments"] == {"awaiting_sms": 0, "completed_today": 1, "completed_today_amount": "500.00"}
+    assert data["payments"] == {
+        "awaiting_sms": 0,
+        "completed_today": 1,
+        "completed_today_amount": "500.00",
+    }

@@ -1,4 +1,5 @@
 """The outbound SMS queue: API, device leases and reports, the HTTP provider, backoff, receipts."""
+
 import json
 import threading
 from datetime import timedelta
@@ -10,11 +11,12 @@ from rq.registry import ScheduledJobRegistry
 from werkzeug.wrappers import Response
 
 from gateway import jobs
-
+from gateway.accounts.models.brand import Brand
 from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.extensions import db
-from gateway.accounts.models.brand import Brand
+from gateway.jobs.sweep import sweep_outbox
+from gateway.sms.leases import LEASE_EXPIRED
 from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.sms.outbound import (
     DEVICE_LEASE,
@@ -24,8 +26,6 @@ from gateway.sms.outbound import (
     queue_sms,
     report_outbound_sms,
 )
-from gateway.jobs.sweep import sweep_outbox
-from gateway.sms.leases import LEASE_EXPIRED
 from gateway.sms.provider import PROVIDER_LEASE, send_outbound_sms
 from tests.factories import PaymentFactory, completed_payment, reload
 from tests.webhook_support import TRICKLED_HEADS, drain_queues, rq_redis, timed, trickling  # noqa: F401,F811 - fixtures
@@ -40,20 +40,36 @@ def message(brand, body="Your code is 1234"):
 
 
 def test_queue_list_and_shape_through_the_api(client, auth):
-    response = client.post("/api/v1/sms/outbound", json={"to": "01712345678", "body": "Hello"}, headers=auth)
+    response = client.post(
+        "/api/v1/sms/outbound", json={"to": "01712345678", "body": "Hello"}, headers=auth
+    )
     assert response.status_code == 201
     data = response.get_json()["data"]
-    assert list(data) == ["id", "to", "body", "status", "attempts", "last_error", "created_at", "sent_at"]
+    assert list(data) == [
+        "id",
+        "to",
+        "body",
+        "status",
+        "attempts",
+        "last_error",
+        "created_at",
+        "sent_at",
+    ]
     assert (data["to"], data["status"], data["attempts"]) == (PHONE, "queued", 0)
     listed = client.get("/api/v1/sms/outbound?status=queued", headers=auth).get_json()
     assert [item["id"] for item in listed["data"]] == [data["id"]]
     assert listed["meta"]["total"] == 1
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"to": "12", "body": "Hi"}, "to"), ({"to": PHONE, "body": ""}, "body"), ({"body": "Hi"}, "to"),
-    ({"to": PHONE, "body": "x" * 1001}, "body"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"to": "12", "body": "Hi"}, "to"),
+        ({"to": PHONE, "body": ""}, "body"),
+        ({"body": "Hi"}, "to"),
+        ({"to": PHONE, "body": "x" * 1001}, "body"),
+    ],
+)
 def test_bad_messages_are_refused_with_the_field(client, auth, body, field):
     response = client.post("/api/v1/sms/outbound", json=body, headers=auth)
     assert response.status_code == 422
@@ -110,7 +126,10 @@ def test_racing_devices_never_lease_the_same_message(app, brand):
         with app.app_context():
             own_brand = db.session.get(Brand, brand.id)
             start.wait()
-            leased.extend(sms.id for sms in lease_outbound_sms(own_brand, f"device-{number}", limit=12))
+            leased.extend(
+                sms.id for sms in lease_outbound_sms(own_brand, f"device-{number}", limit=12)
+            )
+
     threads = [threading.Thread(target=device, args=(number,)) for number in range(3)]
     for thread in threads:
         thread.start()
@@ -118,7 +137,9 @@ def test_racing_devices_never_lease_the_same_message(app, brand):
         thread.join()
 
     assert len(leased) == len(set(leased)) <= 12
-    assert db.session.execute(db.select(db.func.sum(OutboundSms.attempts))).scalar_one() == len(leased)
+    assert db.session.execute(db.select(db.func.sum(OutboundSms.attempts))).scalar_one() == len(
+        leased
+    )
 
 
 def test_an_unreported_lease_returns_to_the_queue_after_five_minutes(brand):
@@ -141,7 +162,9 @@ def test_failures_back_off_then_stay_failed_after_five_attempts(brand):
             report_outbound_sms(brand, sms.id, "failed", f"no signal {attempt}")
             if attempt < MAX_ATTEMPTS:
                 clock.tick(RETRY_DELAYS[attempt - 1] - timedelta(seconds=1))
-                assert lease_outbound_sms(brand, "device-1", limit=1) == [], "leased before its backoff ended"
+                assert lease_outbound_sms(brand, "device-1", limit=1) == [], (
+                    "leased before its backoff ended"
+                )
                 clock.tick(timedelta(seconds=1))
         clock.tick(timedelta(days=1))
         assert lease_outbound_sms(brand, "device-1", limit=1) == []
@@ -156,7 +179,9 @@ def test_report_status_must_be_sent_or_failed(brand):
     assert error.value.errors[0]["field"] == "status"
 
 
-def test_the_provider_sends_queued_messages_through_rq(app, brand, httpserver, rq_redis, monkeypatch):
+def test_the_provider_sends_queued_messages_through_rq(
+    app, brand, httpserver, rq_redis, monkeypatch
+):
     monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", httpserver.url_for("/sms"))
     httpserver.expect_oneshot_request("/sms", method="POST").respond_with_data("busy", status=503)
     httpserver.expect_oneshot_request("/sms", method="POST").respond_with_json({"ok": True})
@@ -164,7 +189,10 @@ def test_the_provider_sends_queued_messages_through_rq(app, brand, httpserver, r
         sms = message(brand)
         assert lease_outbound_sms(brand, "device-1", limit=5) == []  # the provider owns the queue
         drain_queues()
-        assert (reload(sms).status, reload(sms).last_error) == ("queued", "SMS provider answered 503: busy")
+        assert (reload(sms).status, reload(sms).last_error) == (
+            "queued",
+            "SMS provider answered 503: busy",
+        )
         clock.tick(RETRY_DELAYS[0] + timedelta(seconds=1))
         sweep_outbox()
         drain_queues()
@@ -194,26 +222,33 @@ def test_each_due_message_is_woken_once_per_attempt(app, brand, rq_redis, monkey
 
 
 def test_a_provider_attempt_that_outlives_its_lease_records_nothing_and_schedules_nothing(
-        app, brand, httpserver, rq_redis, monkeypatch):
+    app, brand, httpserver, rq_redis, monkeypatch
+):
     monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", httpserver.url_for("/sms"))
     with freeze_time(utcnow()) as clock:
+
         def slow_provider(request):
             # While the provider dawdles, the lease runs out and a sweep puts the message back in the queue.
             clock.tick(PROVIDER_LEASE + timedelta(seconds=1))
             with app.app_context():
                 sweep_outbox()
             return Response("busy", status=503)
+
         httpserver.expect_oneshot_request("/sms", method="POST").respond_with_handler(slow_provider)
         sms = message(brand)
         assert send_outbound_sms(sms.id) is None
 
     sms = reload(sms)
     assert (sms.status, sms.attempts, sms.last_error) == ("queued", 1, LEASE_EXPIRED)
-    assert ScheduledJobRegistry(jobs.SMS, connection=rq_redis).count == 0  # no retry of the lost attempt
+    assert (
+        ScheduledJobRegistry(jobs.SMS, connection=rq_redis).count == 0
+    )  # no retry of the lost attempt
 
 
 @TRICKLED_HEADS
-def test_a_provider_trickling_its_answer_is_cut_off_well_within_the_lease(app, brand, monkeypatch, trickling, head):
+def test_a_provider_trickling_its_answer_is_cut_off_well_within_the_lease(
+    app, brand, monkeypatch, trickling, head
+):
     monkeypatch.setitem(app.config, "SMS_PROVIDER_URL", trickling(head).url)
     monkeypatch.setitem(app.config, "SMS_PROVIDER_TIMEOUT", 0.5)
     sms = message(brand)
@@ -222,7 +257,11 @@ def test_a_provider_trickling_its_answer_is_cut_off_well_within_the_lease(app, b
 
     assert status == "queued" and elapsed < 2
     sms = reload(sms)
-    assert (sms.status, sms.attempts, sms.last_error) == ("queued", 1, "SMS provider gave no answer within 0.5 s.")
+    assert (sms.status, sms.attempts, sms.last_error) == (
+        "queued",
+        1,
+        "SMS provider gave no answer within 0.5 s.",
+    )
 
 
 def test_receipt_sms_is_queued_on_completion_when_the_brand_wants_it(brand):

@@ -1,13 +1,14 @@
 """`flask gateway simulate-sms`: a real provider-format text, encrypted as a phone would, through /sms."""
+
 from decimal import Decimal
 
 import pytest
 
-from gateway.extensions import db
 from gateway.devices.models.device import Device
-from gateway.sms.models.inbound_sms import InboundSms
+from gateway.extensions import db
 from gateway.payments.models.payment import Payment
 from gateway.sms.matching import submit_claim
+from gateway.sms.models.inbound_sms import InboundSms
 from tests.factories import PaymentFactory
 from tests.local_servers import serving
 
@@ -21,6 +22,7 @@ def base_url(app):
 
     def point(url):
         app.config["BASE_URL"] = url
+
     yield point
     app.config["BASE_URL"] = original
 
@@ -34,8 +36,19 @@ def live_server(app, base_url):
 
 
 def simulate(runner, *extra):
-    return runner.invoke(args=["gateway", "simulate-sms", "--provider", "bkash", "--amount", "500.00",
-                               "--trx-id", TRX, *extra])
+    return runner.invoke(
+        args=[
+            "gateway",
+            "simulate-sms",
+            "--provider",
+            "bkash",
+            "--amount",
+            "500.00",
+            "--trx-id",
+            TRX,
+            *extra,
+        ]
+    )
 
 
 def the_sms():
@@ -44,7 +57,9 @@ def the_sms():
 
 
 def test_simulated_sms_completes_a_claimed_payment(runner, brand, base_url):
-    base_url("http://127.0.0.1:9")  # nothing listens there: the command calls the ingestion service directly
+    base_url(
+        "http://127.0.0.1:9"
+    )  # nothing listens there: the command calls the ingestion service directly
     payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
     submit_claim(payment, "bkash", TRX)
 
@@ -56,7 +71,12 @@ def test_simulated_sms_completes_a_claimed_payment(runner, brand, base_url):
     sms = the_sms()
     assert sms.sender == "bKash"
     assert sms.body.startswith("You have received Tk 500.00 from 01812345678.")
-    assert (sms.provider, sms.amount, sms.provider_trx_id, sms.status) == ("bkash", Decimal("500.00"), TRX, "matched")
+    assert (sms.provider, sms.amount, sms.provider_trx_id, sms.status) == (
+        "bkash",
+        Decimal("500.00"),
+        TRX,
+        "matched",
+    )
     assert db.session.get(Payment, payment.id).status == "completed"
     assert f"Payment {payment.public_id}: completed" in result.output
 
@@ -72,14 +92,29 @@ def test_simulated_sms_posts_over_http_when_a_server_answers(runner, brand, live
 def test_simulator_is_a_paired_device_reused_across_runs(runner, brand, base_url):
     base_url("http://127.0.0.1:9")
     simulate(runner)
-    second = runner.invoke(args=["gateway", "simulate-sms", "--provider", "nagad", "--amount", "20",
-                                 "--trx-id", "73HX9K2P", "--via", "local"])
+    second = runner.invoke(
+        args=[
+            "gateway",
+            "simulate-sms",
+            "--provider",
+            "nagad",
+            "--amount",
+            "20",
+            "--trx-id",
+            "73HX9K2P",
+            "--via",
+            "local",
+        ]
+    )
 
     assert second.exit_code == 0, second.output
     [device] = db.session.execute(db.select(Device)).scalars().all()
     assert device.device_id == "gateway-simulator"
-    rows = db.session.execute(db.select(InboundSms.device_id, InboundSms.provider, InboundSms.sender)
-                              .order_by(InboundSms.id)).all()
+    rows = db.session.execute(
+        db.select(InboundSms.device_id, InboundSms.provider, InboundSms.sender).order_by(
+            InboundSms.id
+        )
+    ).all()
     assert rows == [(device.id, "bkash", "bKash"), (device.id, "nagad", "NAGAD")]
 
 
@@ -94,12 +129,15 @@ def test_simulating_the_same_sms_twice_reports_a_duplicate(runner, brand, base_u
     assert the_sms().status == "unmatched"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--provider", "paypal", "--amount", "5", "--trx-id", TRX], "paypal"),
-    (["--provider", "bkash", "--amount", "5.001", "--trx-id", TRX], "two decimals"),
-    (["--provider", "bkash", "--amount", "abc", "--trx-id", TRX], "Amount"),
-    (["--provider", "bkash", "--amount", "5", "--trx-id", "!!"], "trx_id"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--provider", "paypal", "--amount", "5", "--trx-id", TRX], "paypal"),
+        (["--provider", "bkash", "--amount", "5.001", "--trx-id", TRX], "two decimals"),
+        (["--provider", "bkash", "--amount", "abc", "--trx-id", TRX], "Amount"),
+        (["--provider", "bkash", "--amount", "5", "--trx-id", "!!"], "trx_id"),
+    ],
+)
 def test_bad_options_fail_with_a_message(runner, brand, args, message):
     result = runner.invoke(args=["gateway", "simulate-sms", *args])
 

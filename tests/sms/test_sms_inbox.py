@@ -1,4 +1,5 @@
 """The SMS inbox's rules without HTTP: matching a text by hand, ignoring one, naming the payment to match."""
+
 from datetime import timedelta
 from decimal import Decimal
 
@@ -9,10 +10,7 @@ from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.sms.models.inbound_sms import InboundSms
 from gateway.payments.models.payment import Transaction
-from gateway.webhooks.models.webhook import WebhookDelivery
-from gateway.sms.matching import match_sms_by_hand, submit_claim
 from gateway.sms.inbox import (
     find_payment_to_match,
     get_inbound_sms,
@@ -21,24 +19,37 @@ from gateway.sms.inbox import (
     match_candidates,
     parser_reading,
 )
+from gateway.sms.matching import match_sms_by_hand, submit_claim
+from gateway.sms.models.inbound_sms import InboundSms
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, forward, paired_device, reload
 
 TRX = "8N7A6B5C4D"
 ODD_TEXT = "Dear customer, Tk 500 reached your wallet. Ref QX77PL12 thanks"
 
 
-def test_matching_an_unclaimed_credit_by_hand_completes_the_payment_with_the_sms_trxid(brand, phone):
+def test_matching_an_unclaimed_credit_by_hand_completes_the_payment_with_the_sms_trxid(
+    brand, phone
+):
     sms = forward(phone, bkash_text("500.00", TRX, "01712345678"))
-    payment = PaymentFactory(brand=brand, amount=Decimal("500.00"), callback_url="https://shop.example/hooks")
+    payment = PaymentFactory(
+        brand=brand, amount=Decimal("500.00"), callback_url="https://shop.example/hooks"
+    )
 
     transaction = match_sms_by_hand(sms, payment)
 
     payment, sms = reload(payment), reload(sms)
     assert payment.status == "completed"
-    assert (payment.provider, payment.provider_trx_id, payment.sender_number) == ("bkash", TRX, "01712345678")
+    assert (payment.provider, payment.provider_trx_id, payment.sender_number) == (
+        "bkash",
+        TRX,
+        "01712345678",
+    )
     assert (sms.status, sms.payment_id) == ("matched", payment.id)
     assert (transaction.payment_id, transaction.provider_trx_id) == (payment.id, TRX)
-    assert db.session.execute(db.select(WebhookDelivery.event)).scalars().all() == ["payment.completed"]
+    assert db.session.execute(db.select(WebhookDelivery.event)).scalars().all() == [
+        "payment.completed"
+    ]
 
 
 def test_a_claim_with_a_mistyped_trxid_is_completed_by_the_text_that_really_paid(brand, phone):
@@ -70,7 +81,11 @@ def test_a_text_for_another_amount_or_currency_cannot_pay_by_hand(brand, phone, 
         match_sms_by_hand(sms, payment)
 
     assert (http_status(refused.value), refused.value.errors[0]["field"]) == (422, "payment")
-    assert (reload(payment).status, reload(sms).status, reload(sms).payment_id) == ("created", "unmatched", None)
+    assert (reload(payment).status, reload(sms).status, reload(sms).payment_id) == (
+        "created",
+        "unmatched",
+        None,
+    )
 
 
 @pytest.mark.parametrize("status", ["cancelled", "expired", "completed"])
@@ -177,7 +192,9 @@ def test_candidates_are_open_payments_of_the_same_amount_in_taka(brand, other_br
     assert match_candidates(sms) == [fits]
 
 
-def test_the_inbox_lists_only_the_brands_texts_and_finds_them_by_trxid_or_words(brand, other_brand, phone):
+def test_the_inbox_lists_only_the_brands_texts_and_finds_them_by_trxid_or_words(
+    brand, other_brand, phone
+):
     credit = forward(phone, bkash_text("500.00", TRX))
     odd = forward(phone, ODD_TEXT, sender="01712345678")
     theirs = forward(paired_device(other_brand)[::2], bkash_text("500.00", "OT11HE22RS"))

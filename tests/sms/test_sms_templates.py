@@ -1,4 +1,5 @@
 """A brand's SMS templates without HTTP: saving checks the pattern, the tester reads a sample as ingest would."""
+
 from decimal import Decimal
 
 import pytest
@@ -6,9 +7,9 @@ import pytest
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
+from gateway.sms.ingest import ingest_batch
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.sms.models.sms_template import SmsTemplate
-from gateway.sms.ingest import ingest_batch
 from gateway.sms.templates import (
     create_template,
     delete_template,
@@ -19,7 +20,9 @@ from gateway.sms.templates import (
 )
 from tests.factories import bkash_text, paired_device, sms_message
 
-PATTERN = r"Tk (?P<amount>[\d,.]+) reached your wallet from (?P<counterparty>\d+)\. Ref (?P<trx_id>\w+)"
+PATTERN = (
+    r"Tk (?P<amount>[\d,.]+) reached your wallet from (?P<counterparty>\d+)\. Ref (?P<trx_id>\w+)"
+)
 SAMPLE = "Dear customer, Tk 1,250.50 reached your wallet from 01712345678. Ref QX77PL12 thanks"
 
 
@@ -28,15 +31,22 @@ def test_a_saved_template_reads_the_next_text_of_its_format_as_a_credit(brand):
     device, _, aes_key = paired_device(brand)
     ingest_batch(device, [sms_message(aes_key, SAMPLE, sender="bKash")])
     sms = db.session.execute(db.select(InboundSms)).scalar_one()
-    assert (sms.status, sms.amount, sms.provider_trx_id) == ("unmatched", Decimal("1250.50"), "QX77PL12")
+    assert (sms.status, sms.amount, sms.provider_trx_id) == (
+        "unmatched",
+        Decimal("1250.50"),
+        "QX77PL12",
+    )
 
 
-@pytest.mark.parametrize("pattern, says", [
-    ("(?P<amount>[0-9]+", "not a valid regular expression"),
-    (r"Tk (?P<amount>\d+)", "needs the named group(s) trx_id"),
-    (r"(?P<amount>\d+) (?P<trx_id>\w+) (?P<shop>\w+)", "unknown group(s) shop"),
-    ("   ", "non-empty"),
-])
+@pytest.mark.parametrize(
+    "pattern, says",
+    [
+        ("(?P<amount>[0-9]+", "not a valid regular expression"),
+        (r"Tk (?P<amount>\d+)", "needs the named group(s) trx_id"),
+        (r"(?P<amount>\d+) (?P<trx_id>\w+) (?P<shop>\w+)", "unknown group(s) shop"),
+        ("   ", "non-empty"),
+    ],
+)
 def test_a_pattern_ingest_could_not_use_is_refused_on_the_pattern_field(brand, pattern, says):
     with pytest.raises(DomainError) as refused:
         create_template(brand, "bkash", "Broken", pattern)
@@ -73,7 +83,10 @@ def test_the_tester_reads_the_fields_and_says_the_providers_sender_is_trusted():
     trial = try_template("bkash", PATTERN, SAMPLE)
     assert trial.used and trial.trusted
     assert (trial.parsed.amount, trial.parsed.trx_key, trial.parsed.counterparty) == (
-        Decimal("1250.50"), "QX77PL12", "01712345678")
+        Decimal("1250.50"),
+        "QX77PL12",
+        "01712345678",
+    )
 
 
 def test_the_tester_warns_that_a_personal_number_cannot_send_a_payment():
@@ -86,7 +99,9 @@ def test_the_tester_says_when_the_pattern_does_not_match():
 
 
 def test_the_tester_says_when_the_built_in_parsers_already_read_the_text():
-    trial = try_template("bkash", r"received Tk (?P<amount>[\d,.]+).*TrxID (?P<trx_id>\w+)", bkash_text())
+    trial = try_template(
+        "bkash", r"received Tk (?P<amount>[\d,.]+).*TrxID (?P<trx_id>\w+)", bkash_text()
+    )
     assert not trial.used and trial.builtin.kind == "receive"
 
 

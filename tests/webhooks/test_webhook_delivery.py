@@ -1,4 +1,5 @@
 """Sending webhooks through RQ to a real receiver: signatures, retries on schedule, claims, limits."""
+
 import json
 import socket
 import threading
@@ -10,9 +11,9 @@ from freezegun import freeze_time
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from gateway.jobs.sweep import sweep_outbox
 from gateway.webhooks.delivery import ABANDONED, RETRY_DELAYS, deliver_webhook
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from tests.factories import PaymentFactory, completed_payment
 from tests.webhook_support import drain_queues, receiver, rq_redis  # noqa: F401,F811 - fixtures
 
@@ -23,9 +24,15 @@ def the_delivery():
 
 
 def attempts_of(delivery):
-    return db.session.execute(
-        db.select(WebhookAttempt).where(WebhookAttempt.delivery_id == delivery.id).order_by(WebhookAttempt.id)
-    ).scalars().all()
+    return (
+        db.session.execute(
+            db.select(WebhookAttempt)
+            .where(WebhookAttempt.delivery_id == delivery.id)
+            .order_by(WebhookAttempt.id)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def test_completed_payment_webhook_arrives_signed_with_the_stored_body(brand, receiver, rq_redis):
@@ -42,8 +49,12 @@ def test_completed_payment_webhook_arrives_signed_with_the_stored_body(brand, re
     assert hit["headers"]["X-Service-Event"] == "payment.completed"
     assert hit["headers"]["X-Service-Delivery"] == str(delivery.id)
     assert hit["headers"]["Content-Type"] == "application/json"
-    assert (delivery.status, delivery.attempts, delivery.response_status, delivery.response_body) == (
-        "success", 1, 200, "OK")
+    assert (
+        delivery.status,
+        delivery.attempts,
+        delivery.response_status,
+        delivery.response_body,
+    ) == ("success", 1, 200, "OK")
 
 
 def test_receiver_failing_once_gives_one_record_with_two_attempts(brand, receiver, rq_redis):
@@ -73,7 +84,8 @@ def silent_endpoint():
 
 
 def test_receiver_that_never_answers_is_retried_on_schedule_then_failed(
-        app, brand, rq_redis, silent_endpoint, monkeypatch):
+    app, brand, rq_redis, silent_endpoint, monkeypatch
+):
     monkeypatch.setitem(app.config, "WEBHOOK_TIMEOUT", 0.2)
     with freeze_time(utcnow()) as clock:
         completed_payment(brand=brand, callback_url=silent_endpoint)
@@ -82,7 +94,9 @@ def test_receiver_that_never_answers_is_retried_on_schedule_then_failed(
             clock.tick(delay - timedelta(seconds=1))
             sweep_outbox()
             drain_queues()
-            assert the_delivery().attempts == RETRY_DELAYS.index(delay) + 1, "attempted before it was due"
+            assert the_delivery().attempts == RETRY_DELAYS.index(delay) + 1, (
+                "attempted before it was due"
+            )
             clock.tick(timedelta(seconds=1))
             sweep_outbox()
             drain_queues()
@@ -91,7 +105,9 @@ def test_receiver_that_never_answers_is_retried_on_schedule_then_failed(
     log = attempts_of(delivery)
     assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == ("failed", 8, None)
     assert len(log) == 8
-    assert [later.attempted_at - earlier.attempted_at for earlier, later in zip(log, log[1:])] == list(RETRY_DELAYS)
+    assert [
+        later.attempted_at - earlier.attempted_at for earlier, later in zip(log, log[1:])
+    ] == list(RETRY_DELAYS)
     assert all(a.error and a.response_status is None for a in log)
 
 
@@ -117,6 +133,7 @@ def test_racing_workers_send_each_attempt_once(app, brand, receiver):
         with app.app_context():
             start.wait()
             results.append(deliver_webhook(delivery_id))
+
     threads = [threading.Thread(target=worker) for _ in range(4)]
     for thread in threads:
         thread.start()
@@ -150,24 +167,35 @@ def test_a_lease_left_by_a_crashed_process_is_taken_over(brand, receiver):
 
     delivery = the_delivery()
     assert (delivery.status, delivery.attempts) == ("success", 2)
-    assert [(a.error, a.response_status) for a in attempts_of(delivery)] == [(ABANDONED, None), (None, 200)]
+    assert [(a.error, a.response_status) for a in attempts_of(delivery)] == [
+        (ABANDONED, None),
+        (None, 200),
+    ]
 
 
 def test_redirects_are_not_followed_and_bodies_are_capped(brand, receiver, httpserver):
-    httpserver.expect_request("/moved").respond_with_data("", status=302, headers={"Location": receiver.url})
+    httpserver.expect_request("/moved").respond_with_data(
+        "", status=302, headers={"Location": receiver.url}
+    )
     httpserver.expect_request("/big").respond_with_data("x" * 100_000, status=200)
     for path in ("/moved", "/big"):
         completed_payment(brand=brand, callback_url=httpserver.url_for(path))
-    for delivery in db.session.execute(db.select(WebhookDelivery).order_by(WebhookDelivery.id)).scalars():
+    for delivery in db.session.execute(
+        db.select(WebhookDelivery).order_by(WebhookDelivery.id)
+    ).scalars():
         deliver_webhook(delivery.id)
 
-    moved, big = db.session.execute(db.select(WebhookDelivery).order_by(WebhookDelivery.id)).scalars().all()
+    moved, big = (
+        db.session.execute(db.select(WebhookDelivery).order_by(WebhookDelivery.id)).scalars().all()
+    )
     assert (moved.status, moved.response_status) == ("retrying", 302)
     assert receiver.received == []
     assert (big.status, len(big.response_body)) == ("success", 2048)
 
 
-def test_private_callback_is_refused_at_delivery_when_not_allowed(app, brand, receiver, monkeypatch):
+def test_private_callback_is_refused_at_delivery_when_not_allowed(
+    app, brand, receiver, monkeypatch
+):
     completed_payment(brand=brand, callback_url=receiver.url)
     monkeypatch.setitem(app.config, "ALLOW_PRIVATE_CALLBACKS", False)
     deliver_webhook(the_delivery().id)
@@ -186,6 +214,7 @@ def test_a_rotated_secret_signs_the_next_attempt(brand, receiver, runner):
     assert new_secret.startswith("whsec_") and new_secret == brand.webhook_secret
     receiver.secret = new_secret
     from gateway.payments.lifecycle import complete_payment
+
     complete_payment(payment)
     deliver_webhook(the_delivery().id)
 
@@ -195,15 +224,19 @@ def test_a_rotated_secret_signs_the_next_attempt(brand, receiver, runner):
 
 def scheduled_wakeups(redis):
     """(args, score) of every wake-up in the webhooks queue's RQ schedule."""
-    from rq.registry import ScheduledJobRegistry
     from rq.job import Job
+    from rq.registry import ScheduledJobRegistry
 
     registry = ScheduledJobRegistry(jobs.WEBHOOKS, connection=redis)
-    return [(Job.fetch(job_id, connection=redis).args, int(redis.zscore(registry.key, job_id)))
-            for job_id in registry.get_job_ids()]
+    return [
+        (Job.fetch(job_id, connection=redis).args, int(redis.zscore(registry.key, job_id)))
+        for job_id in registry.get_job_ids()
+    ]
 
 
-def test_a_retry_scheduled_at_a_fraction_of_a_second_is_made_when_due_not_minutes_late(brand, receiver, rq_redis):
+def test_a_retry_scheduled_at_a_fraction_of_a_second_is_made_when_due_not_minutes_late(
+    brand, receiver, rq_redis
+):
     receiver.plan = [500]
     start = utcnow().replace(microsecond=500_000)
     with freeze_time(start) as clock:
@@ -241,12 +274,16 @@ def retrying_delivery(brand, url, attempts, next_attempt_at, lease_expires_at=No
     return delivery
 
 
-def test_an_early_wakeup_frees_its_key_so_the_sweep_wakes_the_delivery_when_due(brand, receiver, rq_redis):
+def test_an_early_wakeup_frees_its_key_so_the_sweep_wakes_the_delivery_when_due(
+    brand, receiver, rq_redis
+):
     with freeze_time(utcnow()) as clock:
         delivery = retrying_delivery(brand, receiver.url, 1, utcnow() + timedelta(seconds=30))
         rq_redis.flushdb()
         unique = jobs.delivery_wake(delivery.event_id, 1)
-        jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=unique)  # a wake-up too early
+        jobs.enqueue(
+            jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=unique
+        )  # a wake-up too early
         drain_queues()
         assert receiver.received == [] and the_delivery().attempts == 1
         assert not rq_redis.exists(f"gateway:wake:{unique}")
@@ -258,49 +295,73 @@ def test_an_early_wakeup_frees_its_key_so_the_sweep_wakes_the_delivery_when_due(
     assert (the_delivery().status, the_delivery().attempts) == ("success", 2)
 
 
-def test_a_scheduled_retry_that_fires_early_is_scheduled_again_at_its_due_time(brand, receiver, rq_redis):
+def test_a_scheduled_retry_that_fires_early_is_scheduled_again_at_its_due_time(
+    brand, receiver, rq_redis
+):
     due = utcnow().replace(microsecond=250_000) + timedelta(seconds=30)
     delivery = retrying_delivery(brand, receiver.url, 1, due)
     rq_redis.flushdb()
 
     assert deliver_webhook(delivery.id, 1) is None
     assert receiver.received == []
-    assert scheduled_wakeups(rq_redis) == [((jobs.DELIVER_WEBHOOK, delivery.id, 1), int(due.timestamp()) + 1)]
+    assert scheduled_wakeups(rq_redis) == [
+        ((jobs.DELIVER_WEBHOOK, delivery.id, 1), int(due.timestamp()) + 1)
+    ]
 
 
 def test_a_stale_scheduled_retry_that_fires_early_is_not_scheduled_again(brand, receiver, rq_redis):
     delivery = retrying_delivery(brand, receiver.url, 2, utcnow() + timedelta(minutes=5))
     rq_redis.flushdb()
 
-    assert deliver_webhook(delivery.id, 1) is None  # scheduled for attempt 2, which has already been made
+    assert (
+        deliver_webhook(delivery.id, 1) is None
+    )  # scheduled for attempt 2, which has already been made
     assert scheduled_wakeups(rq_redis) == []
 
 
 def test_a_retrying_delivery_that_used_every_attempt_is_failed_not_attempted_again(brand, receiver):
     now = utcnow()
-    delivery = retrying_delivery(brand, receiver.url, 8, now - timedelta(minutes=2),
-                                 lease_expires_at=now - timedelta(minutes=1))  # the 8th attempt was abandoned
+    delivery = retrying_delivery(
+        brand,
+        receiver.url,
+        8,
+        now - timedelta(minutes=2),
+        lease_expires_at=now - timedelta(minutes=1),
+    )  # the 8th attempt was abandoned
 
     assert deliver_webhook(delivery.id) is None
     delivery = the_delivery()
     assert receiver.received == []
-    assert (delivery.status, delivery.attempts, delivery.next_attempt_at, delivery.lease_expires_at) == (
-        "failed", 8, None, None)
-    assert [(a.error, a.attempted_at) for a in attempts_of(delivery)] == [(ABANDONED, now - timedelta(minutes=1))]
+    assert (
+        delivery.status,
+        delivery.attempts,
+        delivery.next_attempt_at,
+        delivery.lease_expires_at,
+    ) == ("failed", 8, None, None)
+    assert [(a.error, a.attempted_at) for a in attempts_of(delivery)] == [
+        (ABANDONED, now - timedelta(minutes=1))
+    ]
     assert sweep_outbox() == 0
 
 
 def test_a_delivery_at_the_attempt_cap_with_a_live_lease_is_left_to_its_attempt(brand, receiver):
     now = utcnow()
-    delivery = retrying_delivery(brand, receiver.url, 8, now - timedelta(seconds=5),
-                                 lease_expires_at=now + timedelta(seconds=55))
+    delivery = retrying_delivery(
+        brand,
+        receiver.url,
+        8,
+        now - timedelta(seconds=5),
+        lease_expires_at=now + timedelta(seconds=55),
+    )
 
     assert deliver_webhook(delivery.id) is None
     assert receiver.received == []
     assert (the_delivery().status, the_delivery().attempts) == ("retrying", 8)
 
 
-def test_nul_bytes_in_a_response_body_and_error_are_stripped_before_storing(brand, httpserver, monkeypatch):
+def test_nul_bytes_in_a_response_body_and_error_are_stripped_before_storing(
+    brand, httpserver, monkeypatch
+):
     httpserver.expect_request("/nul").respond_with_data("bad\x00answer", status=500)
     completed_payment(brand=brand, callback_url=httpserver.url_for("/nul"))
     assert deliver_webhook(the_delivery().id) == "retrying"
@@ -311,7 +372,10 @@ def test_nul_bytes_in_a_response_body_and_error_are_stripped_before_storing(bran
 
     from gateway.webhooks import delivery as webhooks
     from gateway.webhooks.transport import Outcome
-    monkeypatch.setattr(webhooks, "post_webhook", lambda claim: Outcome(error="Could not connect: \x00oops"))
+
+    monkeypatch.setattr(
+        webhooks, "post_webhook", lambda claim: Outcome(error="Could not connect: \x00oops")
+    )
     delivery.next_attempt_at = utcnow()
     db.session.commit()
     assert deliver_webhook(delivery.id) == "retrying"

@@ -1,4 +1,5 @@
 """Events: every transition records its delivery in the same transaction, with one body shape."""
+
 import json
 from decimal import Decimal
 
@@ -6,18 +7,25 @@ import pytest
 
 from gateway.domain_errors import DomainError
 from gateway.extensions import db
+from gateway.payments.lifecycle import (
+    cancel_payment,
+    complete_payment,
+    expire_due_payments,
+    fail_payment,
+)
 from gateway.payments.models.payment import Payment
-from gateway.webhooks.models.webhook import WebhookDelivery
-from gateway.webhooks.events import emit_event
-from gateway.payments.lifecycle import cancel_payment, complete_payment, expire_due_payments, fail_payment
 from gateway.payments.refunds import create_refund
+from gateway.webhooks.events import emit_event
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, completed_payment
 
 CALLBACK = "https://merchant.example/hooks"
 
 
 def deliveries():
-    return db.session.execute(db.select(WebhookDelivery).order_by(WebhookDelivery.id)).scalars().all()
+    return (
+        db.session.execute(db.select(WebhookDelivery).order_by(WebhookDelivery.id)).scalars().all()
+    )
 
 
 def body_of(delivery):
@@ -25,7 +33,9 @@ def body_of(delivery):
 
 
 def test_completed_payment_records_a_delivery_with_the_spec_body(brand):
-    payment = PaymentFactory(brand=brand, callback_url=CALLBACK, reference="ORDER-7", metadata_json={"cart": "42"})
+    payment = PaymentFactory(
+        brand=brand, callback_url=CALLBACK, reference="ORDER-7", metadata_json={"cart": "42"}
+    )
     transaction = complete_payment(payment, provider="bkash", provider_trx_id="BK1")
 
     [delivery] = deliveries()
@@ -33,11 +43,21 @@ def test_completed_payment_records_a_delivery_with_the_spec_body(brand):
     assert set(body) == {"id", "event", "created", "data"}
     assert body["id"].startswith("evt_") and body["id"] == delivery.event_id
     assert body["event"] == delivery.event == "payment.completed"
-    assert body["data"] == {"payment_id": payment.public_id, "trx_id": transaction.trx_id, "reference": "ORDER-7",
-                            "status": "completed", "amount": "500.00", "currency": "BDT",
-                            "metadata": {"cart": "42"}}
+    assert body["data"] == {
+        "payment_id": payment.public_id,
+        "trx_id": transaction.trx_id,
+        "reference": "ORDER-7",
+        "status": "completed",
+        "amount": "500.00",
+        "currency": "BDT",
+        "metadata": {"cart": "42"},
+    }
     assert (delivery.url, delivery.status, delivery.attempts) == (CALLBACK, "pending", 0)
-    assert (delivery.payment_id, delivery.transaction_id, delivery.brand_id) == (payment.id, transaction.id, brand.id)
+    assert (delivery.payment_id, delivery.transaction_id, delivery.brand_id) == (
+        payment.id,
+        transaction.id,
+        brand.id,
+    )
     assert delivery.next_attempt_at is not None
 
 

@@ -1,11 +1,12 @@
 """One hanging receiver holds one worker, not all of them: other hosts' webhooks keep arriving meanwhile."""
+
 import threading
 
 import pytest
 
 from gateway.extensions import db
-from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.payments.lifecycle import complete_payment
+from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory
 from tests.webhook_support import WebhookReceiver, receiver, rq_redis, start_worker  # noqa: F401,F811 - fixtures
 
@@ -42,13 +43,20 @@ def hanging(brand):
 
 def statuses_for(url):
     db.session.expire_all()
-    return db.session.execute(db.select(WebhookDelivery.status, WebhookDelivery.attempts)
-                              .where(WebhookDelivery.url == url)).all()
+    return db.session.execute(
+        db.select(WebhookDelivery.status, WebhookDelivery.attempts).where(
+            WebhookDelivery.url == url
+        )
+    ).all()
 
 
-def test_a_hanging_receiver_does_not_hold_back_another_hosts_webhooks(brand, receiver, hanging, start_worker):
+def test_a_hanging_receiver_does_not_hold_back_another_hosts_webhooks(
+    brand, receiver, hanging, start_worker
+):
     workers = [start_worker(), start_worker()]
-    for _ in range(6):  # queued first: without a fair share both workers would sit on these for 30 s
+    for _ in range(
+        6
+    ):  # queued first: without a fair share both workers would sit on these for 30 s
         complete_payment(PaymentFactory(brand=brand, callback_url=hanging.url))
     assert hanging.wait_for(1), workers[0].output()
     for _ in range(10):
@@ -76,7 +84,9 @@ def test_a_parked_delivery_is_woken_when_its_hosts_attempt_ends(app, rq_redis):
     queue = Queue(jobs.WEBHOOKS, connection=rq_redis)
     assert queue.count == 0
 
-    release(url, 1, 1, seconds=0.01)  # a quick answer: the host is fast now, and what it held up goes
+    release(
+        url, 1, 1, seconds=0.01
+    )  # a quick answer: the host is fast now, and what it held up goes
     assert [job.args for job in queue.jobs] == [(jobs.DELIVER_WEBHOOK, 2)]
     assert admit(url, 3, 1) is True and admit(url, 4, 1) is True
 

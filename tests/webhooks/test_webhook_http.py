@@ -1,4 +1,5 @@
 """A webhook attempt on the wire: it goes to the address that was checked, and ends after WEBHOOK_TIMEOUT."""
+
 import socket
 import ssl
 import threading
@@ -8,15 +9,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from gateway.extensions import db
-from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from gateway.webhooks import callback_urls
-from gateway.webhooks.transport import http_session
 from gateway.webhooks.delivery import deliver_webhook
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
+from gateway.webhooks.transport import http_session
 from tests.factories import completed_payment
 from tests.webhook_support import TRICKLED_HEADS, WebhookReceiver, timed, trickling  # noqa: F401,F811 - fixture
 
 HOST = "merchant.test"
-PUBLIC = "127.0.0.1"  # stands for the merchant's public server; every other address counts as private
+PUBLIC = (
+    "127.0.0.1"  # stands for the merchant's public server; every other address counts as private
+)
 REAL_GETADDRINFO = socket.getaddrinfo
 
 
@@ -32,8 +35,10 @@ class ScriptedDns:
             return REAL_GETADDRINFO(host, port, *args, **kwargs)
         answer = self.answers[min(self.queries, len(self.answers) - 1)]
         self.queries += 1
-        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port)))
-                for address in ([answer] if isinstance(answer, str) else answer)]
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port)))
+            for address in ([answer] if isinstance(answer, str) else answer)
+        ]
 
 
 @pytest.fixture
@@ -54,6 +59,7 @@ def receivers(brand):
     def start(**options):
         started.append(WebhookReceiver(brand.webhook_secret, **options))
         return started[-1]
+
     yield start
     for receiver in started:
         receiver.close()
@@ -63,22 +69,36 @@ def receivers(brand):
 def delivery_to(brand, url):
     """A pending delivery of a completed payment to `url` (the factory stores the URL unchecked)."""
     payment = completed_payment(brand=brand, callback_url=url)
-    return db.session.execute(db.select(WebhookDelivery).where(WebhookDelivery.payment_id == payment.id)).scalar_one()
+    return db.session.execute(
+        db.select(WebhookDelivery).where(WebhookDelivery.payment_id == payment.id)
+    ).scalar_one()
 
 
 def attempt_log(delivery_id):
     db.session.expire_all()
-    return db.session.execute(
-        db.select(WebhookAttempt).where(WebhookAttempt.delivery_id == delivery_id).order_by(WebhookAttempt.id)
-    ).scalars().all()
+    return (
+        db.session.execute(
+            db.select(WebhookAttempt)
+            .where(WebhookAttempt.delivery_id == delivery_id)
+            .order_by(WebhookAttempt.id)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def test_a_host_that_rebinds_to_a_private_address_after_the_check_gets_the_webhook_at_the_checked_one(
-        brand, receivers, refusing_private):
-    internal = receivers(host="127.0.0.2")  # a private service the attacker wants the gateway to call
+    brand, receivers, refusing_private
+):
+    internal = receivers(
+        host="127.0.0.2"
+    )  # a private service the attacker wants the gateway to call
     public = receivers(host=PUBLIC, port=internal.port)
     delivery = delivery_to(brand, f"http://{HOST}:{public.port}/hooks")
-    refusing_private.answers = [PUBLIC, "127.0.0.2"]  # public for the check, private for any later lookup
+    refusing_private.answers = [
+        PUBLIC,
+        "127.0.0.2",
+    ]  # public for the check, private for any later lookup
 
     assert deliver_webhook(delivery.id) == "success"
     assert internal.received == []
@@ -87,19 +107,23 @@ def test_a_host_that_rebinds_to_a_private_address_after_the_check_gets_the_webho
     assert refusing_private.queries == 1
 
 
-UNREACHABLE = "127.0.0.3"  # the host's first address: nothing listens there, as an IPv6 address this server cannot reach
+# The host's first address: nothing listens there, like an IPv6 address this server cannot reach.
+UNREACHABLE = "127.0.0.3"
 
 
 @pytest.fixture
 def two_public_addresses(refusing_private, monkeypatch):
     """HOST resolves to UNREACHABLE and then PUBLIC, both public addresses as far as the check is concerned."""
     refusing_private.answers = [(UNREACHABLE, PUBLIC)]
-    monkeypatch.setattr(callback_urls, "is_public_address", lambda address: address in (UNREACHABLE, PUBLIC))
+    monkeypatch.setattr(
+        callback_urls, "is_public_address", lambda address: address in (UNREACHABLE, PUBLIC)
+    )
     return refusing_private
 
 
 def test_a_host_whose_first_address_takes_no_connection_gets_the_webhook_at_the_next(
-        brand, receivers, two_public_addresses):
+    brand, receivers, two_public_addresses
+):
     receiver = receivers(host=PUBLIC)
     delivery = delivery_to(brand, f"http://{HOST}:{receiver.port}/hooks")
 
@@ -124,13 +148,15 @@ def dropping_server():
                 return
             with connection:
                 taken.append(connection.recv(65536))
+
     threading.Thread(target=serve, daemon=True).start()
     yield listener.getsockname()[1], taken
     listener.close()
 
 
-def test_a_request_that_reached_an_address_is_never_sent_to_the_next(brand, receivers, two_public_addresses,
-                                                                     dropping_server):
+def test_a_request_that_reached_an_address_is_never_sent_to_the_next(
+    brand, receivers, two_public_addresses, dropping_server
+):
     port, taken = dropping_server
     receiver = receivers(host=PUBLIC, port=port)
     delivery = delivery_to(brand, f"http://{HOST}:{port}/hooks")
@@ -163,13 +189,17 @@ class KeepAliveHandler(BaseHTTPRequestHandler):
 def keep_alive_receiver():
     server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAliveHandler)
     server.seen = []
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
     yield server
     server.shutdown()
     server.server_close()
 
 
-def test_deliveries_to_a_checked_address_reuse_one_connection(brand, keep_alive_receiver, refusing_private):
+def test_deliveries_to_a_checked_address_reuse_one_connection(
+    brand, keep_alive_receiver, refusing_private
+):
     port = keep_alive_receiver.server_port
     first, second = (delivery_to(brand, f"http://{HOST}:{port}/hooks") for _ in range(2))
 
@@ -190,38 +220,59 @@ def tls_files(directory, name):
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Webhook test CA")])
 
     def certificate(subject, public_key, *extensions):
-        builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca_name).public_key(public_key)
-                   .serial_number(x509.random_serial_number())
-                   .not_valid_before(now - timedelta(minutes=5)).not_valid_after(now + timedelta(days=1)))
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(ca_name)
+            .public_key(public_key)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(minutes=5))
+            .not_valid_after(now + timedelta(days=1))
+        )
         for extension, critical in extensions:
             builder = builder.add_extension(extension, critical=critical)
         return builder.sign(ca_key, hashes.SHA256())
 
-    ca = certificate(ca_name, ca_key.public_key(), (x509.BasicConstraints(ca=True, path_length=None), True),
-                     (x509.KeyUsage(False, False, False, False, False, True, True, False, False), True),
-                     (x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False))
-    leaf = certificate(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]), key.public_key(),
-                       (x509.SubjectAlternativeName([x509.DNSName(name)]), False),
-                       (x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False),
-                       (x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), False))
+    ca = certificate(
+        ca_name,
+        ca_key.public_key(),
+        (x509.BasicConstraints(ca=True, path_length=None), True),
+        (x509.KeyUsage(False, False, False, False, False, True, True, False, False), True),
+        (x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False),
+    )
+    leaf = certificate(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]),
+        key.public_key(),
+        (x509.SubjectAlternativeName([x509.DNSName(name)]), False),
+        (x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False),
+        (x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), False),
+    )
     paths = directory / "ca.pem", directory / "cert.pem", directory / "key.pem"
     paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    paths[2].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    paths[2].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return paths
 
 
 @pytest.mark.parametrize("certified_name", [HOST, "elsewhere.test"])
 def test_https_to_the_checked_address_names_and_verifies_the_callback_host(
-        brand, receivers, refusing_private, tmp_path, monkeypatch, certified_name):
+    brand, receivers, refusing_private, tmp_path, monkeypatch, certified_name
+):
     ca, cert, key = tls_files(tmp_path, certified_name)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server_names = []
     context.sni_callback = lambda tls, name, ctx: server_names.append(name)
     receiver = receivers(ssl_context=context)
-    monkeypatch.setattr(http_session(), "verify", str(ca))  # trust the test CA instead of the public ones
+    monkeypatch.setattr(
+        http_session(), "verify", str(ca)
+    )  # trust the test CA instead of the public ones
     delivery = delivery_to(brand, f"https://{HOST}:{receiver.port}/hooks")
 
     result = deliver_webhook(delivery.id)
@@ -237,8 +288,9 @@ def test_https_to_the_checked_address_names_and_verifies_the_callback_host(
 
 
 @TRICKLED_HEADS
-def test_a_receiver_trickling_its_answer_is_cut_off_at_the_webhook_timeout(app, brand, monkeypatch, trickling,
-                                                                           head):
+def test_a_receiver_trickling_its_answer_is_cut_off_at_the_webhook_timeout(
+    app, brand, monkeypatch, trickling, head
+):
     monkeypatch.setitem(app.config, "WEBHOOK_TIMEOUT", 0.5)
     delivery = delivery_to(brand, trickling(head).url)
 
@@ -252,7 +304,9 @@ def test_a_receiver_trickling_its_answer_is_cut_off_at_the_webhook_timeout(app, 
 
 
 def test_an_answer_cut_short_is_a_failed_attempt(brand, trickling):
-    delivery = delivery_to(brand, trickling(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", drips=0).url)
+    delivery = delivery_to(
+        brand, trickling(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", drips=0).url
+    )
 
     result = deliver_webhook(delivery.id)
 

@@ -1,12 +1,13 @@
 """A hand redelivery (API or panel) is extra: the automatic retry schedule and its budget carry on unchanged."""
+
 from datetime import timedelta
 
 from freezegun import freeze_time
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from gateway.webhooks.delivery import MAX_ATTEMPTS, RETRY_DELAYS, deliver_webhook
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from tests.factories import completed_payment
 from tests.webhook_support import receiver  # noqa: F401 - fixture
 
@@ -17,7 +18,11 @@ def the_delivery():
 
 
 def attempt_statuses():
-    return db.session.execute(db.select(WebhookAttempt.response_status).order_by(WebhookAttempt.id)).scalars().all()
+    return (
+        db.session.execute(db.select(WebhookAttempt.response_status).order_by(WebhookAttempt.id))
+        .scalars()
+        .all()
+    )
 
 
 def redeliver(client, auth, delivery_id):
@@ -26,7 +31,9 @@ def redeliver(client, auth, delivery_id):
     return deliver_webhook(delivery_id)
 
 
-def test_a_failed_hand_redelivery_goes_back_to_the_automatic_attempt_that_was_due(client, auth, brand, receiver):
+def test_a_failed_hand_redelivery_goes_back_to_the_automatic_attempt_that_was_due(
+    client, auth, brand, receiver
+):
     receiver.plan = [500, 500]
     with freeze_time(utcnow()) as clock:
         start = utcnow()
@@ -47,7 +54,9 @@ def test_a_failed_hand_redelivery_goes_back_to_the_automatic_attempt_that_was_du
     assert (the_delivery().status, the_delivery().attempts) == ("success", 3)
 
 
-def test_hand_redeliveries_leave_every_automatic_attempt_to_the_schedule(client, auth, brand, receiver):
+def test_hand_redeliveries_leave_every_automatic_attempt_to_the_schedule(
+    client, auth, brand, receiver
+):
     receiver.plan = [500] * (MAX_ATTEMPTS + 3)
     with freeze_time(utcnow()) as clock:
         completed_payment(brand=brand, callback_url=receiver.url)
@@ -63,7 +72,11 @@ def test_hand_redeliveries_leave_every_automatic_attempt_to_the_schedule(client,
 
     delivery = the_delivery()
     assert automatic == MAX_ATTEMPTS
-    assert (delivery.status, delivery.attempts, delivery.manual_attempts) == ("failed", MAX_ATTEMPTS + 3, 3)
+    assert (delivery.status, delivery.attempts, delivery.manual_attempts) == (
+        "failed",
+        MAX_ATTEMPTS + 3,
+        3,
+    )
     assert len(attempt_statuses()) == MAX_ATTEMPTS + 3
 
 
@@ -76,5 +89,9 @@ def test_a_failed_hand_redelivery_of_a_failed_delivery_stays_failed(client, auth
 
     assert redeliver(client, auth, delivery.id) == "failed"
     delivery = the_delivery()
-    assert (delivery.status, delivery.attempts, delivery.manual_attempts, delivery.next_attempt_at) == (
-        "failed", MAX_ATTEMPTS + 1, 1, None)
+    assert (
+        delivery.status,
+        delivery.attempts,
+        delivery.manual_attempts,
+        delivery.next_attempt_at,
+    ) == ("failed", MAX_ATTEMPTS + 1, 1, None)

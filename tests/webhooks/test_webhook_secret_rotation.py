@@ -1,5 +1,6 @@
 """Rotating the webhook secret with an overlap: X-Service-Signature (new secret) plus X-Service-Signature-Previous (old
 secret) until the overlap ends, so a receiver still holding the old secret verifies until then, and not after."""
+
 import hashlib
 import hmac
 import importlib.util
@@ -10,12 +11,12 @@ import pytest
 from freezegun import freeze_time
 from werkzeug.wrappers import Response
 
+from gateway.accounts.models.brand import Brand
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.accounts.models.brand import Brand
-from gateway.webhooks.models.webhook import WebhookDelivery
 from gateway.webhooks.deliveries import rotate_webhook_secret, send_test_webhook
 from gateway.webhooks.delivery import deliver_webhook
+from gateway.webhooks.models.webhook import WebhookDelivery
 
 ROOT = Path(__file__).resolve().parents[2]
 DAY = 24 * 3600
@@ -23,7 +24,9 @@ DAY = 24 * 3600
 
 def example_receiver():
     """examples/webhook_receiver.py, as a merchant would run it."""
-    spec = importlib.util.spec_from_file_location("webhook_receiver", ROOT / "examples" / "webhook_receiver.py")
+    spec = importlib.util.spec_from_file_location(
+        "webhook_receiver", ROOT / "examples" / "webhook_receiver.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -44,10 +47,12 @@ def receiver_with(httpserver, brand):
             seen.append(request)
             ok = verify(secret, request.get_data(), request.headers)
             return Response("OK" if ok else "invalid signature", status=200 if ok else 401)
+
         httpserver.expect_request("/hooks", method="POST").respond_with_handler(answer)
         brand.webhook_url = httpserver.url_for("/hooks")
         db.session.commit()
         return seen
+
     return serve
 
 
@@ -59,7 +64,9 @@ def send_one(brand):
     return db.session.get(WebhookDelivery, delivery.id).status
 
 
-def test_a_receiver_with_the_old_secret_verifies_during_the_overlap_and_not_after(brand, receiver_with):
+def test_a_receiver_with_the_old_secret_verifies_during_the_overlap_and_not_after(
+    brand, receiver_with
+):
     old = brand.webhook_secret
     seen = receiver_with(old)
     with freeze_time(utcnow()) as clock:
@@ -79,7 +86,9 @@ def test_a_receiver_with_the_old_secret_verifies_during_the_overlap_and_not_afte
         assert seen[-1].headers["X-Service-Signature"] == hex_hmac(new, seen[-1].get_data())
 
 
-def test_a_receiver_updated_to_the_new_secret_verifies_at_once_and_after_the_overlap(brand, receiver_with):
+def test_a_receiver_updated_to_the_new_secret_verifies_at_once_and_after_the_overlap(
+    brand, receiver_with
+):
     with freeze_time(utcnow()) as clock:
         receiver_with(rotate_webhook_secret(brand))
 

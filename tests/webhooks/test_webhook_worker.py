@@ -1,4 +1,5 @@
 """The real `flask gateway worker`: webhooks arrive, and survive Redis outages and killed workers."""
+
 import socket
 import threading
 
@@ -7,9 +8,9 @@ from rq import Queue
 
 from gateway import jobs
 from gateway.extensions import db
-from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from gateway.payments.lifecycle import complete_payment
 from gateway.webhooks.delivery import ABANDONED
+from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from tests.factories import PaymentFactory
 from tests.webhook_support import receiver, rq_redis, start_worker  # noqa: F401,F811 - fixtures
 
@@ -49,12 +50,17 @@ def test_worker_delivers_a_completed_payment_with_the_spec_body(brand, receiver,
     assert body["event"] == "payment.completed"
     assert body["data"]["payment_id"] == payment.public_id
     assert body["data"]["trx_id"] == transaction.trx_id
-    assert (body["data"]["amount"], body["data"]["currency"], body["data"]["status"]) == ("500.00", "BDT", "completed")
+    assert (body["data"]["amount"], body["data"]["currency"], body["data"]["status"]) == (
+        "500.00",
+        "BDT",
+        "completed",
+    )
     assert wait_for_status("success"), worker.output()
 
 
 def test_webhook_arrives_after_the_sweep_when_redis_was_down_at_completion(
-        app, brand, receiver, start_worker, closed_port, monkeypatch):
+    app, brand, receiver, start_worker, closed_port, monkeypatch
+):
     payment = PaymentFactory(brand=brand, callback_url=receiver.url)
     monkeypatch.setitem(app.config, "REDIS_URL", f"redis://127.0.0.1:{closed_port}/0")
     complete_payment(payment)  # commits; the wake-up cannot be enqueued and is only logged
@@ -70,7 +76,7 @@ def test_delivery_completes_after_its_worker_is_killed_mid_request(brand, receiv
     receiver.hold = threading.Event()
     first = start_worker()
     complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))
-    assert receiver.wait_for(1), first.output()   # the worker is inside the request now
+    assert receiver.wait_for(1), first.output()  # the worker is inside the request now
     first.kill()
     receiver.hold.set()
 
@@ -98,15 +104,30 @@ def first_to_exit(workers, timeout=30):
     return None
 
 
-def test_two_workers_running_the_same_delivery_at_once_send_it_once(brand, receiver, start_worker, rq_redis):
+def test_two_workers_running_the_same_delivery_at_once_send_it_once(
+    brand, receiver, start_worker, rq_redis
+):
     receiver.hold = threading.Event()
     complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))  # one wake-up
-    jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, the_delivery().id)  # and a second, for the same attempt
+    jobs.enqueue(
+        jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, the_delivery().id
+    )  # and a second, for the same attempt
     assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 2
-    workers = [start_worker("--burst", "--queues", jobs.WEBHOOKS, "--log-level", "WARNING",
-                            WEBHOOK_LEASE_SECONDS="60") for _ in range(2)]
+    workers = [
+        start_worker(
+            "--burst",
+            "--queues",
+            jobs.WEBHOOKS,
+            "--log-level",
+            "WARNING",
+            WEBHOOK_LEASE_SECONDS="60",
+        )
+        for _ in range(2)
+    ]
 
-    assert receiver.wait_for(1), workers[0].output() + workers[1].output()  # one worker is inside the request
+    assert receiver.wait_for(1), (
+        workers[0].output() + workers[1].output()
+    )  # one worker is inside the request
     # The other runs the second job meanwhile, loses the claim and, the queue empty, quits.
     done = first_to_exit(workers)
     assert done is not None and done.process.returncode == 0, done and done.output()

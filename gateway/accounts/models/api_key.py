@@ -1,7 +1,8 @@
 """An API key: a label, scopes and the SHA-256 of a secret shown once."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 SCOPES = ("read", "write", "admin")
 
@@ -10,9 +11,14 @@ class ApiKey(db.Model):
     __tablename__ = "api_keys"
     __table_args__ = (
         # A label names one active key of a brand; revoked keys keep theirs for the record.
-        db.Index("uq_api_keys_active_label", "brand_id", "label", unique=True,
-                 sqlite_where=db.text("revoked_at IS NULL"),
-                 postgresql_where=db.text("revoked_at IS NULL")),
+        db.Index(
+            "uq_api_keys_active_label",
+            "brand_id",
+            "label",
+            unique=True,
+            sqlite_where=db.text("revoked_at IS NULL"),
+            postgresql_where=db.text("revoked_at IS NULL"),
+        ),
     )
 
     id = db.Column(db.Integer, primary_key=True)

@@ -1,14 +1,13 @@
 """The audit log: who changed what in the panel, when and from where."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 
 class AuditLog(db.Model):
     __tablename__ = "audit_logs"
-    __table_args__ = (
-        db.Index("ix_audit_logs_brand_created", "brand_id", "created_at"),
-    )
+    __table_args__ = (db.Index("ix_audit_logs_brand_created", "brand_id", "created_at"),)
 
     id = db.Column(db.Integer, primary_key=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)

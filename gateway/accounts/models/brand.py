@@ -1,9 +1,10 @@
 """A brand: the merchant a deployment serves, with its look, currencies and webhook secret."""
+
 import secrets
 
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 
 def new_webhook_secret():

@@ -1,7 +1,8 @@
 """A stored response to a POST sent with an Idempotency-Key, replayed for 24 hours."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 
 class IdempotencyRecord(db.Model):

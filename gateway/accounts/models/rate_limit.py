@@ -1,4 +1,5 @@
 """A rate-limit counter that every process shares: one fixed window per limit and client."""
+
 from ...extensions import db
 
 

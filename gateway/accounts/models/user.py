@@ -1,4 +1,5 @@
 """A person who signs in to the merchant panel; super-administrators may also authorise key operations."""
+
 import hashlib
 import hmac
 
@@ -7,8 +8,8 @@ from flask_login import UserMixin
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime, row_id
+from ...extensions import db
 
 ROLES = ("super_admin", "staff")
 
@@ -38,7 +39,9 @@ class User(UserMixin, db.Model):
 
     def set_password(self, password):
         """Store a salted hash of the password, never the password."""
-        self.password_hash = generate_password_hash(password, current_app.config["PASSWORD_HASH_METHOD"])
+        self.password_hash = generate_password_hash(
+            password, current_app.config["PASSWORD_HASH_METHOD"]
+        )
 
     def check_password(self, password):
         """Whether the password matches the stored hash."""

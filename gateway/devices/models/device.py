@@ -1,14 +1,13 @@
 """A paired companion-app phone and the one-time codes that pair it."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 
 class Device(db.Model):
     __tablename__ = "devices"
-    __table_args__ = (
-        db.Index("ix_devices_brand_created", "brand_id", "created_at"),
-    )
+    __table_args__ = (db.Index("ix_devices_brand_created", "brand_id", "created_at"),)
 
     id = db.Column(db.Integer, primary_key=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)

@@ -1,7 +1,8 @@
 """A message for the brand's companion phones (one device, or all when device_id is null)."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 
 class Notification(db.Model):

@@ -1,15 +1,21 @@
 """A customer profile, upserted from payments and editable through the API."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 
 class Customer(db.Model):
     __tablename__ = "customers"
     __table_args__ = (
-        db.Index("uq_customers_brand_email", "brand_id", "email", unique=True,
-                 sqlite_where=db.text("email IS NOT NULL"),
-                 postgresql_where=db.text("email IS NOT NULL")),
+        db.Index(
+            "uq_customers_brand_email",
+            "brand_id",
+            "email",
+            unique=True,
+            sqlite_where=db.text("email IS NOT NULL"),
+            postgresql_where=db.text("email IS NOT NULL"),
+        ),
         db.Index("ix_customers_brand_phone", "brand_id", "phone"),
         db.Index("ix_customers_brand_created", "brand_id", "created_at"),
     )

@@ -1,11 +1,18 @@
 """A payment from creation to completion, and the transaction a completed payment owns."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import Money, UTCDateTime
+from ...extensions import db
 
 PAYMENT_STATUSES = (
-    "created", "processing", "completed", "partially_refunded", "refunded",
-    "cancelled", "expired", "failed",
+    "created",
+    "processing",
+    "completed",
+    "partially_refunded",
+    "refunded",
+    "cancelled",
+    "expired",
+    "failed",
 )
 OPEN_STATUSES = ("created", "processing")
 PAID_STATUSES = ("completed", "partially_refunded", "refunded")
@@ -21,7 +28,9 @@ class Payment(db.Model):
         db.Index("ix_payments_customer", "customer_id"),
         db.Index("ix_payments_provider_trx", "provider", "provider_trx_id"),
         db.CheckConstraint("amount > 0", name="amount_positive"),
-        db.CheckConstraint("amount_refunded >= 0 AND amount_refunded <= amount", name="refund_within_amount"),
+        db.CheckConstraint(
+            "amount_refunded >= 0 AND amount_refunded <= amount", name="refund_within_amount"
+        ),
     )
 
     id = db.Column(db.Integer, primary_key=True)
@@ -73,7 +82,9 @@ class Transaction(db.Model):
     __tablename__ = "transactions"
     __table_args__ = (
         db.Index("ix_transactions_brand_created", "brand_id", "created_at"),
-        db.CheckConstraint("amount_refunded >= 0 AND amount_refunded <= amount", name="refund_within_amount"),
+        db.CheckConstraint(
+            "amount_refunded >= 0 AND amount_refunded <= amount", name="refund_within_amount"
+        ),
     )
 
     id = db.Column(db.Integer, primary_key=True)

@@ -1,7 +1,8 @@
 """A brand's way to be paid: a provider, the receiving number and how the customer sends to it."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 PROVIDERS = ("bkash", "nagad", "rocket", "upay")
 METHOD_KINDS = ("personal", "agent", "merchant")
@@ -10,7 +11,9 @@ METHOD_KINDS = ("personal", "agent", "merchant")
 class PaymentMethod(db.Model):
     __tablename__ = "payment_methods"
     __table_args__ = (
-        db.UniqueConstraint("brand_id", "provider", "number", name="uq_payment_methods_brand_provider_number"),
+        db.UniqueConstraint(
+            "brand_id", "provider", "number", name="uq_payment_methods_brand_provider_number"
+        ),
         db.Index("ix_payment_methods_brand_position", "brand_id", "position"),
     )
 

@@ -1,7 +1,8 @@
 """An SMS forwarded by a paired phone: its text, what the parser read, and the payment it paid."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import Money, UTCDateTime
+from ...extensions import db
 
 SMS_STATUSES = ("matched", "unmatched", "ignored", "duplicate", "review", "unparsed", "returned")
 
@@ -12,9 +13,15 @@ class InboundSms(db.Model):
         # The same text forwarded twice is stored once.
         db.UniqueConstraint("brand_id", "content_hash", name="uq_inbound_sms_brand_content"),
         # A provider TrxID is stored once, so two texts cannot both pay with it.
-        db.Index("uq_inbound_sms_brand_provider_trx", "brand_id", "provider", "provider_trx_id", unique=True,
-                 sqlite_where=db.text("provider_trx_id IS NOT NULL"),
-                 postgresql_where=db.text("provider_trx_id IS NOT NULL")),
+        db.Index(
+            "uq_inbound_sms_brand_provider_trx",
+            "brand_id",
+            "provider",
+            "provider_trx_id",
+            unique=True,
+            sqlite_where=db.text("provider_trx_id IS NOT NULL"),
+            postgresql_where=db.text("provider_trx_id IS NOT NULL"),
+        ),
         db.Index("ix_inbound_sms_brand_status_created", "brand_id", "status", "created_at"),
         db.Index("ix_inbound_sms_brand_created", "brand_id", "created_at"),
         db.Index("ix_inbound_sms_device", "device_id"),
@@ -39,7 +46,9 @@ class InboundSms(db.Model):
     status = db.Column(db.String(20), nullable=False, default="unmatched")
     review_reason = db.Column(db.String(255))
     # Unique: one payment consumes at most one SMS; the guarded UPDATE makes one SMS pay at most one.
-    payment_id = db.Column(db.Integer, db.ForeignKey("payments.id", ondelete="SET NULL"), unique=True)
+    payment_id = db.Column(
+        db.Integer, db.ForeignKey("payments.id", ondelete="SET NULL"), unique=True
+    )
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     matched_at = db.Column(UTCDateTime)
 

@@ -1,7 +1,8 @@
 """An outbound SMS: queued, leased to a companion device or an SMS provider, then sent or failed."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 OUTBOUND_SMS_STATUSES = ("queued", "leased", "sent", "failed")
 

@@ -1,14 +1,13 @@
 """A brand's own regular expression for a provider text the built-in parsers do not know."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 
 class SmsTemplate(db.Model):
     __tablename__ = "sms_templates"
-    __table_args__ = (
-        db.UniqueConstraint("brand_id", "name", name="uq_sms_templates_brand_name"),
-    )
+    __table_args__ = (db.UniqueConstraint("brand_id", "name", name="uq_sms_templates_brand_name"),)
 
     id = db.Column(db.Integer, primary_key=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)

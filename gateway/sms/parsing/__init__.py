@@ -1,4 +1,5 @@
 """Parse forwarded bKash, Nagad, Rocket, Upay and bank SMS into structured, trust-checked fields."""
+
 import logging
 import re
 import unicodedata
@@ -23,21 +24,42 @@ from .common import (
     tidy_party,
 )
 
-__all__ = ["ParsedSms", "build_sms_text", "canonical_trx_id", "parse_amount", "parse_sms", "parse_with_template",
-           "sender_for", "sender_provider", "validate_template"]
+__all__ = [
+    "ParsedSms",
+    "build_sms_text",
+    "canonical_trx_id",
+    "parse_amount",
+    "parse_sms",
+    "parse_with_template",
+    "sender_for",
+    "sender_provider",
+    "validate_template",
+]
 
 logger = logging.getLogger(__name__)
 
 WALLETS = {module.PROVIDER: module for module in (bkash, nagad, rocket, upay)}
 PARSERS = {**{name: module.parse for name, module in WALLETS.items()}, bank.PROVIDER: bank.parse}
 SENDER_KEYS = {key: module.PROVIDER for module in WALLETS.values() for key in module.SENDER_KEYS}
-BANK_SENDER_KEYS = frozenset({"dbbl", "ebl", "ucb", "ucbl", "mtb", "ibbl", "sibl", "scb", "hsbc", "dhakabank"})
+BANK_SENDER_KEYS = frozenset(
+    {"dbbl", "ebl", "ucb", "ucbl", "mtb", "ibbl", "sibl", "scb", "hsbc", "dhakabank"}
+)
 # Which parsers a sender id may speak for: 16216 carries both Rocket and Dutch-Bangla Bank alerts.
-SENDER_PARSERS = {"bkash": ("bkash",), "nagad": ("nagad",), "rocket": ("rocket", "bank"), "upay": ("upay",),
-                  "bank": ("bank",)}
+SENDER_PARSERS = {
+    "bkash": ("bkash",),
+    "nagad": ("nagad",),
+    "rocket": ("rocket", "bank"),
+    "upay": ("upay",),
+    "bank": ("bank",),
+}
 # Upay before Rocket: Rocket's looser "Tk… received from" would also read Upay's "has been received from".
 CONTENT_ORDER = ("bkash", "nagad", "upay", "rocket", "bank")
-BRAND_MENTIONS = {"bkash": r"bkash", "nagad": r"nagad", "rocket": r"rocket|dbbl|dutch[\s-]*bangla", "upay": r"upay"}
+BRAND_MENTIONS = {
+    "bkash": r"bkash",
+    "nagad": r"nagad",
+    "rocket": r"rocket|dbbl|dutch[\s-]*bangla",
+    "upay": r"upay",
+}
 
 TEMPLATE_FIELDS = ("amount", "trx_id", "counterparty", "balance", "fee", "time")
 REQUIRED_TEMPLATE_FIELDS = ("amount", "trx_id")
@@ -179,12 +201,16 @@ def validate_template(pattern):
     groups = set(compiled.groupindex)
     missing = [name for name in REQUIRED_TEMPLATE_FIELDS if name not in groups]
     if missing:
-        raise ValueError(f"SMS template needs the named group(s) {', '.join(missing)}, "
-                         f"e.g. (?P<amount>[0-9,.]+) and (?P<trx_id>\\w+).")
+        raise ValueError(
+            f"SMS template needs the named group(s) {', '.join(missing)}, "
+            f"e.g. (?P<amount>[0-9,.]+) and (?P<trx_id>\\w+)."
+        )
     unknown = sorted(groups - set(TEMPLATE_FIELDS))
     if unknown:
-        raise ValueError(f"SMS template has unknown group(s) {', '.join(unknown)}; "
-                         f"allowed: {', '.join(TEMPLATE_FIELDS)}.")
+        raise ValueError(
+            f"SMS template has unknown group(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(TEMPLATE_FIELDS)}."
+        )
     return compiled
 
 
@@ -201,11 +227,18 @@ def parse_with_template(pattern, text):
     if amount is None or trx_id is None:
         return None
     optional = {name: t.grab(match, name) for name in ("counterparty", "balance", "fee", "time")}
-    return ParsedSms(provider=None, incoming=True, kind="template", amount=amount, trx_id=trx_id,
-                     counterparty=tidy_party(optional["counterparty"]),
-                     fee=parse_amount(optional["fee"]) if optional["fee"] else None,
-                     balance=parse_amount(optional["balance"]) if optional["balance"] else None,
-                     printed_time=(optional["time"] or "").strip() or None, recognised=True)
+    return ParsedSms(
+        provider=None,
+        incoming=True,
+        kind="template",
+        amount=amount,
+        trx_id=trx_id,
+        counterparty=tidy_party(optional["counterparty"]),
+        fee=parse_amount(optional["fee"]) if optional["fee"] else None,
+        balance=parse_amount(optional["balance"]) if optional["balance"] else None,
+        printed_time=(optional["time"] or "").strip() or None,
+        recognised=True,
+    )
 
 
 def build_sms_text(provider, amount, trx_id, counterparty, balance, when):
@@ -221,7 +254,9 @@ def build_sms_text(provider, amount, trx_id, counterparty, balance, when):
     counterparty = as_text(counterparty).strip()
     if not counterparty or "\n" in clean_text(counterparty):
         raise ValueError("counterparty must be a non-empty single line.")
-    return module.build(_money(amount, "amount"), trx_id, counterparty, _money(balance, "balance"), when)
+    return module.build(
+        _money(amount, "amount"), trx_id, counterparty, _money(balance, "balance"), when
+    )
 
 
 def _money(value, name):
@@ -229,7 +264,6 @@ def _money(value, name):
     if isinstance(value, (float, bool)) or not isinstance(value, (Decimal, int)):
         raise TypeError(f"{name} must be a Decimal (or an int), not {type(value).__name__}.")
     value = Decimal(value)
-    if not value.is_finite() or value < 0 or value >= 10 ** 12:
+    if not value.is_finite() or value < 0 or value >= 10**12:
         raise ValueError(f"{name} must be a finite amount from 0 to 999,999,999,999.99.")
     return value.quantize(CENT)
-

@@ -1,8 +1,21 @@
 """Bank account alerts (Dutch-Bangla via 16216, BRAC, Pubali, Rupali, …): credits, debits, balance replies."""
+
 import re
 from dataclasses import replace
 
-from .common import CURRENCY, DATE, HOUR, M, NUMBER, PARTY, ParsedSms, apply_rules, rule, tidy_party, to_decimal
+from .common import (
+    CURRENCY,
+    DATE,
+    HOUR,
+    NUMBER,
+    PARTY,
+    M,
+    ParsedSms,
+    apply_rules,
+    rule,
+    tidy_party,
+    to_decimal,
+)
 
 PROVIDER = "bank"
 TIME = (re.compile(rf"(?<![a-z])on\s+(?P<time>{DATE}(?:\s+{HOUR})?)", re.I),)
@@ -13,12 +26,17 @@ FROM = re.compile(rf"(?<![a-z])from\s+{PARTY}", re.I)
 CHANNEL = re.compile(r"credited\s*\((?P<cp>[^)\n]{1,100})\)", re.I)
 BALANCE_REPLY = re.compile(
     rf"balance\s+of\s+(?:your\s+)?(?:a/c|account)[^\n]{{0,40}}?\s+is\s+(?:{CURRENCY}\.?\s*)?(?P<balance>{NUMBER})",
-    re.I)
+    re.I,
+)
 AS_ON = re.compile(rf"as\s+(?:on|of)\s+(?P<time>{DATE}(?:\s+{HOUR})?)", re.I)
 
 RULES = (
     rule("bank_credit", True, r"\bcredited\b|\bdeposited\b|received\s+from|\bcr\.?\s+(?:tk|bdt)"),
-    rule("bank_debit", False, rf"\bdebited\b|\bwithdrawn\b|\bdr\.?\s+(?:tk|bdt)|\bpaid\s+(?:{M}\s+)?to\b"),
+    rule(
+        "bank_debit",
+        False,
+        rf"\bdebited\b|\bwithdrawn\b|\bdr\.?\s+(?:tk|bdt)|\bpaid\s+(?:{M}\s+)?to\b",
+    ),
 )
 
 
@@ -27,8 +45,13 @@ def parse(t):
     reply = BALANCE_REPLY.search(t.folded)
     if reply:
         time = AS_ON.search(t.folded)
-        return ParsedSms(provider=PROVIDER, kind="balance", balance=to_decimal(t.grab(reply, "balance")),
-                         printed_time=t.grab(time, "time"), recognised=True)
+        return ParsedSms(
+            provider=PROVIDER,
+            kind="balance",
+            balance=to_decimal(t.grab(reply, "balance")),
+            printed_time=t.grab(time, "time"),
+            recognised=True,
+        )
     parsed = apply_rules(PROVIDER, RULES, t, TIME, needs_trx=False)
     if parsed and parsed.counterparty is None:
         # The 'from' clause names the payer; without one, the bracketed channel is all there is.

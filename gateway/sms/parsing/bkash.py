@@ -1,7 +1,8 @@
 """bKash: sentence-style texts from the 'bKash' sender ending 'TrxID … at dd/mm/yyyy hh:mm'."""
+
 import re
 
-from .common import HOUR, M, PARTY, SLASH_DATE, apply_rules, rule
+from .common import HOUR, PARTY, SLASH_DATE, M, apply_rules, rule
 
 PROVIDER = "bkash"
 SENDER = "bKash"
@@ -12,11 +13,24 @@ TO = rf"(?:\s+to\s+{PARTY})?"
 
 # Order matters only for ties: the rule whose trigger starts earliest wins (see common.pick_rule).
 RULES = (
-    rule("refund", False, r"\bunsuccessful\b|has\s+been\s+(?:returned|refunded|reversed)",
-         amount=M + r"\s+has\s+been\s+(?:returned|refunded|reversed)", party=r"(?<![a-z])to\s+" + PARTY),
+    rule(
+        "refund",
+        False,
+        r"\bunsuccessful\b|has\s+been\s+(?:returned|refunded|reversed)",
+        amount=M + r"\s+has\s+been\s+(?:returned|refunded|reversed)",
+        party=r"(?<![a-z])to\s+" + PARTY,
+    ),
     rule("cashback", False, rf"received\s+(?:a\s+)?cash\s*back|cash\s*back\s+(?:of\s+)?{M}"),
-    rule("reward", False, rf"received\s+(?:a\s+|your\s+)?(?:reward|bonus|prize)|(?:reward|bonus)\s+(?:of\s+)?{M}"),
-    rule("loan", False, rf"received\s+(?:a\s+)?loan|\bloan\s+(?:of\s+)?{M}|loan\s+(?:has\s+been\s+)?disbursed"),
+    rule(
+        "reward",
+        False,
+        rf"received\s+(?:a\s+|your\s+)?(?:reward|bonus|prize)|(?:reward|bonus)\s+(?:of\s+)?{M}",
+    ),
+    rule(
+        "loan",
+        False,
+        rf"received\s+(?:a\s+)?loan|\bloan\s+(?:of\s+)?{M}|loan\s+(?:has\s+been\s+)?disbursed",
+    ),
     rule("interest", False, rf"(?:interest|profit)\s+(?:of\s+)?{M}"),
     rule("payment_received", True, rf"received\s+(?:a\s+)?payment\s+(?:of\s+)?{M}{FROM}"),
     rule("deposit_received", True, rf"received\s+(?:a\s+)?deposit\s+(?:of\s+)?{M}{FROM}"),
@@ -29,8 +43,13 @@ RULES = (
     rule("cash_out", False, rf"cash[\s-]*out\s+(?:of\s+)?{M}{TO}"),
     rule("send", False, rf"send\s+money\s+(?:of\s+)?{M}{TO}"),
     rule("payment", False, rf"payment\s+(?:of\s+)?{M}{TO}"),
-    rule("bill_payment", False, r"\bbill\b[^.\n]{0,40}\bpaid\b|\bbill\s+pay", amount=rf"amount\s*:?\s*{M}",
-         party=r"biller\s*:\s*(?P<cp>[^\n]{1,100}?)(?=\s*(?:\n|$|(?-i:MMYYYY|A/C|Amount|Account)))"),
+    rule(
+        "bill_payment",
+        False,
+        r"\bbill\b[^.\n]{0,40}\bpaid\b|\bbill\s+pay",
+        amount=rf"amount\s*:?\s*{M}",
+        party=r"biller\s*:\s*(?P<cp>[^\n]{1,100}?)(?=\s*(?:\n|$|(?-i:MMYYYY|A/C|Amount|Account)))",
+    ),
     # Add Money moves the owner's own bank or card money in: not a customer's payment.
     rule("add_money", False, r"add(?:ed)?\s+money|successfully\s+added"),
     rule("recharge", False, rf"recharge\s+(?:of\s+)?{M}(?:\s+(?:to|for)\s+{PARTY})?"),
@@ -44,5 +63,7 @@ def parse(t):
 
 def build(amount, trx_id, counterparty, balance, when):
     """A personal 'You have received' text exactly as bKash prints it."""
-    return (f"You have received Tk {amount:,.2f} from {counterparty}. Fee Tk 0.00. Balance Tk {balance:,.2f}. "
-            f"TrxID {trx_id} at {when:%d/%m/%Y %H:%M}")
+    return (
+        f"You have received Tk {amount:,.2f} from {counterparty}. Fee Tk 0.00. Balance Tk {balance:,.2f}. "
+        f"TrxID {trx_id} at {when:%d/%m/%Y %H:%M}"
+    )

@@ -1,4 +1,5 @@
 """Shared SMS helpers: text clean-up, look-alike folding, money, field finders and the rule engine."""
+
 import re
 import unicodedata
 from dataclasses import dataclass, replace
@@ -11,14 +12,61 @@ MAX_TEXT = 4096
 MAX_DIGITS = 15
 
 # Greek and Cyrillic letters that render like Latin ones; one character each, so positions survive folding.
-_LOOKALIKES = str.maketrans({
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
-    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "ο": "o", "ν": "v", "ρ": "p", "κ": "k", "ι": "i", "υ": "u",
-    "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K", "М": "M", "О": "O",
-    "Р": "P", "Ѕ": "S", "Т": "T", "Х": "X", "У": "Y", "Ү": "Y", "а": "a", "с": "c", "е": "e", "һ": "h",
-    "і": "i", "ј": "j", "к": "k", "о": "o", "р": "p", "ѕ": "s", "х": "x", "у": "y", "ԁ": "d", "ԛ": "q",
-    "ԝ": "w",
-})
+_LOOKALIKES = str.maketrans(
+    {
+        "Α": "A",
+        "Β": "B",
+        "Ε": "E",
+        "Ζ": "Z",
+        "Η": "H",
+        "Ι": "I",
+        "Κ": "K",
+        "Μ": "M",
+        "Ν": "N",
+        "Ο": "O",
+        "Ρ": "P",
+        "Τ": "T",
+        "Υ": "Y",
+        "Χ": "X",
+        "ο": "o",
+        "ν": "v",
+        "ρ": "p",
+        "κ": "k",
+        "ι": "i",
+        "υ": "u",
+        "А": "A",
+        "В": "B",
+        "С": "C",
+        "Е": "E",
+        "Н": "H",
+        "І": "I",
+        "Ј": "J",
+        "К": "K",
+        "М": "M",
+        "О": "O",
+        "Р": "P",
+        "Ѕ": "S",
+        "Т": "T",
+        "Х": "X",
+        "У": "Y",
+        "Ү": "Y",
+        "а": "a",
+        "с": "c",
+        "е": "e",
+        "һ": "h",
+        "і": "i",
+        "ј": "j",
+        "к": "k",
+        "о": "o",
+        "р": "p",
+        "ѕ": "s",
+        "х": "x",
+        "у": "y",
+        "ԁ": "d",
+        "ԛ": "q",
+        "ԝ": "w",
+    }
+)
 
 # Regex building blocks; every pattern runs case-insensitively on the folded text.
 CURRENCY = r"(?:tk|bdt|taka|৳|টাকা)"
@@ -29,8 +77,10 @@ SLASH_DATE = r"[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}"
 # Labels that may follow a value with no space in between (flattened texts glue fields together).
 _GLUED_LABELS = r"(?-i:TxnID|TrxID|TxnId|TrxId|Ref|Fee|Balance|Bal|NetBal|Comm|Amount|Amt|Date)"
 # A counterparty: a phone or masked account number, else a short name up to the end of its clause.
-PARTY = (r"(?P<cp>\+?[0-9*]{5,}(?![0-9*])|[^\n]{1,100}?(?=\s+is\s+(?:un)?successful|\s+successful|\s+in\s+your"
-         r"|\s*[,;!]|\.+(?:\s|$)|\.(?=(?-i:[A-Z][a-z]))|\s*" + _GLUED_LABELS + r"(?=[\s:.\-]|$)|\n|$))")
+PARTY = (
+    r"(?P<cp>\+?[0-9*]{5,}(?![0-9*])|[^\n]{1,100}?(?=\s+is\s+(?:un)?successful|\s+successful|\s+in\s+your"
+    r"|\s*[,;!]|\.+(?:\s|$)|\.(?=(?-i:[A-Z][a-z]))|\s*" + _GLUED_LABELS + r"(?=[\s:.\-]|$)|\n|$))"
+)
 
 
 def money(name="amount"):
@@ -40,17 +90,24 @@ def money(name="amount"):
 
 M = money()
 _TRX = re.compile(r"(?:tr[xn]|tx[nr])\s?(?:id|no)|transaction\s*id", re.I)
-_TRX_VALUE = re.compile(r"\s*[:#.\-]?\s*(?P<trx>[^\W_]{4,32}?)(?=" + _GLUED_LABELS + r"|[\W_]|$)", re.I)
+_TRX_VALUE = re.compile(
+    r"\s*[:#.\-]?\s*(?P<trx>[^\W_]{4,32}?)(?=" + _GLUED_LABELS + r"|[\W_]|$)", re.I
+)
 _FEE = re.compile(r"(?<![a-z])(?:fee|charge)\s*[:.]?\s*" + money("fee"), re.I)
 _BALANCE = re.compile(
     rf"(?<![a-z])(?:net\s*bal(?:ance)?|balance(?:\s+is)?|bal|c/b)\s*[:.]?\s*(?:{CURRENCY}\.?\s*)?(?P<balance>{NUMBER})",
-    re.I)
+    re.I,
+)
 _MONEY = re.compile(M, re.I)
 # Sums right after these labels are fees, commissions or balances, never the transferred amount.
 _NOT_AMOUNT = re.compile(
-    r"(?<![a-z])(?:fee|charge|vat|comm(?:ission)?|net\s*bal(?:ance)?|bal(?:ance)?(?:\s+is)?|c/b)\s*[:.\-]?\s*$", re.I)
+    r"(?<![a-z])(?:fee|charge|vat|comm(?:ission)?|net\s*bal(?:ance)?|bal(?:ance)?(?:\s+is)?|c/b)\s*[:.\-]?\s*$",
+    re.I,
+)
 _ANY_TIME = re.compile(rf"(?<![0-9])(?P<time>{DATE}(?:\s+{HOUR})?)", re.I)
-_OTP = re.compile(r"\b(?:otp|one[\s-]*time[\s-]*pass(?:word|code)|verification\s+code|security\s+code)\b", re.I)
+_OTP = re.compile(
+    r"\b(?:otp|one[\s-]*time[\s-]*pass(?:word|code)|verification\s+code|security\s+code)\b", re.I
+)
 _PROMO = re.compile(r"https?://|www\.|\b(?:offer|win|discount|click|dial|enjoy|free)\b", re.I)
 
 
@@ -92,7 +149,7 @@ class Text:
         """The text of a named group as printed, or None when the group did not take part."""
         if match is None or group not in match.re.groupindex or match.start(group) < 0:
             return None
-        return self.raw[match.start(group):match.end(group)]
+        return self.raw[match.start(group) : match.end(group)]
 
 
 def as_text(value):
@@ -111,7 +168,9 @@ def fold_lookalikes(text):
 
 def ascii_digits(text):
     """ASCII digits in place of Bangla (০-৯) and any other script's decimal digits; same length."""
-    return "".join(str(unicodedata.decimal(c)) if not c.isascii() and c.isdecimal() else c for c in text)
+    return "".join(
+        str(unicodedata.decimal(c)) if not c.isascii() and c.isdecimal() else c for c in text
+    )
 
 
 def clean_text(text):
@@ -120,7 +179,11 @@ def clean_text(text):
     lines = []
     for line in text.splitlines():
         # Zero-width and control characters hide between letters and break keyword matches.
-        line = "".join(" " if c == "\t" else c for c in line if unicodedata.category(c) not in ("Cc", "Cf") or c == "\t")
+        line = "".join(
+            " " if c == "\t" else c
+            for c in line
+            if unicodedata.category(c) not in ("Cc", "Cf") or c == "\t"
+        )
         line = re.sub(r"\s+", " ", ascii_digits(line)).strip()
         if line:
             lines.append(line)
@@ -132,7 +195,9 @@ def canonical_trx_id(value):
     if not value:
         return None
     # Upper-case before folding: a Greek 'ν' is an 'N' in capitals, though it looks like a 'v'.
-    key = re.sub(r"\s+", "", fold_lookalikes(ascii_digits(unicodedata.normalize("NFKC", value)).upper()))
+    key = re.sub(
+        r"\s+", "", fold_lookalikes(ascii_digits(unicodedata.normalize("NFKC", value)).upper())
+    )
     return key or None
 
 
@@ -159,7 +224,7 @@ def parse_amount(text):
 def first_amount(t, start=0):
     """The first sum from `start` that no fee, commission or balance label claims."""
     for match in _MONEY.finditer(t.folded, start):
-        if not _NOT_AMOUNT.search(t.folded[max(0, match.start() - 24):match.start()]):
+        if not _NOT_AMOUNT.search(t.folded[max(0, match.start() - 24) : match.start()]):
             return to_decimal(t.grab(match, "amount"))
     return None
 
@@ -264,9 +329,18 @@ def apply_rules(provider, rules, t, time_patterns=(), needs_trx=True):
     if amount is None:
         amount = first_amount(t)
     party = tidy_party(t.grab(match, "cp")) or find_party(t, chosen.party)
-    parsed = ParsedSms(provider=provider, incoming=chosen.incoming, kind=chosen.kind, amount=amount,
-                       trx_id=find_trx(t), counterparty=party, fee=find_fee(t), balance=find_balance(t),
-                       printed_time=find_time(t, time_patterns), recognised=True)
+    parsed = ParsedSms(
+        provider=provider,
+        incoming=chosen.incoming,
+        kind=chosen.kind,
+        amount=amount,
+        trx_id=find_trx(t),
+        counterparty=party,
+        fee=find_fee(t),
+        balance=find_balance(t),
+        printed_time=find_time(t, time_patterns),
+        recognised=True,
+    )
     if needs_trx and parsed.trx_id is None:
         # A wallet transaction always prints its TrxID; without one it is a notice or a text we misread.
         if chosen.kind in NOTICE_KINDS:

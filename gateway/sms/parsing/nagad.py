@@ -1,4 +1,5 @@
 """Nagad: 'Label: value' texts from the 'NAGAD' sender, multi-line or flattened with fields glued."""
+
 import re
 from dataclasses import replace
 
@@ -11,11 +12,15 @@ SENDER_KEYS = ("nagad",)
 TIME = (re.compile(rf"(?P<time>[0-9]{{2}}/[0-9]{{2}}/[0-9]{{4}}\s*{HOUR})", re.I),)
 # Nagad sometimes drops the currency mark (its balance line often does).
 AMOUNT = rf"(?<![a-z])(?:amount|amt)\s*:?\s*(?:{CURRENCY}\.?\s*)?(?P<amount>{NUMBER})"
-LABELLED = (r"(?<![a-z])(?:sender|customer|uddokta|agent|receiver|recipient|merchant|distributor|from|to)"
-            rf"\s*:\s*{PARTY}")
+LABELLED = (
+    r"(?<![a-z])(?:sender|customer|uddokta|agent|receiver|recipient|merchant|distributor|from|to)"
+    rf"\s*:\s*{PARTY}"
+)
 QUOTED = r"payment\s+to\s+['\"‘’`]?(?P<cp>[^'\"‘’`\n]{1,100}?)['\"‘’`]?\s+is\s+successful"
 # Nagad ends every header with a full stop; forged texts seen in the wild drop it ('Cash Out ReceivedAmount:').
-HEADER = re.compile(r"(?:money|payment|cash[\s-]*in|cash[\s-]*out|b2b|remittance)\s+received(?P<stop>\s*\.)?", re.I)
+HEADER = re.compile(
+    r"(?:money|payment|cash[\s-]*in|cash[\s-]*out|b2b|remittance)\s+received(?P<stop>\s*\.)?", re.I
+)
 
 
 def nagad_rule(kind, incoming, trigger, party=LABELLED):
@@ -25,9 +30,21 @@ def nagad_rule(kind, incoming, trigger, party=LABELLED):
 
 RULES = (
     nagad_rule("refund", False, r"\brefund(?:ed)?\b|\breversed?\b|\bunsuccessful\b"),
-    nagad_rule("cashback", False, r"cash\s*back\s+(?:received|of|tk)|received\s+(?:a\s+)?cash\s*back", party=None),
-    nagad_rule("reward", False, r"(?:reward|bonus)\s+received|received\s+(?:a\s+)?(?:reward|bonus)", party=None),
-    nagad_rule("loan", False, r"\bloan\s+(?:received|disbursed)|received\s+(?:a\s+)?loan", party=None),
+    nagad_rule(
+        "cashback",
+        False,
+        r"cash\s*back\s+(?:received|of|tk)|received\s+(?:a\s+)?cash\s*back",
+        party=None,
+    ),
+    nagad_rule(
+        "reward",
+        False,
+        r"(?:reward|bonus)\s+received|received\s+(?:a\s+)?(?:reward|bonus)",
+        party=None,
+    ),
+    nagad_rule(
+        "loan", False, r"\bloan\s+(?:received|disbursed)|received\s+(?:a\s+)?loan", party=None
+    ),
     nagad_rule("receive", True, r"money\s+received"),
     nagad_rule("payment_received", True, r"payment\s+received"),
     nagad_rule("cash_in_received", True, r"cash[\s-]*in\s+received"),
@@ -62,5 +79,7 @@ def _header_has_full_stop(t):
 
 def build(amount, trx_id, counterparty, balance, when):
     """A 'Money Received.' text exactly as Nagad prints it (one field a line, no thousands separators)."""
-    return (f"Money Received.\nAmount: Tk {amount:.2f}\nSender: {counterparty}\nTxnID: {trx_id}\n"
-            f"Balance: Tk {balance:.2f}\n{when:%d/%m/%Y %H:%M}")
+    return (
+        f"Money Received.\nAmount: Tk {amount:.2f}\nSender: {counterparty}\nTxnID: {trx_id}\n"
+        f"Balance: Tk {balance:.2f}\n{when:%d/%m/%Y %H:%M}"
+    )

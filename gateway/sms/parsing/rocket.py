@@ -1,7 +1,8 @@
 """Rocket (Dutch-Bangla Bank's wallet): compact texts from 16216 with 'TxnId:' and 'Date:dd-MON-yy'."""
+
 import re
 
-from .common import DATE, HOUR, M, PARTY, apply_rules, rule
+from .common import DATE, HOUR, PARTY, M, apply_rules, rule
 
 PROVIDER = "rocket"
 SENDER = "16216"
@@ -20,8 +21,12 @@ RULES = (
     rule("cash_out", False, rf"cash[\s-]*out\s+to\s+{ACCOUNT}{PARTY}"),
     rule("cash_in_sent", False, rf"cash[\s-]*in\s+to\s+{ACCOUNT}{PARTY}"),
     rule("send", False, rf"{M}\s+(?:has\s+been\s+)?(?:sent|transferred)\s+to\s+{ACCOUNT}{PARTY}"),
-    rule("payment", False, rf"{M}\s+paid\s+to\s+(?P<cp>[^\n]{{1,100}}?)"
-                           r"(?=\s+(?:bill|ref|txn|trx)|\s*[,;]|\.(?:\s|$)|\n|$)"),
+    rule(
+        "payment",
+        False,
+        rf"{M}\s+paid\s+to\s+(?P<cp>[^\n]{{1,100}}?)"
+        r"(?=\s+(?:bill|ref|txn|trx)|\s*[,;]|\.(?:\s|$)|\n|$)",
+    ),
     rule("recharge", False, r"\brecharge"),
 )
 
@@ -35,7 +40,11 @@ def build(amount, trx_id, counterparty, balance, when):
     """A personal 'received from A/C' text exactly as Rocket prints it."""
     # Month and am/pm by hand: strftime's %b and %p follow the process locale.
     hour = when.hour % 12 or 12
-    stamp = (f"{when:%d}-{_MONTHS[when.month - 1]}-{when:%y} {hour:02d}:{when:%M:%S} "
-             f"{'am' if when.hour < 12 else 'pm'}")
-    return (f"Tk{amount:,.2f} received from A/C:{counterparty} Fee:Tk0, Your A/C Balance: Tk{balance:,.2f} "
-            f"TxnId:{trx_id} Date:{stamp}. Download https://bit.ly/nexuspay")
+    stamp = (
+        f"{when:%d}-{_MONTHS[when.month - 1]}-{when:%y} {hour:02d}:{when:%M:%S} "
+        f"{'am' if when.hour < 12 else 'pm'}"
+    )
+    return (
+        f"Tk{amount:,.2f} received from A/C:{counterparty} Fee:Tk0, Your A/C Balance: Tk{balance:,.2f} "
+        f"TxnId:{trx_id} Date:{stamp}. Download https://bit.ly/nexuspay"
+    )

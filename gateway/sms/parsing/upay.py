@@ -1,7 +1,8 @@
 """Upay: sentence-style texts from the 'upay' sender, 'Tk. 900.00 has been received from …'."""
+
 import re
 
-from .common import HOUR, M, PARTY, SLASH_DATE, apply_rules, rule
+from .common import HOUR, PARTY, SLASH_DATE, M, apply_rules, rule
 
 PROVIDER = "upay"
 SENDER = "upay"
@@ -35,5 +36,7 @@ def parse(t):
 
 def build(amount, trx_id, counterparty, balance, when):
     """A personal 'has been received' text exactly as Upay prints it."""
-    return (f"Tk. {amount:.2f} has been received from {counterparty}. Ref-. Balance Tk. {balance:.2f}. "
-            f"TrxID {trx_id} at {when:%d/%m/%Y %H:%M}")
+    return (
+        f"Tk. {amount:.2f} has been received from {counterparty}. Ref-. Balance Tk. {balance:.2f}. "
+        f"TrxID {trx_id} at {when:%d/%m/%Y %H:%M}"
+    )

@@ -1,7 +1,8 @@
 """Webhook deliveries (the transactional outbox) and the log of every attempt to send one."""
+
 from ...clock import utcnow
-from ...extensions import db
 from ...db_types import UTCDateTime
+from ...extensions import db
 
 DELIVERY_STATUSES = ("pending", "retrying", "success", "failed")
 DUE_STATUSES = ("pending", "retrying")
@@ -28,7 +29,9 @@ class WebhookDelivery(db.Model):
     # Attempts asked for by hand (panel/API redelivery): they do not count against the automatic budget.
     manual_attempts = db.Column(db.Integer, nullable=False, default=0, server_default="0")
     # A hand redelivery waits for its claim; `resume_at` keeps the automatic attempt it stepped in front of.
-    redelivery_requested = db.Column(db.Boolean, nullable=False, default=False, server_default=db.false())
+    redelivery_requested = db.Column(
+        db.Boolean, nullable=False, default=False, server_default=db.false()
+    )
     resume_at = db.Column(UTCDateTime)
     response_status = db.Column(db.Integer)
     response_body = db.Column(db.Text)
@@ -38,16 +41,21 @@ class WebhookDelivery(db.Model):
     updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
 
     brand = db.relationship("Brand")
-    attempt_log = db.relationship("WebhookAttempt", order_by="WebhookAttempt.id", lazy="select",
-                                  back_populates="delivery")
+    attempt_log = db.relationship(
+        "WebhookAttempt", order_by="WebhookAttempt.id", lazy="select", back_populates="delivery"
+    )
 
 
 class WebhookAttempt(db.Model):
     __tablename__ = "webhook_attempts"
 
     id = db.Column(db.Integer, primary_key=True)
-    delivery_id = db.Column(db.Integer, db.ForeignKey("webhook_deliveries.id", ondelete="CASCADE"),
-                            nullable=False, index=True)
+    delivery_id = db.Column(
+        db.Integer,
+        db.ForeignKey("webhook_deliveries.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    )
     attempted_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     response_status = db.Column(db.Integer)
     response_body = db.Column(db.String(2048))
