@@ -145,23 +145,32 @@ def settle(sms, payment):
     return "matched"
 
 
-def hold_for_review(payment, reason):
-    """Keep the payment processing with a review reason; the SMS stays bound to it."""
-    held = db.session.execute(
+def give_review_reason(payment_ids, reason, statuses=("processing",), *guards):
+    """Write a review reason on payments still in `statuses` (and `guards`); how many took it."""
+    return db.session.execute(
         db.update(Payment)
-        .where(Payment.id == payment.id, Payment.status == "processing")
+        .where(Payment.id.in_(payment_ids), Payment.status.in_(statuses), *guards)
         .values(review_reason=reason[:255], updated_at=utcnow())
         .execution_options(synchronize_session=False)
     ).rowcount
-    if held != 1:
-        db.session.rollback()
-        return None
+
+
+def notify_review(payment, reason):
+    """Tell the brand's phones that a payment waits for the merchant."""
     notify_devices(
         payment.brand_id,
         "payment.review",
         f"Payment {payment.reference or payment.public_id} needs review",
         body=reason,
     )
+
+
+def hold_for_review(payment, reason):
+    """Keep the payment processing with a review reason; the SMS stays bound to it."""
+    if give_review_reason([payment.id], reason) != 1:
+        db.session.rollback()
+        return None
+    notify_review(payment, reason)
     db.session.commit()
     return "review"
 
@@ -175,14 +184,8 @@ def flag_rival_claims(payment):
         )
     ]
     if rivals:
-        db.session.execute(
-            db.update(Payment)
-            .where(Payment.id.in_(rivals), Payment.status == "processing")
-            .values(
-                review_reason=f"TrxID {payment.provider_trx_id} paid another payment ({payment.public_id})"
-            )
-            .execution_options(synchronize_session=False)
-        )
+        reason = f"TrxID {payment.provider_trx_id} paid another payment ({payment.public_id})"
+        give_review_reason(rivals, reason)
         db.session.commit()
 
 
@@ -344,14 +347,8 @@ def flag_lost_claim(payment, sms=None):
     if sms is None or sms.payment_id is None or sms.payment_id == payment.id:
         return None
     winner = db.session.get(Payment, sms.payment_id)
-    flagged = db.session.execute(
-        db.update(Payment)
-        .where(Payment.id == payment.id, Payment.status == "processing", not_held_for_review_sql())
-        .values(
-            review_reason=lost_claim_reason(payment.provider_trx_id, winner), updated_at=utcnow()
-        )
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    reason = lost_claim_reason(payment.provider_trx_id, winner)
+    flagged = give_review_reason([payment.id], reason, ("processing",), not_held_for_review_sql())
     db.session.commit()
     return "review" if flagged == 1 else None
 
@@ -482,21 +479,11 @@ def bind_late_sms(sms, payment):
     except IntegrityError:  # the payment holds another SMS already
         won = 0
     if won == 1:
-        won = db.session.execute(
-            db.update(Payment)
-            .where(Payment.id == payment.id, Payment.status == payment.status)
-            .values(review_reason=reason, updated_at=now)
-            .execution_options(synchronize_session=False)
-        ).rowcount
+        won = give_review_reason([payment.id], reason, (payment.status,))
     if won != 1:
         db.session.rollback()
         return None
-    notify_devices(
-        payment.brand_id,
-        "payment.review",
-        f"Payment {payment.reference or payment.public_id} needs review",
-        body=reason,
-    )
+    notify_review(payment, reason)
     db.session.commit()
     return "late"
 
@@ -572,12 +559,7 @@ def return_late_sms(payment, note=None):
     reason = f"Returned to the customer. {payment.review_reason or LATE_REASONS[payment.status]}"[
         :255
     ]
-    db.session.execute(
-        db.update(Payment)
-        .where(Payment.id == payment.id, Payment.status.in_(LATE_STATUSES))
-        .values(review_reason=reason, updated_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
+    give_review_reason([payment.id], reason, LATE_STATUSES)
     commit_work()
     db.session.refresh(payment)
     db.session.refresh(sms)
