@@ -8,7 +8,8 @@ import requests
 from gateway.devices.pairing import create_pairing_code
 from tests.conftest import ENGINE
 from tests.factories import PaymentMethodFactory
-from tests.faults.harness import STACK_SECRET, Gunicorn, RedisServer, Shop, Workers
+from tests.faults.harness import STACK_SECRET, Gunicorn, Shop, Workers
+from tests.redis_server import RedisServer
 from tests.services import POSTGRES_URL
 from tests.webhook_support import receiver  # noqa: F401 - fixture
 
@@ -32,11 +33,11 @@ def fault_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def redis_server(fault_dir):
-    """A redis-server of the suite's own (never the machine's), stopped after the module."""
-    server = RedisServer(fault_dir)
+def redis_server():
+    """A redis-server of the suite's own (never the machine's), killed after the module."""
+    server = RedisServer().start()
     yield server
-    server.stop()
+    server.kill()
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +61,8 @@ def shop(app, brand, make_key, gunicorn, receiver, redis_server, monkeypatch):
     """The brand's merchant, customers and paired phone, paying through gunicorn; webhooks to `receiver`."""
     monkeypatch.setitem(app.config, "SECRET_KEY", STACK_SECRET)
     if (
-        not redis_server.answers()
-    ):  # a test that failed with Redis stopped leaves it for the next one
+        redis_server.process.poll() is not None
+    ):  # a test that failed with Redis killed leaves it down
         redis_server.start()
     method = PaymentMethodFactory(brand=brand, number="01712345678")
     paired = requests.post(

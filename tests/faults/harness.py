@@ -8,7 +8,6 @@ import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -91,48 +90,6 @@ class Process:
 
     def output(self, tail=4000):
         return self.log_path.read_text(errors="replace")[-tail:]
-
-
-class RedisServer:
-    """A redis-server of our own on a free port, keeping nothing on disk: every restart starts empty."""
-
-    def __init__(self, directory):
-        self.directory, self.port, self.process = Path(directory), free_port(), None
-        self.start()
-
-    @property
-    def url(self):
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self):
-        self.process = Process(
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.directory),
-            ],
-            self.directory / "redis.log",
-        )
-        assert wait_until(self.answers, 10), self.process.output()
-
-    def stop(self):
-        self.process.stop()
-
-    def answers(self):
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
 
 
 def stack_env(database_url, redis_url, base_url, **extra):

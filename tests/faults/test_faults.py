@@ -94,7 +94,7 @@ def test_redis_stopped_and_restarted_empty_while_payments_complete(
 ):
     workers.start(2)
     paid = shop.pay_many(references("before", 3))
-    redis_server.stop()
+    redis_server.kill()
     try:
         paid += shop.pay_many(references("outage", 6))
     finally:
