@@ -20,20 +20,23 @@ def upsert_customer(brand, name=None, email=None, phone=None):
         return None
     for _ in range(2):
         customer = find_by_contact(brand, email, phone)
-        if customer is None:
-            customer = Customer(brand_id=brand.id, name=name, email=email, phone=phone)
-            db.session.add(customer)
-        else:
-            customer.name = name or customer.name
-            customer.email = customer.email or email
-            customer.phone = phone or customer.phone
         try:
+            # begin_nested() first flushes what is pending, so the row is added inside it: losing a
+            # race to the same e-mail then undoes only the savepoint, not the request's transaction.
+            # (The lookup stays outside: on SQLite a read inside the transaction would pin a snapshot
+            # that the competitor's commit makes stale, and the insert would fail as "locked".)
             with db.session.begin_nested():
+                if customer is None:
+                    customer = Customer(brand_id=brand.id, name=name, email=email, phone=phone)
+                    db.session.add(customer)
+                else:
+                    customer.name = name or customer.name
+                    customer.email = customer.email or email
+                    customer.phone = phone or customer.phone
                 db.session.flush()
             return customer
         except IntegrityError:
-            # A concurrent request created the same e-mail first: use that row.
-            continue
+            continue  # a concurrent request created the same e-mail first: use that row
     return find_by_contact(brand, email, phone)
 
 
