@@ -224,19 +224,33 @@ def main():
                 f"ingestion, {label}: {rate:,.0f} messages/s "
                 f"({per_batch:.1f} ms per batch of {BATCH}, {args.batches} batches)"
             )
+        claimed_rate = rate
         print()
         print(
             f"{'open payments':>14}{'stored SMS':>12}{'match at ingest':>18}{'match at submit':>18}"
         )
-        seeded = 0
+        seeded, costs = 0, []
         for size in SIZES:
             seed(brand, size - seeded)
             seeded = size
             ingest_ms, submit_ms = bench_matching(brand, args.trials)
+            costs.append((ingest_ms, submit_ms))
             print(f"{size:>14,}{size:>12,}{ingest_ms:>15.2f} ms{submit_ms:>15.2f} ms")
         print()
         for name, plan in lookup_plans():
             print(f"plan, {name}: {plan}")
+    # Targets (issue 17): >= 1,000 messages/s with half completing a claim; matching flat (<= 1.2x).
+    growth = max(costs[-1][i] / costs[0][i] for i in range(2))
+    missed = []
+    print()
+    for label, met in (
+        (f"{claimed_rate:,.0f} messages/s, half completing (>= 1,000/s)", claimed_rate >= 1000),
+        (f"matching {growth:.2f}x from {SIZES[0]:,} to {SIZES[-1]:,} (<= 1.2x)", growth <= 1.2),
+    ):
+        print(f"target {label}: {'met' if met else 'MISSED'}")
+        missed += [label] * (not met)
+    if missed:
+        raise SystemExit("benchmark missed: " + "; ".join(missed))
 
 
 if __name__ == "__main__":

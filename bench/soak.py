@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import requests  # noqa: E402
 
+from bench.databases import ensure_database  # noqa: E402
 from tests.faults.harness import STACK_SECRET, Gunicorn, RedisServer, Shop, Workers, wait_until  # noqa: E402
 from tests.webhook_support import WebhookReceiver  # noqa: E402
 
@@ -53,20 +54,6 @@ def percentile(values, share):
 
 def ms(seconds):
     return "-" if seconds is None else f"{seconds * 1000:.0f}"
-
-
-def ensure_database(url):
-    """Create the PostgreSQL database of `url` if it does not exist yet."""
-    import psycopg
-
-    base, name = url.replace("postgresql+psycopg://", "postgresql://").rsplit("/", 1)
-    name = name.split("?", 1)[0]
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as connection:
-        if (
-            connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-            is None
-        ):
-            connection.execute(f'CREATE DATABASE "{name}"')
 
 
 def prepare(database_url):
