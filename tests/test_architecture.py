@@ -7,16 +7,6 @@ from pathlib import Path
 GATEWAY = Path(__file__).resolve().parent.parent / "gateway"
 FRONT_DOORS = {"api", "checkout", "panel", "mobile", "cli"}
 DOMAINS = {"payments", "sms", "webhooks", "devices", "accounts", "jobs"}
-# Domains that still import each other both ways (function-level imports included), each pair sorted. A pair
-# leaves this set when its cycle is broken; a cycle between any other two domains fails the test.
-KNOWN_CYCLES = {
-    ("jobs", "sms"),
-    ("jobs", "webhooks"),  # jobs/sweep.py wakes due SMS and deliveries; both enqueue through jobs
-    (
-        "payments",
-        "sms",
-    ),  # completing a payment queues its receipt SMS, cancelling releases a held SMS
-}
 
 
 def module_name(path):
@@ -89,9 +79,9 @@ def test_no_domain_imports_a_front_door():
     assert front_door_imports(import_edges()) == []
 
 
-def test_domains_form_no_import_cycle_but_the_known_ones():
-    cycles = domain_cycles(import_edges())
-    assert {pair: why for pair, why in cycles.items() if pair not in KNOWN_CYCLES} == {}
+def test_no_two_domains_import_each_other():
+    """Function-level imports count too; a domain reacts to another's news through signals instead."""
+    assert domain_cycles(import_edges()) == {}
 
 
 def test_a_function_level_import_of_a_front_door_from_a_domain_is_caught():
@@ -111,10 +101,6 @@ def test_a_cycle_between_two_domains_is_caught():
             "gateway.sms.matching -> gateway.payments.lifecycle",
         )
     }
-
-
-def test_every_known_cycle_is_still_there_so_a_broken_one_leaves_the_list():
-    assert KNOWN_CYCLES <= set(domain_cycles(import_edges()))
 
 
 def test_no_production_code_calls_the_app_through_a_test_client():

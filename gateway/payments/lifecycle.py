@@ -15,12 +15,12 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db, insert_persistent
-from ..sms.outbound import queue_receipt_sms
 from ..states import PAYMENT, not_held_for_review_sql, write_status
 from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import emit_event
 from .customers import upsert_customer
 from .models.payment import OPEN_STATUSES, Payment, Transaction
+from .signals import payment_cancelled, payment_completed
 
 
 def new_trx_id():
@@ -211,7 +211,7 @@ def complete_payment(
         db.session.rollback()
         raise
     emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
-    queue_receipt_sms(payment, transaction)
+    payment_completed.send(payment, transaction=transaction)  # the receipt SMS, in this transaction
     commit_work()
     db.session.refresh(payment)
     return transaction
@@ -223,13 +223,11 @@ def cancel_payment(payment, from_states=OPEN_STATUSES):
     The checkout narrows `from_states` to `created` until the customer confirms: a claim committing
     meanwhile then wins, and the customer who said "I have paid" is asked first.
     """
-    from ..sms.matching import release_held_sms  # matching imports this module
-
     if not transition(payment, from_states, "cancelled", cancelled_at=utcnow()):
         db.session.rollback()
         raise invalid_state(f"A {payment.status} payment cannot be cancelled.")
     # An SMS held for review on this payment goes back to `unmatched`, in the same transaction.
-    release_held_sms(payment)
+    payment_cancelled.send(payment)
     emit_event("payment.cancelled", payment.brand, payment=payment)
     commit_work()
     db.session.refresh(payment)
