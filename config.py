@@ -340,7 +340,7 @@ SETTINGS = {
             "LOGIN_RATE_LIMIT",
             rate_limit,
             "10/minute",
-            "failed panel sign-ins per address and e-mail",
+            "failed panel sign-ins per address, and per e-mail (each counted apart)",
         ),
         S(
             "RATELIMIT_ENABLED",
