@@ -110,6 +110,19 @@ def sign_payload(secret, body):
     return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+def signature_v1(timestamp, body, *secrets):
+    """X-Service-Signature-V1: `t=<unix>,v1=<hex>` (one v1 per secret), each an HMAC of `<t>.<body>`.
+
+    Unlike X-Service-Signature it covers the time of signing, so a captured webhook cannot be
+    replayed outside the receiver's tolerance with a fresh timestamp (docs/webhooks.md).
+    """
+    message = f"{timestamp}.".encode() + body
+    return ",".join(
+        [f"t={timestamp}"]
+        + [f"v1={hmac.new(s.encode(), message, hashlib.sha256).hexdigest()}" for s in secrets]
+    )
+
+
 @dataclass
 class Claim:
     """What one attempt needs, read before the claim commits, so no ORM object outlives it."""
@@ -335,17 +348,21 @@ def post_webhook(claim):
     if refusal is not None:
         return Outcome(error=refusal)
     body, now = claim.payload.encode(), utcnow()
+    timestamp = int(now.timestamp())
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         "X-Service-Signature": sign_payload(claim.secret, body),
-        "X-Service-Timestamp": str(int(now.timestamp())),
+        "X-Service-Timestamp": str(timestamp),
         "X-Service-Event": claim.event,
         "X-Service-Delivery": str(claim.delivery_id),
     }
+    signing = [claim.secret]
     # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still verifies.
     if claim.previous_secret and claim.previous_until is not None and now < claim.previous_until:
         headers["X-Service-Signature-Previous"] = sign_payload(claim.previous_secret, body)
+        signing.append(claim.previous_secret)
+    headers["X-Service-Signature-V1"] = signature_v1(timestamp, body, *signing)
     # To the addresses just checked, never to a second answer from DNS (which may be private).
     return post_body(
         claim.url,
