@@ -52,6 +52,7 @@ CLAIM_READ = (
         _D.manual_attempts,
         _D.redelivery_requested,
         _D.resume_at,
+        _D.brand_id,
         BRANDS.c.webhook_secret,
         BRANDS.c.webhook_secret_previous,
         BRANDS.c.webhook_secret_previous_until,
@@ -140,6 +141,7 @@ class Claim:
     manual_attempts: int = 0
     manual: bool = False  # a hand redelivery
     resume_at: object = None  # the automatic attempt a failed hand redelivery goes back to
+    brand_id: int | None = None  # whose share of the workers the attempt takes (webhooks.hosts)
 
     @property
     def automatic_attempts(self):
@@ -159,7 +161,9 @@ def deliver_webhook(delivery_id, attempts=None):
     try:
         return record_attempt(claim, outcome)
     finally:  # after the record: nothing stands between the receiver's answer and its commit
-        webhook_hosts.release(claim.url, delivery_id, claim.attempts, outcome.duration_ms / 1000)
+        webhook_hosts.release(
+            claim.url, delivery_id, claim.attempts, outcome.duration_ms / 1000, claim.brand_id
+        )
 
 
 def claim_delivery(delivery_id, scheduled_attempts=None):
@@ -172,7 +176,9 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     if exhausted(row):
         fail_exhausted(delivery_id, row, now)
         return None
-    if claimable(row, now) and not webhook_hosts.admit(row.url, delivery_id, row.attempts + 1):
+    if claimable(row, now) and not webhook_hosts.admit(
+        row.url, delivery_id, row.attempts + 1, row.brand_id
+    ):
         db.session.rollback()
         park(delivery_id, now)
         return None
@@ -196,7 +202,7 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     )
     if not won:
         db.session.rollback()
-        webhook_hosts.release(row.url, delivery_id, row.attempts + 1)
+        webhook_hosts.release(row.url, delivery_id, row.attempts + 1, brand_id=row.brand_id)
         if only_not_yet_due(row, now):
             wake_when_due(delivery_id, row, rescheduled=scheduled_attempts == row.attempts)
         return None
@@ -217,6 +223,7 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
         manual_attempts,
         manual,
         row.resume_at,
+        row.brand_id,
     )
 
 
