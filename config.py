@@ -303,6 +303,13 @@ SETTINGS = {
             "above; a receiver that always takes longer gets one attempt at a time, so raise the cap for it",
         ),
         S(
+            "WEBHOOK_SLOW_BRAND_CONCURRENCY",
+            whole_number(1),
+            2,
+            "attempts in flight at once, per brand, to receiving hosts that have not answered "
+            "quickly of late (RQ only): one brand's slow receivers cannot hold every worker",
+        ),
+        S(
             "SWEEP_INTERVAL",
             whole_number(1),
             15,
@@ -340,7 +347,7 @@ SETTINGS = {
             "LOGIN_RATE_LIMIT",
             rate_limit,
             "10/minute",
-            "failed panel sign-ins per address and e-mail",
+            "failed panel sign-ins per address, and per e-mail (each counted apart)",
         ),
         S(
             "RATELIMIT_ENABLED",

@@ -287,6 +287,7 @@ def main():
                 "pairing_code": pairing_code,
                 "device_id": uuid.uuid4().hex,
                 "device_name": "Soak phone",
+                "fingerprint": "install-1",
                 "app_version": "1.0.0",
                 "platform": "android",
             },

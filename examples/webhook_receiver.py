@@ -1,4 +1,4 @@
-"""A merchant's webhook receiver: verify the signature and timestamp, then read the payment back.
+"""A merchant's webhook receiver: verify the signed timestamp (X-Service-Signature-V1), then read the payment back.
 
 Run it next to your shop (Flask and requests are its only dependencies; the project's venv has both):
 
@@ -29,7 +29,11 @@ def signature_is_valid(secret, raw_body, signature):
 
 def signed_with(secret, raw_body, headers):
     """Our secret made either signature: X-Service-Signature, or X-Service-Signature-Previous while the gateway
-    overlaps a secret rotation (so an old secret keeps working until we update it)."""
+    overlaps a secret rotation (so an old secret keeps working until we update it).
+
+    These cover the body only: a captured webhook replayed with a fresh X-Service-Timestamp passes them.
+    The receiver below checks X-Service-Signature-V1 instead (v1_is_valid).
+    """
     return any(
         signature_is_valid(secret, raw_body, headers.get(name))
         for name in ("X-Service-Signature", "X-Service-Signature-Previous")
@@ -44,6 +48,35 @@ def timestamp_is_fresh(timestamp, now=None):
     return abs((now if now is not None else time.time()) - int(timestamp)) <= TOLERANCE
 
 
+def parse_v1(header):
+    """(timestamp, [v1 signatures]) of `t=<unix>,v1=<hex>[,v1=<hex>]`; (None, []) when malformed."""
+    timestamp, signatures = None, []
+    for part in (header or "").split(","):
+        name, _, value = part.strip().partition("=")
+        if name == "t" and value.isdigit():
+            timestamp = value
+        elif name == "v1" and value:
+            signatures.append(value)
+    return timestamp, signatures
+
+
+def v1_is_valid(secret, raw_body, header, now=None):
+    """'ok', 'invalid signature' or 'stale timestamp' for X-Service-Signature-V1.
+
+    The HMAC covers `<t>.<raw body>`, so the time cannot be changed without the secret; any v1 in
+    the header may match (during a secret rotation the gateway adds one made with the old secret).
+    """
+    timestamp, signatures = parse_v1(header)
+    if timestamp is None or not signatures:
+        return "invalid signature"
+    message = timestamp.encode() + b"." + raw_body
+    expected = hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+    # Every candidate compared, in constant time each: no early exit tells which one matched.
+    if not sum(hmac.compare_digest(expected, signature) for signature in signatures):
+        return "invalid signature"
+    return "ok" if timestamp_is_fresh(timestamp, now) else "stale timestamp"
+
+
 def read_payment(api_base, api_key, payment_id):
     """Spec 6.3 step 5: the payment as the gateway holds it now, or None if it cannot be read."""
     response = requests.get(
@@ -54,7 +87,7 @@ def read_payment(api_base, api_key, payment_id):
     return response.json()["data"] if response.status_code == 200 else None
 
 
-def create_receiver(secret, api_base, api_key, fulfil):
+def create_receiver(secret, api_base, api_key, fulfil, clock=time.time):
     """The receiving application; `fulfil(payment)` ships the order once the payment is confirmed."""
     app = Flask(__name__)
     # Event ids already processed. A webhook may arrive more than once, always with the same event id and
@@ -64,10 +97,11 @@ def create_receiver(secret, api_base, api_key, fulfil):
     @app.post("/webhooks")
     def webhook():
         raw = request.get_data()  # the raw bytes: never re-serialise parsed JSON before verifying
-        if not signed_with(secret, raw, request.headers):
-            return "invalid signature", 401
-        if not timestamp_is_fresh(request.headers.get("X-Service-Timestamp")):
-            return "stale timestamp", 400
+        verdict = v1_is_valid(secret, raw, request.headers.get("X-Service-Signature-V1"), clock())
+        if verdict == "invalid signature":
+            return verdict, 401
+        if verdict == "stale timestamp":
+            return verdict, 400
         event = json.loads(raw)
         if event["id"] in handled:
             return "OK", 200

@@ -14,6 +14,7 @@ from .extensions import babel, csrf, db, limiter, login_manager, migrate
 from .i18n import init_i18n
 from .jobs.redis_health import redis_state
 from .request_log import configure_logging, register_request_log
+from .security_headers import register_security_headers
 from .states import register_template_helpers
 
 
@@ -39,6 +40,7 @@ def create_app(overrides=None, settings_file=None):
     register_extensions(app)
     register_error_handlers(app)
     register_request_log(app)
+    register_security_headers(app)
     register_blueprints(app)
     register_commands(app)
     register_template_helpers(app)

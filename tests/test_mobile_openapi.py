@@ -93,3 +93,10 @@ def test_the_lease_limit_is_documented_with_its_bounds(spec):
 
 def test_the_mobile_document_needs_no_token(client):
     assert client.get(DOCUMENT, headers={"Authorization": "Bearer wrong"}).status_code == 200
+
+
+def test_pairing_documents_the_fingerprint_as_required(spec):
+    pair = spec["components"]["schemas"]["PairDevice"]
+
+    assert set(pair["required"]) == {"pairing_code", "device_id", "device_name", "fingerprint"}
+    assert pair["properties"]["fingerprint"]["maxLength"] == 128

@@ -100,7 +100,7 @@ def worker_pids(master):
 
 @pytest.fixture
 def gunicorn(app, tmp_path):
-    """A real gunicorn with two sync workers on a loopback port, no Redis, sign-in limit 4 a minute."""
+    """A real gunicorn with two sync workers on a loopback port, no Redis, low limits."""
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
     env.update(
@@ -109,6 +109,8 @@ def gunicorn(app, tmp_path):
             "TEST_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
             "RATELIMIT_ENABLED": "true",
             "LOGIN_RATE_LIMIT": "4/minute",
+            "API_AUTH_FAILURE_LIMIT": "3/minute",
+            "CHECKOUT_CLAIM_RATE_LIMIT": "2/hour",
             "PYTHONUNBUFFERED": "1",
         }
     )
@@ -183,3 +185,94 @@ def test_the_sign_in_limit_holds_across_gunicorn_workers_without_redis(gunicorn)
         assert [failed_sign_in() for _ in range(3)] == [200, 200, 429]
     finally:
         os.kill(first, signal.SIGCONT)
+
+
+def served_by(running, stopped, send, times):
+    """`send()` `times` times while `stopped` cannot accept connections, so `running` answers them all."""
+    os.kill(stopped, signal.SIGSTOP)
+    try:
+        return [send() for _ in range(times)]
+    finally:
+        os.kill(stopped, signal.SIGCONT)
+
+
+def test_the_sign_in_limit_per_address_holds_across_workers_for_many_e_mails(gunicorn):
+    base, (first, second) = gunicorn
+    browser = requests.Session()
+    token = TOKEN.search(browser.get(base + "/panel/sign-in", timeout=10).text).group(1)
+    emails = iter(f"guess{number}@shop.test" for number in range(10))
+
+    def spray():
+        return browser.post(
+            base + "/panel/sign-in",
+            data={"email": next(emails), "password": "wrong", "csrf_token": token},
+            timeout=10,
+        ).status_code
+
+    assert served_by(first, second, spray, 2) == [200, 200]
+    assert served_by(second, first, spray, 3) == [200, 200, 429]
+
+
+def test_the_refused_api_key_limit_holds_across_workers(gunicorn):
+    base, (first, second) = gunicorn
+    made_up = iter(f"Bearer gw_live_made-up-{number}" for number in range(10))
+
+    def refused_key():
+        return requests.get(
+            base + "/api/v1/payments", headers={"Authorization": next(made_up)}, timeout=10
+        ).status_code
+
+    assert served_by(first, second, refused_key, 2) == [401, 401]
+    assert served_by(second, first, refused_key, 2) == [401, 429]
+
+
+def test_pairing_guesses_are_limited_across_workers(gunicorn, brand):
+    from gateway.devices.pairing import create_pairing_code
+
+    base, (first, second) = gunicorn
+    code = create_pairing_code(brand)
+    guesses = iter(f"{(int(code) + step) % 1_000_000:06d}" for step in range(1, 20))
+
+    def pair(pairing_code=None):
+        return requests.post(
+            base + "/api/mobile/v1/devices",
+            json={
+                "pairing_code": pairing_code or next(guesses),
+                "device_id": "phone-1",
+                "device_name": "Counter phone",
+                "fingerprint": "install-1",
+            },
+            timeout=10,
+        ).status_code
+
+    # Five wrong guesses, spread over both workers, use the live code up (its budget is a column) ...
+    assert served_by(first, second, pair, 3) == [422, 422, 422]
+    assert served_by(second, first, pair, 2) == [422, 422]
+    assert served_by(second, first, lambda: pair(code), 1) == [422]
+    # ... and ten tries a minute from one address, counted in the shared store, end in 429.
+    assert served_by(first, second, pair, 4) == [422] * 4
+    assert served_by(second, first, pair, 1) == [429]
+
+
+def test_trx_id_guesses_for_one_payment_are_limited_across_workers(gunicorn, brand):
+    from tests.factories import PaymentFactory, PaymentMethodFactory
+
+    base, (first, second) = gunicorn
+    method = PaymentMethodFactory(brand=brand)
+    PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id="USED000001")
+    payment = PaymentFactory(brand=brand)
+    browser = requests.Session()
+    page = browser.get(f"{base}/checkout/{payment.token}", timeout=10).text
+    token = TOKEN.search(page).group(1)
+
+    def claim(trx_id="USED000001"):
+        return browser.post(
+            f"{base}/checkout/{payment.token}/claim",
+            data={"csrf_token": token, "method_id": method.id, "trx_id": trx_id},
+            allow_redirects=False,
+            timeout=10,
+        ).status_code
+
+    assert served_by(first, second, claim, 1) == [422]
+    assert served_by(second, first, claim, 1) == [422]
+    assert served_by(second, first, lambda: claim("GOOD000001"), 1) == [429]

@@ -128,7 +128,13 @@ def test_old_sessions_device_tokens_and_sealed_keys_work_during_the_overlap_and_
         assert renewed.status_code == 200
         tokens_a = renewed.get_json()["data"]
         paired = phone.post(
-            PAIR, json={"pairing_code": code, "device_id": "phone-c", "device_name": "Phone C"}
+            PAIR,
+            json={
+                "pairing_code": code,
+                "device_id": "phone-c",
+                "device_name": "Phone C",
+                "fingerprint": "install-c",
+            },
         )
         assert paired.status_code == 201
 

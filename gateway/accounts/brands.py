@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from ..answer_commit import commit_work
 from ..domain_errors import field_error
 from ..extensions import db
+from ..security_headers import csp_source
 from .api_keys import add_key
 from .models.brand import Brand
 from .models.user import User
@@ -44,7 +45,14 @@ def checked_url(field, value):
     if not value:
         return None
     parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc or len(value) > MAX_URL_LENGTH:
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.netloc
+        or len(value) > MAX_URL_LENGTH
+        # A host a CSP cannot name (`;`, spaces, quotes…) would add directives to the checkout's policy.
+        or not csp_source(value)
+        or any(char.isspace() or char in "\"'<>" for char in value)
+    ):
         raise field_error(field, "Enter an absolute http:// or https:// address.")
     return value.rstrip("/") if field == "base_url" else value
 

@@ -1,6 +1,11 @@
 """API keys: list, generate (secret shown once), revoke; write+admin and a super-administrator required."""
 
+from flask import g
+
 from ..accounts import api_keys
+from ..accounts.audit import record_audit
+from ..answer_commit import unit_of_work
+from ..errors import ApiError
 from ..schemas.api_key import ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeySchema
 from ..schemas.common import envelope
 from .auth import caller_brand
@@ -38,8 +43,24 @@ def list_keys():
 @blp.arguments(ApiKeyCreateSchema)
 @blp.response(201, envelope(ApiKeyCreatedSchema))
 def create_key(data):
-    """Generate a key; the `key` in the answer is the only time its secret is shown."""
-    key, secret = api_keys.generate_key(caller_brand(), data["label"], data["scopes"])
+    """Generate a key; the `key` in the answer is the only time its secret is shown.
+
+    A key never hands out a scope it lacks itself (403 INSUFFICIENT_SCOPE).
+    """
+    refuse_scopes_beyond_the_callers(data["scopes"])
+    with unit_of_work():
+        key, secret = api_keys.generate_key(caller_brand(), data["label"], data["scopes"])
+        record_audit(
+            g.super_admin,
+            "api_key.generate",
+            key,
+            {
+                "label": key.label,
+                "scopes": key.scopes,
+                "display_prefix": key.display_prefix,
+                **by_api_key(),
+            },
+        )
     key.secret = secret
     return single(key)
 
@@ -49,4 +70,35 @@ def create_key(data):
 @blp.response(200, envelope(ApiKeySchema))
 def revoke_key(key_id):
     """Revoke a key: the next request with it fails with 401 INVALID_TOKEN."""
-    return single(api_keys.revoke_key(caller_brand(), key_id=key_id))
+    with unit_of_work():
+        key = api_keys.revoke_key(caller_brand(), key_id=key_id)
+        record_audit(
+            g.super_admin,
+            "api_key.revoke",
+            key,
+            {"label": key.label, "display_prefix": key.display_prefix, **by_api_key()},
+        )
+    return single(key)
+
+
+def refuse_scopes_beyond_the_callers(scopes):
+    """403 INSUFFICIENT_SCOPE when the new key would hold a scope the calling key does not."""
+    missing = set(scopes).difference(g.api_key.scopes.split(","))
+    if missing:
+        raise ApiError(
+            403,
+            "INSUFFICIENT_SCOPE",
+            f"A key cannot create a key with scope(s) it lacks: {', '.join(sorted(missing))}.",
+            [
+                {
+                    "field": "scopes",
+                    "code": "insufficient_scope",
+                    "message": "A new key's scopes must be among the calling key's.",
+                }
+            ],
+        )
+
+
+def by_api_key():
+    """The audit details naming the calling key (the API's actor beside the super-administrator)."""
+    return {"via": "api", "api_key_id": g.api_key.id}

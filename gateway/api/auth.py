@@ -11,7 +11,7 @@ from ..accounts.models.user import User
 from ..clock import utcnow
 from ..errors import ApiError
 from ..extensions import db
-from .rate_limit import count_refused_key
+from .rate_limit import check_api_rate_limit, count_refused_key
 
 # last_used_at is refreshed at most this often, so reads do not become writes.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -33,6 +33,7 @@ def authenticate(extra_scopes=()):
     """Resolve the key, its brand and check the scopes this request needs."""
     token = bearer_token()
     if token is None:
+        check_api_rate_limit()
         raise ApiError(
             401, "MISSING_TOKEN", "Send your API key as `Authorization: Bearer <API_KEY>`."
         )
@@ -40,6 +41,7 @@ def authenticate(extra_scopes=()):
     if key is None:
         count_refused_key()
         raise ApiError(401, "INVALID_TOKEN", "The API key does not exist or has been revoked.")
+    check_api_rate_limit(key)
     needed = METHOD_SCOPES.get(request.method, {"write"}) | set(extra_scopes)
     missing = needed.difference(key.scopes.split(","))
     if missing:

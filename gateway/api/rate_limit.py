@@ -7,7 +7,6 @@ RATELIMIT_STORAGE_URI=memory:// are the counters this process's own; a plain fix
 since `limits`' memory storage starts a timer thread to expire its keys, which costs more than the check.
 """
 
-import hashlib
 import math
 import threading
 import time
@@ -84,12 +83,9 @@ def address_identity():
     return "addr:" + (request.remote_addr or "unknown")
 
 
-def api_key_identity():
-    """Rate-limit bucket: a digest of the presented credential, else the client address."""
-    header = request.headers.get("Authorization", "")
-    if header:
-        return "key:" + hashlib.sha256(header.encode()).hexdigest()[:32]
-    return address_identity()
+def api_key_identity(key):
+    """Rate-limit bucket of a resolved API key: its id, however the header spelled it."""
+    return f"key:{key.id}"
 
 
 def count_against(setting, identity, message):
@@ -104,11 +100,14 @@ def count_against(setting, identity, message):
     raise ApiError(429, "RATE_LIMITED", message, headers={"Retry-After": str(retry_after)})
 
 
-def check_api_rate_limit():
-    """Count this request against its key's limit, before anything else is done for it."""
-    count_against(
-        "API_RATE_LIMIT", api_key_identity(), "Too many requests for this API key; slow down."
-    )
+def check_api_rate_limit(key=None):
+    """Count this request against its key's limit (the address's without a key), before its scopes and work.
+
+    Keyed by the resolved key: spelling one key's header differently (`bearer`, extra spaces) must not
+    open a fresh bucket each time.
+    """
+    identity = api_key_identity(key) if key is not None else address_identity()
+    count_against("API_RATE_LIMIT", identity, "Too many requests for this API key; slow down.")
 
 
 def count_refused_key():

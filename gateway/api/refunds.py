@@ -1,5 +1,10 @@
 """Refunds: refund a completed transaction in full or in part, list and read refunds."""
 
+from flask import g
+
+from ..accounts.audit import record_audit
+from ..answer_commit import unit_of_work
+from ..money import format_amount
 from ..payments import refunds
 from ..schemas.common import envelope
 from ..schemas.refund import RefundCreateSchema, RefundListArgs, RefundSchema
@@ -17,9 +22,25 @@ blp = resource_blueprint("refunds", "Full and partial refunds of completed trans
 def create_refund(data):
     """Refund a transaction; without `amount`, everything that remains is refunded."""
     trx_ref = data["trx_id"] if "trx_id" in data else data["transaction_id"]
-    return single(
-        refunds.create_refund(caller_brand(), trx_ref, data.get("amount"), data.get("reason"))
-    )
+    brand = caller_brand()
+    # Audited as the panel's refunds are, the entry committing with the refund (and its stored answer).
+    with unit_of_work():
+        refund = refunds.create_refund(brand, trx_ref, data.get("amount"), data.get("reason"))
+        record_audit(
+            None,
+            "payment.refund",
+            refund.transaction.payment,
+            {
+                "refund_id": refund.id,
+                "amount": format_amount(refund.amount),
+                "reason": refund.reason,
+                "via": "api",
+                "api_key_id": g.api_key.id,
+            },
+            brand_id=brand.id,
+            who=f"API key #{g.api_key.id}",
+        )
+    return single(refund)
 
 
 @blp.get("")

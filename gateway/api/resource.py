@@ -8,7 +8,6 @@ from flask_smorest import Blueprint
 from ..errors import ApiError, not_found
 from . import idempotency
 from .auth import authenticate, require_super_admin
-from .rate_limit import check_api_rate_limit
 
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
@@ -27,8 +26,7 @@ def resource_blueprint(
 
     @blp.before_request
     def guard():
-        check_api_rate_limit()
-        authenticate(extra_scopes)
+        authenticate(extra_scopes)  # counts the request against its key's rate limit first
         if super_admin:
             require_super_admin()
         check_path_arguments()

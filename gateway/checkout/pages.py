@@ -1,13 +1,12 @@
 """Rendering checkout pages: the shared context, the result pages, error pages and protective headers."""
 
-from urllib.parse import urlsplit
-
 from flask import g, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from ..extensions import db
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import Payment
+from ..security_headers import csp_source
 from .presenters import KIND_NAMES, format_money, return_url, trx_id_help
 from .theme import brand_theme
 
@@ -43,7 +42,7 @@ def render_checkout(template, payment=None, status=200, **context):
     """A checkout template in the brand's name and colours, with the payment's amount ready to show."""
     brand = payment.brand if payment is not None else None
     if brand is not None and brand.logo_url:
-        g.checkout_logo_origin = "{0.scheme}://{0.netloc}".format(urlsplit(brand.logo_url))
+        g.checkout_logo_origin = csp_source(brand.logo_url)
     context.update(
         payment=payment,
         brand=brand,

@@ -1,4 +1,12 @@
-"""Pairing a companion phone: a one-time 6-digit code (and its QR), exchanged for tokens and a key."""
+"""Pairing a companion phone: a one-time 6-digit code (and its QR), exchanged for tokens and a key.
+
+A 6-digit code (the companion app's protocol) is guessable only with enough tries, so each live code
+has a budget: every wrong code sent while it is live is one guess against it (a guess names no
+brand, so it counts against every brand's live code), and after GUESS_BUDGET of them the code is
+dead, the merchant makes a new one. A guesser's odds are at most GUESS_BUDGET in a million per code,
+however many processes or addresses it spreads its tries over: the count is a column of the code.
+Every refusal is the same answer, so a guess learns nothing about which codes exist.
+"""
 
 import hashlib
 import hmac
@@ -20,6 +28,8 @@ from .notifications import notify_devices
 from .tokens import issue_tokens
 
 CODE_TTL = timedelta(minutes=5)
+GUESS_BUDGET = 5  # wrong codes a live code survives
+REFUSED = "That pairing code is not valid; create a new one in the panel and try again."
 
 
 def code_hash(code):
@@ -81,48 +91,53 @@ def pairing_qr_svg(code, brand=None):
     )
 
 
-def code_error(code, message):
-    """ValidationFailed naming pairing_code as the field at fault."""
+def refused_code():
+    """The one answer to every code that does not pair: wrong, used, expired or out of guesses alike."""
     return ValidationFailed(
-        message, [{"field": "pairing_code", "code": code.lower(), "message": message}], code=code
+        REFUSED,
+        [{"field": "pairing_code", "code": "invalid_pairing_code", "message": REFUSED}],
+        code="INVALID_PAIRING_CODE",
     )
+
+
+def count_wrong_guess(now):
+    """A wrong code is one guess against every live code, committed at once (the refusal rolls back the rest)."""
+    db.session.rollback()
+    db.session.execute(
+        db.update(PairingCode)
+        .where(
+            PairingCode.used_at.is_(None),
+            PairingCode.expires_at > now,
+            PairingCode.failed_guesses < GUESS_BUDGET,
+        )
+        .values(failed_guesses=PairingCode.failed_guesses + 1)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()
 
 
 def redeem_code(code, now):
-    """Consume a live code with a guarded UPDATE; says why when it is wrong, used or expired."""
-    rows = (
-        db.session.execute(
-            db.select(PairingCode)
-            .where(PairingCode.code_hash.in_(code_hashes(code)))
-            .order_by(PairingCode.created_at.desc())
-            .limit(5)
-        )
-        .scalars()
-        .all()
-    )
-    live = next((row for row in rows if row.used_at is None and row.expires_at > now), None)
-    if live is None:
-        if not rows:
-            raise code_error("INVALID_PAIRING_CODE", "That pairing code is not valid.")
-        if rows[0].used_at is not None:
-            raise code_error(
-                "PAIRING_CODE_USED", "That pairing code has already been used; create a new one."
-            )
-        raise code_error("PAIRING_CODE_EXPIRED", "That pairing code has expired; create a new one.")
+    """Consume a live code with a guarded UPDATE (unused, unexpired, guesses left); refused_code otherwise."""
     used = db.session.execute(
         db.update(PairingCode)
         .where(
-            PairingCode.id == live.id, PairingCode.used_at.is_(None), PairingCode.expires_at > now
+            PairingCode.code_hash.in_(code_hashes(code)),
+            PairingCode.used_at.is_(None),
+            PairingCode.expires_at > now,
+            PairingCode.failed_guesses < GUESS_BUDGET,
         )
         .values(used_at=now)
+        .returning(PairingCode.id, PairingCode.brand_id)
         .execution_options(synchronize_session=False)
-    ).rowcount
-    if used != 1:
-        db.session.rollback()
-        raise code_error(
-            "PAIRING_CODE_USED", "That pairing code has already been used; create a new one."
-        )
-    return live
+    ).all()
+    if len(used) != 1:
+        # None live; or, against odds of one in a million, two brands' live codes alike: neither pairs.
+        if used:
+            db.session.rollback()
+        else:
+            count_wrong_guess(now)
+        raise refused_code()
+    return used[0]
 
 
 def pair_device(data):
@@ -148,6 +163,8 @@ def pair_device(data):
         name=data["device_name"],
         app_version=data.get("app_version"),
         platform=data.get("platform"),
+        # Pinned from the start: every refresh must present it (the API requires one at pairing).
+        fingerprint=data.get("fingerprint") or None,
         created_at=now,
     )
     device.aes_key_sealed = seal_device_key(aes_key, device.uuid)

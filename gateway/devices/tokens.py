@@ -60,20 +60,6 @@ def issue_tokens(device):
     return tokens
 
 
-def pin_fingerprint(device, fingerprint):
-    """Pin a device's fingerprint at pairing, unless it is already pinned; later refreshes must present it."""
-    if not fingerprint:
-        return
-    db.session.execute(
-        db.update(Device)
-        .where(Device.id == device.id, Device.fingerprint.is_(None))
-        .values(fingerprint=fingerprint)
-        .execution_options(synchronize_session=False)
-    )
-    db.session.commit()
-    db.session.refresh(device)
-
-
 def decode(token, typ):
     """The claims of a valid token of this type; NotAuthenticated otherwise (an access token is no refresh token).
 

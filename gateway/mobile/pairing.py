@@ -1,7 +1,7 @@
 """Pairing and token refresh: the only device endpoints that take no access token."""
 
 from ..devices.pairing import pair_device
-from ..devices.tokens import pin_fingerprint, rotate_tokens
+from ..devices.tokens import rotate_tokens
 from ..extensions import limiter
 from ..schemas.mobile import PairDeviceSchema, TokenRefreshSchema
 from .http import ProtocolBlueprint, ok
@@ -16,9 +16,11 @@ blp = ProtocolBlueprint(
 @limiter.limit("10/minute")
 @blp.arguments(PairDeviceSchema())
 def pair(data):
-    """Exchange a one-time pairing code for tokens and the device's AES key."""
+    """Exchange a one-time pairing code (and the phone's fingerprint) for tokens and the device's AES key.
+
+    Every code that does not pair gets the same 422 INVALID_PAIRING_CODE, whatever was wrong with it.
+    """
     device, tokens, aes_key = pair_device(data)
-    pin_fingerprint(device, data["fingerprint"])
     return ok({**tokens, "aes_key": aes_key, "device_uuid": device.uuid}, 201)
 
 

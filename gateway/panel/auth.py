@@ -19,13 +19,18 @@ from .forms import ActionForm, PasswordForm, SignInForm, attach_error
 
 
 def sign_in_limit():
-    """Attempts allowed per address and e-mail (LOGIN_RATE_LIMIT, e.g. 10/minute)."""
+    """Failed attempts allowed per address, and apart from that per e-mail (LOGIN_RATE_LIMIT, e.g. 10/minute)."""
     return current_app.config["LOGIN_RATE_LIMIT"]
 
 
-def sign_in_bucket():
-    """Attempts are counted per client address and e-mail, so one victim cannot lock out everyone."""
-    return f"sign-in:{client_address()}:{(request.form.get('email') or '').strip().lower()}"
+def sign_in_address_bucket():
+    """Failed attempts from one client address, whatever e-mails they try (spraying many is limited too)."""
+    return f"sign-in-address:{client_address()}"
+
+
+def sign_in_email_bucket():
+    """Failed attempts at one e-mail, from whatever addresses (guessing from many is limited too)."""
+    return f"sign-in-email:{(request.form.get('email') or '').strip().lower()}"
 
 
 def failed_attempt(response):
@@ -57,7 +62,12 @@ def reset_session():
 
 
 @bp.route("/sign-in", methods=["GET", "POST"])
-@limiter.limit(sign_in_limit, key_func=sign_in_bucket, methods=["POST"], deduct_when=failed_attempt)
+@limiter.limit(
+    sign_in_limit, key_func=sign_in_address_bucket, methods=["POST"], deduct_when=failed_attempt
+)
+@limiter.limit(
+    sign_in_limit, key_func=sign_in_email_bucket, methods=["POST"], deduct_when=failed_attempt
+)
 def sign_in():
     """The sign-in form; on success, the page asked for or the dashboard."""
     if current_user.is_authenticated:

@@ -14,11 +14,39 @@ def private_callbacks_allowed():
     return bool(current_app.config.get("ALLOW_PRIVATE_CALLBACKS"))
 
 
+# IPv6 prefixes that carry an IPv4 address in their last 32 bits: NAT64 (RFC 6052, and the local-use
+# 64:ff9b:1::/48 of RFC 8215), SIIT's IPv4-translated ::ffff:0:0/96, and the deprecated IPv4-compatible ::/96.
+EMBEDDING_PREFIXES = tuple(
+    ipaddress.ip_network(prefix)
+    for prefix in ("64:ff9b::/96", "64:ff9b:1::/48", "::ffff:0:0:0/96", "::/96")
+)
+
+
+def embedded_ipv4(ip):
+    """The IPv4 address an IPv6 address carries (mapped, 6to4, NAT64, Teredo, compatible), or None."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    if any(ip in prefix for prefix in EMBEDDING_PREFIXES):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
 def is_public_address(address):
-    """Whether an IP address is globally routable (an IPv4-mapped IPv6 address is judged as IPv4)."""
+    """Whether an IP address is globally routable; an IPv6 one carrying an IPv4 one is judged by both.
+
+    Through a NAT64 gateway 64:ff9b::a00:1 reaches 10.0.0.1, and 2002:a00:1:: is 10.0.0.1 over 6to4: each
+    is refused like the IPv4 address it carries.
+    """
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if ip.version == 6 and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if ip.version == 6:
+        inner = embedded_ipv4(ip)
+        if inner is not None:
+            # The local-use NAT64 prefix translates into some private network: never public.
+            return is_public_address(str(inner)) and ip not in EMBEDDING_PREFIXES[1]
     # is_global is False for private, loopback, link-local, shared (100.64/10), reserved and multicast.
     return ip.is_global and not ip.is_multicast
 

@@ -52,6 +52,7 @@ CLAIM_READ = (
         _D.manual_attempts,
         _D.redelivery_requested,
         _D.resume_at,
+        _D.brand_id,
         BRANDS.c.webhook_secret,
         BRANDS.c.webhook_secret_previous,
         BRANDS.c.webhook_secret_previous_until,
@@ -110,6 +111,19 @@ def sign_payload(secret, body):
     return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+def signature_v1(timestamp, body, *secrets):
+    """X-Service-Signature-V1: `t=<unix>,v1=<hex>` (one v1 per secret), each an HMAC of `<t>.<body>`.
+
+    Unlike X-Service-Signature it covers the time of signing, so a captured webhook cannot be
+    replayed outside the receiver's tolerance with a fresh timestamp (docs/webhooks.md).
+    """
+    message = f"{timestamp}.".encode() + body
+    return ",".join(
+        [f"t={timestamp}"]
+        + [f"v1={hmac.new(s.encode(), message, hashlib.sha256).hexdigest()}" for s in secrets]
+    )
+
+
 @dataclass
 class Claim:
     """What one attempt needs, read before the claim commits, so no ORM object outlives it."""
@@ -127,6 +141,7 @@ class Claim:
     manual_attempts: int = 0
     manual: bool = False  # a hand redelivery
     resume_at: object = None  # the automatic attempt a failed hand redelivery goes back to
+    brand_id: int | None = None  # whose share of the workers the attempt takes (webhooks.hosts)
 
     @property
     def automatic_attempts(self):
@@ -146,7 +161,9 @@ def deliver_webhook(delivery_id, attempts=None):
     try:
         return record_attempt(claim, outcome)
     finally:  # after the record: nothing stands between the receiver's answer and its commit
-        webhook_hosts.release(claim.url, delivery_id, claim.attempts, outcome.duration_ms / 1000)
+        webhook_hosts.release(
+            claim.url, delivery_id, claim.attempts, outcome.duration_ms / 1000, claim.brand_id
+        )
 
 
 def claim_delivery(delivery_id, scheduled_attempts=None):
@@ -159,7 +176,9 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     if exhausted(row):
         fail_exhausted(delivery_id, row, now)
         return None
-    if claimable(row, now) and not webhook_hosts.admit(row.url, delivery_id, row.attempts + 1):
+    if claimable(row, now) and not webhook_hosts.admit(
+        row.url, delivery_id, row.attempts + 1, row.brand_id
+    ):
         db.session.rollback()
         park(delivery_id, now)
         return None
@@ -183,7 +202,7 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     )
     if not won:
         db.session.rollback()
-        webhook_hosts.release(row.url, delivery_id, row.attempts + 1)
+        webhook_hosts.release(row.url, delivery_id, row.attempts + 1, brand_id=row.brand_id)
         if only_not_yet_due(row, now):
             wake_when_due(delivery_id, row, rescheduled=scheduled_attempts == row.attempts)
         return None
@@ -204,6 +223,7 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
         manual_attempts,
         manual,
         row.resume_at,
+        row.brand_id,
     )
 
 
@@ -335,17 +355,21 @@ def post_webhook(claim):
     if refusal is not None:
         return Outcome(error=refusal)
     body, now = claim.payload.encode(), utcnow()
+    timestamp = int(now.timestamp())
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         "X-Service-Signature": sign_payload(claim.secret, body),
-        "X-Service-Timestamp": str(int(now.timestamp())),
+        "X-Service-Timestamp": str(timestamp),
         "X-Service-Event": claim.event,
         "X-Service-Delivery": str(claim.delivery_id),
     }
+    signing = [claim.secret]
     # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still verifies.
     if claim.previous_secret and claim.previous_until is not None and now < claim.previous_until:
         headers["X-Service-Signature-Previous"] = sign_payload(claim.previous_secret, body)
+        signing.append(claim.previous_secret)
+    headers["X-Service-Signature-V1"] = signature_v1(timestamp, body, *signing)
     # To the addresses just checked, never to a second answer from DNS (which may be private).
     return post_body(
         claim.url,

@@ -6,6 +6,11 @@ WEBHOOK_SLOW_HOST_CONCURRENCY attempts in flight; its further deliveries are par
 holding a worker, and each attempt that ends wakes the next parked one (all of them once the host proves
 fast). Six hanging attempts to one receiver therefore hold one worker, not all of them.
 
+Brands share the workers fairly too: attempts to hosts that are not fast count against their brand,
+at most WEBHOOK_SLOW_BRAND_CONCURRENCY at once, so one brand's many slow receivers (each host
+within its own share) cannot take every worker from another brand's deliveries. A delivery held
+back for its brand is parked the same way and woken when one of the brand's attempts ends.
+
 Redis holds only this bookkeeping: lost, it costs a wait for the outbox sweep, never a delivery.
 """
 
@@ -23,19 +28,33 @@ log = logging.getLogger(__name__)
 FAST_FOR = 60  # seconds a quick answer vouches for its host
 WAKE_ALL = 200  # parked deliveries woken at once when their host proves fast
 
-# KEYS: in-flight zset (member = attempt, score = start), fast marker, parked zset (member = delivery id).
-# ARGV: now, start of the oldest live lease, start of the slow window, cap, attempt, delivery id, key ttl.
+# KEYS: the host's in-flight zset (member = attempt, score = start), its fast marker, its parked zset (member =
+# delivery id); the brand's in-flight zset of attempts to hosts that are not fast, the brand's parked zset.
+# ARGV: now, start of the oldest live lease, start of the slow window, host cap, attempt, delivery id, key ttl,
+# brand cap.
 ADMIT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[2])
 local fast = redis.call('EXISTS', KEYS[2]) == 1 and redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[3]) == 0
-if not fast and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
-  redis.call('ZADD', KEYS[3], 'NX', ARGV[1], ARGV[6])
-  redis.call('EXPIRE', KEYS[3], ARGV[7])
-  return 0
+if not fast then
+  local parked = nil
+  if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+    parked = KEYS[3]
+  elseif redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[8]) then
+    parked = KEYS[5]
+  end
+  if parked then
+    redis.call('ZADD', parked, 'NX', ARGV[1], ARGV[6])
+    redis.call('EXPIRE', parked, ARGV[7])
+    return 0
+  end
+  redis.call('ZADD', KEYS[4], ARGV[1], ARGV[5])
+  redis.call('EXPIRE', KEYS[4], ARGV[7])
 end
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[7])
 redis.call('ZREM', KEYS[3], ARGV[6])
+redis.call('ZREM', KEYS[5], ARGV[6])
 return 1
 """
 
@@ -65,13 +84,18 @@ def keys(host):
     )
 
 
+def brand_keys(brand_id):
+    """The Redis keys of a brand: its attempts in flight to hosts that are not fast, its parked deliveries."""
+    return (f"gateway:brand:{brand_id}:slow-inflight", f"gateway:brand:{brand_id}:parked")
+
+
 def redis_of_app():
     """The RQ backend's Redis client, or None without Redis (the in-process executor has no sharing to do)."""
     return getattr(jobs.backend(current_app._get_current_object()), "redis", None)
 
 
-def admit(url, delivery_id, attempt):
-    """Whether this attempt may go now; False parks the delivery until an attempt to its host ends."""
+def admit(url, delivery_id, attempt, brand_id=None):
+    """Whether this attempt may go now; False parks the delivery until an attempt to its host (or brand) ends."""
     redis = redis_of_app()
     if redis is None:
         return True
@@ -80,7 +104,7 @@ def admit(url, delivery_id, attempt):
     try:
         return bool(
             admit_script(redis)(
-                keys=keys(host_of(url)),
+                keys=keys(host_of(url)) + brand_keys(brand_id),
                 args=(
                     now,
                     now - lease,
@@ -89,6 +113,7 @@ def admit(url, delivery_id, attempt):
                     attempt_member(delivery_id, attempt),
                     delivery_id,
                     lease * 2,
+                    config["WEBHOOK_SLOW_BRAND_CONCURRENCY"],
                 ),
             )
         )
@@ -99,20 +124,25 @@ def admit(url, delivery_id, attempt):
         return True
 
 
-def release(url, delivery_id, attempt, seconds=None):
+def release(url, delivery_id, attempt, seconds=None, brand_id=None):
     """The attempt ended (`seconds` long; None when it was never made): free its place, wake what it held up."""
     redis = redis_of_app()
     if redis is None:
         return
     inflight, fast, parked = keys(host_of(url))
+    brand_inflight, brand_parked = brand_keys(brand_id)
     quick = seconds is not None and seconds < current_app.config["WEBHOOK_SLOW_SECONDS"]
     try:
         pipe = redis.pipeline()
         pipe.zrem(inflight, attempt_member(delivery_id, attempt))
+        # Not this attempt's brand share, or not any more (its host proved fast meanwhile): ZREM then is a no-op.
+        pipe.zrem(brand_inflight, attempt_member(delivery_id, attempt))
         if seconds is not None:
             pipe.set(fast, 1, ex=FAST_FOR) if quick else pipe.delete(fast)
+        pipe.zpopmin(brand_parked, 1)
         pipe.zpopmin(parked, WAKE_ALL if quick else 1)
-        woken = pipe.execute()[-1]
+        results = pipe.execute()
+        woken = results[-1] + results[-2]
         for member, _ in woken:
             jobs.enqueue(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, int(member))
     except RedisError as error:

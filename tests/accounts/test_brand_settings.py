@@ -45,6 +45,12 @@ def test_settings_are_normalised_and_the_changes_returned(brand):
         ("primary_color", "#12345"),
         ("base_url", "ftp://pay.example.com"),
         ("logo_url", "//cdn.example/logo.png"),
+        # Hosts that would add directives to the checkout's Content-Security-Policy.
+        ("logo_url", "https://cdn.example;script-src *"),
+        ("logo_url", "https://cdn.example;script-src/logo.png"),
+        ("logo_url", "https://cdn.example,evil.example/logo.png"),
+        ("logo_url", "https://cdn.example'unsafe-inline'/logo.png"),
+        ("logo_url", "https://cdn.example/logo.png; script-src 'unsafe-inline'"),
         ("timezone", "Dhaka"),
         ("timezone", ""),
         ("currencies", ""),

@@ -330,6 +330,17 @@ def test_the_fourth_request_in_a_minute_is_429_with_retry_after_per_key(
     assert limited.post(PAYMENTS, json=NEW_PAYMENT, headers=first).status_code == 429
 
 
+def test_one_key_spelled_differently_still_has_one_limit(limited_apps, brand, make_key):
+    limited = limited_apps().test_client()
+    secret = make_key(brand, ["read"])["Authorization"].removeprefix("Bearer ")
+    spellings = [f"Bearer {secret}", f"bearer {secret}", f"BEARER {secret}", f"Bearer  {secret}"]
+    answers = [
+        limited.get(PAYMENTS, headers={"Authorization": header}).status_code for header in spellings
+    ]
+    # The bucket is the key the header resolves to, not the header's bytes.
+    assert answers == [200, 200, 200, 429]
+
+
 def test_made_up_keys_from_one_address_share_one_limit(limited_apps, brand, make_key):
     limited = limited_apps(
         API_RATE_LIMIT="100/minute", API_AUTH_FAILURE_LIMIT="3/minute"

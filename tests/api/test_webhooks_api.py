@@ -152,6 +152,14 @@ def test_test_event_without_any_url_names_the_field(client, auth):
         "http://[::ffff:10.0.0.1]/hooks",
         "http://0.0.0.0/hooks",
         "http://100.64.0.1/hooks",
+        # IPv6 forms that carry a private IPv4 address: NAT64, its local-use prefix, 6to4,
+        # IPv4-compatible, IPv4-translated (SIIT) and Teredo.
+        "http://[64:ff9b::10.0.0.1]/hooks",
+        "http://[64:ff9b:1::8.8.8.8]/hooks",
+        "http://[2002:a9fe:a9fe::1]/hooks",
+        "http://[::127.0.0.1]/hooks",
+        "http://[::ffff:0:192.168.1.5]/hooks",
+        "http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/hooks",
     ],
 )
 def test_private_callback_urls_are_refused_when_not_allowed(app, client, auth, monkeypatch, url):

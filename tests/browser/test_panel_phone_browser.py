@@ -49,6 +49,7 @@ def test_the_owner_pairs_a_phone_with_the_code_on_the_page(live_url, brand, owne
             "pairing_code": code,
             "device_id": uuid.uuid4().hex,
             "device_name": "Counter phone",
+            "fingerprint": "install-1",
             "app_version": "2.4.1",
             "platform": "android",
         },

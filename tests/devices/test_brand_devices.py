@@ -40,7 +40,7 @@ def test_a_pairing_code_is_six_digits_and_expires_five_minutes_after_it_is_made(
         assert seconds_left(expires_at) == 0
         with pytest.raises(DomainError) as late:
             pair_device(pairing(code))
-        assert late.value.code == "PAIRING_CODE_EXPIRED"
+        assert late.value.code == "INVALID_PAIRING_CODE"
 
 
 def test_paired_phones_are_listed_newest_first_and_revoked_ones_apart(brand, other_brand):

@@ -42,6 +42,7 @@ def pair(client, code, device_id="phone-1", **extra):
         "device_name": "Counter phone",
         "app_version": "2.3.0",
         "platform": "android",
+        "fingerprint": "install-1",
         **extra,
     }
     return client.post(PAIR, json=body)
@@ -79,7 +80,7 @@ def test_pairing_code_works_only_once(client, brand):
 
     assert response.status_code == 422
     body = response.get_json()
-    assert body["code"] == "PAIRING_CODE_USED"
+    assert body["code"] == "INVALID_PAIRING_CODE"
     assert body["errors"][0]["field"] == "pairing_code"
     assert db.session.execute(db.select(db.func.count()).select_from(Device)).scalar_one() == 1
 
@@ -92,7 +93,7 @@ def test_expired_pairing_code_is_refused(client, brand):
         response = pair(client, code)
 
     assert response.status_code == 422
-    assert response.get_json()["code"] == "PAIRING_CODE_EXPIRED"
+    assert response.get_json()["code"] == "INVALID_PAIRING_CODE"
     assert db.session.execute(db.select(Device)).first() is None
 
 
@@ -117,11 +118,15 @@ def test_malformed_pairing_code_names_the_field(client, brand, code):
     assert [e["field"] for e in body["errors"]] == ["pairing_code"]
 
 
-def test_pairing_requires_device_id_and_name(client, brand):
+def test_pairing_requires_device_id_name_and_fingerprint(client, brand):
     response = client.post(PAIR, json={"pairing_code": create_pairing_code(brand)})
 
     assert response.status_code == 422
-    assert {e["field"] for e in response.get_json()["errors"]} == {"device_id", "device_name"}
+    assert {e["field"] for e in response.get_json()["errors"]} == {
+        "device_id",
+        "device_name",
+        "fingerprint",
+    }
 
 
 def test_pairing_body_must_be_json(client, brand):
@@ -448,16 +453,61 @@ def test_a_fingerprint_given_at_pairing_is_pinned_from_the_start(client, brand):
     assert accepted.status_code == 200
 
 
-def test_pairing_without_a_fingerprint_pins_none_until_the_first_refresh(client, brand):
-    tokens = pair(client, create_pairing_code(brand)).get_json()["data"]
-    device = db.session.execute(db.select(Device)).scalar_one()
-    assert device.fingerprint is None
+@pytest.mark.parametrize("fingerprint", ["", None, "x" * 129])
+def test_pairing_without_a_fingerprint_is_refused_and_uses_no_code(client, brand, fingerprint):
+    code = create_pairing_code(brand)
+    response = pair(client, code, fingerprint=fingerprint)
+    assert response.status_code == 422
+    assert [e["field"] for e in response.get_json()["errors"]] == ["fingerprint"]
+    body = {"pairing_code": code, "device_id": "phone-1", "device_name": "Counter phone"}
+    missing = client.post(PAIR, json=body)
+    assert missing.status_code == 422
+    assert [e["field"] for e in missing.get_json()["errors"]] == ["fingerprint"]
+    assert db.session.execute(db.select(Device)).first() is None
+    assert pair(client, code).status_code == 201
 
-    assert (
-        client.post(
-            REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}
-        ).status_code
-        == 200
-    )
-    db.session.expire_all()
-    assert db.session.get(Device, device.id).fingerprint == "fp-1"
+
+def test_a_wrong_used_or_expired_code_gets_one_and_the_same_answer(client, brand):
+    used = create_pairing_code(brand)
+    assert pair(client, used).status_code == 201
+    with freeze_time(utcnow()) as frozen:
+        expired = create_pairing_code(brand)
+        frozen.tick(timedelta(minutes=6))
+        answers = [
+            pair(client, code, device_id="phone-2").get_json()
+            for code in (used, expired, f"{(int(used) + 1) % 1_000_000:06d}")
+        ]
+    for answer in answers:
+        answer.pop("request_id", None)
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0]["code"] == "INVALID_PAIRING_CODE"
+    assert answers[0]["errors"][0]["field"] == "pairing_code"
+
+
+def wrong_codes(code, count):
+    """`count` six-digit codes other than `code`."""
+    return [f"{(int(code) + step) % 1_000_000:06d}" for step in range(1, count + 1)]
+
+
+def test_a_code_dies_after_five_wrong_guesses_at_any_brand(client, brand, other_brand):
+    ours, theirs = create_pairing_code(brand), create_pairing_code(other_brand)
+    guesses = [c for c in wrong_codes(ours, 7) if c != theirs][:5]
+    for guess in guesses:
+        assert pair(client, guess).get_json()["code"] == "INVALID_PAIRING_CODE"
+    # Each wrong guess counted against every live code: both brands' codes are used up.
+    for code in (ours, theirs):
+        refused = pair(client, code)
+        assert refused.status_code == 422
+        assert refused.get_json()["code"] == "INVALID_PAIRING_CODE"
+    assert db.session.execute(db.select(Device)).first() is None
+    # A new code starts with a full budget.
+    assert pair(client, create_pairing_code(brand)).status_code == 201
+
+
+def test_four_wrong_guesses_leave_the_code_working(client, brand):
+    code = create_pairing_code(brand)
+    for guess in wrong_codes(code, 4):
+        pair(client, guess)
+    assert pair(client, code).status_code == 201
+    # A code made after the guesses is not charged for them.
+    assert db.session.execute(db.select(PairingCode.failed_guesses)).scalar_one() == 4

@@ -72,6 +72,7 @@ def shop(app, brand, make_key, gunicorn, receiver, redis_server, monkeypatch):
             "pairing_code": create_pairing_code(brand),
             "device_id": uuid.uuid4().hex,
             "device_name": "Shop phone",
+            "fingerprint": "install-1",
             "app_version": "1.0.0",
             "platform": "android",
         },

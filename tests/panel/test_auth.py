@@ -225,7 +225,40 @@ def test_failed_sign_ins_are_limited_per_address_and_e_mail(limited_app, brand):
     blocked = sign_in(client, user, PASSWORD)
     assert blocked.status_code == 429 and "Retry-After" in blocked.headers
     assert "Too many attempts" in blocked.get_data(as_text=True)
-    assert sign_in(panel_client(limited_app), bystander).status_code == 302
+    # Another address signs in to another account; the target's e-mail stays limited there too.
+    elsewhere = from_address(panel_client(limited_app), "198.51.100.20")
+    assert sign_in(elsewhere, bystander).status_code == 302
+    assert (
+        sign_in(from_address(panel_client(limited_app), "198.51.100.21"), user).status_code == 429
+    )
+
+
+def from_address(client, address):
+    """The client, its requests coming from `address`."""
+    client.environ_base["REMOTE_ADDR"] = address
+    return client
+
+
+def test_spraying_many_e_mails_from_one_address_is_limited(limited_app, brand):
+    victim = UserFactory(brand=brand, email="victim@shop.test")
+    client = panel_client(limited_app)
+    for number in range(3):
+        guessed = UserFactory.build(email=f"guess{number}@shop.test")
+        assert sign_in(client, guessed, "Summer2024!").status_code == 200
+    assert sign_in(client, victim, "Summer2024!").status_code == 429
+    # The victim, from their own address, is not held back.
+    assert (
+        sign_in(from_address(panel_client(limited_app), "203.0.113.9"), victim).status_code == 302
+    )
+
+
+def test_one_e_mail_guessed_from_many_addresses_is_limited(limited_app, brand):
+    user = UserFactory(brand=brand, email="wanted@shop.test")
+    for number in range(3):
+        client = from_address(panel_client(limited_app), f"203.0.113.{number + 1}")
+        assert sign_in(client, user, "guess").status_code == 200
+    blocked = sign_in(from_address(panel_client(limited_app), "203.0.113.50"), user)
+    assert blocked.status_code == 429
 
 
 def test_successful_sign_ins_do_not_use_up_attempts(limited_app, brand):

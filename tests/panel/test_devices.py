@@ -24,6 +24,7 @@ def pair_with(client, code, name="Counter phone"):
             "pairing_code": code,
             "device_id": "phone-1",
             "device_name": name,
+            "fingerprint": "install-1",
             "app_version": "2.1.0",
             "platform": "android",
         },
@@ -65,7 +66,7 @@ def test_pairing_shows_the_code_its_qr_and_the_time_left_and_the_code_pairs_a_ph
 
     assert paired.status_code == 201
     assert "Counter phone" in as_admin.get("/panel/devices").get_data(as_text=True)
-    assert pair_with(as_admin, code).get_json()["code"] == "PAIRING_CODE_USED"
+    assert pair_with(as_admin, code).get_json()["code"] == "INVALID_PAIRING_CODE"
 
 
 def test_each_pairing_page_makes_a_new_code(as_admin):

@@ -1,6 +1,7 @@
 """One hanging receiver holds one worker, not all of them: other hosts' webhooks keep arriving meanwhile."""
 
 import threading
+import time
 
 import pytest
 
@@ -8,7 +9,12 @@ from gateway.extensions import db
 from gateway.payments.lifecycle import complete_payment
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory
-from tests.webhook_support import WebhookReceiver, receiver, rq_redis, start_worker  # noqa: F401,F811 - fixtures
+from tests.webhook_support import (  # noqa: F401,F811 - fixtures
+    WebhookReceiver,
+    receiver,
+    rq_redis,
+    start_worker,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -99,3 +105,58 @@ def test_a_slow_answer_keeps_the_host_to_one_attempt_at_a_time(app, rq_redis):
     release(url, 1, 1, seconds=app.config["WEBHOOK_SLOW_SECONDS"] + 1)
     assert admit(url, 2, 1) is True
     assert admit(url, 3, 1) is False
+
+
+def test_a_brand_has_at_most_its_share_of_attempts_to_slow_hosts(app, rq_redis):
+    from rq import Queue
+
+    from gateway import jobs
+    from gateway.webhooks.hosts import admit, release
+
+    slow = [
+        f"http://127.0.0.1:{port}/hooks" for port in (9, 10, 11)
+    ]  # three hosts never heard from
+    assert admit(slow[0], 1, 1, brand_id=1) is True
+    assert admit(slow[1], 2, 1, brand_id=1) is True
+    assert (
+        admit(slow[2], 3, 1, brand_id=1) is False
+    )  # its host is free, but the brand's share is not
+    assert admit(slow[2], 4, 1, brand_id=2) is True  # another brand's share is its own
+    queue = Queue(jobs.WEBHOOKS, connection=rq_redis)
+    assert queue.count == 0
+
+    release(slow[0], 1, 1, seconds=30, brand_id=1)  # a slow answer frees the brand's place ...
+    assert [job.args for job in queue.jobs] == [(jobs.DELIVER_WEBHOOK, 3)]  # ... for the parked one
+    assert admit(slow[2], 3, 1, brand_id=1) is False  # its host is now busy with brand 2's attempt
+    assert admit(slow[0], 5, 1, brand_id=1) is True
+
+
+def test_one_brands_slow_receivers_do_not_hold_back_another_brands_webhooks(
+    app, brand, other_brand, start_worker
+):
+    hanging = [HangingReceiver(brand.webhook_secret) for _ in range(3)]
+    fast = WebhookReceiver(other_brand.webhook_secret)
+    try:
+        workers = [start_worker() for _ in range(3)]
+        for (
+            server
+        ) in hanging:  # three hosts, each within its own share: only the brand's share stops them
+            for _ in range(2):
+                complete_payment(PaymentFactory(brand=brand, callback_url=server.url))
+        deadline = time.monotonic() + 60
+        while sum(len(server.received) for server in hanging) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for _ in range(5):
+            complete_payment(PaymentFactory(brand=other_brand, callback_url=fast.url))
+
+        logs = "".join(worker.output() for worker in workers)
+        assert fast.wait_for(5, timeout=60), logs
+        # Brand B's webhooks all arrived while brand A's receivers still hung: A held two workers, not three.
+        assert sum(server.open_now for server in hanging) == 2
+        assert sum(len(server.received) for server in hanging) == 2
+    finally:
+        for server in hanging:
+            server.hold.set()
+            server.close()
+        fast.close()
+    assert fast.rejected == []

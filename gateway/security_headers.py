@@ -1,0 +1,88 @@
+"""Security headers on every answer: no sniffing, no framing, a referrer policy, a CSP, and HSTS over https.
+
+The panel and checkout set their own, stricter values first (their blueprints' after_request); this
+app-wide hook fills in whatever a response still lacks, so answers outside any blueprint (the 404 of
+an unknown path, a 405, a 500, the API and its docs, static files) carry them too.
+"""
+
+import base64
+import hashlib
+import re
+from urllib.parse import urlsplit
+
+from flask import request
+
+HSTS = "max-age=31536000"  # a year; sent only on https, as browsers ignore it on http anyway
+PAGE_POLICY = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+    "script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "object-src 'none'"
+)
+DATA_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+DOCS_PATH = "/api/v1/docs"
+INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.S)
+# A host as a CSP source may write it: letters, digits, dots and hyphens, or a bracketed IPv6.
+CSP_HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9-]{1,63}$")
+
+
+def csp_source(url):
+    """The `scheme://host[:port]` of an http(s) URL as a CSP source, or '' when it cannot be one.
+
+    Only a plain host name or IP address passes: a URL whose host holds `;`, a space, a quote or a
+    comma (`https://cdn.example;script-src *`) would otherwise add directives to the policy.
+    """
+    try:
+        parts = urlsplit(url or "")
+        port = parts.port
+    except ValueError:
+        return ""
+    host = parts.hostname or ""
+    if parts.scheme not in ("http", "https") or not host:
+        return ""
+    if ":" in host:
+        if not re.fullmatch(r"[0-9a-fA-F:.]+", host):
+            return ""
+        host = f"[{host}]"
+    elif not CSP_HOST.match(host):
+        return ""
+    return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
+
+
+def docs_policy(response):
+    """The Swagger UI page's policy: its own assets, and its one inline script by hash."""
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(script).digest()).decode() + "'"
+        for script in INLINE_SCRIPT.findall(response.get_data())
+    )
+    return (
+        f"default-src 'self'; script-src 'self' {hashes}; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+        "base-uri 'none'; object-src 'none'"
+    )
+
+
+def policy_for(response):
+    """A CSP for a response that has none: pages get the panel's, everything else nothing at all."""
+    if response.mimetype != "text/html" or response.direct_passthrough:
+        return DATA_POLICY
+    if request.path == DOCS_PATH:
+        return docs_policy(response)
+    return PAGE_POLICY
+
+
+def add_security_headers(response):
+    """Fill in the headers a response lacks; HSTS when the request came over https (ProxyFix says so)."""
+    headers = response.headers
+    headers.setdefault("X-Content-Type-Options", "nosniff")
+    headers.setdefault("X-Frame-Options", "DENY")
+    headers.setdefault("Referrer-Policy", "same-origin")
+    if "Content-Security-Policy" not in headers:
+        headers["Content-Security-Policy"] = policy_for(response)
+    if request.is_secure:
+        headers.setdefault("Strict-Transport-Security", HSTS)
+    return response
+
+
+def register_security_headers(app):
+    """Attach the hook to every response of the app."""
+    app.after_request(add_security_headers)
