@@ -151,7 +151,7 @@ def run_bootstrap_hooks(brand, hooks=None):
     "--super-admin", is_flag=True, help="Grant every permission, keys and settings included."
 )
 def create_admin(email, password, super_admin):
-    """Create a panel user (staff unless --super-admin)."""
+    """Create a panel user (staff, or an owner with --super-admin)."""
     brand = default_brand()
     email = email.strip().lower()
     if not is_email(email):
@@ -160,7 +160,7 @@ def create_admin(email, password, super_admin):
         raise click.ClickException("The password must have at least 8 characters.")
     if db.session.execute(db.select(User).where(User.email == email)).scalar_one_or_none():
         raise click.ClickException(f"A user with e-mail {email} already exists.")
-    user = User(brand_id=brand.id, email=email, role="super_admin" if super_admin else "staff")
+    user = User(brand_id=brand.id, email=email, role="owner" if super_admin else "staff")
     user.set_password(password)
     db.session.add(user)
     db.session.commit()
