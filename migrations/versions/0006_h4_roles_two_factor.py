@@ -16,20 +16,21 @@ depends_on = None
 
 
 def upgrade():
-    with op.batch_alter_table("users", schema=None) as batch_op:
-        batch_op.add_column(
-            sa.Column("session_version", sa.Integer(), server_default="0", nullable=False)
-        )
-        batch_op.add_column(sa.Column("totp_secret_sealed", sa.String(length=255), nullable=True))
-        batch_op.add_column(sa.Column("totp_enabled_at", sa.DateTime(), nullable=True))
-        batch_op.add_column(sa.Column("totp_last_step", sa.BigInteger(), nullable=True))
+    # Plain ADD COLUMNs (no batch copy of the tables): SQLite adds them in place even when other
+    # tables' rows point at these, which a copy-and-drop would break with foreign keys on.
+    op.add_column(
+        "users", sa.Column("session_version", sa.Integer(), server_default="0", nullable=False)
+    )
+    op.add_column("users", sa.Column("totp_secret_sealed", sa.String(length=255), nullable=True))
+    op.add_column("users", sa.Column("totp_enabled_at", sa.DateTime(), nullable=True))
+    op.add_column("users", sa.Column("totp_last_step", sa.BigInteger(), nullable=True))
     # Super-administrators become owners; staff stay staff.
     op.execute("UPDATE users SET role = 'owner' WHERE role = 'super_admin'")
-    with op.batch_alter_table("brands", schema=None) as batch_op:
-        batch_op.add_column(
-            sa.Column("require_two_factor", sa.Boolean(), server_default=sa.false(), nullable=False)
-        )
-        batch_op.add_column(sa.Column("staff_refund_limit", sa.BigInteger(), nullable=True))
+    op.add_column(
+        "brands",
+        sa.Column("require_two_factor", sa.Boolean(), server_default=sa.false(), nullable=False),
+    )
+    op.add_column("brands", sa.Column("staff_refund_limit", sa.BigInteger(), nullable=True))
     op.create_table(
         "user_recovery_codes",
         sa.Column("id", sa.Integer(), nullable=False),
