@@ -8,6 +8,8 @@ from ..accounts.api_keys import generate_key, revoke_key
 from ..accounts.brands import create_first_brand
 from ..accounts.models.brand import Brand
 from ..accounts.models.user import User
+from ..accounts.two_factor import reset_two_factor
+from ..accounts.users import end_sessions, find_user_by_email
 from ..domain_errors import DomainError
 from ..extensions import db
 
@@ -191,3 +193,17 @@ def revoke_key_command(label):
     except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Revoked key {label!r}.")
+
+
+@click.command("reset-two-factor")
+@click.option("--email", required=True, help="The panel user's e-mail address.")
+def reset_two_factor_command(email):
+    """Turn a user's two-factor sign-in off (they enrol again) and end their sessions."""
+    user = find_user_by_email(email)
+    if user is None:
+        raise click.ClickException(f"No panel user has the e-mail {email.strip().lower()}.")
+    if not user.two_factor_enabled and not user.totp_secret_sealed:
+        raise click.ClickException(f"{user.email} has no two-factor sign-in to reset.")
+    reset_two_factor(user)
+    end_sessions(user)
+    click.echo(f"Two-factor sign-in is off for {user.email}; they can sign in with the password.")

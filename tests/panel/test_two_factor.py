@@ -283,3 +283,18 @@ def test_the_policy_is_not_enforced_outside_production(app, brand, owner):
     client = panel_client(app)
     sign_in(client, owner)
     assert client.get("/panel/payments").status_code == 200
+
+
+def test_the_operator_resets_two_factor_for_a_user_who_lost_everything(app, runner, owner):
+    enrolled(owner)
+    browser = panel_client(app)
+    sign_in(browser, owner)
+    result = runner.invoke(args=["gateway", "reset-two-factor", "--email", "OWNER@shop.test"])
+    assert result.exit_code == 0, result.output
+    assert reloaded(owner).two_factor_enabled is False
+    assert db.session.execute(db.select(RecoveryCode)).first() is None
+    assert sign_in(panel_client(app), owner).headers["Location"] == "/panel/dashboard"
+    again = runner.invoke(args=["gateway", "reset-two-factor", "--email", "owner@shop.test"])
+    assert again.exit_code != 0 and "no two-factor sign-in to reset" in again.output
+    unknown = runner.invoke(args=["gateway", "reset-two-factor", "--email", "who@shop.test"])
+    assert unknown.exit_code != 0 and "No panel user" in unknown.output
