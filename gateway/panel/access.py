@@ -37,6 +37,7 @@ from ..accounts.roles import (  # noqa: F401 - re-exported: panel modules import
     WEBHOOKS_MANAGE,
     WEBHOOKS_REDELIVER,
     can,
+    refund_limit,
     requires_two_factor,
 )
 from . import bp
@@ -94,3 +95,9 @@ def current_brand():
 def can_in_template(permission):
     """`can('payments.act')` in templates: hide what the signed-in user may not do."""
     return can(current_user, permission)
+
+
+@bp.app_template_global("my_refund_limit")
+def my_refund_limit():
+    """The largest refund the signed-in user may record: None (no limit), 0 (none) or an amount."""
+    return refund_limit(current_user, current_user.brand)

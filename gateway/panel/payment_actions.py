@@ -57,7 +57,10 @@ def refund_payment(payment_id):
         return render_payment(payment, form, 409)
     amount = form.amount.data or payment.transaction.amount - payment.transaction.amount_refunded
     if not may_refund(current_user, current_brand(), amount):
-        form.amount.errors = [beyond_refund_limit()]
+        if refund_limit(current_user, current_brand()):
+            form.amount.errors = [beyond_refund_limit()]
+        else:  # the page shows no refund form to this user: say it at the top
+            flash(beyond_refund_limit(), "error")
         return render_payment(payment, form, 403)
     if not form.confirmed.data:
         return ask_refund_confirmation(payment, form)

@@ -278,3 +278,20 @@ def test_pages_hide_what_the_role_cannot_do(app, brand, paid, role, hidden):
             text
             not in [h.format(payment=paid.public_id, customer=paid.customer_id) for h in hidden]
         ), text
+
+
+@pytest.mark.parametrize(
+    "limit, shown",
+    [(None, None), (Decimal("0.00"), False), (Decimal("100.00"), "at most ৳ 100.00")],
+)
+def test_the_refund_form_tells_staff_their_limit(app, brand, paid, limit, shown):
+    brand.staff_refund_limit = limit
+    db.session.commit()
+    clerk = UserFactory(brand=brand, email="clerk@shop.test")
+    html = signed_in(app, clerk).get(f"/panel/payments/{paid.public_id}").get_data(as_text=True)
+    form = f'action="/panel/payments/{paid.public_id}/refund"'
+    assert (form in html) is (shown is not False)
+    if shown:
+        assert shown in html
+    if shown is None:
+        assert "at most" not in html
