@@ -45,7 +45,7 @@ def test_bootstrap_prints_the_admin_login_password_and_a_working_key(runner, cli
     assert login == "admin@example.com"
     assert re.fullmatch(re.escape(app.config["API_KEY_PREFIX"]) + r"[A-Za-z0-9_-]{32,}", key)
     admin = db.session.execute(db.select(User)).scalar_one()
-    assert admin.check_password(password) and admin.role == "super_admin"
+    assert admin.check_password(password) and admin.role == "owner"
     headers = {"Authorization": f"Bearer {key}"}
     assert client.get(PAYMENTS, headers=headers).status_code == 200
     assert (

@@ -1,12 +1,14 @@
 """Brands: the first one of an install, and a brand's settings (name, look, origin, currencies, time zone, …)."""
 
 import re
+from decimal import Decimal
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..answer_commit import commit_work
 from ..domain_errors import field_error
 from ..extensions import db
+from ..money import InvalidAmount, parse_amount
 from ..security_headers import csp_source
 from .api_keys import add_key
 from .models.brand import Brand
@@ -20,7 +22,7 @@ TTL_RANGE = (60, 24 * 60 * 60)
 
 
 def create_first_brand(name, admin_email, admin_password, key_scopes=("read", "write")):
-    """The brand, its super-administrator and a key `default` (read+write unless told), in one commit.
+    """The brand, its owner and a key `default` (read+write unless told), in one commit.
 
     Returns (brand, admin, key secret); the secret exists only in this return value.
     """
@@ -28,7 +30,7 @@ def create_first_brand(name, admin_email, admin_password, key_scopes=("read", "w
         brand = Brand(name=name, slug="default")
         db.session.add(brand)
         db.session.flush()
-        admin = User(brand_id=brand.id, email=admin_email, name="Administrator", role="super_admin")
+        admin = User(brand_id=brand.id, email=admin_email, name="Administrator", role="owner")
         admin.set_password(admin_password)
         db.session.add(admin)
         _, secret = add_key(brand, "default", list(key_scopes))
@@ -71,6 +73,17 @@ def checked_currencies(value):
     return ",".join(cleaned)
 
 
+def checked_refund_limit(value):
+    """The staff refund limit: None (no limit), or a Decimal amount of zero (staff cannot refund) or more."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        value = parse_amount(str(value) if isinstance(value, Decimal) else value)
+    except InvalidAmount:
+        raise field_error("staff_refund_limit", "Enter an amount such as 0 or 2500.50.") from None
+    return value
+
+
 def checked_setting(name, value):
     """One setting validated and normalised, or ValidationFailed naming it."""
     if name == "name":
@@ -95,8 +108,10 @@ def checked_setting(name, value):
             isinstance(value, int) and TTL_RANGE[0] <= value <= TTL_RANGE[1]
         ):
             raise field_error("payment_ttl", "A payment lifetime is between 1 minute and 24 hours.")
-    elif name == "receipt_sms_enabled":
+    elif name in ("receipt_sms_enabled", "require_two_factor"):
         value = bool(value)
+    elif name == "staff_refund_limit":
+        value = checked_refund_limit(value)
     else:
         raise field_error(name, f"{name} cannot be changed.")
     return value

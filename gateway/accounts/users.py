@@ -1,4 +1,4 @@
-"""Panel users: sign-in checks, invitations with a one-time password, deactivation, password changes."""
+"""Panel users: sign-in checks, invitations with a one-time password, roles, deactivation, passwords, sessions."""
 
 import secrets
 from functools import cache
@@ -13,7 +13,8 @@ from ..clock import utcnow
 from ..db_types import row_id
 from ..domain_errors import AlreadyExists, field_error, invalid_state, not_found
 from ..extensions import db
-from .models.user import ROLES, User
+from .models.user import User
+from .roles import ROLES, assignable_roles, may_manage
 
 MIN_PASSWORD_LENGTH = 8
 MAX_EMAIL_LENGTH = 254
@@ -66,10 +67,20 @@ def checked_password(password, field="new_password"):
     return password
 
 
-def invite_user(brand, email, name=None, role="staff"):
-    """Create a user with a temporary password; returns (user, password) — the password exists only here."""
-    if role not in ROLES:
-        raise field_error("role", f"Role must be one of {', '.join(ROLES)}.")
+def checked_role(role, acting_user=None):
+    """A role of the table that the acting user may give (an admin cannot make owners), else ValidationFailed."""
+    allowed = ROLES if acting_user is None else assignable_roles(acting_user)
+    if role not in allowed:
+        raise field_error("role", f"Role must be one of {', '.join(allowed)}.")
+    return role
+
+
+def invite_user(brand, email, name=None, role="staff", acting_user=None):
+    """Create a user with a temporary password; returns (user, password) — the password exists only here.
+
+    `acting_user` (the panel's signed-in user) limits the roles that may be given; the CLI gives any.
+    """
+    checked_role(role, acting_user)
     user = User(
         brand_id=brand.id, email=checked_email(email), name=(name or "").strip() or None, role=role
     )
@@ -120,19 +131,98 @@ def list_users(brand):
     )
 
 
-def set_user_active(user, active, acting_user):
-    """Deactivate (signed out on their next request) or reactivate a user; never yourself."""
+def other_active_owners(user):
+    """A guard for UPDATEs: some other active owner of the user's brand exists (the last owner stays)."""
+    other = db.aliased(User)
+    return (
+        db.select(other.id)
+        .where(
+            other.brand_id == user.brand_id,
+            other.id != user.id,
+            other.role == "owner",
+            other.active.is_(True),
+        )
+        .exists()
+    )
+
+
+def lock_owners(user):
+    """Lock the brand's owner rows (PostgreSQL) so two owners cannot demote each other at the same time."""
+    db.session.execute(
+        db.select(User.id)
+        .where(User.brand_id == user.brand_id, User.role == "owner")
+        .with_for_update()
+    ).all()
+
+
+def check_may_manage(user, acting_user, about_yourself):
+    """Refuse changes to yourself or, unless an owner acts, to an owner."""
     if user.id == acting_user.id:
-        raise invalid_state("You cannot deactivate or reactivate yourself.")
+        raise invalid_state(about_yourself)
+    if not may_manage(acting_user, user):
+        raise invalid_state("Only an owner can change an owner.")
+
+
+def set_user_active(user, active, acting_user):
+    """Deactivate (every session ends at once) or reactivate a user; never yourself, never the last owner."""
+    check_may_manage(user, acting_user, "You cannot deactivate or reactivate yourself.")
+    guards = [User.id == user.id, User.active.is_(not active)]
+    if not active and user.role == "owner":
+        lock_owners(user)
+        guards.append(other_active_owners(user))
     changed = db.session.execute(
         db.update(User)
-        .where(User.id == user.id, User.active.is_(not active))
-        .values(active=active)
+        .where(*guards)
+        .values(active=active, session_version=User.session_version + 1)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if changed != 1 and not active and user.role == "owner" and user.active:
+        db.session.rollback()
+        raise invalid_state("The last active owner cannot be deactivated.")
+    if changed != 1:
+        db.session.rollback()
+        raise invalid_state(f"This user is already {'active' if active else 'deactivated'}.")
+    commit_work()
+    db.session.refresh(user)
+    return user
+
+
+def change_role(user, role, acting_user):
+    """Give a user another role (their sessions end); an admin cannot make or unmake owners, the last owner stays."""
+    check_may_manage(user, acting_user, "You cannot change your own role.")
+    checked_role(role, acting_user)
+    if role == user.role:
+        raise field_error("role", "The user already has this role.")
+    guards = [User.id == user.id, User.role == user.role]
+    if user.role == "owner":
+        lock_owners(user)
+        guards.append(other_active_owners(user))
+    changed = db.session.execute(
+        db.update(User)
+        .where(*guards)
+        .values(role=role, session_version=User.session_version + 1)
         .execution_options(synchronize_session=False)
     ).rowcount
     if changed != 1:
         db.session.rollback()
-        raise invalid_state(f"This user is already {'active' if active else 'deactivated'}.")
+        raise invalid_state(
+            "The last active owner must stay an owner."
+            if user.role == "owner"
+            else "The user's role changed meanwhile; reload the page."
+        )
+    commit_work()
+    db.session.refresh(user)
+    return user
+
+
+def end_sessions(user):
+    """End every session of the user (signing out): a copied session cookie stops working too."""
+    db.session.execute(
+        db.update(User)
+        .where(User.id == user.id)
+        .values(session_version=User.session_version + 1)
+        .execution_options(synchronize_session=False)
+    )
     commit_work()
     db.session.refresh(user)
     return user

@@ -8,6 +8,7 @@ from ..accounts.api_keys import find_active_key
 from ..accounts.models.api_key import ApiKey
 from ..accounts.models.brand import Brand
 from ..accounts.models.user import User
+from ..accounts.roles import ADMIN_ROLES
 from ..clock import utcnow
 from ..errors import ApiError
 from ..extensions import db
@@ -80,7 +81,7 @@ def touch_last_used(key):
 
 
 def require_super_admin():
-    """Key operations also need the X-Super-Admin-Email of an active super-administrator of the key's brand.
+    """Key operations also need the X-Super-Admin-Email of an active owner or admin of the key's brand.
 
     Addresses are stored lower-cased, so the header is lowered and the column compared as is (its index serves).
     """
@@ -91,7 +92,7 @@ def require_super_admin():
         db.select(User).where(
             User.email == email,
             User.brand_id == g.brand_id,
-            User.role == "super_admin",
+            User.role.in_(ADMIN_ROLES),
             User.active.is_(True),
         )
     ).scalar_one_or_none()

@@ -12,6 +12,7 @@ COMMANDS = (
     core.create_admin,
     core.create_key,
     core.revoke_key_command,
+    core.reset_two_factor_command,
     checkout.add_method_command,
     checkout.update_method_command,
     checkout.list_methods_command,

@@ -8,6 +8,8 @@ from ..accounts.api_keys import generate_key, revoke_key
 from ..accounts.brands import create_first_brand
 from ..accounts.models.brand import Brand
 from ..accounts.models.user import User
+from ..accounts.two_factor import reset_two_factor
+from ..accounts.users import end_sessions, find_user_by_email
 from ..domain_errors import DomainError
 from ..extensions import db
 
@@ -151,7 +153,7 @@ def run_bootstrap_hooks(brand, hooks=None):
     "--super-admin", is_flag=True, help="Grant every permission, keys and settings included."
 )
 def create_admin(email, password, super_admin):
-    """Create a panel user (staff unless --super-admin)."""
+    """Create a panel user (staff, or an owner with --super-admin)."""
     brand = default_brand()
     email = email.strip().lower()
     if not is_email(email):
@@ -160,7 +162,7 @@ def create_admin(email, password, super_admin):
         raise click.ClickException("The password must have at least 8 characters.")
     if db.session.execute(db.select(User).where(User.email == email)).scalar_one_or_none():
         raise click.ClickException(f"A user with e-mail {email} already exists.")
-    user = User(brand_id=brand.id, email=email, role="super_admin" if super_admin else "staff")
+    user = User(brand_id=brand.id, email=email, role="owner" if super_admin else "staff")
     user.set_password(password)
     db.session.add(user)
     db.session.commit()
@@ -191,3 +193,17 @@ def revoke_key_command(label):
     except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Revoked key {label!r}.")
+
+
+@click.command("reset-two-factor")
+@click.option("--email", required=True, help="The panel user's e-mail address.")
+def reset_two_factor_command(email):
+    """Turn a user's two-factor sign-in off (they enrol again) and end their sessions."""
+    user = find_user_by_email(email)
+    if user is None:
+        raise click.ClickException(f"No panel user has the e-mail {email.strip().lower()}.")
+    if not user.two_factor_enabled and not user.totp_secret_sealed:
+        raise click.ClickException(f"{user.email} has no two-factor sign-in to reset.")
+    reset_two_factor(user)
+    end_sessions(user)
+    click.echo(f"Two-factor sign-in is off for {user.email}; they can sign in with the password.")

@@ -23,7 +23,7 @@ CONTENT_SECURITY_POLICY = (
 )
 ERROR_MESSAGES = {
     400: _l("The form had expired or was sent twice. Go back, reload the page and try again."),
-    403: _l("Your role does not open this page. Ask a super-administrator."),
+    403: _l("Your role does not open this page. Ask an owner or an admin."),
     404: _l("There is nothing here, or it belongs to another brand."),
 }
 
@@ -45,9 +45,11 @@ def register_panel(app):
         payment_actions,
         payments,
         refunds,
+        security,
         settings,
         sms_inbox,
         sms_templates,
+        two_factor,
         users,
     )
 

@@ -6,7 +6,7 @@ from ..accounts.models.audit import AuditLog
 from ..api.paging import paginate
 from ..extensions import db
 from . import bp
-from .access import current_brand, super_admin_required
+from .access import AUDIT_LOG_VIEW, current_brand, requires
 from .formatting import current_zone
 from .payments import page_number
 
@@ -14,7 +14,7 @@ PER_PAGE = 50
 
 
 @bp.get("/audit-log")
-@super_admin_required
+@requires(AUDIT_LOG_VIEW)
 def audit_log():
     """The brand's audit entries, newest first, narrowed by action when asked."""
     action = (request.args.get("action") or "").strip()[:60]

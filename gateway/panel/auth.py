@@ -7,13 +7,14 @@ from flask_babel import gettext as _
 from flask_login import current_user, login_user, logout_user
 
 from ..accounts.models.brand import Brand
-from ..accounts.users import authenticate, change_password, find_user_by_email
+from ..accounts.users import authenticate, change_password, end_sessions, find_user_by_email
 from ..answer_commit import unit_of_work
 from ..checkout.theme import brand_theme
+from ..clock import utcnow
 from ..domain_errors import DomainError
 from ..extensions import db, limiter
 from . import bp, render_error
-from .access import staff_required
+from .access import ACCOUNT, public, requires
 from .audit import client_address, record_audit
 from .forms import ActionForm, PasswordForm, SignInForm, attach_error
 
@@ -62,6 +63,7 @@ def reset_session():
 
 
 @bp.route("/sign-in", methods=["GET", "POST"])
+@public
 @limiter.limit(
     sign_in_limit, key_func=sign_in_address_bucket, methods=["POST"], deduct_when=failed_attempt
 )
@@ -76,15 +78,39 @@ def sign_in():
     if form.validate_on_submit():
         user = authenticate(form.email.data, form.password.data)
         if user is not None:
-            reset_session()
-            login_user(user)
-            record_audit(user, "sign_in")
-            return redirect(safe_next(request.args.get("next")) or url_for("panel.dashboard"))
+            if user.two_factor_enabled:
+                return ask_for_second_factor(user, request.args.get("next"))
+            return complete_sign_in(user, request.args.get("next"))
         known = find_user_by_email(form.email.data)
         if known is not None:
             record_audit(None, "sign_in.failed", known, brand_id=known.brand_id)
         form.password.errors = [_("The e-mail or password is not correct.")]
     return render_sign_in(form)
+
+
+# Two-factor sign-in: after the password, the session names the user as pending (not signed in) for
+# this long; gateway/panel/two_factor.py asks for the code and only then calls complete_sign_in.
+PENDING_SIGN_IN = "two_factor_pending"
+PENDING_SECONDS = 300
+
+
+def ask_for_second_factor(user, next_page):
+    """Remember who gave the right password, without signing them in, and ask for their code."""
+    reset_session()
+    session[PENDING_SIGN_IN] = {
+        "user": user.get_id(),
+        "next": safe_next(next_page),
+        "until": int(utcnow().timestamp()) + PENDING_SECONDS,
+    }
+    return redirect(url_for("panel.two_factor_sign_in"))
+
+
+def complete_sign_in(user, next_page, details=None):
+    """Sign the user in on a fresh session, log it, and open the page asked for or the dashboard."""
+    reset_session()
+    login_user(user)
+    record_audit(user, "sign_in", details=details)
+    return redirect(safe_next(next_page) or url_for("panel.dashboard"))
 
 
 def render_sign_in(form, status=200, limited=None):
@@ -110,11 +136,14 @@ def too_many_attempts(error):
 
 
 @bp.post("/sign-out")
-@staff_required
+@requires(ACCOUNT)
 def sign_out():
-    """End the session (the button carries a CSRF token so no other site can sign you out)."""
+    """End the session on the server too (the button carries a CSRF token so no other site can sign you out)."""
     if ActionForm().validate_on_submit():
-        record_audit(current_user, "sign_out")
+        with unit_of_work():
+            # A new session version: this cookie, and any copy of it, no longer names the user.
+            end_sessions(current_user)
+            record_audit(current_user, "sign_out")
         logout_user()
         reset_session()
         flash(_("You are signed out."), "info")
@@ -122,7 +151,7 @@ def sign_out():
 
 
 @bp.route("/account/password", methods=["GET", "POST"])
-@staff_required
+@requires(ACCOUNT)
 def password():
     """Change one's own password after giving the current one."""
     form = PasswordForm()

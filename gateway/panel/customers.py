@@ -18,7 +18,7 @@ from ..payments.customers import (
 )
 from ..payments.models.payment import Payment
 from . import bp
-from .access import current_brand, staff_required
+from .access import CUSTOMERS_DELETE, CUSTOMERS_EDIT, VIEW, current_brand, requires
 from .audit import record_audit
 from .forms import ActionForm, CustomerForm, attach_error
 from .payments import PER_PAGE, page_number
@@ -32,7 +32,7 @@ def customer_by_id(customer_id):
 
 
 @bp.get("/customers")
-@staff_required
+@requires(VIEW)
 def customers():
     """Every customer of the brand with their payment count and paid total."""
     text = (request.args.get("q") or "").strip()[:100]
@@ -50,7 +50,7 @@ def customers():
 
 
 @bp.get("/customers/<customer_id>")
-@staff_required
+@requires(VIEW)
 def customer_detail(customer_id):
     """A profile and the customer's payments, newest first."""
     customer = customer_by_id(customer_id)
@@ -70,7 +70,7 @@ def customer_detail(customer_id):
 
 
 @bp.route("/customers/<customer_id>/edit", methods=["GET", "POST"])
-@staff_required
+@requires(CUSTOMERS_EDIT)
 def customer_edit(customer_id):
     """Change a customer's name, e-mail or phone."""
     customer = customer_by_id(customer_id)
@@ -107,7 +107,7 @@ def customer_edit(customer_id):
 
 
 @bp.post("/customers/<customer_id>/delete")
-@staff_required
+@requires(CUSTOMERS_DELETE)
 def customer_delete(customer_id):
     """Remove a profile; its payments stay for the books."""
     customer = customer_by_id(customer_id)

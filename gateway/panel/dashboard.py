@@ -15,7 +15,7 @@ from ..payments.models.payment import Payment, Refund, Transaction
 from ..sms.matching import needs_review
 from ..sms.models.inbound_sms import InboundSms
 from . import bp
-from .access import current_brand, staff_required
+from .access import VIEW, current_brand, public, requires
 from .charts import daily_bars
 from .formatting import local_date, money, number
 
@@ -121,13 +121,14 @@ def local_midnight(day, zone_name):
 
 
 @bp.get("/")
+@public
 def home():
     """/panel itself opens the dashboard."""
     return redirect(url_for("panel.dashboard"))
 
 
 @bp.get("/dashboard")
-@staff_required
+@requires(VIEW)
 def dashboard():
     """Today and the last 30 days at a glance."""
     brand, now = current_brand(), utcnow()

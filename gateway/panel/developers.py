@@ -9,7 +9,7 @@ from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
 from . import bp
-from .access import current_brand, super_admin_required
+from .access import API_KEYS_MANAGE, current_brand, requires
 from .audit import record_audit
 from .forms import attach_error
 from .forms_developers import ApiKeyForm, RevokeKeyForm
@@ -34,21 +34,21 @@ def active_key(label):
 
 
 @bp.get("/developers")
-@super_admin_required
+@requires(API_KEYS_MANAGE)
 def developers():
     """The Developers area opens on its API keys tab."""
     return redirect(url_for("panel.api_keys"))
 
 
 @bp.get("/developers/api-keys")
-@super_admin_required
+@requires(API_KEYS_MANAGE)
 def api_keys():
     """Every key of the brand, newest first, revoked ones included for the record."""
     return render_keys()
 
 
 @bp.post("/developers/api-keys")
-@super_admin_required
+@requires(API_KEYS_MANAGE)
 def api_key_generate():
     """Generate a key; its secret is rendered in this answer only and is never stored."""
     form = ApiKeyForm()
@@ -71,7 +71,7 @@ def api_key_generate():
 
 
 @bp.get("/developers/api-keys/revoke")
-@super_admin_required
+@requires(API_KEYS_MANAGE)
 def api_key_revoke_confirm():
     """Ask before revoking: the label is typed again, and what stops working is said."""
     key = active_key(request.args.get("label", ""))
@@ -82,7 +82,7 @@ def api_key_revoke_confirm():
 
 
 @bp.post("/developers/api-keys/revoke")
-@super_admin_required
+@requires(API_KEYS_MANAGE)
 def api_key_revoke():
     """Revoke the active key with this label: its next request fails with 401 INVALID_TOKEN."""
     form = RevokeKeyForm()

@@ -15,7 +15,7 @@ from ..extensions import db
 from ..payments.models.payment import Payment
 from ..webhooks.deliveries import LOG_SIZE, get_delivery, recent_deliveries, retry_delivery
 from . import bp
-from .access import current_brand, staff_required
+from .access import VIEW, WEBHOOKS_REDELIVER, current_brand, requires
 from .audit import record_audit
 from .forms import ActionForm
 
@@ -29,7 +29,7 @@ def pretty_payload(payload):
 
 
 @bp.get("/developers/webhook-deliveries")
-@staff_required
+@requires(VIEW)
 def webhook_deliveries():
     """The brand's 50 most recent deliveries, newest first."""
     return render_template(
@@ -40,7 +40,7 @@ def webhook_deliveries():
 
 
 @bp.get("/developers/webhook-deliveries/<int:delivery_id>")
-@staff_required
+@requires(VIEW)
 def webhook_delivery(delivery_id):
     """One delivery: the body sent, its payment, and every attempt with status, time, duration and error."""
     delivery = get_delivery(current_brand(), delivery_id)
@@ -54,7 +54,7 @@ def webhook_delivery(delivery_id):
 
 
 @bp.post("/developers/webhook-deliveries/<int:delivery_id>/redeliver")
-@staff_required
+@requires(WEBHOOKS_REDELIVER)
 def webhook_delivery_redeliver(delivery_id):
     """Send the same signed event again now, as POST /webhooks/deliveries/{id}/retry does."""
     delivery = get_delivery(current_brand(), delivery_id)

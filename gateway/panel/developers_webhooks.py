@@ -9,7 +9,7 @@ from ..domain_errors import DomainError
 from ..errors import http_status
 from ..webhooks.deliveries import rotate_webhook_secret, send_test_webhook, set_webhook_url
 from . import bp
-from .access import current_brand, super_admin_required
+from .access import WEBHOOKS_MANAGE, current_brand, requires
 from .audit import record_audit
 from .forms import ActionForm, attach_error
 from .forms_developers import WebhookUrlForm
@@ -33,14 +33,14 @@ def render_webhooks(form=None, status=200, secret=None, rotated=False):
 
 
 @bp.get("/developers/webhooks")
-@super_admin_required
+@requires(WEBHOOKS_MANAGE)
 def webhook_settings():
     """The default webhook URL, the secret (hidden until asked for) and the test button."""
     return render_webhooks()
 
 
 @bp.post("/developers/webhooks/url")
-@super_admin_required
+@requires(WEBHOOKS_MANAGE)
 def webhook_settings_url():
     """Save the default URL, refused when it may not receive webhooks (e.g. a private address in production)."""
     form = WebhookUrlForm()
@@ -66,7 +66,7 @@ def webhook_settings_url():
 
 
 @bp.post("/developers/webhooks/secret")
-@super_admin_required
+@requires(WEBHOOKS_MANAGE)
 def webhook_settings_secret():
     """Show the signing secret, in this answer only; who looked is logged."""
     if not ActionForm().validate_on_submit():
@@ -76,7 +76,7 @@ def webhook_settings_secret():
 
 
 @bp.post("/developers/webhooks/secret/rotate")
-@super_admin_required
+@requires(WEBHOOKS_MANAGE)
 def webhook_settings_rotate():
     """Replace the secret; every attempt from now on is signed with the new one, which is shown once here."""
     if not ActionForm().validate_on_submit():
@@ -87,7 +87,7 @@ def webhook_settings_rotate():
 
 
 @bp.post("/developers/webhooks/test")
-@super_admin_required
+@requires(WEBHOOKS_MANAGE)
 def webhook_settings_test():
     """Send a signed `webhook.test` event to the default URL, then show its delivery record."""
     if not ActionForm().validate_on_submit():

@@ -24,14 +24,14 @@ from ..devices.brand_devices import (
 from ..devices.pairing import pairing_qr_svg, server_url
 from ..domain_errors import DomainError
 from . import bp
-from .access import current_brand, staff_required, super_admin_required
+from .access import DEVICES_PAIR, DEVICES_REVOKE, VIEW, current_brand, requires
 from .audit import record_audit
 from .dashboard import phone_state
 from .forms import ActionForm
 
 
 @bp.get("/devices")
-@staff_required
+@requires(VIEW)
 def devices():
     """Paired phones, newest first, with how recently each checked in; revoked ones below."""
     active, revoked = list_devices(current_brand())
@@ -63,7 +63,7 @@ def companion_app_url():
 
 
 @bp.get("/devices/pairing")
-@staff_required
+@requires(VIEW)
 def device_pairing_reopened():
     """A reloaded or bookmarked pairing page: codes are shown once, so back to Devices to make a new one."""
     if current_user.is_super_admin:
@@ -76,7 +76,7 @@ def device_pairing_reopened():
 
 
 @bp.post("/devices/pairing")
-@super_admin_required
+@requires(DEVICES_PAIR)
 def device_pairing():
     """A fresh 6-digit code and its QR; rendered, not redirected, so the code lives in no URL or session."""
     if not ActionForm().validate_on_submit():
@@ -102,7 +102,7 @@ def device_pairing():
 
 
 @bp.post("/devices/<device_uuid>/revoke")
-@staff_required
+@requires(DEVICES_REVOKE)
 def device_revoke(device_uuid):
     """Unpair a phone: its next request is refused, and it forwards nothing more."""
     device = get_device(current_brand(), device_uuid)

@@ -195,11 +195,8 @@ class MethodForm(FlaskForm):
 class InviteForm(FlaskForm):
     email = EmailField(_l("E-mail"), filters=[strip], validators=[DataRequired(), Length(max=254)])
     name = StringField(_l("Name"), filters=[strip], validators=[Optional(), Length(max=120)])
-    role = SelectField(
-        _l("Role"),
-        choices=options([("staff", _l("Staff")), ("super_admin", _l("Super-administrator"))]),
-        default="staff",
-    )
+    # The choices are the roles the signed-in user may give, set by gateway/panel/users.py.
+    role = SelectField(_l("Role"), choices=[], default="staff")
 
 
 def attach_error(form, error):

@@ -11,12 +11,27 @@ from flask import current_app, request
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-NavItem = namedtuple("NavItem", "endpoint label icon super_admin active_prefix")
+from ..accounts.roles import (
+    API_KEYS_MANAGE,
+    AUDIT_LOG_VIEW,
+    SECURITY_MANAGE,
+    SETTINGS_MANAGE,
+    USERS_MANAGE,
+    VIEW,
+    WEBHOOKS_MANAGE,
+    can,
+)
+
+NavItem = namedtuple("NavItem", "endpoint label icon permission active_prefix")
 
 
-def item(endpoint, label, icon, super_admin=False, active_prefix=None):
-    """One link; `active_prefix` marks it current on its detail pages too (panel.payment → panel.payment_*)."""
-    return NavItem(endpoint, label, icon, super_admin, active_prefix or endpoint)
+def item(endpoint, label, icon, super_admin=False, active_prefix=None, permission=None):
+    """One link, shown to roles with `permission` (`super_admin=True`: settings.manage, i.e. owners and admins).
+
+    `active_prefix` marks it current on its detail pages too (panel.payment → panel.payment_*).
+    """
+    permission = permission or (SETTINGS_MANAGE if super_admin else VIEW)
+    return NavItem(endpoint, label, icon, permission, active_prefix or endpoint)
 
 
 NAVIGATION = (
@@ -52,10 +67,12 @@ NAVIGATION = (
                 "panel.api_keys",
                 _l("API keys"),
                 "key",
-                super_admin=True,
+                permission=API_KEYS_MANAGE,
                 active_prefix="panel.api_key",
             ),
-            item("panel.webhook_settings", _l("Webhook settings"), "hook", super_admin=True),
+            item(
+                "panel.webhook_settings", _l("Webhook settings"), "hook", permission=WEBHOOKS_MANAGE
+            ),
             item(
                 "panel.webhook_deliveries",
                 _l("Webhook deliveries"),
@@ -71,11 +88,23 @@ NAVIGATION = (
                 "panel.settings",
                 _l("Settings"),
                 "gear",
-                super_admin=True,
+                permission=SETTINGS_MANAGE,
                 active_prefix="panel.settings",
             ),
-            item("panel.users", _l("Users"), "user", super_admin=True, active_prefix="panel.user"),
-            item("panel.audit_log", _l("Audit log"), "clock", super_admin=True),
+            item(
+                "panel.security_settings",
+                _l("Security"),
+                "lock",
+                permission=SECURITY_MANAGE,
+            ),
+            item(
+                "panel.users",
+                _l("Users"),
+                "user",
+                permission=USERS_MANAGE,
+                active_prefix="panel.user",
+            ),
+            item("panel.audit_log", _l("Audit log"), "clock", permission=AUDIT_LOG_VIEW),
         ),
     ),
 )
@@ -85,7 +114,7 @@ def visible(entry):
     """Whether a link may be shown: its page is registered and the user's role opens it."""
     if entry.endpoint not in current_app.view_functions:
         return False
-    return not entry.super_admin or current_user.is_super_admin
+    return can(current_user, entry.permission)
 
 
 def is_current(entry):

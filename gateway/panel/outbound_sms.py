@@ -18,7 +18,7 @@ from ..sms.outbound import (
     retry_outbound_sms,
 )
 from . import bp
-from .access import current_brand, staff_required
+from .access import OUTBOUND_SMS_SEND, VIEW, current_brand, requires
 from .audit import record_audit
 from .forms import ActionForm
 from .forms_sms import OUTBOUND_STATUS_NAMES, OutboundSmsForm
@@ -57,14 +57,14 @@ def render_outbound(form=None, status=200):
 
 
 @bp.get("/outbound-sms")
-@staff_required
+@requires(VIEW)
 def outbound_sms():
     """Every message the brand queued (receipts included), with its attempts and last error."""
     return render_outbound()
 
 
 @bp.post("/outbound-sms")
-@staff_required
+@requires(OUTBOUND_SMS_SEND)
 def outbound_sms_queue():
     """Queue a message, checked by the API's own schema (E.164 number, 1–1000 characters)."""
     form = OutboundSmsForm()
@@ -90,7 +90,7 @@ def outbound_sms_queue():
 
 
 @bp.post("/outbound-sms/<int:message_id>/retry")
-@staff_required
+@requires(OUTBOUND_SMS_SEND)
 def outbound_sms_retry(message_id):
     """Put a failed message back in the queue, as POST /sms/outbound/{id}/retry does."""
     if ActionForm().validate_on_submit():

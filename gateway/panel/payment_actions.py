@@ -7,6 +7,7 @@ from flask import flash, redirect, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
+from ..accounts.roles import may_refund, refund_limit
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
@@ -15,7 +16,7 @@ from ..payments.lifecycle import cancel_payment, get_payment
 from ..payments.refunds import create_refund, refund_refusal
 from ..sms.matching import approve_review, complete_late_payment, reject_review, return_late_sms
 from . import bp
-from .access import current_brand, staff_required
+from .access import PAYMENTS_ACT, REFUNDS_CREATE, current_brand, requires
 from .audit import record_audit
 from .forms import ActionForm, RefundForm, RejectForm, attach_error
 from .payments import render_payment
@@ -35,8 +36,16 @@ def refund_recipient(payment):
     return f"{parts[0]} ({parts[1]})" if len(parts) == 2 else parts[0]
 
 
+def beyond_refund_limit():
+    """Why a staff member's refund is refused: the brand's limit (0: staff do not refund)."""
+    limit = refund_limit(current_user, current_brand())
+    if not limit:
+        return _("Your role cannot record refunds. Ask an owner or an admin.")
+    return _("Staff can refund at most %(amount)s at a time.", amount=format_amount(limit))
+
+
 @bp.post("/payments/<payment_id>/refund")
-@staff_required
+@requires(REFUNDS_CREATE)
 def refund_payment(payment_id):
     """Refund all that remains, or the amount given: the first POST asks to confirm, only the confirmed one records."""
     payment = get_payment(current_brand(), payment_id)
@@ -46,6 +55,13 @@ def refund_payment(payment_id):
     if payment.transaction is None:
         form.amount.errors = [_("Only a completed payment can be refunded.")]
         return render_payment(payment, form, 409)
+    amount = form.amount.data or payment.transaction.amount - payment.transaction.amount_refunded
+    if not may_refund(current_user, current_brand(), amount):
+        if refund_limit(current_user, current_brand()):
+            form.amount.errors = [beyond_refund_limit()]
+        else:  # the page shows no refund form to this user: say it at the top
+            flash(beyond_refund_limit(), "error")
+        return render_payment(payment, form, 403)
     if not form.confirmed.data:
         return ask_refund_confirmation(payment, form)
     try:
@@ -90,7 +106,7 @@ def ask_refund_confirmation(payment, form):
 
 
 @bp.post("/payments/<payment_id>/cancel")
-@staff_required
+@requires(PAYMENTS_ACT)
 def cancel(payment_id):
     """Cancel a payment that is still created or processing."""
     payment = get_payment(current_brand(), payment_id)
@@ -107,7 +123,7 @@ def cancel(payment_id):
 
 
 @bp.post("/payments/<payment_id>/approve")
-@staff_required
+@requires(PAYMENTS_ACT)
 def approve(payment_id):
     """Accept a payment held for review: its held SMS is matched and the payment completes (the service decides)."""
     payment = get_payment(current_brand(), payment_id)
@@ -130,7 +146,7 @@ def approve(payment_id):
 
 
 @bp.post("/payments/<payment_id>/reject")
-@staff_required
+@requires(PAYMENTS_ACT)
 def reject(payment_id):
     """Refuse a payment held for review: it fails, and its held SMS is released to be matched by hand."""
     payment = get_payment(current_brand(), payment_id)
@@ -154,7 +170,7 @@ def reject(payment_id):
 
 
 @bp.post("/payments/<payment_id>/late/complete")
-@staff_required
+@requires(PAYMENTS_ACT)
 def complete_late(payment_id):
     """Keep money that came after the payment was cancelled or expired: the payment completes (the service guards)."""
     payment = get_payment(current_brand(), payment_id)
@@ -177,7 +193,7 @@ def complete_late(payment_id):
 
 
 @bp.post("/payments/<payment_id>/late/return")
-@staff_required
+@requires(PAYMENTS_ACT)
 def return_late(payment_id):
     """Record that the late money was sent back to the customer: the payment stays as it was."""
     payment = get_payment(current_brand(), payment_id)

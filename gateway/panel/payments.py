@@ -12,7 +12,7 @@ from ..payments.refunds import REFUNDABLE_STATUSES
 from ..sms.matching import late_sms, needs_review
 from ..states import payment_in_review
 from . import bp
-from .access import current_brand, staff_required
+from .access import VIEW, current_brand, requires
 from .formatting import day_bounds
 from .forms import PaymentFilterForm, RefundForm, RejectForm
 from .timeline import payment_timeline
@@ -73,7 +73,7 @@ def page_number():
 
 
 @bp.get("/payments")
-@staff_required
+@requires(VIEW)
 def payments():
     """The brand's payments, newest first, filtered and paginated."""
     form = PaymentFilterForm(request.args)
@@ -105,7 +105,7 @@ def render_payment(payment, refund_form=None, status=200, refund_confirmation=No
 
 
 @bp.get("/payments/<payment_id>")
-@staff_required
+@requires(VIEW)
 def payment_detail(payment_id):
     """One payment: its facts, timeline and what can be done with it."""
     return render_payment(get_payment(current_brand(), payment_id))

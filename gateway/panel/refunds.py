@@ -5,12 +5,12 @@ from flask import render_template, request
 from ..api.paging import paginate
 from ..payments.refunds import list_refunds_query
 from . import bp
-from .access import current_brand, staff_required
+from .access import VIEW, current_brand, requires
 from .payments import PER_PAGE, page_number
 
 
 @bp.get("/refunds")
-@staff_required
+@requires(VIEW)
 def refunds():
     """The brand's refunds, narrowed by TrxID when one is given."""
     trx_id = (request.args.get("trx_id") or "").strip()[:20]

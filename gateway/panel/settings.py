@@ -10,7 +10,7 @@ from ..domain_errors import DomainError
 from ..errors import http_status
 from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
 from . import bp
-from .access import current_brand, super_admin_required
+from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
 from .forms import ActionForm, MethodForm, SettingsForm, attach_error
 
@@ -46,7 +46,7 @@ def render_settings(settings=None, method_form=None, status=200):
 
 
 @bp.route("/settings", methods=["GET", "POST"])
-@super_admin_required
+@requires(SETTINGS_MANAGE)
 def settings():
     """Edit the brand's settings; every change lands in the audit log with its old and new value."""
     brand = current_brand()
@@ -81,7 +81,7 @@ def settings():
 
 
 @bp.post("/settings/methods")
-@super_admin_required
+@requires(SETTINGS_MANAGE)
 def settings_method_add():
     """Add a receiving number for a provider."""
     form = MethodForm()
@@ -118,7 +118,7 @@ def settings_method_add():
 
 
 @bp.post("/settings/methods/<int:method_id>/toggle")
-@super_admin_required
+@requires(SETTINGS_MANAGE)
 def settings_method_toggle(method_id):
     """Switch a receiving number off (hidden at checkout) or back on."""
     method = get_method(current_brand(), method_id)

@@ -22,7 +22,7 @@ from ..sms.matching import HAND_MATCHABLE, match_sms_by_hand
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.parsing import sender_provider
 from . import bp
-from .access import current_brand, staff_required
+from .access import SMS_ACT, VIEW, current_brand, requires
 from .audit import record_audit
 from .forms import ActionForm, attach_error
 from .forms_sms import SMS_STATUS_NAMES, MatchForm, SmsFilterForm
@@ -41,7 +41,7 @@ def status_counts(brand):
 
 
 @bp.get("/sms-inbox")
-@staff_required
+@requires(VIEW)
 def sms_inbox():
     """Every text the brand's phones forwarded, newest first, filtered and paginated."""
     form = SmsFilterForm(request.args)
@@ -77,14 +77,14 @@ def render_message(sms, form=None, status=200):
 
 
 @bp.get("/sms-inbox/<sms_id>")
-@staff_required
+@requires(VIEW)
 def sms_inbox_message(sms_id):
     """A text in full with its parse result."""
     return render_message(get_inbound_sms(current_brand(), sms_id))
 
 
 @bp.post("/sms-inbox/<sms_id>/match")
-@staff_required
+@requires(SMS_ACT)
 def sms_inbox_match(sms_id):
     """Bind the text to the payment named (ID or reference) and complete it, as a matching claim would."""
     brand = current_brand()
@@ -118,7 +118,7 @@ def sms_inbox_match(sms_id):
 
 
 @bp.post("/sms-inbox/<sms_id>/ignore")
-@staff_required
+@requires(SMS_ACT)
 def sms_inbox_ignore(sms_id):
     """Mark a text that pays nothing as ignored, so it leaves the list of texts waiting for a claim."""
     sms = get_inbound_sms(current_brand(), sms_id)

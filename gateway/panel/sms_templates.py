@@ -23,7 +23,7 @@ from ..sms.templates import (
     try_template,
 )
 from . import bp
-from .access import current_brand, staff_required, super_admin_required
+from .access import SMS_TEMPLATES_MANAGE, VIEW, current_brand, requires
 from .audit import record_audit
 from .forms import ActionForm, attach_error
 from .forms_sms import TemplateForm, TemplateTestForm
@@ -54,14 +54,14 @@ def render_templates(form=None, tester=None, trial=None, status=200):
 
 
 @bp.get("/sms-templates")
-@staff_required
+@requires(VIEW)
 def sms_templates():
     """The brand's templates and the tester."""
     return render_templates()
 
 
 @bp.post("/sms-templates/test")
-@staff_required
+@requires(VIEW)
 def sms_template_test():
     """Run a pattern on a sample as ingest would; nothing is saved."""
     tester = TemplateTestForm()
@@ -80,7 +80,7 @@ def sms_template_test():
 
 
 @bp.post("/sms-templates")
-@super_admin_required
+@requires(SMS_TEMPLATES_MANAGE)
 def sms_template_create():
     """Save a template; ingest tries it on every text the built-in parsers do not recognise."""
     form = TemplateForm()
@@ -105,7 +105,7 @@ def sms_template_create():
 
 
 @bp.post("/sms-templates/<int:template_id>/toggle")
-@super_admin_required
+@requires(SMS_TEMPLATES_MANAGE)
 def sms_template_toggle(template_id):
     """Switch a template off (ingest skips it) or back on."""
     template = get_template(current_brand(), template_id)
@@ -130,7 +130,7 @@ def sms_template_toggle(template_id):
 
 
 @bp.post("/sms-templates/<int:template_id>/delete")
-@super_admin_required
+@requires(SMS_TEMPLATES_MANAGE)
 def sms_template_delete(template_id):
     """Delete a template; texts it already read keep what was stored."""
     template = get_template(current_brand(), template_id)

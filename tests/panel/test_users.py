@@ -58,7 +58,7 @@ def test_an_e_mail_already_in_use_is_refused(as_admin, brand, other_brand):
     "data, message",
     [
         ({"email": "not-an-address", "role": "staff"}, "Enter a valid e-mail address."),
-        ({"email": "x@shop.test", "role": "owner"}, "Not a valid choice"),
+        ({"email": "x@shop.test", "role": "emperor"}, "Not a valid choice"),
     ],
 )
 def test_an_invitation_with_bad_fields_creates_nobody(as_admin, data, message):

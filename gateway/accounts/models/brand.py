@@ -3,7 +3,7 @@
 import secrets
 
 from ...clock import utcnow
-from ...db_types import UTCDateTime
+from ...db_types import Money, UTCDateTime
 from ...extensions import db
 
 
@@ -30,6 +30,11 @@ class Brand(db.Model):
     webhook_secret_previous_until = db.Column(UTCDateTime)
     payment_ttl = db.Column(db.Integer)
     receipt_sms_enabled = db.Column(db.Boolean, nullable=False, default=False)
+    # Security policy (owners only, gateway/accounts/roles.py): in production, owners and admins must
+    # enrol in two-factor sign-in before using the panel; staff refund at most this much per refund
+    # (NULL, the default: no limit, as before roles existed; 0: staff cannot refund).
+    require_two_factor = db.Column(db.Boolean, nullable=False, default=False)
+    staff_refund_limit = db.Column(Money)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     @property

@@ -1,17 +1,19 @@
-"""A person who signs in to the merchant panel; super-administrators may also authorise key operations."""
+"""A person who signs in to the merchant panel, with a role (gateway/accounts/roles.py) and optional two-factor."""
 
 import hashlib
 import hmac
 
 from flask import current_app
 from flask_login import UserMixin
+from sqlalchemy.orm import validates
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ...clock import utcnow
 from ...db_types import UTCDateTime, row_id
 from ...extensions import db
+from ..roles import ADMIN_ROLES, LEGACY_ROLES, ROLES
 
-ROLES = ("super_admin", "staff")
+__all__ = ["ROLES", "RecoveryCode", "User"]
 
 
 class User(UserMixin, db.Model):
@@ -26,8 +28,23 @@ class User(UserMixin, db.Model):
     active = db.Column(db.Boolean, nullable=False, default=True)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     last_login_at = db.Column(UTCDateTime)
+    # Part of every session id: bumping it (sign-out, deactivation, a role change) ends every session.
+    session_version = db.Column(db.Integer, nullable=False, default=0)
+    # Two-factor sign-in: the TOTP secret sealed with a key derived from SECRET_KEY (never shown again),
+    # when it was confirmed, and the last time step accepted (a code is never accepted twice).
+    totp_secret_sealed = db.Column(db.String(255))
+    totp_enabled_at = db.Column(UTCDateTime)
+    totp_last_step = db.Column(db.BigInteger)
 
     brand = db.relationship("Brand")
+
+    @validates("role")
+    def known_role(self, key, role):
+        """A role of the table; `super_admin` (before revision 0006) becomes `owner`."""
+        role = LEGACY_ROLES.get(role, role)
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}")
+        return role
 
     @property
     def is_active(self):
@@ -35,7 +52,13 @@ class User(UserMixin, db.Model):
 
     @property
     def is_super_admin(self):
-        return self.role == "super_admin"
+        """Owners and admins: the roles that manage keys, users and settings (kept for older callers)."""
+        return self.role in ADMIN_ROLES
+
+    @property
+    def two_factor_enabled(self):
+        """Whether sign-in asks this user for a code after the password."""
+        return self.totp_enabled_at is not None and self.totp_secret_sealed is not None
 
     def set_password(self, password):
         """Store a salted hash of the password, never the password."""
@@ -48,8 +71,9 @@ class User(UserMixin, db.Model):
         return check_password_hash(self.password_hash, password)
 
     def session_stamp(self):
-        """A digest of the password hash: it changes with the password, ending every older session."""
-        return hashlib.sha256(self.password_hash.encode()).hexdigest()[:32]
+        """A digest of the password hash and session version: either changing ends every older session."""
+        material = f"{self.password_hash}:{self.session_version or 0}"
+        return hashlib.sha256(material.encode()).hexdigest()[:32]
 
     def get_id(self):
         """What the session keeps: the id and the stamp, so a session from before a password change is refused."""
@@ -64,3 +88,17 @@ class User(UserMixin, db.Model):
         if user is None or not user.active or not hmac.compare_digest(stamp, user.session_stamp()):
             return None
         return user
+
+
+class RecoveryCode(db.Model):
+    """One of a user's ten single-use recovery codes, stored as a hash; `used_at` is set once, guarded."""
+
+    __tablename__ = "user_recovery_codes"
+
+    id = db.Column(db.Integer, primary_key=True)
+    user_id = db.Column(
+        db.Integer, db.ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    code_hash = db.Column(db.String(64), nullable=False)
+    used_at = db.Column(UTCDateTime)
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)

@@ -1,0 +1,320 @@
+"""Every panel route declares a permission, and each role gets exactly what the role table says, route by route.
+
+A forbidden request answers 403 and leaves every table as it was (no action, no audit row); an allowed
+one is not refused. A new route fails `test_every_panel_route_declares_a_permission` until it has
+`@requires(...)`, and `test_every_panel_route_is_in_the_table_below` until it is listed in ROUTES.
+"""
+
+from decimal import Decimal
+
+import pytest
+
+from gateway.accounts.api_keys import add_key
+from gateway.accounts.roles import ALL_PERMISSIONS, PERMISSIONS, ROLES
+from gateway.extensions import db
+from gateway.panel.access import PUBLIC
+from gateway.sms.models.outbound_sms import OutboundSms
+from gateway.sms.templates import create_template
+from gateway.webhooks.models.webhook import WebhookDelivery
+from tests.factories import (
+    CustomerFactory,
+    PaymentFactory,
+    PaymentMethodFactory,
+    UserFactory,
+    bkash_text,
+    completed_payment,
+    forward_from,
+    paired_device,
+)
+from tests.panel.conftest import csrf_token, panel_client, sign_in
+
+# Who may use each route: O owner, A admin, S staff, V viewer. (endpoint, method, path, form, roles)
+ROUTES = [
+    ("panel.dashboard", "GET", "/panel/dashboard", None, "OASV"),
+    ("panel.payments", "GET", "/panel/payments", None, "OASV"),
+    ("panel.payment_detail", "GET", "/panel/payments/{paid}", None, "OASV"),
+    ("panel.refunds", "GET", "/panel/refunds", None, "OASV"),
+    ("panel.customers", "GET", "/panel/customers", None, "OASV"),
+    ("panel.customer_detail", "GET", "/panel/customers/{customer}", None, "OASV"),
+    ("panel.customer_edit", "GET", "/panel/customers/{customer}/edit", None, "OAS"),
+    ("panel.customer_edit", "POST", "/panel/customers/{customer}/edit", {"name": "Renamed"}, "OAS"),
+    ("panel.customer_delete", "POST", "/panel/customers/{customer}/delete", {}, "OAS"),
+    ("panel.refund_payment", "POST", "/panel/payments/{paid}/refund", {"amount": "1"}, "OAS"),
+    ("panel.cancel", "POST", "/panel/payments/{open}/cancel", {}, "OAS"),
+    ("panel.approve", "POST", "/panel/payments/{review}/approve", {}, "OAS"),
+    ("panel.reject", "POST", "/panel/payments/{review}/reject", {"reason": "No"}, "OAS"),
+    ("panel.complete_late", "POST", "/panel/payments/{review}/late/complete", {}, "OAS"),
+    ("panel.return_late", "POST", "/panel/payments/{review}/late/return", {}, "OAS"),
+    ("panel.sms_inbox", "GET", "/panel/sms-inbox", None, "OASV"),
+    ("panel.sms_inbox_message", "GET", "/panel/sms-inbox/{sms}", None, "OASV"),
+    ("panel.sms_inbox_match", "POST", "/panel/sms-inbox/{sms}/match", {"payment": "x"}, "OAS"),
+    ("panel.sms_inbox_ignore", "POST", "/panel/sms-inbox/{sms}/ignore", {}, "OAS"),
+    ("panel.sms_templates", "GET", "/panel/sms-templates", None, "OASV"),
+    ("panel.sms_template_test", "POST", "/panel/sms-templates/test", {"text": "x"}, "OASV"),
+    (
+        "panel.sms_template_create",
+        "POST",
+        "/panel/sms-templates",
+        {
+            "provider": "bkash",
+            "name": "New",
+            "pattern": r"Tk (?P<amount>[\d.]+) TrxID (?P<trx_id>\w+)",
+        },
+        "OA",
+    ),
+    ("panel.sms_template_toggle", "POST", "/panel/sms-templates/{template}/toggle", {}, "OA"),
+    ("panel.sms_template_delete", "POST", "/panel/sms-templates/{template}/delete", {}, "OA"),
+    ("panel.outbound_sms", "GET", "/panel/outbound-sms", None, "OASV"),
+    (
+        "panel.outbound_sms_queue",
+        "POST",
+        "/panel/outbound-sms",
+        {"to": "+8801712345678", "body": "Hello"},
+        "OAS",
+    ),
+    ("panel.outbound_sms_retry", "POST", "/panel/outbound-sms/{outbound}/retry", {}, "OAS"),
+    ("panel.devices", "GET", "/panel/devices", None, "OASV"),
+    ("panel.device_pairing_reopened", "GET", "/panel/devices/pairing", None, "OASV"),
+    ("panel.device_pairing", "POST", "/panel/devices/pairing", {}, "OA"),
+    ("panel.device_revoke", "POST", "/panel/devices/{device}/revoke", {}, "OAS"),
+    ("panel.developers", "GET", "/panel/developers", None, "OA"),
+    ("panel.api_keys", "GET", "/panel/developers/api-keys", None, "OA"),
+    (
+        "panel.api_key_generate",
+        "POST",
+        "/panel/developers/api-keys",
+        {"label": "New key", "scopes": "read"},
+        "OA",
+    ),
+    (
+        "panel.api_key_revoke_confirm",
+        "GET",
+        "/panel/developers/api-keys/revoke?label=shop",
+        None,
+        "OA",
+    ),
+    ("panel.api_key_revoke", "POST", "/panel/developers/api-keys/revoke", {"label": "shop"}, "OA"),
+    ("panel.webhook_settings", "GET", "/panel/developers/webhooks", None, "OA"),
+    (
+        "panel.webhook_settings_url",
+        "POST",
+        "/panel/developers/webhooks/url",
+        {"webhook_url": "https://shop.example.com/hook"},
+        "OA",
+    ),
+    ("panel.webhook_settings_secret", "POST", "/panel/developers/webhooks/secret", {}, "OA"),
+    ("panel.webhook_settings_rotate", "POST", "/panel/developers/webhooks/secret/rotate", {}, "OA"),
+    ("panel.webhook_settings_test", "POST", "/panel/developers/webhooks/test", {}, "OA"),
+    ("panel.webhook_deliveries", "GET", "/panel/developers/webhook-deliveries", None, "OASV"),
+    (
+        "panel.webhook_delivery",
+        "GET",
+        "/panel/developers/webhook-deliveries/{delivery}",
+        None,
+        "OASV",
+    ),
+    (
+        "panel.webhook_delivery_redeliver",
+        "POST",
+        "/panel/developers/webhook-deliveries/{delivery}/redeliver",
+        {},
+        "OAS",
+    ),
+    ("panel.settings", "GET", "/panel/settings", None, "OA"),
+    (
+        "panel.settings",
+        "POST",
+        "/panel/settings",
+        {"name": "Renamed", "primary_color": "#123456", "timezone": "UTC", "currencies": "BDT"},
+        "OA",
+    ),
+    (
+        "panel.settings_method_add",
+        "POST",
+        "/panel/settings/methods",
+        {"provider": "nagad", "number": "01811111111", "kind": "personal"},
+        "OA",
+    ),
+    ("panel.settings_method_toggle", "POST", "/panel/settings/methods/{method}/toggle", {}, "OA"),
+    ("panel.security_settings", "GET", "/panel/settings/security", None, "O"),
+    (
+        "panel.security_settings",
+        "POST",
+        "/panel/settings/security",
+        {"require_two_factor": "y", "staff_refund_limit": "5"},
+        "O",
+    ),
+    ("panel.users", "GET", "/panel/users", None, "OA"),
+    (
+        "panel.user_invite",
+        "POST",
+        "/panel/users",
+        {"email": "new@shop.test", "role": "staff"},
+        "OA",
+    ),
+    ("panel.user_role", "POST", "/panel/users/{colleague}/role", {"role": "viewer"}, "OA"),
+    ("panel.user_deactivate", "POST", "/panel/users/{colleague}/deactivate", {}, "OA"),
+    ("panel.user_reactivate", "POST", "/panel/users/{colleague}/reactivate", {}, "OA"),
+    ("panel.audit_log", "GET", "/panel/audit-log", None, "OA"),
+    ("panel.password", "GET", "/panel/account/password", None, "OASV"),
+    (
+        "panel.password",
+        "POST",
+        "/panel/account/password",
+        {"current_password": "wrong password", "new_password": "x" * 12, "confirm_password": "y"},
+        "OASV",
+    ),
+    ("panel.two_factor", "GET", "/panel/account/two-factor", None, "OASV"),
+    ("panel.two_factor_enrol", "POST", "/panel/account/two-factor/enrol", {}, "OASV"),
+    ("panel.two_factor_confirm", "POST", "/panel/account/two-factor/confirm", {}, "OASV"),
+    ("panel.two_factor_disable", "POST", "/panel/account/two-factor/disable", {}, "OASV"),
+    (
+        "panel.two_factor_recovery_codes",
+        "POST",
+        "/panel/account/two-factor/recovery-codes",
+        {},
+        "OASV",
+    ),
+    ("panel.sign_out", "POST", "/panel/sign-out", {}, "OASV"),
+]
+# Routes for visitors who are not signed in (sign-in, its code step, /panel/ redirecting).
+PUBLIC_ROUTES = {"panel.sign_in", "panel.two_factor_sign_in", "panel.home"}
+ROLE_LETTERS = {"O": "owner", "A": "admin", "S": "staff", "V": "viewer"}
+
+
+def panel_endpoints(app):
+    """(endpoint, method) of every panel route."""
+    return {
+        (rule.endpoint, method)
+        for rule in app.url_map.iter_rules()
+        if rule.endpoint.startswith("panel.")
+        for method in rule.methods - {"HEAD", "OPTIONS"}
+    }
+
+
+def test_every_panel_route_declares_a_permission(app):
+    undeclared = sorted(
+        endpoint
+        for endpoint, _ in panel_endpoints(app)
+        if getattr(app.view_functions[endpoint], "required_permission", None)
+        not in ALL_PERMISSIONS | {PUBLIC}
+    )
+    assert undeclared == [], "add @requires(<permission>) from gateway/accounts/roles.py"
+
+
+def test_only_the_sign_in_routes_are_public(app):
+    public = {
+        endpoint
+        for endpoint, _ in panel_endpoints(app)
+        if app.view_functions[endpoint].required_permission == PUBLIC
+    }
+    assert public == PUBLIC_ROUTES
+
+
+def test_every_panel_route_is_in_the_table_below(app):
+    listed = {(endpoint, method) for endpoint, method, *_ in ROUTES}
+    missing = (
+        panel_endpoints(app)
+        - listed
+        - {(e, m) for e, m in panel_endpoints(app) if e in PUBLIC_ROUTES}
+    )
+    assert sorted(missing) == []
+    assert sorted(listed - panel_endpoints(app)) == []
+
+
+def test_the_table_agrees_with_the_declared_permissions(app):
+    for endpoint, _, _, _, letters in ROUTES:
+        permission = app.view_functions[endpoint].required_permission
+        roles = {ROLE_LETTERS[letter] for letter in letters}
+        assert roles == {role for role in ROLES if permission in PERMISSIONS[role]}, endpoint
+
+
+@pytest.fixture
+def rows(brand):
+    """One of everything a route can show or act on."""
+    customer = CustomerFactory(brand=brand)
+    paid = completed_payment(brand=brand, customer=customer, amount=Decimal("500.00"))
+    review = PaymentFactory(
+        brand=brand,
+        status="processing",
+        provider="bkash",
+        provider_trx_id="AB12CD34EF",
+        review_reason="SMS amount 450.00 differs from 500.00",
+    )
+    open_payment = PaymentFactory(brand=brand)
+    device, _, _ = paired_device(brand)
+    sms = forward_from(brand, bkash_text("300.00", "ZZ11YY22XX"))
+    template = create_template(
+        brand, "bkash", "Wallet notice", r"Tk (?P<amount>[\d.]+) TrxID (?P<trx_id>\w+)"
+    )
+    outbound = OutboundSms(
+        brand_id=brand.id, to_number="+8801712345678", body="Hi", status="failed"
+    )
+    delivery = WebhookDelivery(
+        brand_id=brand.id,
+        payment_id=paid.id,
+        event="payment.completed",
+        event_id="evt_roles_1",
+        url="http://127.0.0.1:9/hook",
+        payload="{}",
+        status="failed",
+        attempts=1,
+    )
+    db.session.add_all([outbound, delivery])
+    add_key(brand, "shop", ["read"])
+    method = PaymentMethodFactory(brand=brand)
+    colleague = UserFactory(brand=brand, email="colleague@shop.test")
+    db.session.commit()
+    return {
+        "paid": paid.public_id,
+        "review": review.public_id,
+        "open": open_payment.public_id,
+        "customer": customer.id,
+        "sms": sms.public_id,
+        "template": template.id,
+        "outbound": outbound.id,
+        "device": device.uuid,
+        "delivery": delivery.id,
+        "method": method.id,
+        "colleague": colleague.id,
+    }
+
+
+def every_row(app):
+    """Every table's rows, to show that a refused request changed nothing at all."""
+    db.session.commit()
+    return {
+        table.name: sorted(repr(tuple(row)) for row in db.session.execute(table.select()))
+        for table in db.metadata.sorted_tables
+    }
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(
+    "endpoint, method, path, form, letters",
+    ROUTES,
+    ids=[f"{method} {endpoint}" for endpoint, method, *_ in ROUTES],
+)
+def test_each_role_gets_what_the_table_says(
+    app, brand, rows, role, endpoint, method, path, form, letters
+):
+    user = UserFactory(brand=brand, role=role, email=f"{role}@shop.test")
+    client = panel_client(app)
+    assert sign_in(client, user).status_code == 302
+    url = path.format(**rows)
+    allowed = role in {ROLE_LETTERS[letter] for letter in letters}
+    if method == "GET":
+        response = client.get(url)
+    else:
+        token = csrf_token(client)
+        before = every_row(app)
+        response = client.post(url, data={**form, "csrf_token": token})
+    if allowed:
+        assert response.status_code not in (403, 404, 500), response.status_code
+        if method == "GET":
+            assert response.status_code in (200, 302)
+    else:
+        assert response.status_code == 403
+        assert "Your role does not open this page" in response.get_data(as_text=True)
+        if method == "POST":
+            assert every_row(app) == before
