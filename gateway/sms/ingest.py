@@ -8,10 +8,11 @@ from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, uns
 from ..devices.models.device import Device
 from ..extensions import db
 from ..schemas.mobile import SmsMessageSchema
+from .balance_chain import link_text, movement
 from .claims import claimed_trx_ids
 from .matching import match_sms_to_claim, match_stranded_credits
 from .models.inbound_sms import InboundSms
-from .records import enabled_templates, message_text, sms_values
+from .records import enabled_templates, message_text, read_text, sms_values
 
 MESSAGE = SmsMessageSchema()
 
@@ -31,9 +32,29 @@ def ingest_batch(device, items):
         for result, values in pending
         if values["provider_trx_id"]
     ]
-    match_stored(store(device, pending))
+    stored = store(device, pending)
+    chain_stored(device, stored, templates)
+    match_stored(stored)
     match_resent(device.brand_id, sent)
     return results
+
+
+def chain_stored(device, stored, templates):
+    """Link the batch's new texts into their balance chains, in printed order (docs/sms-trust.md).
+
+    Runs before matching, so a strict brand's credit that does not follow is already held for review.
+    """
+    texts = []
+    for values in stored:
+        if values["balance"] is None or values["status"] == "duplicate":
+            continue
+        parsed = read_text(values["sender"], values["body"], templates)
+        sms = db.session.get(InboundSms, values["id"])
+        move = movement(parsed, sms, device.brand.timezone)
+        if move is not None:
+            texts.append((move.printed_at, values["id"], sms, parsed))
+    for _, _, sms, parsed in sorted(texts, key=lambda text: text[:2]):
+        link_text(sms, parsed, device.brand)
 
 
 def batch_answer(results):

@@ -72,6 +72,8 @@ def submit_claim(payment, provider, provider_trx_id, sender_number=None):
     sms = stored_sms(payment.brand_id, provider, trx_id)
     if sms is not None and sms.status == "unmatched":
         settle(sms, payment)
+    elif sms is not None and sms.status == "review" and sms.payment_id is None:
+        bind_held_sms(sms, payment)  # a credit held unverified waits for the claim it pays
     elif sms is not None:
         flag_lost_claim(
             payment, sms
@@ -187,6 +189,131 @@ def flag_rival_claims(payment):
         reason = f"TrxID {payment.provider_trx_id} paid another payment ({payment.public_id})"
         give_review_reason(rivals, reason)
         db.session.commit()
+
+
+# --- Credits that cannot pay by themselves (docs/sms-trust.md): one review writer -------------------
+
+
+def review_text(reason, mismatch=None):
+    """A held credit's reason, with the claim's amount or sender difference when there is one."""
+    return (f"{reason}; {mismatch}" if mismatch else reason)[:255]
+
+
+def hold_unverified_credit(sms, reason):
+    """Hold a stored credit for review instead of letting it pay: the one writer of that review.
+
+    The text (`unmatched`) goes to `review` with `reason`; when a live claim waits for its TrxID it
+    is bound to that payment, which keeps `processing` with the reason (and the phones are told).
+    Runs in the caller's transaction without committing; True when the text was held.
+    """
+    claims = (
+        open_claims(sms.brand_id, sms.provider, sms.provider_trx_id) if sms.provider_trx_id else []
+    )
+    if claims:
+        payment = next((p for p in claims if p.amount == sms.amount), claims[0])
+        full = review_text(reason, mismatch_reason(sms, payment))
+        savepoint = db.session.begin_nested()
+        try:
+            bound = (
+                write_status(
+                    INBOUND_SMS,
+                    (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+                    ("unmatched",),
+                    "review",
+                    payment_id=payment.id,
+                    review_reason=full,
+                    matched_at=utcnow(),
+                )
+                == 1
+                and give_review_reason([payment.id], full) == 1
+            )
+        except IntegrityError:  # the payment already consumed another SMS
+            bound = False
+        if bound:
+            savepoint.commit()
+            notify_review(payment, full)
+            return True
+        savepoint.rollback()
+    return (
+        write_status(
+            INBOUND_SMS,
+            (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+            ("unmatched",),
+            "review",
+            review_reason=reason[:255],
+        )
+        == 1
+    )
+
+
+def bind_held_sms(sms, payment):
+    """A claim arrives for a credit held unverified: both wait for review together; commits."""
+    full = review_text(sms.review_reason or "held for review", mismatch_reason(sms, payment))
+    try:
+        won = db.session.execute(
+            db.update(InboundSms)
+            .where(
+                InboundSms.id == sms.id,
+                InboundSms.status == "review",
+                InboundSms.payment_id.is_(None),
+            )
+            .values(payment_id=payment.id, review_reason=full, matched_at=utcnow())
+            .execution_options(synchronize_session=False)
+        ).rowcount
+    except IntegrityError:
+        won = 0
+    if won != 1 or give_review_reason([payment.id], full) != 1:
+        db.session.rollback()
+        return None
+    notify_review(payment, full)
+    db.session.commit()
+    return "review"
+
+
+def release_verified_credit(sms):
+    """A held credit whose balance chain healed: it pays as if it had followed at once.
+
+    A text held alone goes back to `unmatched` and meets its claim; one held with a payment whose
+    only reason was the chain completes it (a remaining amount or sender difference stays in review).
+    """
+    if sms.status != "review":
+        return None
+    if sms.payment_id is None:
+        if (
+            write_status(
+                INBOUND_SMS,
+                (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+                ("review",),
+                "unmatched",
+                review_reason=None,
+                matched_at=None,
+            )
+            != 1
+        ):
+            db.session.rollback()
+            return None
+        db.session.commit()
+        db.session.refresh(sms)
+        return match_sms_to_claim(sms)
+    payment = db.session.get(Payment, sms.payment_id, populate_existing=True)
+    if payment is None or not in_review(payment):
+        return None
+    mismatch = mismatch_reason(sms, payment)
+    if mismatch:
+        give_review_reason([payment.id], mismatch)
+        db.session.execute(
+            db.update(InboundSms)
+            .where(InboundSms.id == sms.id, InboundSms.status == "review")
+            .values(review_reason=mismatch[:255])
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+        return "review"
+    try:
+        approve_review(payment)
+    except DomainError:
+        return None
+    return "matched"
 
 
 HAND_MATCHABLE = ("unmatched", "unparsed")

@@ -30,6 +30,10 @@ class Brand(db.Model):
     webhook_secret_previous_until = db.Column(UTCDateTime)
     payment_ttl = db.Column(db.Integer)
     receipt_sms_enabled = db.Column(db.Boolean, nullable=False, default=False)
+    # How a credit whose balance does not follow the previous text is treated (docs/sms-trust.md).
+    sms_chain_mode = db.Column(
+        db.String(10), nullable=False, default="strict", server_default="strict"
+    )
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     @property

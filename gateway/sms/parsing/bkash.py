@@ -5,8 +5,8 @@ import re
 from .common import HOUR, PARTY, SLASH_DATE, M, apply_rules, rule
 
 PROVIDER = "bkash"
-SENDER = "bKash"
-SENDER_KEYS = ("bkash",)
+# How a forwarder may name the provider on its first line: a parser hint, never trust (see sms/senders.py).
+NAME_KEYS = ("bkash",)
 TIME = (re.compile(rf"(?<![a-z])at\s*(?P<time>{SLASH_DATE}\s*{HOUR})", re.I),)
 FROM = rf"(?:\s+from\s+{PARTY})?"
 TO = rf"(?:\s+to\s+{PARTY})?"

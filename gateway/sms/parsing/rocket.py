@@ -5,8 +5,8 @@ import re
 from .common import DATE, HOUR, PARTY, M, apply_rules, rule
 
 PROVIDER = "rocket"
-SENDER = "16216"
-SENDER_KEYS = ("16216",)
+# How a forwarder may name the provider on its first line: a parser hint, never trust (see sms/senders.py).
+NAME_KEYS = ("16216",)
 TIME = (re.compile(rf"(?<![a-z])date\s*:?\s*(?P<time>{DATE}(?:\s*{HOUR})?)", re.I),)
 ACCOUNT = r"(?:(?:a/c|account)\s*(?:no\.?)?\s*[:#]?\s*)?"
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
