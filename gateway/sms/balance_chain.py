@@ -216,8 +216,16 @@ def break_reason(chain, move):
         expected = chain.anchor_balance
     else:
         return f"balance cannot be checked: the text is older than the chain's first text ({got})"
-    if expected == move.before:
-        return f"balance {got} is already continued by another text (a fork)"
+    forked = db.session.execute(
+        linked(
+            chain, BalanceLink.after == move.before, BalanceLink.printed_at <= move.printed_at
+        ).limit(1)
+    ).scalar_one_or_none()
+    if forked is not None or expected == move.before:
+        return (
+            f"balance {got} is already continued by another text (a fork): "
+            f"expected {format_amount(expected)}"
+        )
     return (
         f"balance does not follow the previous text: expected {format_amount(expected)}, got {got}"
     )
@@ -370,7 +378,8 @@ def set_starting_balance(brand, device, provider, balance, receiving_number=""):
         raise field_error("balance", "Enter the balance as a positive amount.", code="invalid")
     chain = lock_chain(brand.id, device.id, provider, receiving_number)
     now = utcnow()
-    chain.anchor_at = local_now(now, brand.timezone)
+    # Texts print minutes: one printed in the minute of the correction counts as after it.
+    chain.anchor_at = local_now(now, brand.timezone).replace(second=0)
     chain.anchor_balance = balance
     chain.anchor_followed = False
     chain.anchor_set_at = now
