@@ -308,3 +308,15 @@ def test_two_credits_of_one_chain_ingested_at_once_keep_it_consistent(app, brand
         db.select(db.func.count()).where(BalanceLink.followed.is_(True))
     ).scalar_one()
     assert followed == 2  # each balance continued exactly once
+
+
+def test_simulated_credits_continue_the_simulator_phones_chain(brand):
+    from gateway.sms.simulator import forward_as_device, simulated_text, simulator_device
+
+    device = simulator_device(brand)
+    for trx_id in ("SIMU000001", "SIMU000002", "SIMU000003"):
+        text = simulated_text(brand, "bkash", Decimal("100.00"), trx_id, "01711000101")
+        forward_as_device(device, "bkash", text, via="direct")
+
+    statuses = db.session.execute(db.select(BalanceLink.status).order_by(BalanceLink.id)).scalars()
+    assert list(statuses) == ["start", "verified", "verified"]
