@@ -18,6 +18,9 @@ RULES = (
     # On an agent's phone 'Cash-Out from <customer>' credits the agent; 'Cash-Out to <agent>' debits a customer.
     rule("cash_out_received", True, rf"cash[\s-]*out\s+from\s+{ACCOUNT}{PARTY}"),
     rule("cash_in_received", True, rf"cash[\s-]*in\s+from\s+{ACCOUNT}{PARTY}"),
+    # A customer's cash-in at an agent, amount first: 'Cash In Tk1,000.00 from A/C:…'.
+    rule("cash_in_received", True, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+from\s+{ACCOUNT}{PARTY}"),
+    rule("cash_in_sent", False, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+to\s+{ACCOUNT}{PARTY}"),
     rule("cash_out", False, rf"cash[\s-]*out\s+to\s+{ACCOUNT}{PARTY}"),
     rule("cash_in_sent", False, rf"cash[\s-]*in\s+to\s+{ACCOUNT}{PARTY}"),
     rule("send", False, rf"{M}\s+(?:has\s+been\s+)?(?:sent|transferred)\s+to\s+{ACCOUNT}{PARTY}"),

@@ -18,6 +18,9 @@ RULES = (
     # On an agent's phone a customer's cash-out is e-money in.
     rule("cash_out_received", True, rf"received\s+cash[\s-]*out\s+(?:of\s+)?{M}{FROM}"),
     rule("cash_in_received", True, rf"received\s+cash[\s-]*in\s+(?:of\s+)?{M}{FROM}"),
+    # 'Cash In of Tk. 1000.00 from <agent> is successful' credits a customer; '… to <customer>' debits an agent.
+    rule("cash_in_received", True, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+from\s+{PARTY}"),
+    rule("cash_in_sent", False, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+to\s+{PARTY}"),
     rule("payment_received", True, rf"received\s+(?:a\s+)?payment\s+(?:of\s+)?{M}{FROM}"),
     rule("receive", True, rf"{M}\s+has\s+been\s+received{FROM}"),
     rule("receive", True, rf"received\s+(?:money\s+)?(?:of\s+)?{M}{FROM}"),
