@@ -200,6 +200,18 @@ def first_linked(chain):
     ).scalar_one_or_none()
 
 
+def expected_before(chain, move):
+    """The balance the chain expects before this movement: its last verified text's, else the anchor."""
+    if chain.anchor_at is not None and move.printed_at < chain.anchor_at:
+        return None
+    head = db.session.execute(
+        linked(chain, BalanceLink.printed_at <= move.printed_at)
+        .order_by(BalanceLink.printed_at.desc(), BalanceLink.id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+    return head.after if head is not None else chain.anchor_balance
+
+
 def break_reason(chain, move):
     """Why a movement does not follow, with the balance expected and the one the text implies."""
     got = format_amount(move.before)
@@ -263,6 +275,7 @@ def link_text(sms, parsed, brand, receiving_number=""):
         link.status = "start"
     else:
         link.status, link.note = "broken", break_reason(chain, move)[:255]
+        link.expected = expected_before(chain, move)
     db.session.add(link)
     if chain.balance_printed_at is None or move.printed_at >= chain.balance_printed_at:
         chain.balance, chain.balance_printed_at = move.after, move.printed_at
@@ -326,7 +339,7 @@ def heal(chain, link):
         if nxt is None:
             break
         current.followed = True
-        nxt.status, nxt.note = "healed", None
+        nxt.status, nxt.note, nxt.expected = "healed", None, None
         if nxt.held:
             nxt.held = False
             released.append(nxt.sms_id)

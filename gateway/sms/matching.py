@@ -7,7 +7,14 @@ from sqlalchemy.exc import IntegrityError
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..devices.notifications import notify_devices
-from ..domain_errors import DomainError, field_error, invalid_state, not_found
+from ..domain_errors import (
+    DomainError,
+    NotPermitted,
+    ValidationFailed,
+    field_error,
+    invalid_state,
+    not_found,
+)
 from ..extensions import db
 from ..money import format_amount
 from ..payments.lifecycle import complete_payment, expirable, fail_payment, transition
@@ -317,27 +324,76 @@ def release_verified_credit(sms):
 
 
 HAND_MATCHABLE = ("unmatched", "unparsed")
+# A text held for review on its own (a sender that is not official, a balance that does not follow).
+HAND_MATCHABLE_HELD = (*HAND_MATCHABLE, "review")
 
 
-def match_sms_by_hand(sms, payment):
-    """The merchant binds a stored SMS no claim took to an open payment, which completes; the amount rule holds."""
+def hand_match_differences(sms, payment):
+    """Why this text would not pay this payment on its own, as the automatic path sees it (may be empty).
+
+    The same rules as settle(): amount, provider, the sender number entered at checkout, and any
+    reason the text is held for (sender id, balance chain). An unparsed text has no amount or
+    provider to compare: the person matching it has read it.
+    """
+    differences = []
+    if sms.amount is not None and sms.amount != payment.amount:
+        differences.append(
+            f"SMS amount {format_amount(sms.amount)} differs from {format_amount(payment.amount)}"
+        )
+    if sms.provider in PROVIDERS and payment.provider and payment.provider != sms.provider:
+        differences.append(f"SMS is from {sms.provider}; the customer claimed {payment.provider}")
+    claimed, sent = last_digits(payment.sender_number), last_digits(sms.counterparty)
+    if claimed and sent and claimed != sent:
+        differences.append(
+            f"SMS sender {sms.counterparty} differs from the number entered, {payment.sender_number}"
+        )
+    if sms.status == "review" and sms.review_reason:
+        differences.append(sms.review_reason)
+    return differences
+
+
+def match_sms_by_hand(sms, payment, reason=None, may_override=False):
+    """The merchant binds a stored SMS no claim took to an open payment, which completes.
+
+    When the text differs from the payment (hand_match_differences), only an owner or admin
+    (`may_override`) may match it, and only with a `reason`, which the caller stores in the audit.
+    Amounts in another currency are never matched. Returns the transaction.
+    """
     if sms.brand_id != payment.brand_id:
         raise not_found("payment")
-    if sms.payment_id is not None or sms.status not in HAND_MATCHABLE:
+    if sms.payment_id is not None or sms.status not in HAND_MATCHABLE_HELD:
         raise invalid_state(f"A {sms.status} SMS cannot be matched by hand.")
-    # An unparsed text has no amount: the person matching it has read it; a parsed one must fit exactly.
-    if sms.amount is not None and (
-        payment.currency != SMS_CURRENCY or sms.amount != payment.amount
-    ):
+    if sms.amount is not None and payment.currency != SMS_CURRENCY:
         raise field_error("payment", mismatch_reason(sms, payment), code="amount_mismatch")
+    differences = hand_match_differences(sms, payment)
+    reason = (reason or "").strip()
+    if differences and not may_override:
+        if reason:
+            raise NotPermitted(
+                "Only an owner or an admin can match a text that differs from the payment.",
+                field="reason",
+            )
+        raise field_error("payment", "; ".join(differences), code="amount_mismatch")
+    if differences and not reason:
+        raise ValidationFailed(
+            "; ".join(differences),
+            [
+                {"field": "payment", "code": "mismatch", "message": "; ".join(differences)},
+                {
+                    "field": "reason",
+                    "code": "reason_required",
+                    "message": "The text differs from the payment: say why it pays it anyway.",
+                },
+            ],
+        )
     try:
         won = write_status(
             INBOUND_SMS,
             (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
-            HAND_MATCHABLE,
+            HAND_MATCHABLE_HELD,
             "matched",
             payment_id=payment.id,
-            review_reason=None,
+            review_reason=(f"Matched by hand: {reason}"[:255] if differences else None),
             matched_at=utcnow(),
         )
     except IntegrityError:

@@ -54,6 +54,7 @@ def upgrade():
         sa.Column("before", sa.BigInteger(), nullable=False),
         sa.Column("after", sa.BigInteger(), nullable=False),
         sa.Column("status", sa.String(length=12), nullable=False),
+        sa.Column("expected", sa.BigInteger(), nullable=True),
         sa.Column("note", sa.String(length=255), nullable=True),
         sa.Column("followed", sa.Boolean(), nullable=False),
         sa.Column("held", sa.Boolean(), nullable=False),

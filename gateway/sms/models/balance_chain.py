@@ -63,6 +63,8 @@ class BalanceLink(db.Model):
     before = db.Column(Money, nullable=False)
     after = db.Column(Money, nullable=False)
     status = db.Column(db.String(12), nullable=False)
+    # For a broken link: the balance the chain expected before it (None when none could be expected).
+    expected = db.Column(Money)
     note = db.Column(db.String(255))
     # Another link (or the chain's anchor) continues from this one's balance: it cannot be followed twice.
     followed = db.Column(db.Boolean, nullable=False, default=False)
