@@ -30,6 +30,7 @@ from ..states import (
 )
 from ..webhooks.events import emit_event
 from .claims import claimed_elsewhere, late_claims, open_claims, stored_sms, stranded_credit_ids
+from .models.balance_chain import BalanceLink
 from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
 
@@ -489,8 +490,26 @@ def release_held_sms(payment):
     """Unbind the SMS a payment holds for review: back to `unmatched`, no payment, to be matched by hand.
 
     Runs in the caller's transaction without committing: the caller's own state change commits
-    the release together with itself, or rolls it back.
+    the release together with itself, or rolls it back. A credit held because its balance did
+    not follow stays held on its own (`review`, no payment), so no later claim takes it unchecked.
     """
+    held = db.select(BalanceLink.sms_id).where(BalanceLink.held.is_(True))
+    db.session.execute(
+        db.update(InboundSms)
+        .where(
+            InboundSms.payment_id == payment.id,
+            InboundSms.status == "review",
+            InboundSms.id.in_(held),
+        )
+        .values(
+            payment_id=None,
+            matched_at=None,
+            review_reason=db.select(BalanceLink.note)
+            .where(BalanceLink.sms_id == InboundSms.id)
+            .scalar_subquery(),
+        )
+        .execution_options(synchronize_session=False)
+    )
     write_status(
         INBOUND_SMS,
         (InboundSms.payment_id == payment.id,),

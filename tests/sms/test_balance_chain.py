@@ -320,3 +320,19 @@ def test_simulated_credits_continue_the_simulator_phones_chain(brand):
 
     statuses = db.session.execute(db.select(BalanceLink.status).order_by(BalanceLink.id)).scalars()
     assert list(statuses) == ["start", "verified", "verified"]
+
+
+def test_a_rejected_held_credit_stays_held_and_no_later_claim_takes_it_unchecked(brand, phone):
+    from gateway.sms.matching import reject_review
+
+    forward(phone, credit("500.00", "AAAA000001", "1500.00", 0))
+    payment = claim(brand, "300.00", "HELD000001")
+    held = forward(phone, credit("300.00", "HELD000001", "9999.00", 5))
+
+    reject_review(reload(payment))
+
+    held = reload(held)
+    assert (held.status, held.payment_id) == ("review", None)
+    assert held.review_reason.startswith("balance does not follow the previous text")
+    again = claim(brand, "300.00", "HELD000001")
+    assert reload(again).status == "processing" and reload(again).review_reason
