@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import re
 import uuid
 from dataclasses import replace
 
@@ -36,6 +37,21 @@ def message_text(plaintext):
             if isinstance(wrapped, dict) and isinstance(wrapped.get(key), str):
                 return wrapped[key]
     return plaintext
+
+
+def message_receiver(plaintext):
+    """The wallet number a text arrived on, when the phone wraps the text in JSON with `receiver`; else ''."""
+    if not plaintext.lstrip().startswith("{"):
+        return ""
+    try:
+        wrapped = json.loads(plaintext)
+    except ValueError:
+        return ""
+    receiver = wrapped.get("receiver") if isinstance(wrapped, dict) else None
+    if not isinstance(receiver, str):
+        return ""
+    digits = re.sub(r"\D", "", receiver)
+    return digits[-11:] if len(digits) >= 6 else ""
 
 
 def content_hash(sender, body):

@@ -336,3 +336,24 @@ def test_a_rejected_held_credit_stays_held_and_no_later_claim_takes_it_unchecked
     assert held.review_reason.startswith("balance does not follow the previous text")
     again = claim(brand, "300.00", "HELD000001")
     assert reload(again).status == "processing" and reload(again).review_reason
+
+
+def test_each_receiving_number_the_phone_names_keeps_its_own_chain(brand, phone):
+    import json
+
+    device, aes_key = phone
+
+    def on(number, text):
+        payload = json.dumps({"body": text, "receiver": number})
+        ingest_batch(db.session.get(Device, device.id), [sms_message(aes_key, payload)])
+
+    on("01711-000001", credit("500.00", "AAAA000001", "1500.00", 0))
+    on("+8801811000002", credit("50.00", "BBBB000002", "80.00", 5))
+    on("01711000001", credit("100.00", "CCCC000003", "1600.00", 9))
+
+    chains = db.session.execute(
+        db.select(BalanceChain.receiving_number, BalanceChain.balance).order_by(BalanceChain.id)
+    ).all()
+    assert chains == [("01711000001", Decimal("1600.00")), ("01811000002", Decimal("80.00"))]
+    statuses = db.session.execute(db.select(BalanceLink.status).order_by(BalanceLink.id)).scalars()
+    assert list(statuses) == ["start", "start", "verified"]
