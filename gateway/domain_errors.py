@@ -57,6 +57,16 @@ class RefundExceedsRemaining(ValidationFailed):
     code = "REFUND_EXCEEDS_REMAINING"
 
 
+class NotPermitted(DomainError):
+    """The signed-in user's role may not do this (e.g. staff overriding a hand match): 403."""
+
+    code = "NOT_PERMITTED"
+
+    def __init__(self, message, field=None):
+        errors = [{"field": field, "code": "not_permitted", "message": message}] if field else None
+        super().__init__(message, errors)
+
+
 class NotAuthenticated(DomainError):
     """A credential that is missing, expired, revoked or reused (device tokens)."""
 

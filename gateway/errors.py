@@ -12,6 +12,7 @@ from .domain_errors import (
     InvalidState,
     NotAuthenticated,
     NotFound,
+    NotPermitted,
     ValidationFailed,
     field_error,
     invalid_state,
@@ -51,6 +52,7 @@ HTTP_STATUS = {
     AlreadyExists: 409,
     ValidationFailed: 422,
     NotAuthenticated: 401,
+    NotPermitted: 403,
 }
 __all__ = ["ApiError", "HTTP_STATUS", "field_error", "http_status", "invalid_state", "not_found"]
 

@@ -57,9 +57,9 @@ def bearer(token):
     return {"Authorization": f"Bearer {token}"}
 
 
-def forward(client, phone_tokens, aes_key, trx_id):
+def forward(client, phone_tokens, aes_key, trx_id, balance="1500.00"):
     """POST one paid bKash text as the phone would; the HTTP answer."""
-    message = sms_message(aes_key, bkash_text("500.00", trx_id))
+    message = sms_message(aes_key, bkash_text("500.00", trx_id, balance=balance))
     return client.post(
         SMS, json={"messages": [message]}, headers=bearer(phone_tokens["access_token"])
     )
@@ -148,7 +148,7 @@ def test_old_sessions_device_tokens_and_sealed_keys_work_during_the_overlap_and_
         assert status_of(paid_after) == "processing"
         with pytest.raises(InvalidTag):
             unseal_device_key(sealed_b, b_uuid)  # never touched during the overlap: orphaned
-        answer = forward(phone, tokens_a, key_a, "9P8Q7R6S5T")
+        answer = forward(phone, tokens_a, key_a, "9P8Q7R6S5T", balance="2000.00")
         assert answer.status_code == 200 and answer.get_json()["data"]["accepted"] == 1
         assert status_of(paid_after) == "completed"
 

@@ -27,6 +27,8 @@ ACTION_NAMES = {
     "sign_in.failed": _l("Sign-in refused"),
     "sign_in.two_factor_failed": _l("Two-factor code refused"),
     "sign_out": _l("Signed out"),
+    "sms.balance_start": _l("Starting balance set"),
+    "sms.chain_mode": _l("Balance check mode changed"),
     "sms.ignore": _l("Text set aside"),
     "sms.match": _l("Text matched by hand"),
     "sms_template.create": _l("SMS template added"),

@@ -3,8 +3,9 @@
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import Form, SelectField, StringField, TextAreaField
-from wtforms.validators import DataRequired, Length, Optional
+from wtforms.validators import DataRequired, Length, Optional, ValidationError
 
+from ..money import InvalidAmount, parse_amount
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment_method import PROVIDERS
 from ..sms.models.inbound_sms import SMS_STATUSES
@@ -63,6 +64,58 @@ class MatchForm(FlaskForm):
         _l("Payment ID or order reference"),
         filters=[strip],
         validators=[DataRequired(), Length(max=255)],
+    )
+    reason = TextAreaField(
+        _l("Reason"),
+        filters=[strip],
+        validators=[Optional(), Length(max=200)],
+        description=_l(
+            "Needed when the text differs from the payment (amount, provider, sender) or is held "
+            "for review. Only owners and admins can match such a text; the reason is kept in the "
+            "audit log."
+        ),
+    )
+
+
+CHAIN_STATUS_NAMES = {
+    "start": _l("Starts the balance chain"),
+    "verified": _l("Balance follows the previous text"),
+    "healed": _l("Balance verified when the missing text arrived"),
+    "broken": _l("Balance does not follow the previous text"),
+}
+CHAIN_MODE_CHOICES = [
+    ("strict", _l("Strict: a credit whose balance does not follow waits for review")),
+    ("lenient", _l("Lenient: it completes, flagged")),
+]
+
+
+class StartingBalanceForm(FlaskForm):
+    device = SelectField(_l("Phone"), coerce=str, validators=[DataRequired()])
+    provider = SelectField(_l("Provider"), choices=options(PROVIDER_CHOICES))
+    balance = StringField(
+        _l("Balance now"),
+        filters=[strip],
+        validators=[Optional(), Length(max=20)],
+        description=_l(
+            "The wallet's balance right now, as its app shows it; the next text must follow it. "
+            "Leave empty to let the next text start the chain."
+        ),
+    )
+
+    def validate_balance(self, field):
+        """Empty restarts the chain; otherwise an amount with at most two decimals."""
+        if not field.data:
+            field.data = None
+            return
+        try:
+            field.data = parse_amount(field.data.replace(",", ""))
+        except InvalidAmount:
+            raise ValidationError(_l("Enter an amount such as 1500 or 1500.50.")) from None
+
+
+class ChainModeForm(FlaskForm):
+    mode = SelectField(
+        _l("When a credit's balance does not follow"), choices=options(CHAIN_MODE_CHOICES)
     )
 
 

@@ -6,10 +6,12 @@ from flask_login import current_user
 
 from ..answer_commit import unit_of_work
 from ..api.paging import paginate
+from ..devices.brand_devices import get_device, list_devices
 from ..domain_errors import DomainError
 from ..errors import http_status
 from ..extensions import db
 from ..money import format_amount
+from ..sms.balance_chain import brand_chains, link_of, set_chain_mode, set_starting_balance
 from ..sms.inbox import (
     find_payment_to_match,
     get_inbound_sms,
@@ -18,14 +20,27 @@ from ..sms.inbox import (
     match_candidates,
     parser_reading,
 )
-from ..sms.matching import HAND_MATCHABLE, match_sms_by_hand
+from ..sms.matching import (
+    HAND_MATCHABLE,
+    HAND_MATCHABLE_HELD,
+    hand_match_differences,
+    match_sms_by_hand,
+)
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.parsing import sender_provider
 from . import bp
-from .access import SMS_ACT, VIEW, current_brand, requires
+from .access import SETTINGS_MANAGE, SMS_ACT, VIEW, current_brand, requires
 from .audit import record_audit
-from .forms import ActionForm, attach_error
-from .forms_sms import SMS_STATUS_NAMES, MatchForm, SmsFilterForm
+from .forms import ActionForm, attach_error, options
+from .forms_sms import (
+    CHAIN_MODE_CHOICES,
+    CHAIN_STATUS_NAMES,
+    SMS_STATUS_NAMES,
+    ChainModeForm,
+    MatchForm,
+    SmsFilterForm,
+    StartingBalanceForm,
+)
 from .payments import PER_PAGE, page_number
 
 
@@ -63,16 +78,20 @@ def sms_inbox():
 
 
 def render_message(sms, form=None, status=200):
-    """One text: what the parser read, what it paid, and the match and ignore forms while it is open."""
+    """One text: what the parser read, its balance chain, what it paid, and the match and ignore forms."""
     return render_template(
         "panel/sms_inbox_message.html",
         sms=sms,
         reading=parser_reading(sms),
         form=form or MatchForm(formdata=None),
         candidates=match_candidates(sms),
-        open_for_match=sms.status in HAND_MATCHABLE and sms.payment_id is None,
+        open_for_match=sms.status in HAND_MATCHABLE_HELD and sms.payment_id is None,
+        can_ignore=sms.status in HAND_MATCHABLE and sms.payment_id is None,
+        may_override=current_user.is_super_admin,
         official_sender=sender_provider(sms.sender),
         status_names=SMS_STATUS_NAMES,
+        link=link_of(sms),
+        chain_names=CHAIN_STATUS_NAMES,
     ), status
 
 
@@ -95,18 +114,19 @@ def sms_inbox_match(sms_id):
     try:
         with unit_of_work():
             payment = find_payment_to_match(brand, form.payment.data)
-            transaction = match_sms_by_hand(sms, payment)
-            record_audit(
-                current_user,
-                "sms.match",
-                payment,
-                {
-                    "sms": sms.public_id,
-                    "trx_id": transaction.trx_id,
-                    "provider_trx_id": transaction.provider_trx_id,
-                    "amount": format_amount(payment.amount),
-                },
+            differences = hand_match_differences(sms, payment)
+            transaction = match_sms_by_hand(
+                sms, payment, form.reason.data, may_override=current_user.is_super_admin
             )
+            details = {
+                "sms": sms.public_id,
+                "trx_id": transaction.trx_id,
+                "provider_trx_id": transaction.provider_trx_id,
+                "amount": format_amount(payment.amount),
+            }
+            if differences:
+                details.update(differences=differences, reason=form.reason.data)
+            record_audit(current_user, "sms.match", payment, details)
     except DomainError as error:
         attach_error(form, error)
         return render_message(get_inbound_sms(brand, sms_id), form, http_status(error))
@@ -138,3 +158,85 @@ def sms_inbox_ignore(sms_id):
         else:
             flash(_("The SMS is marked as ignored."), "success")
     return redirect(url_for("panel.sms_inbox_message", sms_id=sms.public_id))
+
+
+# --- Balance chains (docs/sms-trust.md): each phone's wallets, their last balance, the merchant's start ---
+
+
+def balance_forms(brand, start_form=None, mode_form=None):
+    """The starting-balance and mode forms, the phone choices filled from the brand's devices."""
+    start_form = start_form or StartingBalanceForm(formdata=None)
+    active, _ = list_devices(brand)
+    start_form.device.choices = options([(device.uuid, device.name) for device in active])
+    mode_form = mode_form or ChainModeForm(formdata=None, mode=brand.sms_chain_mode)
+    return start_form, mode_form
+
+
+def render_balances(start_form=None, mode_form=None, status=200):
+    """The chains page: every chain with its last balance and start, and the two forms."""
+    brand = current_brand()
+    start_form, mode_form = balance_forms(brand, start_form, mode_form)
+    return render_template(
+        "panel/sms_balances.html",
+        chains=brand_chains(brand),
+        start_form=start_form,
+        mode_form=mode_form,
+        mode_label=dict(CHAIN_MODE_CHOICES).get(brand.sms_chain_mode, brand.sms_chain_mode),
+        may_override=current_user.is_super_admin,
+    ), status
+
+
+@bp.get("/sms-inbox/balances")
+@requires(VIEW)
+def sms_balances():
+    """Each phone's wallet balances as its texts printed them, and the merchant's starting points."""
+    return render_balances()
+
+
+@bp.post("/sms-inbox/balances")
+@requires(SETTINGS_MANAGE)
+def sms_balances_start():
+    """Set or correct a chain's starting balance (owners and admins); audited."""
+    brand = current_brand()
+    form = balance_forms(brand, StartingBalanceForm())[0]
+    if not form.validate_on_submit():
+        return render_balances(start_form=form, status=422)
+    try:
+        with unit_of_work():
+            device = get_device(brand, form.device.data)
+            chain = set_starting_balance(brand, device, form.provider.data, form.balance.data)
+            record_audit(
+                current_user,
+                "sms.balance_start",
+                ("device", device.uuid),
+                {
+                    "provider": chain.provider,
+                    "balance": format_amount(form.balance.data),
+                },
+            )
+    except DomainError as error:
+        attach_error(form, error)
+        return render_balances(start_form=form, status=http_status(error))
+    flash(_("The starting balance is set: the next text must follow it."), "success")
+    return redirect(url_for("panel.sms_balances"))
+
+
+@bp.post("/sms-inbox/balances/mode")
+@requires(SETTINGS_MANAGE)
+def sms_balances_mode():
+    """Strict or lenient handling of credits whose balance does not follow (owners and admins)."""
+    brand = current_brand()
+    form = ChainModeForm()
+    if not form.validate_on_submit():
+        return render_balances(mode_form=form, status=422)
+    previous = brand.sms_chain_mode
+    with unit_of_work():
+        set_chain_mode(brand, form.mode.data)
+        record_audit(
+            current_user,
+            "sms.chain_mode",
+            ("brand", str(brand.id)),
+            {"mode": [previous, form.mode.data]},
+        )
+    flash(_("The balance check mode is saved."), "success")
+    return redirect(url_for("panel.sms_balances"))

@@ -6,7 +6,7 @@ import zlib
 from ..extensions import db
 from ..payments.models.payment_method import PROVIDERS
 from .models.sms_template import SmsTemplate
-from .parsing import sender_for
+from .senders import official_senders
 
 # Words of the texts that can pay; the server parses everything forwarded, so these err on the wide side.
 POSITIVE_KEYWORDS = (
@@ -25,14 +25,6 @@ POSITIVE_KEYWORDS = (
 # One-time codes never pay and are nobody's business but the phone owner's.
 NEGATIVE_KEYWORDS = ("OTP", "verification code", "one-time password", "one time password")
 CHECK_INTERVAL_HOURS = 6
-# Other spellings of a provider's sender id seen on real phones (tests/data/sms_samples.jsonl): phones
-# may match senders exactly, so each spelling is listed besides the parsers' own sender id.
-SENDER_VARIANTS = {
-    "bkash": ("bKash",),
-    "nagad": ("NAGAD",),
-    "rocket": ("16216",),
-    "upay": ("upay", "UPAY"),
-}
 
 
 def filter_rules(brand):
@@ -59,17 +51,6 @@ def filter_rules(brand):
     return {"version": version, **rules}
 
 
-def known_sender(provider):
-    """The sender id a provider's texts come from, or None for a provider the parsers do not know."""
-    try:
-        return sender_for(provider)
-    except (KeyError, ValueError):
-        return None
-
-
 def known_senders(provider):
-    """Every sender id a provider's texts are known to come from: the parsers' own and its variants."""
-    primary = known_sender(provider)
-    if primary is None:
-        return ()
-    return tuple(dict.fromkeys((primary, *SENDER_VARIANTS.get(provider, ()))))
+    """Every listed sender id of a provider (sms/senders.py), as phones show it."""
+    return official_senders(provider)

@@ -9,7 +9,7 @@ from ..domain_errors import InvalidState, field_error, invalid_state, not_found
 from ..extensions import db
 from ..payments.models.payment import OPEN_STATUSES, Payment
 from ..states import INBOUND_SMS, write_status
-from .matching import HAND_MATCHABLE, SMS_CURRENCY
+from .matching import HAND_MATCHABLE, HAND_MATCHABLE_HELD, SMS_CURRENCY
 from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
 from .records import enabled_templates, read_text
@@ -85,7 +85,7 @@ def ignore_sms(sms):
 
 def match_candidates(sms):
     """Open payments this text could pay: same amount in BDT, newest first (none when the amount is unknown)."""
-    if sms.amount is None or sms.status not in HAND_MATCHABLE:
+    if sms.amount is None or sms.status not in HAND_MATCHABLE_HELD or sms.payment_id is not None:
         return []
     return (
         db.session.execute(

@@ -8,10 +8,11 @@ from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, uns
 from ..devices.models.device import Device
 from ..extensions import db
 from ..schemas.mobile import SmsMessageSchema
+from .balance_chain import link_text, movement
 from .claims import claimed_trx_ids
 from .matching import match_sms_to_claim, match_stranded_credits
 from .models.inbound_sms import InboundSms
-from .records import enabled_templates, message_text, sms_values
+from .records import enabled_templates, message_receiver, message_text, read_text, sms_values
 
 MESSAGE = SmsMessageSchema()
 
@@ -20,20 +21,44 @@ def ingest_batch(device, items):
     """Per-message results {local_id, status: accepted|duplicate|rejected, server_ref} for one batch."""
     key = device_key(device)
     templates = enabled_templates(device.brand_id)
-    results, pending = [], []
+    results, pending, receivers = [], [], {}
     for item in items:
-        result, values = read_message(device, key, templates, item)
+        result, values, receiver = read_message(device, key, templates, item)
         results.append(result)
         if values is not None:
             pending.append((result, values))
+            receivers[values["public_id"]] = receiver
     sent = [
         (result, values["provider"], values["provider_trx_id"])
         for result, values in pending
         if values["provider_trx_id"]
     ]
-    match_stored(store(device, pending))
+    stored = store(device, pending)
+    chain_stored(device, stored, templates, receivers)
+    match_stored(stored)
     match_resent(device.brand_id, sent)
     return results
+
+
+def chain_stored(device, stored, templates, receivers=None):
+    """Link the batch's new texts into their balance chains, in printed order (docs/sms-trust.md).
+
+    Runs before matching, so a strict brand's credit that does not follow is already held for review.
+    `receivers` maps a text's public id to the wallet number it arrived on, when the phone said.
+    """
+    receivers = receivers or {}
+    texts = []
+    for values in stored:
+        if values["balance"] is None or values["status"] == "duplicate":
+            continue
+        parsed = read_text(values["sender"], values["body"], templates)
+        sms = db.session.get(InboundSms, values["id"])
+        move = movement(parsed, sms, device.brand.timezone)
+        if move is not None:
+            receiver = receivers.get(values["public_id"]) or ""
+            texts.append((move.printed_at, values["id"], sms, parsed, receiver))
+    for _, _, sms, parsed, receiver in sorted(texts, key=lambda text: text[:2]):
+        link_text(sms, parsed, device.brand, receiver)
 
 
 def batch_answer(results):
@@ -99,28 +124,29 @@ def rejected(item, reason):
 
 
 def read_message(device, key, templates, item):
-    """Validate and decrypt one message; (result, row values) or (rejection, None)."""
+    """Validate and decrypt one message; (result, row values, receiving number) or (rejection, None, None)."""
     try:
         message = MESSAGE.load(item if isinstance(item, dict) else {})
     except ma.ValidationError as error:
         fields = (
             ", ".join(sorted(error.messages)) if isinstance(error.messages, dict) else "message"
         )
-        return rejected(item, f"invalid fields: {fields}"), None
+        return rejected(item, f"invalid fields: {fields}"), None, None
     try:
-        body = message_text(decrypt_payload(key, message["encrypted_payload"]))
+        plaintext = decrypt_payload(key, message["encrypted_payload"])
     except PayloadError as error:
-        return rejected(item, str(error)), None
+        return rejected(item, str(error)), None, None
+    body = message_text(plaintext)
     if not body.strip():
-        return rejected(item, "The decrypted text is empty."), None
+        return rejected(item, "The decrypted text is empty."), None, None
     values = sms_values(
         device, message["sender"], body, message["received_at"], message["local_id"], templates
     )
-    return {
-        "local_id": message["local_id"],
-        "status": "accepted",
-        "server_ref": values["public_id"],
-    }, values
+    return (
+        {"local_id": message["local_id"], "status": "accepted", "server_ref": values["public_id"]},
+        values,
+        message_receiver(plaintext),
+    )
 
 
 def store(device, pending):

@@ -7,7 +7,14 @@ from sqlalchemy.exc import IntegrityError
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..devices.notifications import notify_devices
-from ..domain_errors import DomainError, field_error, invalid_state, not_found
+from ..domain_errors import (
+    DomainError,
+    NotPermitted,
+    ValidationFailed,
+    field_error,
+    invalid_state,
+    not_found,
+)
 from ..extensions import db
 from ..money import format_amount
 from ..payments.lifecycle import complete_payment, expirable, fail_payment, transition
@@ -23,6 +30,7 @@ from ..states import (
 )
 from ..webhooks.events import emit_event
 from .claims import claimed_elsewhere, late_claims, open_claims, stored_sms, stranded_credit_ids
+from .models.balance_chain import BalanceLink
 from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
 
@@ -72,6 +80,8 @@ def submit_claim(payment, provider, provider_trx_id, sender_number=None):
     sms = stored_sms(payment.brand_id, provider, trx_id)
     if sms is not None and sms.status == "unmatched":
         settle(sms, payment)
+    elif sms is not None and sms.status == "review" and sms.payment_id is None:
+        bind_held_sms(sms, payment)  # a credit held unverified waits for the claim it pays
     elif sms is not None:
         flag_lost_claim(
             payment, sms
@@ -189,28 +199,202 @@ def flag_rival_claims(payment):
         db.session.commit()
 
 
+# --- Credits that cannot pay by themselves (docs/sms-trust.md): one review writer -------------------
+
+
+def review_text(reason, mismatch=None):
+    """A held credit's reason, with the claim's amount or sender difference when there is one."""
+    return (f"{reason}; {mismatch}" if mismatch else reason)[:255]
+
+
+def hold_unverified_credit(sms, reason):
+    """Hold a stored credit for review instead of letting it pay: the one writer of that review.
+
+    The text (`unmatched`) goes to `review` with `reason`; when a live claim waits for its TrxID it
+    is bound to that payment, which keeps `processing` with the reason (and the phones are told).
+    Runs in the caller's transaction without committing; True when the text was held.
+    """
+    claims = (
+        open_claims(sms.brand_id, sms.provider, sms.provider_trx_id) if sms.provider_trx_id else []
+    )
+    if claims:
+        payment = next((p for p in claims if p.amount == sms.amount), claims[0])
+        full = review_text(reason, mismatch_reason(sms, payment))
+        savepoint = db.session.begin_nested()
+        try:
+            bound = (
+                write_status(
+                    INBOUND_SMS,
+                    (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+                    ("unmatched",),
+                    "review",
+                    payment_id=payment.id,
+                    review_reason=full,
+                    matched_at=utcnow(),
+                )
+                == 1
+                and give_review_reason([payment.id], full) == 1
+            )
+        except IntegrityError:  # the payment already consumed another SMS
+            bound = False
+        if bound:
+            savepoint.commit()
+            notify_review(payment, full)
+            return True
+        savepoint.rollback()
+    return (
+        write_status(
+            INBOUND_SMS,
+            (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+            ("unmatched",),
+            "review",
+            review_reason=reason[:255],
+        )
+        == 1
+    )
+
+
+def bind_held_sms(sms, payment):
+    """A claim arrives for a credit held unverified: both wait for review together; commits."""
+    full = review_text(sms.review_reason or "held for review", mismatch_reason(sms, payment))
+    try:
+        won = db.session.execute(
+            db.update(InboundSms)
+            .where(
+                InboundSms.id == sms.id,
+                InboundSms.status == "review",
+                InboundSms.payment_id.is_(None),
+            )
+            .values(payment_id=payment.id, review_reason=full, matched_at=utcnow())
+            .execution_options(synchronize_session=False)
+        ).rowcount
+    except IntegrityError:
+        won = 0
+    if won != 1 or give_review_reason([payment.id], full) != 1:
+        db.session.rollback()
+        return None
+    notify_review(payment, full)
+    db.session.commit()
+    return "review"
+
+
+def release_verified_credit(sms):
+    """A held credit whose balance chain healed: it pays as if it had followed at once.
+
+    A text held alone goes back to `unmatched` and meets its claim; one held with a payment whose
+    only reason was the chain completes it (a remaining amount or sender difference stays in review).
+    """
+    if sms.status != "review":
+        return None
+    if sms.payment_id is None:
+        if (
+            write_status(
+                INBOUND_SMS,
+                (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
+                ("review",),
+                "unmatched",
+                review_reason=None,
+                matched_at=None,
+            )
+            != 1
+        ):
+            db.session.rollback()
+            return None
+        db.session.commit()
+        db.session.refresh(sms)
+        return match_sms_to_claim(sms)
+    payment = db.session.get(Payment, sms.payment_id, populate_existing=True)
+    if payment is None or not in_review(payment):
+        return None
+    mismatch = mismatch_reason(sms, payment)
+    if mismatch:
+        give_review_reason([payment.id], mismatch)
+        db.session.execute(
+            db.update(InboundSms)
+            .where(InboundSms.id == sms.id, InboundSms.status == "review")
+            .values(review_reason=mismatch[:255])
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+        return "review"
+    try:
+        approve_review(payment)
+    except DomainError:
+        return None
+    return "matched"
+
+
 HAND_MATCHABLE = ("unmatched", "unparsed")
+# A text held for review on its own (a sender that is not official, a balance that does not follow).
+HAND_MATCHABLE_HELD = (*HAND_MATCHABLE, "review")
 
 
-def match_sms_by_hand(sms, payment):
-    """The merchant binds a stored SMS no claim took to an open payment, which completes; the amount rule holds."""
+def hand_match_differences(sms, payment):
+    """Why this text would not pay this payment on its own, as the automatic path sees it (may be empty).
+
+    The same rules as settle(): amount, provider, the sender number entered at checkout, and any
+    reason the text is held for (sender id, balance chain). An unparsed text has no amount or
+    provider to compare: the person matching it has read it.
+    """
+    differences = []
+    if sms.amount is not None and sms.amount != payment.amount:
+        differences.append(
+            f"SMS amount {format_amount(sms.amount)} differs from {format_amount(payment.amount)}"
+        )
+    if sms.provider in PROVIDERS and payment.provider and payment.provider != sms.provider:
+        differences.append(f"SMS is from {sms.provider}; the customer claimed {payment.provider}")
+    claimed, sent = last_digits(payment.sender_number), last_digits(sms.counterparty)
+    if claimed and sent and claimed != sent:
+        differences.append(
+            f"SMS sender {sms.counterparty} differs from the number entered, {payment.sender_number}"
+        )
+    if sms.status == "review" and sms.review_reason:
+        differences.append(sms.review_reason)
+    return differences
+
+
+def match_sms_by_hand(sms, payment, reason=None, may_override=False):
+    """The merchant binds a stored SMS no claim took to an open payment, which completes.
+
+    When the text differs from the payment (hand_match_differences), only an owner or admin
+    (`may_override`) may match it, and only with a `reason`, which the caller stores in the audit.
+    Amounts in another currency are never matched. Returns the transaction.
+    """
     if sms.brand_id != payment.brand_id:
         raise not_found("payment")
-    if sms.payment_id is not None or sms.status not in HAND_MATCHABLE:
+    if sms.payment_id is not None or sms.status not in HAND_MATCHABLE_HELD:
         raise invalid_state(f"A {sms.status} SMS cannot be matched by hand.")
-    # An unparsed text has no amount: the person matching it has read it; a parsed one must fit exactly.
-    if sms.amount is not None and (
-        payment.currency != SMS_CURRENCY or sms.amount != payment.amount
-    ):
+    if sms.amount is not None and payment.currency != SMS_CURRENCY:
         raise field_error("payment", mismatch_reason(sms, payment), code="amount_mismatch")
+    differences = hand_match_differences(sms, payment)
+    reason = (reason or "").strip()
+    if differences and not may_override:
+        if reason:
+            raise NotPermitted(
+                "Only an owner or an admin can match a text that differs from the payment.",
+                field="reason",
+            )
+        raise field_error("payment", "; ".join(differences), code="amount_mismatch")
+    if differences and not reason:
+        raise ValidationFailed(
+            "; ".join(differences),
+            [
+                {"field": "payment", "code": "mismatch", "message": "; ".join(differences)},
+                {
+                    "field": "reason",
+                    "code": "reason_required",
+                    "message": "The text differs from the payment: say why it pays it anyway.",
+                },
+            ],
+        )
     try:
         won = write_status(
             INBOUND_SMS,
             (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
-            HAND_MATCHABLE,
+            HAND_MATCHABLE_HELD,
             "matched",
             payment_id=payment.id,
-            review_reason=None,
+            review_reason=(f"Matched by hand: {reason}"[:255] if differences else None),
             matched_at=utcnow(),
         )
     except IntegrityError:
@@ -306,8 +490,26 @@ def release_held_sms(payment):
     """Unbind the SMS a payment holds for review: back to `unmatched`, no payment, to be matched by hand.
 
     Runs in the caller's transaction without committing: the caller's own state change commits
-    the release together with itself, or rolls it back.
+    the release together with itself, or rolls it back. A credit held because its balance did
+    not follow stays held on its own (`review`, no payment), so no later claim takes it unchecked.
     """
+    held = db.select(BalanceLink.sms_id).where(BalanceLink.held.is_(True))
+    db.session.execute(
+        db.update(InboundSms)
+        .where(
+            InboundSms.payment_id == payment.id,
+            InboundSms.status == "review",
+            InboundSms.id.in_(held),
+        )
+        .values(
+            payment_id=None,
+            matched_at=None,
+            review_reason=db.select(BalanceLink.note)
+            .where(BalanceLink.sms_id == InboundSms.id)
+            .scalar_subquery(),
+        )
+        .execution_options(synchronize_session=False)
+    )
     write_status(
         INBOUND_SMS,
         (InboundSms.payment_id == payment.id,),

@@ -2,13 +2,15 @@
 
 import hashlib
 import json
+import re
 import uuid
 from dataclasses import replace
 
 from ..clock import utcnow
 from ..extensions import db
 from .models.sms_template import SmsTemplate
-from .parsing import parse_sms, parse_with_template, sender_provider
+from .parsing import classify_sender, parse_sms, parse_with_template, sender_provider
+from .senders import untrusted_sender_reason
 
 
 def enabled_templates(brand_id):
@@ -37,6 +39,21 @@ def message_text(plaintext):
     return plaintext
 
 
+def message_receiver(plaintext):
+    """The wallet number a text arrived on, when the phone wraps the text in JSON with `receiver`; else ''."""
+    if not plaintext.lstrip().startswith("{"):
+        return ""
+    try:
+        wrapped = json.loads(plaintext)
+    except ValueError:
+        return ""
+    receiver = wrapped.get("receiver") if isinstance(wrapped, dict) else None
+    if not isinstance(receiver, str):
+        return ""
+    digits = re.sub(r"\D", "", receiver)
+    return digits[-11:] if len(digits) >= 6 else ""
+
+
 def content_hash(sender, body):
     """The identity of a text for dedupe: sender and body, whitespace and case of the sender aside."""
     text = f"{sender.strip().lower()}\n{' '.join(body.split())}"
@@ -61,18 +78,39 @@ def read_text(sender, body, templates):
                 found,
                 provider=template.provider,
                 incoming=trusted,
-                kind="template" if trusted else "unverified_sender",
+                kind="template" if trusted else untrusted_kind(sender),
             )
     return parsed
 
 
+def untrusted_kind(sender):
+    """`forged` for a personal number posing as a provider, `unverified_sender` for any other id."""
+    return "forged" if classify_sender(sender).kind == "phone" else "unverified_sender"
+
+
 def status_for(parsed):
-    """unparsed, ignored (not an incoming credit) or unmatched (a credit waiting for its claim)."""
+    """unparsed, ignored (not an incoming credit), review (a credit from a sender that is not
+    official, kept for the merchant) or unmatched (a credit waiting for its claim)."""
     if not parsed.recognised:
         return "unparsed"
     if parsed.incoming and parsed.trx_key and parsed.amount is not None:
         return "unmatched"
+    if parsed.kind == "unverified_sender" and parsed.amount is not None:
+        return "review"
     return "ignored"
+
+
+def trust_note(sender, parsed):
+    """Why a credit-shaped text cannot pay by itself (shown in the inbox), or None."""
+    if parsed.kind == "unverified_sender":
+        return untrusted_sender_reason(sender, parsed.provider or "any provider")
+    if parsed.kind == "forged":
+        return (
+            f"Sent from {sender!r}, a personal number: providers never send payment texts from one"[
+                :255
+            ]
+        )
+    return None
 
 
 def sms_values(device, sender, body, received_at, local_id, templates):
@@ -97,6 +135,6 @@ def sms_values(device, sender, body, received_at, local_id, templates):
         # Only a text that can pay holds its TrxID's unique slot, so a forged copy cannot block the real one.
         "provider_trx_id": parsed.trx_key[:64] if status == "unmatched" else None,
         "status": status,
-        "review_reason": None,
+        "review_reason": trust_note(sender[:64], parsed),
         "created_at": utcnow(),
     }

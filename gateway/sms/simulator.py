@@ -15,6 +15,7 @@ from ..devices.tokens import access_token
 from ..extensions import db
 from ..schemas.mobile import SmsBatchSchema
 from .ingest import batch_answer, ingest_batch
+from .models.balance_chain import BalanceChain
 from .models.inbound_sms import InboundSms
 from .parsing import build_sms_text, sender_for
 
@@ -50,8 +51,29 @@ def simulator_device(brand):
 def simulated_text(brand, provider, amount, trx_id, counterparty, balance=None):
     """A provider's incoming-credit text, printed at the brand's local time."""
     when = utcnow().astimezone(ZoneInfo(brand.timezone or "Asia/Dhaka")).replace(tzinfo=None)
-    balance = balance if balance is not None else amount + Decimal("1000.00")
+    if balance is None:
+        # Continue the simulator's balance chain, so a run of simulated credits is not held for review.
+        # A TrxID simulated before is the same text again (a duplicate), with the balance it had.
+        again = db.session.execute(
+            db.select(InboundSms.balance).where(
+                InboundSms.brand_id == brand.id,
+                InboundSms.provider == provider,
+                InboundSms.provider_trx_id == trx_id.upper(),
+            )
+        ).scalar_one_or_none()
+        last = again - amount if again is not None else last_balance(brand, provider)
+        balance = (last if last is not None else Decimal("1000.00")) + amount
     return build_sms_text(provider, amount, trx_id, counterparty, balance, when)
+
+
+def last_balance(brand, provider):
+    """The last balance the simulator phone's texts of this provider printed, or None."""
+    device = simulator_device(brand)
+    return db.session.execute(
+        db.select(BalanceChain.balance).where(
+            BalanceChain.device_id == device.id, BalanceChain.provider == provider
+        )
+    ).scalar_one_or_none()
 
 
 def forward_as_device(device, provider, text, via="auto"):

@@ -98,7 +98,8 @@ def test_the_owner_matches_a_text_by_hand_and_teaches_the_parser_a_format(
         (bkash_text("500.00", "9C4D7E2F1A", "01712345678"), "bKash"),
         (ODD_TEXT, "bKash"),
         ("Your bKash verification code is 482913. Do not share it.", "bKash"),
-        (bkash_text("780.00", "7B3C2D1E0F", "01898765432"), "bKash"),
+        # Its balance continues the first credit's (1,500.00 + 780.00): the balance chain checks it.
+        (bkash_text("780.00", "7B3C2D1E0F", "01898765432", balance="2280.00"), "bKash"),
     ]
     ingest_batch(device, [sms_message(aes_key, text, sender=sender) for text, sender in texts])
     page = window()

@@ -120,9 +120,10 @@ def test_texts_waiting_for_a_claim_are_counted_listed_and_linked(as_staff, brand
     submit_claim(claimed, "bkash", "7A7A7A7A7A", "01712345678")
     forward_texts(
         brand,
-        bkash_text("450.00", "1B1B1B1B1B"),
-        bkash_text("1200.00", "2C2C2C2C2C"),
-        bkash_text("300.00", "7A7A7A7A7A"),
+        # Balances that continue one another, as one wallet's texts do (the balance chain checks it).
+        bkash_text("450.00", "1B1B1B1B1B", balance="1450.00"),
+        bkash_text("1200.00", "2C2C2C2C2C", balance="2650.00"),
+        bkash_text("300.00", "7A7A7A7A7A", balance="2950.00"),
     )
     forward_texts(other_brand, bkash_text("999.00", "9Z9Z9Z9Z9Z"))
     html = as_staff.get("/panel/dashboard").get_data(as_text=True)

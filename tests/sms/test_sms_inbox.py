@@ -121,7 +121,8 @@ def test_a_payment_that_consumed_a_text_takes_no_second_one(brand, phone):
     held = submit_claim(payment, "bkash", TRX)
     forward(phone, bkash_text("450.00", TRX))  # held for review with this payment
     assert reload(held).review_reason
-    other = forward(phone, bkash_text("500.00", "ZZ11YY22XX"))
+    # Its balance continues the first text's (1,500.00 + 500.00), so the balance chain lets it wait.
+    other = forward(phone, bkash_text("500.00", "ZZ11YY22XX", balance="2000.00"))
 
     with pytest.raises(DomainError) as refused:
         match_sms_by_hand(other, payment)

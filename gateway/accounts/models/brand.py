@@ -35,6 +35,10 @@ class Brand(db.Model):
     # (NULL, the default: no limit, as before roles existed; 0: staff cannot refund).
     require_two_factor = db.Column(db.Boolean, nullable=False, default=False)
     staff_refund_limit = db.Column(Money)
+    # How a credit whose balance does not follow the previous text is treated (docs/sms-trust.md).
+    sms_chain_mode = db.Column(
+        db.String(10), nullable=False, default="strict", server_default="strict"
+    )
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     @property

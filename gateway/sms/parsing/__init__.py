@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 
+from ..senders import SENDER_PARSERS, official_provider, official_senders
 from . import bank, bkash, nagad, rocket, upay
 from .common import (
     CENT,
@@ -40,18 +41,8 @@ logger = logging.getLogger(__name__)
 
 WALLETS = {module.PROVIDER: module for module in (bkash, nagad, rocket, upay)}
 PARSERS = {**{name: module.parse for name, module in WALLETS.items()}, bank.PROVIDER: bank.parse}
-SENDER_KEYS = {key: module.PROVIDER for module in WALLETS.values() for key in module.SENDER_KEYS}
-BANK_SENDER_KEYS = frozenset(
-    {"dbbl", "ebl", "ucb", "ucbl", "mtb", "ibbl", "sibl", "scb", "hsbc", "dhakabank"}
-)
-# Which parsers a sender id may speak for: 16216 carries both Rocket and Dutch-Bangla Bank alerts.
-SENDER_PARSERS = {
-    "bkash": ("bkash",),
-    "nagad": ("nagad",),
-    "rocket": ("rocket", "bank"),
-    "upay": ("upay",),
-    "bank": ("bank",),
-}
+# Loose keys of the wallets' names, only to guess which parser a forwarder's first line names: never trust.
+HINT_KEYS = {key: module.PROVIDER for module in WALLETS.values() for key in module.NAME_KEYS}
 # Upay before Rocket: Rocket's looser "Tk… received from" would also read Upay's "has been received from".
 CONTENT_ORDER = ("bkash", "nagad", "upay", "rocket", "bank")
 BRAND_MENTIONS = {
@@ -74,23 +65,21 @@ class Origin:
     kind: str  # 'wallet', 'bank', 'phone', 'unknown' or 'empty'
 
 
-def sender_key(sender):
-    """A sender id reduced for lookup: look-alikes folded, lower case, letters and digits only."""
+def hint_key(sender):
+    """A name reduced to guess a provider from (look-alikes folded); for parser hints, never for trust."""
     # Upper-case before folding so small Greek/Cyrillic letters meet their capital look-alikes.
     upper = ascii_digits(unicodedata.normalize("NFKC", as_text(sender))).upper()
     return re.sub(r"[^a-z0-9]", "", fold_lookalikes(upper).lower())
 
 
 def classify_sender(sender):
-    """The Origin of a sender id as the phone showed it."""
-    raw = as_text(sender).strip()
-    key = sender_key(raw)
-    if not key:
+    """The Origin of a sender id as the phone showed it; only an exact official id names a provider."""
+    raw = as_text(sender)
+    if not raw.strip():
         return Origin(None, "empty")
-    if key in SENDER_KEYS:
-        return Origin(SENDER_KEYS[key], "wallet")
-    if "bank" in key or key in BANK_SENDER_KEYS:
-        return Origin("bank", "bank")
+    provider = official_provider(raw)
+    if provider:
+        return Origin(provider, "bank" if provider == bank.PROVIDER else "wallet")
     digits = re.sub(r"[\s\-().+]", "", ascii_digits(raw))
     if digits.isascii() and digits.isdigit() and len(digits) >= 10:
         return Origin(None, "phone")
@@ -106,7 +95,7 @@ def sender_for(provider):
     """The sender id phones show for a wallet provider's texts ('bKash', 'NAGAD', '16216', 'upay')."""
     if provider not in WALLETS:
         raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(WALLETS)}")
-    return WALLETS[provider].SENDER
+    return official_senders(provider)[0]
 
 
 def parse_sms(sender, text):
@@ -146,7 +135,7 @@ def _wrapped_sender(t):
     first = t.raw.split("\n", 1)[0]
     first = re.sub(r"^\s*(?:from|sender)\s*:\s*", "", first, flags=re.I)
     head = first.split(":", 1)[0] if ":" in first else first
-    return SENDER_KEYS.get(sender_key(head)) if len(head) <= 20 else None
+    return HINT_KEYS.get(hint_key(head)) if len(head) <= 20 else None
 
 
 def _mentioned(t):
@@ -167,7 +156,8 @@ def _vet(parsed, origin):
         # The classic fraud: a 'You have received' text typed and sent from a personal number.
         return replace(parsed, incoming=False, kind="forged")
     if parsed.provider == bank.PROVIDER:
-        trusted = origin.provider in (None, "bank", "rocket")
+        # Bank alerts only from a listed bank sender (16216 is Dutch-Bangla's, read as Rocket's too).
+        trusted = origin.provider in ("bank", "rocket")
     else:
         trusted = origin.provider == parsed.provider
     if trusted:

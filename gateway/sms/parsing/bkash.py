@@ -5,8 +5,8 @@ import re
 from .common import HOUR, PARTY, SLASH_DATE, M, apply_rules, rule
 
 PROVIDER = "bkash"
-SENDER = "bKash"
-SENDER_KEYS = ("bkash",)
+# How a forwarder may name the provider on its first line: a parser hint, never trust (see sms/senders.py).
+NAME_KEYS = ("bkash",)
 TIME = (re.compile(rf"(?<![a-z])at\s*(?P<time>{SLASH_DATE}\s*{HOUR})", re.I),)
 FROM = rf"(?:\s+from\s+{PARTY})?"
 TO = rf"(?:\s+to\s+{PARTY})?"
@@ -34,6 +34,12 @@ RULES = (
     rule("interest", False, rf"(?:interest|profit)\s+(?:of\s+)?{M}"),
     rule("payment_received", True, rf"received\s+(?:a\s+)?payment\s+(?:of\s+)?{M}{FROM}"),
     rule("deposit_received", True, rf"received\s+(?:a\s+)?deposit\s+(?:of\s+)?{M}{FROM}"),
+    # Money sent into the wallet from a bank app: 'received deposit from iBanking of Tk … from City Bank'.
+    rule(
+        "deposit_received",
+        True,
+        rf"received\s+(?:a\s+)?deposit\s+from\s+[^\n.]{{1,40}}?\s+of\s+{M}{FROM}",
+    ),
     rule("remittance_received", True, rf"received\s+(?:a\s+)?remittance\s+(?:of\s+)?{M}{FROM}"),
     rule("receive", True, rf"received\s+(?:money\s+)?(?:of\s+)?{M}{FROM}"),
     # On an agent's phone 'Cash Out … from <customer>' credits the agent and 'Cash In … to' debits it.

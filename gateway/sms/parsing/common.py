@@ -240,8 +240,9 @@ def find_trx(t):
 
 
 def find_fee(t):
-    """The fee the provider printed, if any (a commission is not a fee)."""
-    return to_decimal(t.grab(_FEE.search(t.folded), "fee"))
+    """The fee the provider printed, if any (a commission is not a fee); the last one wins, as a Ref comes first."""
+    matches = list(_FEE.finditer(t.folded))
+    return to_decimal(t.grab(matches[-1], "fee")) if matches else None
 
 
 def find_balance(t):

@@ -6,8 +6,8 @@ from dataclasses import replace
 from .common import CURRENCY, HOUR, NUMBER, PARTY, apply_rules, rule
 
 PROVIDER = "nagad"
-SENDER = "NAGAD"
-SENDER_KEYS = ("nagad",)
+# How a forwarder may name the provider on its first line: a parser hint, never trust (see sms/senders.py).
+NAME_KEYS = ("nagad",)
 # No look-behind: a flattened text glues the date to the balance ('Tk 65981.1025/06/2023 17:25').
 TIME = (re.compile(rf"(?P<time>[0-9]{{2}}/[0-9]{{2}}/[0-9]{{4}}\s*{HOUR})", re.I),)
 # Nagad sometimes drops the currency mark (its balance line often does).

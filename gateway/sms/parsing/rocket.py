@@ -5,8 +5,8 @@ import re
 from .common import DATE, HOUR, PARTY, M, apply_rules, rule
 
 PROVIDER = "rocket"
-SENDER = "16216"
-SENDER_KEYS = ("16216",)
+# How a forwarder may name the provider on its first line: a parser hint, never trust (see sms/senders.py).
+NAME_KEYS = ("16216",)
 TIME = (re.compile(rf"(?<![a-z])date\s*:?\s*(?P<time>{DATE}(?:\s*{HOUR})?)", re.I),)
 ACCOUNT = r"(?:(?:a/c|account)\s*(?:no\.?)?\s*[:#]?\s*)?"
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
@@ -18,6 +18,9 @@ RULES = (
     # On an agent's phone 'Cash-Out from <customer>' credits the agent; 'Cash-Out to <agent>' debits a customer.
     rule("cash_out_received", True, rf"cash[\s-]*out\s+from\s+{ACCOUNT}{PARTY}"),
     rule("cash_in_received", True, rf"cash[\s-]*in\s+from\s+{ACCOUNT}{PARTY}"),
+    # A customer's cash-in at an agent, amount first: 'Cash In Tk1,000.00 from A/C:…'.
+    rule("cash_in_received", True, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+from\s+{ACCOUNT}{PARTY}"),
+    rule("cash_in_sent", False, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+to\s+{ACCOUNT}{PARTY}"),
     rule("cash_out", False, rf"cash[\s-]*out\s+to\s+{ACCOUNT}{PARTY}"),
     rule("cash_in_sent", False, rf"cash[\s-]*in\s+to\s+{ACCOUNT}{PARTY}"),
     rule("send", False, rf"{M}\s+(?:has\s+been\s+)?(?:sent|transferred)\s+to\s+{ACCOUNT}{PARTY}"),

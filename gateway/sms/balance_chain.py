@@ -1,0 +1,412 @@
+"""The balance chain: a wallet text's printed balance must continue the previous text's (docs/sms-trust.md).
+
+Every text from an official sender that moves money prints the balance after it. For a credit the
+balance before is `balance − amount`; for money out (send money, cash out, payments) it is
+`balance + amount + fee`. A text *follows* when its balance before equals the balance after of a
+verified text printed no later than it, that no other text follows yet (or the merchant's starting
+balance). Texts are ordered by their printed time, not by arrival, so a late text that fills a gap
+heals the texts after it. A credit that does not follow is held for review (strict, the default) or
+completes flagged (lenient).
+"""
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.exc import IntegrityError
+
+from ..clock import utcnow
+from ..domain_errors import field_error
+from ..extensions import db
+from ..money import format_amount
+from .models.balance_chain import CHAIN_MODES, BalanceChain, BalanceLink
+from .models.inbound_sms import InboundSms
+from .senders import is_official
+
+# Kinds that put money into the wallet, payable or not (a cashback still moves the balance).
+CREDIT_KINDS = frozenset(
+    {
+        "receive",
+        "payment_received",
+        "deposit_received",
+        "remittance_received",
+        "cash_out_received",
+        "cash_in_received",
+        "b2b_received",
+        "bank_credit",
+        "template",
+        "cashback",
+        "reward",
+        "loan",
+        "interest",
+        "refund",
+        "add_money",
+    }
+)
+# Kinds that take money out: the balance before is the balance after plus the amount and the fee.
+DEBIT_KINDS = frozenset(
+    {
+        "send",
+        "cash_out",
+        "cash_in_sent",
+        "payment",
+        "bill_payment",
+        "recharge",
+        "b2b_sent",
+        "bank_debit",
+    }
+)
+MONTHS = {m: i for i, m in enumerate("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split(), 1)}
+PRINTED = re.compile(
+    r"(?P<d>\d{1,2})[-/.](?P<m>\d{1,2}|[A-Za-z]{3})[-/.](?P<y>\d{2,4})"
+    r"(?:\s*(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2}))?\s*(?:(?P<ap>[AaPp])\.?[Mm]\b)?)?"
+)
+
+
+@dataclass(frozen=True)
+class Movement:
+    """What one text says about its wallet: the balance before and after, and when it was printed."""
+
+    before: Decimal
+    after: Decimal
+    printed_at: datetime
+    credit: bool
+
+
+def movement(parsed, sms, brand_timezone):
+    """The Movement of a parsed text, or None when it moves no money we can chain."""
+    if parsed.balance is None or parsed.amount is None:
+        return None
+    if parsed.kind in CREDIT_KINDS or parsed.incoming:
+        before, credit = parsed.balance - parsed.amount, True
+    elif parsed.kind in DEBIT_KINDS:
+        before, credit = parsed.balance + parsed.amount + (parsed.fee or Decimal("0")), False
+    else:
+        return None
+    when = printed_datetime(parsed.printed_time, sms.received_at or sms.created_at, brand_timezone)
+    return Movement(before, parsed.balance, when, credit)
+
+
+def local_now(moment, brand_timezone):
+    """A UTC moment as the brand's naive wall-clock time, the scale texts print their times in."""
+    try:
+        zone = ZoneInfo(brand_timezone or "Asia/Dhaka")
+    except (KeyError, ValueError):
+        zone = ZoneInfo("Asia/Dhaka")
+    return moment.astimezone(zone).replace(tzinfo=None, microsecond=0)
+
+
+def printed_datetime(printed, received_at, brand_timezone):
+    """The printed time as a naive local datetime; the phone's arrival time when none can be read."""
+    arrived = local_now(received_at, brand_timezone)
+    match = PRINTED.search(printed or "")
+    if not match:
+        return arrived
+    try:
+        month = match["m"]
+        month = MONTHS[month.upper()] if month.isalpha() else int(month)
+        year = int(match["y"]) + (2000 if len(match["y"]) == 2 else 0)
+        day = datetime(year, month, int(match["d"]))
+        if match["H"] is None:
+            # A date alone (bank alerts): its arrival time when it came that day, else the day's start.
+            return arrived if arrived.date() == day.date() else day
+        hour = int(match["H"])
+        if match["ap"]:
+            hour = hour % 12 + (12 if match["ap"].lower() == "p" else 0)
+        return day.replace(hour=hour, minute=int(match["M"]), second=int(match["S"] or 0))
+    except (KeyError, ValueError):
+        return arrived
+
+
+def lock_chain(brand_id, device_id, provider, receiving_number=""):
+    """The chain row, locked for this transaction by bumping its version (created on first use).
+
+    The UPDATE is the transaction's first statement: PostgreSQL holds the row lock and SQLite the
+    write lock until commit, so two texts of one chain are linked one after the other.
+    """
+    key = (
+        BalanceChain.device_id == device_id,
+        BalanceChain.provider == provider,
+        BalanceChain.receiving_number == receiving_number,
+    )
+    db.session.commit()
+    for _ in range(3):
+        bumped = db.session.execute(
+            db.update(BalanceChain)
+            .where(*key)
+            .values(version=BalanceChain.version + 1)
+            .execution_options(synchronize_session=False)
+        ).rowcount
+        if bumped:
+            return db.session.execute(
+                db.select(BalanceChain).where(*key).execution_options(populate_existing=True)
+            ).scalar_one()
+        try:
+            db.session.add(
+                BalanceChain(
+                    brand_id=brand_id,
+                    device_id=device_id,
+                    provider=provider,
+                    receiving_number=receiving_number,
+                    version=0,
+                    anchor_followed=False,
+                )
+            )
+            db.session.commit()
+        except IntegrityError:  # another text created it first
+            db.session.rollback()
+    raise RuntimeError("the balance chain row could not be locked")
+
+
+def linked(chain, *where):
+    """SQL for the chain's verified links (start, verified, healed) inside the anchor's window."""
+    query = db.select(BalanceLink).where(
+        BalanceLink.chain_id == chain.id,
+        BalanceLink.status.in_(("start", "verified", "healed")),
+        *where,
+    )
+    if chain.anchor_at is not None:
+        query = query.where(BalanceLink.printed_at >= chain.anchor_at)
+    return query
+
+
+def find_predecessor(chain, move):
+    """'anchor', the link this movement continues, or None."""
+    if (
+        chain.anchor_balance is not None
+        and not chain.anchor_followed
+        and chain.anchor_balance == move.before
+        and move.printed_at >= chain.anchor_at
+    ):
+        return "anchor"
+    return db.session.execute(
+        linked(
+            chain,
+            BalanceLink.after == move.before,
+            BalanceLink.followed.is_(False),
+            BalanceLink.printed_at <= move.printed_at,
+        )
+        .order_by(BalanceLink.printed_at.desc(), BalanceLink.id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+
+
+def first_linked(chain):
+    """The earliest verified link of the chain (its start), or None for a chain not started."""
+    return db.session.execute(
+        linked(chain).order_by(BalanceLink.printed_at, BalanceLink.id).limit(1)
+    ).scalar_one_or_none()
+
+
+def expected_before(chain, move):
+    """The balance the chain expects before this movement: its last verified text's, else the anchor."""
+    if chain.anchor_at is not None and move.printed_at < chain.anchor_at:
+        return None
+    head = db.session.execute(
+        linked(chain, BalanceLink.printed_at <= move.printed_at)
+        .order_by(BalanceLink.printed_at.desc(), BalanceLink.id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+    return head.after if head is not None else chain.anchor_balance
+
+
+def break_reason(chain, move):
+    """Why a movement does not follow, with the balance expected and the one the text implies."""
+    got = format_amount(move.before)
+    if chain.anchor_at is not None and move.printed_at < chain.anchor_at:
+        return f"balance cannot be checked: the text is older than the starting balance set ({got})"
+    head = db.session.execute(
+        linked(chain, BalanceLink.printed_at <= move.printed_at)
+        .order_by(BalanceLink.printed_at.desc(), BalanceLink.id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+    if head is not None:
+        expected = head.after
+    elif chain.anchor_balance is not None:
+        expected = chain.anchor_balance
+    else:
+        return f"balance cannot be checked: the text is older than the chain's first text ({got})"
+    forked = db.session.execute(
+        linked(
+            chain, BalanceLink.after == move.before, BalanceLink.printed_at <= move.printed_at
+        ).limit(1)
+    ).scalar_one_or_none()
+    if forked is not None or expected == move.before:
+        return (
+            f"balance {got} is already continued by another text (a fork): "
+            f"expected {format_amount(expected)}"
+        )
+    return (
+        f"balance does not follow the previous text: expected {format_amount(expected)}, got {got}"
+    )
+
+
+def link_text(sms, parsed, brand, receiving_number=""):
+    """Place a stored text in its chain; returns (link, healed links) or None for a text not chained.
+
+    Runs in its own transaction and commits it; a credit that does not follow is held for review
+    in the same commit when the brand is strict.
+    """
+    if not is_official(sms.sender, parsed.provider) or sms.device_id is None:
+        return None
+    move = movement(parsed, sms, brand.timezone)
+    if move is None:
+        return None
+    chain = lock_chain(sms.brand_id, sms.device_id, parsed.provider, receiving_number)
+    link = BalanceLink(
+        chain_id=chain.id,
+        sms_id=sms.id,
+        printed_at=move.printed_at,
+        before=move.before,
+        after=move.after,
+        followed=False,
+        held=False,
+    )
+    predecessor = find_predecessor(chain, move)
+    if predecessor == "anchor":
+        chain.anchor_followed = True
+        link.status = "verified"
+    elif predecessor is not None:
+        predecessor.followed = True
+        link.status = "verified"
+    elif starts_chain(chain, move, link):
+        link.status = "start"
+    else:
+        link.status, link.note = "broken", break_reason(chain, move)[:255]
+        link.expected = expected_before(chain, move)
+    db.session.add(link)
+    if chain.balance_printed_at is None or move.printed_at >= chain.balance_printed_at:
+        chain.balance, chain.balance_printed_at = move.after, move.printed_at
+    chain.updated_at = utcnow()
+    db.session.flush()
+    released = heal(chain, link) if link.status != "broken" else []
+    if link.status == "broken" and move.credit and brand.sms_chain_mode == "strict":
+        from .matching import hold_unverified_credit
+
+        link.held = hold_unverified_credit(sms, link.note)
+    db.session.commit()
+    settle_released(released)
+    return link
+
+
+def starts_chain(chain, move, link):
+    """Whether this text starts the chain: the first one, or one printed just before the first.
+
+    A chain with no verified text (after a correction without a balance, or a new phone) starts
+    at its first text. A late text printed before the start whose balance leads into it becomes
+    the new start, and the old start now follows it.
+    """
+    if chain.anchor_balance is not None:
+        return False
+    if chain.anchor_at is not None and move.printed_at < chain.anchor_at:
+        return False
+    first = first_linked(chain)
+    if first is None:
+        return True
+    if (
+        move.printed_at <= first.printed_at
+        and move.after == first.before
+        and first.status == "start"
+    ):
+        first.status = "verified"
+        link.followed = True
+        return True
+    return False
+
+
+def heal(chain, link):
+    """Broken links that the new verified link leads into become healed, and so on down the chain.
+
+    Returns the held links released, for settle_released to match or approve after the commit.
+    """
+    released = []
+    current = link
+    while not current.followed:
+        nxt = db.session.execute(
+            db.select(BalanceLink)
+            .where(
+                BalanceLink.chain_id == chain.id,
+                BalanceLink.status == "broken",
+                BalanceLink.before == current.after,
+                BalanceLink.printed_at >= current.printed_at,
+                BalanceLink.id != current.id,
+            )
+            .order_by(BalanceLink.printed_at, BalanceLink.id)
+            .limit(1)
+        ).scalar_one_or_none()
+        if nxt is None:
+            break
+        current.followed = True
+        nxt.status, nxt.note, nxt.expected = "healed", None, None
+        if nxt.held:
+            nxt.held = False
+            released.append(nxt.sms_id)
+        db.session.flush()
+        current = nxt
+    return released
+
+
+def settle_released(sms_ids):
+    """Held credits whose chain healed: matched or approved as if they had followed at once."""
+    from .matching import release_verified_credit
+
+    for sms_id in sms_ids:
+        sms = db.session.get(InboundSms, sms_id, populate_existing=True)
+        if sms is not None:
+            release_verified_credit(sms)
+
+
+def link_of(sms):
+    """The chain link of a stored text, or None."""
+    return db.session.execute(
+        db.select(BalanceLink).where(BalanceLink.sms_id == sms.id)
+    ).scalar_one_or_none()
+
+
+def brand_chains(brand):
+    """The brand's chains, by device and provider, for the panel."""
+    return (
+        db.session.execute(
+            db.select(BalanceChain)
+            .where(BalanceChain.brand_id == brand.id)
+            .order_by(BalanceChain.device_id, BalanceChain.provider, BalanceChain.id)
+        )
+        .scalars()
+        .all()
+    )
+
+
+def set_starting_balance(brand, device, provider, balance, receiving_number=""):
+    """The merchant sets or corrects a chain's start: the next text must follow `balance`.
+
+    `balance` None restarts the chain: the next text printed from now on starts it. Texts printed
+    before now stay outside the new chain (held ones wait for review). Returns the chain; the
+    caller commits (with its audit row).
+    """
+    if device is None or device.brand_id != brand.id:
+        raise field_error("device", "Choose one of your phones.", code="not_found")
+    if balance is not None and (not isinstance(balance, Decimal) or balance < 0):
+        raise field_error("balance", "Enter the balance as a positive amount.", code="invalid")
+    chain = lock_chain(brand.id, device.id, provider, receiving_number)
+    now = utcnow()
+    # Texts print minutes: one printed in the minute of the correction counts as after it.
+    chain.anchor_at = local_now(now, brand.timezone).replace(second=0)
+    chain.anchor_balance = balance
+    chain.anchor_followed = False
+    chain.anchor_set_at = now
+    if balance is not None:
+        chain.balance, chain.balance_printed_at = balance, chain.anchor_at
+    chain.updated_at = now
+    db.session.flush()
+    return chain
+
+
+def set_chain_mode(brand, mode):
+    """Strict (credits that do not follow wait for review) or lenient (they complete, flagged)."""
+    if mode not in CHAIN_MODES:
+        raise field_error("mode", "Choose strict or lenient.", code="invalid")
+    brand.sms_chain_mode = mode
+    db.session.flush()
+    return brand
