@@ -303,6 +303,19 @@ SETTINGS = {
             "above; a receiver that always takes longer gets one attempt at a time, so raise the cap for it",
         ),
         S(
+            "TELEGRAM_API_BASE",
+            origin,
+            "https://api.telegram.org",
+            "where merchant notifications reach Telegram's Bot API (sendMessage)",
+        ),
+        S(
+            "NOTIFICATION_RETRY_SCALE",
+            seconds,
+            1,
+            "multiplies the merchant notifications' retry schedule (1 min … 6 h); lower it "
+            "only for tests or staging",
+        ),
+        S(
             "SWEEP_INTERVAL",
             whole_number(1),
             15,

@@ -25,6 +25,8 @@ PERIODIC = (
     # Stored credits a waiting claim could match, left unmatched by a request that died after storing them.
     ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL"),
     ("prune-rate-limits", "gateway.accounts.rate_limit_store.prune_rate_limit_counters", 3600),
+    # Phones gone silent and texts no payment claimed tell the merchant; due notifications are re-woken.
+    ("notifications", "gateway.notifications.watch.sweep_notifications", "SWEEP_INTERVAL"),
 )
 # Jobs already in Redis when the code moved into domain packages name their function's old home: they still run.
 MOVED_JOBS = {

@@ -15,6 +15,7 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db, insert_persistent
+from ..notifications.events import notify_payment_completed
 from ..sms.outbound import queue_receipt_sms
 from ..states import PAYMENT, not_held_for_review_sql, write_status
 from ..webhooks.callback_urls import check_callback_url
@@ -211,6 +212,7 @@ def complete_payment(
         db.session.rollback()
         raise
     emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
+    notify_payment_completed(payment, transaction)
     queue_receipt_sms(payment, transaction)
     commit_work()
     db.session.refresh(payment)
