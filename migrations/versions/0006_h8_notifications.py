@@ -1,7 +1,7 @@
 """merchant notifications: per-brand settings, the notifications raised, their outbox of deliveries
 
 Revision ID: 0006_h8
-Revises: 0005
+Revises: 0006_h6
 Create Date: 2026-11-24 06:40:00
 
 """
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006_h8"
-down_revision = "0005"
+down_revision = "0006_h6"  # this branch merged h6 (the lead re-chains at merge)
 branch_labels = None
 depends_on = None
 
