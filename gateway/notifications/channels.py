@@ -4,7 +4,8 @@ import requests
 from flask import current_app
 
 from ..devices.notifications import notify_devices
-from .settings import telegram_token
+from ..mail.outbox import mail_configured, send_mail
+from .settings import recipients, telegram_token
 
 TELEGRAM_LIMIT = 4096  # characters in one sendMessage text
 TIMEOUT = (5, 10)  # connect, read
@@ -59,4 +60,16 @@ def send_app(settings, note):
     notify_devices(note.brand_id, note.event, note.subject, body=body)
 
 
-SENDERS = {"telegram": send_telegram, "app": send_app}
+def send_email(settings, note):
+    """One e-mail per recipient through the brand's SMTP outbox (gateway/mail), which retries on its own."""
+    addresses = recipients(settings)
+    if not addresses:
+        raise ChannelError("No e-mail recipient is set.")
+    if not mail_configured(note.brand_id):
+        raise ChannelError("E-mail is not set up: add the SMTP server in Settings → E-mail.")
+    body = "\n\n".join(part for part in (note.text, note.link) if part)
+    for address in addresses:
+        send_mail(note.brand_id, address, note.subject, body)
+
+
+SENDERS = {"email": send_email, "telegram": send_telegram, "app": send_app}

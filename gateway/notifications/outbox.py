@@ -13,6 +13,7 @@ from .. import jobs
 from ..accounts.models.brand import Brand
 from ..clock import utcnow
 from ..extensions import db
+from ..mail.outbox import mail_configured
 from ..states import Machine
 from .catalogue import APP, EMAIL, TELEGRAM
 from .models.notification import MerchantNotification, NotificationDelivery
@@ -41,7 +42,7 @@ def notification_wake(delivery_id, attempts):
 def channel_ready(settings, channel):
     """Whether a channel has what it needs to send (recipients, a bot and chat); the app always has."""
     if channel == EMAIL:
-        return bool(recipients(settings))
+        return bool(recipients(settings)) and mail_configured(settings.brand_id)
     if channel == TELEGRAM:
         return telegram_ready(settings)
     return channel == APP

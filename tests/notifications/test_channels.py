@@ -81,3 +81,32 @@ def test_failing_webhooks_tell_the_merchant_once_an_hour(brand, telegram):
     [told] = notifications(brand, WEBHOOKS_FAILING)
     assert told.subject == "Webhook deliveries to shop.example are failing"
     assert "failed 3 attempts in a row" in told.text
+
+
+def test_an_email_reaches_the_local_smtp_server(brand, smtp_server):
+    from gateway.mail.models.mail import OutboundMail
+    from gateway.mail.sending import deliver_mail
+
+    smtp_server.configure(brand)
+    configure(
+        brand,
+        channels={PAYMENT_COMPLETED: ["email"]},
+        email_to="owner@shop.example, books@shop.example",
+    )
+    payment = completed_payment(brand=brand, reference="ORDER-12")
+    send_due()
+    assert [d.status for d in deliveries(brand)] == ["sent"]  # handed to the e-mail outbox
+    for mail_id in db.session.execute(db.select(OutboundMail.id)).scalars().all():
+        assert deliver_mail(mail_id) == "sent"
+
+    messages = smtp_server.wait_for(2)
+    assert sorted(m["To"] for m in messages) == ["books@shop.example", "owner@shop.example"]
+    assert {m["Subject"] for m in messages} == {"Payment ORDER-12 completed: 500.00 BDT"}
+    body = messages[0].get_body(("plain",)).get_content()
+    assert f"/panel/payments/{payment.public_id}" in body
+
+
+def test_email_is_not_a_channel_until_smtp_is_set_up(brand):
+    configure(brand, channels={PAYMENT_COMPLETED: ["email"]}, email_to="owner@shop.example")
+    completed_payment(brand=brand)
+    assert deliveries(brand) == []
