@@ -8,14 +8,16 @@ import logging
 
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import joinedload
 
 from .. import jobs
 from ..accounts.models.brand import Brand
 from ..clock import utcnow
+from ..devices.models.device import Device
 from ..extensions import db
 from ..mail.outbox import mail_configured
 from ..states import Machine
-from .catalogue import APP, EMAIL, TELEGRAM
+from .catalogue import APP, CHANNELS, EMAIL, TELEGRAM, TEST
 from .models.notification import MerchantNotification, NotificationDelivery
 from .settings import chosen_channels, recipients, settings_for, telegram_ready
 
@@ -40,12 +42,22 @@ def notification_wake(delivery_id, attempts):
 
 
 def channel_ready(settings, channel):
-    """Whether a channel has what it needs to send (recipients, a bot and chat); the app always has."""
+    """Whether a channel has what it needs to send: recipients and SMTP, a bot and chat, a paired phone."""
     if channel == EMAIL:
         return bool(recipients(settings)) and mail_configured(settings.brand_id)
     if channel == TELEGRAM:
         return telegram_ready(settings)
-    return channel == APP
+    return channel == APP and has_paired_phone(settings.brand_id)
+
+
+def has_paired_phone(brand_id):
+    """Whether the brand has a paired (not revoked) companion phone to tell."""
+    return (
+        db.session.execute(
+            db.select(Device.id).where(Device.brand_id == brand_id, Device.revoked_at.is_(None))
+        ).first()
+        is not None
+    )
 
 
 def panel_link(brand_id, path):
@@ -117,3 +129,39 @@ def already_raised(brand_id, dedupe_key):
         ).first()
         is not None
     )
+
+
+def send_test_notification(brand_id):
+    """A test to every channel that is set up, through the outbox; None when no channel is."""
+    return raise_notification(
+        brand_id,
+        TEST,
+        "Test notification from your payment gateway",
+        "Notifications reach you here. You chose which events do in the panel's Notifications page.",
+        panel_link(brand_id, "/panel/notifications"),
+        channels=list(CHANNELS),
+    )
+
+
+def recent_deliveries(brand_id, limit=30):
+    """The brand's latest deliveries with their notification, newest first."""
+    return (
+        db.session.execute(
+            db.select(NotificationDelivery)
+            .options(joinedload(NotificationDelivery.notification))
+            .where(NotificationDelivery.brand_id == brand_id)
+            .order_by(NotificationDelivery.created_at.desc(), NotificationDelivery.id.desc())
+            .limit(limit)
+        )
+        .scalars()
+        .all()
+    )
+
+
+def failed_count(brand_id):
+    """How many of the brand's deliveries failed for good."""
+    return db.session.execute(
+        db.select(db.func.count())
+        .select_from(NotificationDelivery)
+        .where(NotificationDelivery.brand_id == brand_id, NotificationDelivery.status == "failed")
+    ).scalar_one()

@@ -42,6 +42,7 @@ def register_panel(app):
         developers_webhooks,
         devices,
         mail_settings,
+        notifications,
         outbound_sms,
         payment_actions,
         payments,

@@ -75,6 +75,13 @@ NAVIGATION = (
                 active_prefix="panel.settings",
             ),
             item("panel.users", _l("Users"), "user", super_admin=True, active_prefix="panel.user"),
+            item(
+                "panel.notifications",
+                _l("Notifications"),
+                "bell",
+                super_admin=True,
+                active_prefix="panel.notification",
+            ),
             item("panel.audit_log", _l("Audit log"), "clock", super_admin=True),
         ),
     ),

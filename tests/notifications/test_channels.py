@@ -18,6 +18,7 @@ from tests.notifications.conftest import configure, deliveries, notifications, s
 def test_each_event_goes_only_to_the_channels_chosen_for_it(brand, telegram, other_brand):
     configure(brand, channels={PAYMENT_COMPLETED: ["app"], PAYMENT_REVIEW: ["telegram"]})
     configure(other_brand, channels={PAYMENT_COMPLETED: []})
+    paired_device(brand)  # the app channel needs a phone to tell
 
     completed_payment(brand=brand)
     completed_payment(brand=other_brand)
@@ -106,7 +107,7 @@ def test_an_email_reaches_the_local_smtp_server(brand, smtp_server):
     assert f"/panel/payments/{payment.public_id}" in body
 
 
-def test_email_is_not_a_channel_until_smtp_is_set_up(brand):
-    configure(brand, channels={PAYMENT_COMPLETED: ["email"]}, email_to="owner@shop.example")
+def test_email_and_app_are_not_channels_until_smtp_is_set_up_and_a_phone_paired(brand):
+    configure(brand, channels={PAYMENT_COMPLETED: ["email", "app"]}, email_to="owner@shop.example")
     completed_payment(brand=brand)
     assert deliveries(brand) == []
