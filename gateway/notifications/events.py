@@ -5,6 +5,7 @@ by table name, as gateway/states.py does, so no domain has to import back.
 """
 
 import hashlib
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from ..clock import utcnow
@@ -124,8 +125,9 @@ def phone_heard_from(device, previous_heartbeat_at):
     if previous_heartbeat_at is None:
         return
     settings = settings_for(device.brand_id)
-    if not settings.notify_back_online:
-        return
+    silence = utcnow() - previous_heartbeat_at
+    if not settings.notify_back_online or silence <= timedelta(minutes=settings.offline_minutes):
+        return  # no outage to end (the usual heartbeat: one SELECT)
     if not already_raised(
         device.brand_id, outage_key(PHONE_OFFLINE, device.id, previous_heartbeat_at)
     ):

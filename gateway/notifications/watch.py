@@ -5,8 +5,8 @@ from datetime import timedelta
 from ..clock import utcnow
 from ..extensions import db
 from ..money import format_amount
-from .catalogue import SMS_UNCLAIMED
-from .events import notify_phone_offline, table
+from .catalogue import PHONE_OFFLINE, SMS_UNCLAIMED
+from .events import notify_phone_offline, outage_key, table
 from .models.notification import MerchantNotification, NotificationSettings
 from .outbox import panel_link, raise_notification
 from .sending import wake_due_notifications
@@ -22,6 +22,20 @@ def brand_minutes(name):
     return dict(db.session.execute(db.select(NotificationSettings.brand_id, column)).all())
 
 
+def told_keys(pairs):
+    """Which of these (brand_id, dedupe_key) pairs were already raised (one indexed lookup)."""
+    if not pairs:
+        return set()
+    pair = db.tuple_(MerchantNotification.brand_id, MerchantNotification.dedupe_key)
+    return set(
+        db.session.execute(
+            db.select(MerchantNotification.brand_id, MerchantNotification.dedupe_key).where(
+                pair.in_(pairs)
+            )
+        ).all()
+    )
+
+
 def watch_phones(now):
     """Raise phone.offline for each paired phone silent past its brand's limit (once per outage)."""
     limits = brand_minutes("offline_minutes")
@@ -33,9 +47,13 @@ def watch_phones(now):
             devices.last_heartbeat_at < now - timedelta(minutes=2),
         )
     ).all()
+    keys = {r.id: (r.brand_id, outage_key(PHONE_OFFLINE, r.id, r.last_heartbeat_at)) for r in rows}
+    told = told_keys(list(keys.values()))
     raised = 0
     for row in rows:
         minutes = limits.get(row.brand_id, DEFAULTS["offline_minutes"])
+        if keys[row.id] in told:
+            continue  # this outage was told already: one notification per outage
         if now - row.last_heartbeat_at > timedelta(minutes=minutes):
             raised += (
                 notify_phone_offline(row.brand_id, row.id, row.name, row.last_heartbeat_at, minutes)
@@ -71,19 +89,12 @@ def watch_unclaimed_texts(now):
         .order_by(sms.created_at)
         .limit(BATCH)
     ).all()
-    told = set(
-        db.session.execute(
-            db.select(MerchantNotification.dedupe_key).where(
-                MerchantNotification.event == SMS_UNCLAIMED,
-                MerchantNotification.dedupe_key.in_([f"{SMS_UNCLAIMED}:{r.id}" for r in rows]),
-            )
-        ).scalars()
-    )
+    told = told_keys([(r.brand_id, f"{SMS_UNCLAIMED}:{r.id}") for r in rows])
     raised = 0
     for row in rows:
         minutes = limits.get(row.brand_id, DEFAULTS["unclaimed_minutes"])
         key = f"{SMS_UNCLAIMED}:{row.id}"
-        if key in told or now - row.created_at <= timedelta(minutes=minutes):
+        if (row.brand_id, key) in told or now - row.created_at <= timedelta(minutes=minutes):
             continue
         provider = (row.provider or "mobile money").capitalize()
         raised += (
