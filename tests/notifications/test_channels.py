@@ -111,3 +111,21 @@ def test_email_and_app_are_not_channels_until_smtp_is_set_up_and_a_phone_paired(
     configure(brand, channels={PAYMENT_COMPLETED: ["email", "app"]}, email_to="owner@shop.example")
     completed_payment(brand=brand)
     assert deliveries(brand) == []
+
+
+def test_a_text_with_the_wrong_amount_tells_the_merchant_once_through_matching(brand, telegram):
+    from decimal import Decimal
+
+    from gateway.sms.matching import submit_claim
+    from tests.factories import bkash_text, forward_from
+
+    configure(brand)  # the defaults: review by e-mail and Telegram
+    payment = PaymentFactory(brand=brand, amount=Decimal("500.00"), reference="ORDER-44")
+    submit_claim(payment, "bkash", "8N7A6B5C4D")
+    forward_from(brand, bkash_text("400.00", "8N7A6B5C4D"))
+    forward_from(brand, bkash_text("400.00", "8N7A6B5C4D"))  # the same text again: no second one
+    send_due()
+
+    [body] = sent_texts(telegram)
+    assert body["text"].startswith("Payment ORDER-44 needs review (500.00 BDT)")
+    assert "SMS amount 400.00 differs from 500.00" in body["text"]
