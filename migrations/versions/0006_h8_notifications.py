@@ -41,7 +41,7 @@ def upgrade():
         sa.Column("dedupe_key", sa.String(length=200), nullable=True),
         sa.Column("subject", sa.String(length=200), nullable=False),
         sa.Column("text", sa.Text(), nullable=False),
-        sa.Column("link", sa.String(length=2048), nullable=True),
+        sa.Column("link", sa.Text(), nullable=True),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.ForeignKeyConstraint(
             ["brand_id"], ["brands.id"], name=op.f("fk_merchant_notifications_brand_id_brands")

@@ -149,3 +149,30 @@ def test_every_notifications_action_needs_a_csrf_token_and_a_super_administrator
     db.session.expire_all()
     assert settings_for(brand.id).email_to is None and notifications(brand) == []
     assert client.application.test_client().get("/panel/notifications").status_code == 302
+
+
+def test_what_a_phone_names_itself_is_escaped_on_the_page_and_sent_as_plain_text(
+    as_admin, brand, telegram
+):
+    from datetime import timedelta
+
+    from freezegun import freeze_time
+
+    from gateway.clock import utcnow
+    from gateway.notifications.watch import sweep_notifications
+    from tests.factories import paired_device
+
+    configure(brand)
+    device, _, _ = paired_device(brand, name='<img src=x onerror="alert(1)">')
+    device.last_heartbeat_at = utcnow() - timedelta(hours=1)
+    db.session.commit()
+    with freeze_time(utcnow()):
+        sweep_notifications()
+    send_due()
+
+    html = as_admin.get("/panel/notifications").get_data(as_text=True)
+    assert '<img src=x onerror="alert(1)">' not in html
+    assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in html
+    [body] = sent_texts(telegram)
+    assert "parse_mode" not in body  # plain text: Telegram renders no markup from it
+    assert body["text"].startswith('Phone <img src=x onerror="alert(1)"> is offline')

@@ -90,3 +90,18 @@ def test_a_refusing_bot_api_is_retried_with_backoff_then_failed_visibly(
     assert delivery.status == "failed" and delivery.next_attempt_at is None
     assert delivery.last_error == "Telegram answered 400: Bad Request: chat not found"
     assert len(httpserver.log) == MAX_ATTEMPTS
+
+
+def test_a_notification_that_cannot_be_written_never_fails_the_payment(
+    brand, telegram, monkeypatch
+):
+    from gateway.notifications import outbox
+
+    configure(brand, channels={PAYMENT_COMPLETED: ["telegram"]})
+    monkeypatch.setattr(outbox, "utcnow", lambda: "not a time")  # the INSERT fails at flush
+
+    payment = completed_payment(brand=brand)
+
+    assert reload(payment).status == "completed"
+    assert reload(payment).transaction is not None
+    assert deliveries(brand) == []  # only the notification was rolled back (to its SAVEPOINT)

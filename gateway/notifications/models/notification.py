@@ -39,7 +39,7 @@ class MerchantNotification(db.Model):
     dedupe_key = db.Column(db.String(200))
     subject = db.Column(db.String(200), nullable=False)
     text = db.Column(db.Text, nullable=False)
-    link = db.Column(db.String(2048))
+    link = db.Column(db.Text)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     deliveries = db.relationship(
