@@ -18,7 +18,7 @@ from .catalogue import (
     PHONE_ONLINE,
     WEBHOOKS_FAILING,
 )
-from .outbox import already_raised, panel_link, raise_notification
+from .outbox import already_raised, local_time, panel_link, raise_notification
 from .settings import settings_for
 
 # An attempt that fails this many automatic attempts in a row tells the merchant (about 36 minutes in),
@@ -108,13 +108,13 @@ def outage_key(event, device_id, last_heartbeat_at):
 
 def notify_phone_offline(brand_id, device_id, name, last_heartbeat_at, minutes):
     """A phone silent for longer than the brand's limit: one notification per outage."""
-    raise_notification(
+    return raise_notification(
         brand_id,
         PHONE_OFFLINE,
         f"Phone {name} is offline",
-        f"No heartbeat for more than {minutes} minutes (last at {last_heartbeat_at:%Y-%m-%d %H:%M} "
-        "UTC). Payments paid meanwhile wait for their SMS: check the phone has power, network "
-        "and the companion app running.",
+        f"No heartbeat for more than {minutes} minutes (last at "
+        f"{local_time(brand_id, last_heartbeat_at)}). Payments paid meanwhile wait for their "
+        "SMS: check the phone has power, network and the companion app running.",
         panel_link(brand_id, "/panel/devices"),
         dedupe_key=outage_key(PHONE_OFFLINE, device_id, last_heartbeat_at),
     )

@@ -5,6 +5,7 @@ and never raises: a fault here rolls back only the notification, never the payme
 """
 
 import logging
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
@@ -64,6 +65,16 @@ def panel_link(brand_id, path):
     """An absolute address of a panel page: the brand's own origin when it has one, else BASE_URL."""
     base = db.session.execute(db.select(Brand.base_url).where(Brand.id == brand_id)).scalar()
     return f"{(base or current_app.config['BASE_URL']).rstrip('/')}{path}"
+
+
+def local_time(brand_id, moment):
+    """A moment as the merchant reads it: in the brand's time zone, named."""
+    name = db.session.execute(db.select(Brand.timezone).where(Brand.id == brand_id)).scalar()
+    try:
+        zone = ZoneInfo(name or current_app.config.get("DEFAULT_TIMEZONE", "Asia/Dhaka"))
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = ZoneInfo("UTC")
+    return f"{moment.astimezone(zone):%Y-%m-%d %H:%M} ({zone.key})"
 
 
 def raise_notification(brand_id, event, subject, text, link=None, dedupe_key=None, channels=None):

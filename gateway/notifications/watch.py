@@ -8,7 +8,7 @@ from ..money import format_amount
 from .catalogue import PHONE_OFFLINE, SMS_UNCLAIMED
 from .events import notify_phone_offline, outage_key, table
 from .models.notification import MerchantNotification, NotificationSettings
-from .outbox import panel_link, raise_notification
+from .outbox import local_time, panel_link, raise_notification
 from .sending import wake_due_notifications
 
 DEFAULTS = {"offline_minutes": 15, "unclaimed_minutes": 60}
@@ -103,7 +103,7 @@ def watch_unclaimed_texts(now):
                 SMS_UNCLAIMED,
                 f"{provider} {format_amount(row.amount)} received, but no payment claimed it",
                 f"TrxID {row.provider_trx_id or '—'} from {row.counterparty or 'an unknown number'}, "
-                f"received {row.created_at:%Y-%m-%d %H:%M} UTC, has waited {minutes} minutes. "
+                f"received {local_time(row.brand_id, row.created_at)}, has waited {minutes} minutes. "
                 "If a customer paid, match it to their payment by hand in the SMS inbox; otherwise "
                 "it was not for a payment.",
                 panel_link(row.brand_id, f"/panel/sms-inbox/{row.public_id}"),
