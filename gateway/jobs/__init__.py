@@ -28,6 +28,7 @@ PERIODIC = (
     ("sweep-mail", "gateway.mail.sending.sweep_mail", "SWEEP_INTERVAL"),
     # Phones gone silent and texts no payment claimed tell the merchant; due notifications are re-woken.
     ("notifications", "gateway.notifications.watch.sweep_notifications", "SWEEP_INTERVAL"),
+    ("prune-notifications", "gateway.notifications.watch.prune_notifications", 3600),
 )
 # Jobs already in Redis when the code moved into domain packages name their function's old home: they still run.
 MOVED_JOBS = {

@@ -5,9 +5,13 @@ from datetime import timedelta
 from ..clock import utcnow
 from ..extensions import db
 from ..money import format_amount
-from .catalogue import PHONE_OFFLINE, SMS_UNCLAIMED
+from .catalogue import PHONE_OFFLINE, PHONE_ONLINE, SMS_UNCLAIMED
 from .events import notify_phone_offline, outage_key, table
-from .models.notification import MerchantNotification, NotificationSettings
+from .models.notification import (
+    MerchantNotification,
+    NotificationDelivery,
+    NotificationSettings,
+)
 from .outbox import local_time, panel_link, raise_notification
 from .sending import wake_due_notifications
 
@@ -123,3 +127,32 @@ def sweep_notifications(now=None):
     raised = watch_phones(now) + watch_unclaimed_texts(now)
     db.session.commit()
     return raised + wake_due_notifications(now)
+
+
+KEPT = timedelta(days=90)
+KEPT_FOR_GOOD = (PHONE_OFFLINE, PHONE_ONLINE)  # their keys end an outage's "once": never pruned
+
+
+def prune_notifications(now=None):
+    """Forget notifications older than 90 days with nothing left to send; returns how many."""
+    now = now or utcnow()
+    old = (
+        db.select(MerchantNotification.id)
+        .where(
+            MerchantNotification.created_at < now - KEPT,
+            MerchantNotification.event.not_in(KEPT_FOR_GOOD),
+            ~db.exists().where(
+                NotificationDelivery.notification_id == MerchantNotification.id,
+                NotificationDelivery.status == "pending",
+            ),
+        )
+        .limit(BATCH)
+    )
+    ids = db.session.execute(old).scalars().all()
+    if ids:
+        db.session.execute(
+            db.delete(NotificationDelivery).where(NotificationDelivery.notification_id.in_(ids))
+        )
+        db.session.execute(db.delete(MerchantNotification).where(MerchantNotification.id.in_(ids)))
+    db.session.commit()
+    return len(ids)

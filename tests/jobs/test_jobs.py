@@ -267,6 +267,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "prune-rate-limits: 0",
         "sweep-mail: 0",
         "notifications: 0",
+        "prune-notifications: 0",
     ]
 
 

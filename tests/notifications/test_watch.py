@@ -100,3 +100,32 @@ def test_a_text_no_payment_claimed_is_told_once_after_the_grace_period(brand, te
     assert told.subject == "Bkash 750.00 received, but no payment claimed it"
     [body] = sent_texts(telegram)
     assert "9XK2LM4PQ1" in body["text"] and f"/panel/sms-inbox/{sms.public_id}" in body["text"]
+
+
+def test_old_notifications_are_pruned_but_outages_and_pending_ones_are_kept(
+    client, brand, telegram
+):
+    from gateway.notifications.catalogue import PAYMENT_COMPLETED
+    from gateway.notifications.watch import prune_notifications
+    from tests.factories import completed_payment
+
+    configure(brand, channels={PAYMENT_COMPLETED: ["telegram"], PHONE_OFFLINE: ["telegram"]})
+    device, _, _ = paired_device(brand)
+    start = utcnow().replace(microsecond=0)
+    with freeze_time(start):
+        heartbeat(client, device)
+        completed_payment(brand=brand, reference="ORDER-OLD")
+        send_due()
+        completed_payment(brand=brand, reference="ORDER-UNSENT")  # never sent: still pending
+    with freeze_time(start + timedelta(minutes=20)):
+        sweep_notifications()
+
+    with freeze_time(start + timedelta(days=89)):
+        assert prune_notifications() == 0
+    with freeze_time(start + timedelta(days=91)):
+        assert prune_notifications() == 1
+        sweep_notifications()  # the outage is still remembered: not raised again
+    assert sorted(n.subject for n in notifications(brand)) == [
+        "Payment ORDER-UNSENT completed: 500.00 BDT",
+        "Phone Shop phone is offline",
+    ]
