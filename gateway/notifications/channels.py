@@ -1,5 +1,8 @@
 """The channels a notification goes out through: Telegram's Bot API, e-mail, and the companion app's feed."""
 
+import logging
+import re
+
 import requests
 from flask import current_app
 
@@ -9,6 +12,22 @@ from .settings import recipients, telegram_token
 
 TELEGRAM_LIMIT = 4096  # characters in one sendMessage text
 TIMEOUT = (5, 10)  # connect, read
+
+
+BOT_PATH = re.compile(r"/bot\d+:[A-Za-z0-9_-]+")
+
+
+class HideBotTokens(logging.Filter):
+    """urllib3 logs each request line at DEBUG, and a Bot API path holds the token: mask it."""
+
+    def filter(self, record):
+        message = record.getMessage()
+        if BOT_PATH.search(message):
+            record.msg, record.args = BOT_PATH.sub("/bot…", message), ()
+        return True
+
+
+logging.getLogger("urllib3.connectionpool").addFilter(HideBotTokens())
 
 
 class ChannelError(Exception):

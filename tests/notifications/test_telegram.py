@@ -105,3 +105,16 @@ def test_a_notification_that_cannot_be_written_never_fails_the_payment(
     assert reload(payment).status == "completed"
     assert reload(payment).transaction is not None
     assert deliveries(brand) == []  # only the notification was rolled back (to its SAVEPOINT)
+
+
+def test_the_bot_token_never_reaches_the_logs_even_at_debug(brand, telegram, caplog):
+    import logging
+
+    configure(brand, channels={PAYMENT_COMPLETED: ["telegram"]})
+    completed_payment(brand=brand)
+    with caplog.at_level(logging.DEBUG):
+        send_due()
+    assert len(telegram.log) == 1
+    assert any("/bot…/sendMessage" in record.getMessage() for record in caplog.records)
+    gateway_side = [r for r in caplog.records if r.name != "werkzeug"]  # werkzeug: the stand-in
+    assert not [r for r in gateway_side if BOT_TOKEN in r.getMessage()]
