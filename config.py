@@ -310,6 +310,19 @@ SETTINGS = {
             "quickly of late (RQ only): one brand's slow receivers cannot hold every worker",
         ),
         S(
+            "TELEGRAM_API_BASE",
+            origin,
+            "https://api.telegram.org",
+            "where merchant notifications reach Telegram's Bot API (sendMessage)",
+        ),
+        S(
+            "NOTIFICATION_RETRY_SCALE",
+            seconds,
+            1,
+            "multiplies the merchant notifications' retry schedule (1 min … 6 h); lower it "
+            "only for tests or staging",
+        ),
+        S(
             "SWEEP_INTERVAL",
             whole_number(1),
             15,

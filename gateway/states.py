@@ -117,7 +117,25 @@ OUTBOUND_SMS = Machine(
         "sent": (),
     },
 )
-MACHINES = (PAYMENT, TRANSACTION, REFUND, DELIVERY, INBOUND_SMS, OUTBOUND_SMS)
+OUTBOUND_MAIL = Machine(
+    "outbound e-mail",
+    "outbound_mail",
+    {
+        "queued": ("sending",),
+        "sending": ("sent", "queued", "failed"),  # the SMTP answer, or its lease ran out
+        "failed": ("queued",),  # retried by hand
+        "sent": (),
+    },
+)
+MACHINES = (
+    PAYMENT,
+    TRANSACTION,
+    REFUND,
+    DELIVERY,
+    INBOUND_SMS,
+    OUTBOUND_SMS,
+    OUTBOUND_MAIL,
+)
 
 
 def write_status(machine, where, from_states, to_state, status_value=None, **values):

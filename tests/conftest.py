@@ -15,7 +15,7 @@ from tests.clean_tree import (  # noqa: F401 - hooks: the suite must leave the g
     pytest_sessionstart,
     pytest_terminal_summary,
 )
-from tests.local_servers import serving
+from tests.local_servers import serving, smtp_serving
 from tests.services import POSTGRES_URL, postgres_reachable, unavailable
 
 ENGINE = os.environ.get("TEST_DB", "sqlite")
@@ -129,6 +129,14 @@ def live_server(app):
     """The app behind a real threaded HTTP server on a free loopback port; yields its origin."""
     with serving(app) as server:
         yield server.origin
+
+
+@pytest.fixture
+def smtp_server():
+    """A real local SMTP server (aiosmtpd) that collects messages: `.messages`, `.wait_for(n)`,
+    `.configure(brand)` points the brand's SMTP settings at it (tests/local_servers.py)."""
+    with smtp_serving() as server:
+        yield server
 
 
 @pytest.fixture

@@ -6,7 +6,17 @@ from pathlib import Path
 
 GATEWAY = Path(__file__).resolve().parent.parent / "gateway"
 FRONT_DOORS = {"api", "checkout", "panel", "mobile", "cli"}
-DOMAINS = {"payments", "sms", "webhooks", "devices", "accounts", "jobs"}
+DOMAINS = {
+    "payments",
+    "sms",
+    "webhooks",
+    "devices",
+    "accounts",
+    "jobs",
+    "mail",
+    "invoices",
+    "notifications",
+}
 
 
 def module_name(path):

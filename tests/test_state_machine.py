@@ -99,6 +99,15 @@ def an_outbound_sms(brand):
     return row
 
 
+def an_outbound_mail(brand):
+    """A queued e-mail."""
+    from gateway.mail.outbox import send_mail
+
+    row = send_mail(brand.id, "customer@example.com", "Invoice", "Body")
+    db.session.commit()
+    return row
+
+
 ROWS = {
     PAYMENT: a_payment,
     TRANSACTION: a_transaction,
@@ -106,6 +115,7 @@ ROWS = {
     DELIVERY: a_delivery,
     INBOUND_SMS: an_inbound_sms,
     OUTBOUND_SMS: an_outbound_sms,
+    states.OUTBOUND_MAIL: an_outbound_mail,
 }
 ALL_PAIRS = [
     pytest.param(machine, f, t, id=f"{machine.name}:{f}->{t}")
@@ -188,6 +198,9 @@ def test_every_status_the_models_know_is_in_the_tables():
     assert set(DELIVERY.statuses) == set(DELIVERY_STATUSES)
     assert set(INBOUND_SMS.statuses) == set(SMS_STATUSES)
     assert set(OUTBOUND_SMS.statuses) == set(OUTBOUND_SMS_STATUSES)
+    from gateway.mail.models.mail import MAIL_STATUSES
+
+    assert set(states.OUTBOUND_MAIL.statuses) == set(MAIL_STATUSES)
 
 
 def test_a_statement_built_once_is_checked_against_the_table():

@@ -13,8 +13,8 @@ log = logging.getLogger(__name__)
 
 # The database is the source of truth and a job only a wake-up: losing one (Redis down, a worker
 # killed) delays work until the periodic sweep finds the row again, it never loses it.
-WEBHOOKS, SMS, MAINTENANCE = "webhooks", "sms", "maintenance"
-QUEUES = (MAINTENANCE, WEBHOOKS, SMS)  # the order a worker serves them in: sweeps are short
+WEBHOOKS, SMS, MAINTENANCE, MAIL = "webhooks", "sms", "maintenance", "mail"
+QUEUES = (MAINTENANCE, WEBHOOKS, SMS, MAIL)  # the order a worker serves them in: sweeps are short
 DELIVER_WEBHOOK = "gateway.webhooks.delivery.deliver_webhook"
 SEND_SMS = "gateway.sms.provider.send_outbound_sms"
 # (name, job, seconds between runs or the config key that holds them)
@@ -25,6 +25,10 @@ PERIODIC = (
     # Stored credits a waiting claim could match, left unmatched by a request that died after storing them.
     ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL"),
     ("prune-rate-limits", "gateway.accounts.rate_limit_store.prune_rate_limit_counters", 3600),
+    ("sweep-mail", "gateway.mail.sending.sweep_mail", "SWEEP_INTERVAL"),
+    # Phones gone silent and texts no payment claimed tell the merchant; due notifications are re-woken.
+    ("notifications", "gateway.notifications.watch.sweep_notifications", "SWEEP_INTERVAL"),
+    ("prune-notifications", "gateway.notifications.watch.prune_notifications", 3600),
 )
 # Jobs already in Redis when the code moved into domain packages name their function's old home: they still run.
 MOVED_JOBS = {

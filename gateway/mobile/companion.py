@@ -9,6 +9,7 @@ from ..devices.tokens import revoke_device
 from ..domain_errors import invalid_state, not_found
 from ..extensions import db
 from ..money import format_amount
+from ..notifications.events import phone_heard_from
 from ..payments.models.payment import Payment, Transaction
 from ..sms.filter_rules import filter_rules
 from ..sms.models.inbound_sms import InboundSms
@@ -27,6 +28,7 @@ def record_heartbeat(device, data):
         for key, value in data.items()
     }
     device.status_json = status
+    phone_heard_from(device, device.last_heartbeat_at)
     device.last_heartbeat_at = now
     if data.get("app_version"):
         device.app_version = data["app_version"]

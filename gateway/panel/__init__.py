@@ -41,6 +41,8 @@ def register_panel(app):
         developers_deliveries,
         developers_webhooks,
         devices,
+        mail_settings,
+        notifications,
         outbound_sms,
         payment_actions,
         payments,

@@ -9,6 +9,7 @@ ACTION_NAMES = {
     "customer.update": _l("Customer edited"),
     "device.pairing_code": _l("Pairing code made"),
     "device.revoke": _l("Phone revoked"),
+    "notification_settings.update": _l("Notification settings changed"),
     "outbound_sms.queue": _l("Text queued"),
     "outbound_sms.retry": _l("Text retried"),
     "password.change": _l("Password changed"),

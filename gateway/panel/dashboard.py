@@ -9,6 +9,7 @@ from flask_babel import gettext as _
 from ..clock import utcnow
 from ..devices.models.device import Device
 from ..extensions import db
+from ..notifications.settings import settings_for
 from ..payments.dashboard import dashboard_summary
 from ..payments.lifecycle import list_payments_query
 from ..payments.models.payment import Payment, Refund, Transaction
@@ -67,11 +68,28 @@ def last_heartbeat(brand):
     ).scalar_one()
 
 
-def phone_state(heartbeat, now):
-    """ "online" within 15 minutes of a heartbeat, "stale" after, "never" without one."""
+def phone_state(heartbeat, now, fresh=HEARTBEAT_FRESH):
+    """ "online" within `fresh` of a heartbeat (the brand's offline limit), "stale" (offline) after,
+    "never" without one."""
     if heartbeat is None:
         return "never"
-    return "online" if now - heartbeat <= HEARTBEAT_FRESH else "stale"
+    return "online" if now - heartbeat <= fresh else "stale"
+
+
+def waiting_for_sms(brand, now, minutes):
+    """Payments whose customer submitted a TrxID over `minutes` ago and whose SMS has not come: how
+    many, and the longest wait in minutes. Held-for-review ones are counted by the review queue."""
+    count, oldest = db.session.execute(
+        db.select(db.func.count(), db.func.min(Payment.claimed_at)).where(
+            Payment.brand_id == brand.id,
+            Payment.status == "processing",
+            Payment.review_reason.is_(None),
+            Payment.claimed_at.is_not(None),
+            Payment.claimed_at <= now - timedelta(minutes=minutes),
+        )
+    ).one()
+    longest = int((now - oldest).total_seconds() // 60) if oldest is not None else 0
+    return {"count": count, "minutes": minutes, "longest": longest}
 
 
 def refunds_since(brand, since):
@@ -132,6 +150,7 @@ def home():
 def dashboard():
     """Today and the last 30 days at a glance."""
     brand, now = current_brand(), utcnow()
+    alerts = settings_for(brand.id)
     summary = dashboard_summary(brand, now)
     currency = brand.currency_list[0] if brand.currency_list else "BDT"
     daily, heartbeat = summary["daily"], last_heartbeat(brand)
@@ -145,7 +164,8 @@ def dashboard():
         review_count=review_queue(brand),
         waiting_texts=texts_waiting_for_claim(brand),
         heartbeat=heartbeat,
-        phone=phone_state(heartbeat, now),
+        phone=phone_state(heartbeat, now, timedelta(minutes=alerts.offline_minutes)),
+        waiting_sms=waiting_for_sms(brand, now, alerts.waiting_minutes),
         chart=chart_for(summary, currency),
         refunds_today=refunds_since(brand, local_midnight(daily[-1]["date"], summary["timezone"])),
         refunds_month=refunds_since(brand, local_midnight(daily[0]["date"], summary["timezone"])),

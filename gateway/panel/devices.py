@@ -5,6 +5,7 @@ revoke a phone (a lost phone should not wait for the owner).
 """
 
 import ipaddress
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from flask import current_app, flash, redirect, render_template, url_for
@@ -23,6 +24,7 @@ from ..devices.brand_devices import (
 )
 from ..devices.pairing import pairing_qr_svg, server_url
 from ..domain_errors import DomainError
+from ..notifications.settings import settings_for
 from . import bp
 from .access import DEVICES_PAIR, DEVICES_REVOKE, VIEW, current_brand, requires
 from .audit import record_audit
@@ -34,13 +36,18 @@ from .forms import ActionForm
 @requires(VIEW)
 def devices():
     """Paired phones, newest first, with how recently each checked in; revoked ones below."""
-    active, revoked = list_devices(current_brand())
-    now = utcnow()
+    brand = current_brand()
+    active, revoked = list_devices(brand)
+    now, minutes = utcnow(), settings_for(brand.id).offline_minutes
     return render_template(
         "panel/devices.html",
         active=active,
         revoked=revoked,
-        states={device.id: phone_state(device.last_heartbeat_at, now) for device in active},
+        offline_minutes=minutes,
+        states={
+            device.id: phone_state(device.last_heartbeat_at, now, timedelta(minutes=minutes))
+            for device in active
+        },
     )
 
 

@@ -104,6 +104,13 @@ NAVIGATION = (
                 permission=USERS_MANAGE,
                 active_prefix="panel.user",
             ),
+            item(
+                "panel.notifications",
+                _l("Notifications"),
+                "bell",
+                permission=SETTINGS_MANAGE,
+                active_prefix="panel.notification",
+            ),
             item("panel.audit_log", _l("Audit log"), "clock", permission=AUDIT_LOG_VIEW),
         ),
     ),

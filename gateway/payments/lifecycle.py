@@ -211,7 +211,7 @@ def complete_payment(
         db.session.rollback()
         raise
     emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
-    payment_completed.send(payment, transaction=transaction)  # the receipt SMS, in this transaction
+    payment_completed.send(payment, transaction=transaction)  # see connect_listeners
     commit_work()
     db.session.refresh(payment)
     return transaction

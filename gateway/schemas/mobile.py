@@ -105,11 +105,18 @@ class SmsBatchSchema(BaseSchema):
 class HeartbeatSchema(BaseSchema):
     """Body of POST /devices/heartbeats: all optional, what the phone knows about itself."""
 
-    battery_level = fields.Integer(validate=validate.Range(min=0, max=100))
-    is_charging = fields.Boolean()
+    # All optional: an app that sends none of them (an older one) still keeps the phone online.
+    battery_level = fields.Integer(
+        validate=validate.Range(min=0, max=100),
+        metadata={"description": "Battery charge in percent; shown on the panel's devices page."},
+    )
+    is_charging = fields.Boolean(metadata={"description": "Whether the phone is charging."})
     network = fields.String(validate=validate.Length(max=40))
     signal_strength = fields.Integer(validate=validate.Range(min=-200, max=100))
-    app_version = fields.String(validate=validate.Length(max=32))
+    app_version = fields.String(
+        validate=validate.Length(max=32),
+        metadata={"description": "The companion app's version; replaces the one given at pairing."},
+    )
     pending_sms = fields.Integer(validate=validate.Range(min=0, max=1_000_000))
     last_sms_at = ReceivedAt()
 

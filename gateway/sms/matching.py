@@ -17,6 +17,7 @@ from ..domain_errors import (
 )
 from ..extensions import db
 from ..money import format_amount
+from ..notifications.events import notify_payments_in_review
 from ..payments.lifecycle import complete_payment, expirable, fail_payment, transition
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..payments.models.payment_method import PROVIDERS
@@ -157,12 +158,15 @@ def settle(sms, payment):
 
 def give_review_reason(payment_ids, reason, statuses=("processing",), *guards):
     """Write a review reason on payments still in `statuses` (and `guards`); how many took it."""
-    return db.session.execute(
+    taken = db.session.execute(
         db.update(Payment)
         .where(Payment.id.in_(payment_ids), Payment.status.in_(statuses), *guards)
         .values(review_reason=reason[:255], updated_at=utcnow())
         .execution_options(synchronize_session=False)
     ).rowcount
+    if taken:
+        notify_payments_in_review(payment_ids, reason)
+    return taken
 
 
 def notify_review(payment, reason):

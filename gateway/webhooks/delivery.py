@@ -13,6 +13,7 @@ from .. import jobs
 from ..accounts.models.brand import Brand
 from ..clock import utcnow
 from ..extensions import db
+from ..notifications.events import notify_webhook_attempt
 from ..states import DELIVERY, guarded_update, write_status
 from . import hosts as webhook_hosts
 from .callback_urls import checked_destination
@@ -309,6 +310,8 @@ def fail_exhausted(delivery_id, row, now):
     )
     if failed and row.lease_expires_at is not None:
         log_abandoned(delivery_id, row.lease_expires_at)
+    if failed:
+        notify_webhook_attempt(delivery_id, "failed", row.attempts)
     db.session.commit()
     if failed:
         log.warning("delivery %s: all %s attempts used; marked failed", delivery_id, MAX_ATTEMPTS)
@@ -429,6 +432,8 @@ def record_attempt(claim, outcome):
         ).rowcount
         == 1
     )
+    if kept:
+        notify_webhook_attempt(claim.delivery_id, status, claim.automatic_attempts)
     db.session.commit()
     if not kept:
         log.warning(

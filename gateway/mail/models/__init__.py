@@ -1,0 +1,1 @@
+"""The mail domain's tables."""

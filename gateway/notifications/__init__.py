@@ -1,0 +1,1 @@
+"""Telling the merchant: events (payment completed, review, phone offline, …) sent by e-mail, Telegram or the app."""

@@ -1,0 +1,142 @@
+"""The hook points: what each event tells the merchant. Called inside the caller's transaction, never raising.
+
+This module imports no payments, SMS or webhooks code (those domains call it): it reads their rows
+by table name, as gateway/states.py does, so no domain has to import back.
+"""
+
+import hashlib
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+from ..clock import utcnow
+from ..extensions import db
+from ..money import format_amount
+from .catalogue import (
+    PAYMENT_COMPLETED,
+    PAYMENT_REVIEW,
+    PHONE_OFFLINE,
+    PHONE_ONLINE,
+    WEBHOOKS_FAILING,
+)
+from .outbox import already_raised, local_time, panel_link, raise_notification
+from .settings import settings_for
+
+# An attempt that fails this many automatic attempts in a row tells the merchant (about 36 minutes in),
+# as does running out of attempts; at most once an hour per brand.
+FAILING_AFTER_ATTEMPTS = 3
+
+
+def table(name):
+    """Another domain's table, by name."""
+    return db.metadata.tables[name]
+
+
+def notify_payment_completed(payment, transaction):
+    """A payment completed (lifecycle.complete_payment)."""
+    name = payment.reference or payment.public_id
+    raise_notification(
+        payment.brand_id,
+        PAYMENT_COMPLETED,
+        f"Payment {name} completed: {format_amount(payment.amount)} {payment.currency}",
+        f"Paid by {transaction.provider or 'mobile money'}, TrxID "
+        f"{transaction.provider_trx_id or '—'} (transaction {transaction.trx_id}).",
+        panel_link(payment.brand_id, f"/panel/payments/{payment.public_id}"),
+        dedupe_key=f"{PAYMENT_COMPLETED}:{payment.id}",
+    )
+
+
+def notify_payments_in_review(payment_ids, reason):
+    """Payments just given a review reason (matching.give_review_reason): one notification each."""
+    payments = table("payments").c
+    rows = db.session.execute(
+        db.select(
+            payments.id,
+            payments.brand_id,
+            payments.public_id,
+            payments.reference,
+            payments.amount,
+            payments.currency,
+        ).where(payments.id.in_(list(payment_ids)), payments.review_reason == reason[:255])
+    ).all()
+    digest = hashlib.sha256(reason.encode()).hexdigest()[:16]
+    for row in rows:
+        raise_notification(
+            row.brand_id,
+            PAYMENT_REVIEW,
+            f"Payment {row.reference or row.public_id} needs review "
+            f"({format_amount(row.amount)} {row.currency})",
+            f"{reason}\nApprove or reject it in the panel.",
+            panel_link(row.brand_id, f"/panel/payments/{row.public_id}"),
+            dedupe_key=f"{PAYMENT_REVIEW}:{row.id}:{digest}",
+        )
+
+
+def notify_webhook_attempt(delivery_id, status, attempts):
+    """A webhook attempt recorded (or a delivery failed for good): failing ones tell the merchant, hourly."""
+    if status != "failed" and not (status == "retrying" and attempts == FAILING_AFTER_ATTEMPTS):
+        return
+    deliveries = table("webhook_deliveries").c
+    row = db.session.execute(
+        db.select(deliveries.brand_id, deliveries.url, deliveries.event).where(
+            deliveries.id == delivery_id
+        )
+    ).first()
+    if row is None:
+        return
+    host = urlsplit(row.url).hostname or row.url
+    given_up = status == "failed"
+    raise_notification(
+        row.brand_id,
+        WEBHOOKS_FAILING,
+        f"Webhook deliveries to {host} are failing",
+        (
+            f"A {row.event} delivery has used every attempt and will not be retried: "
+            "redeliver it by hand once your receiver answers."
+            if given_up
+            else f"A {row.event} delivery has failed {attempts} attempts in a row; "
+            "it keeps retrying. Check that your receiver is up and answers 2xx."
+        ),
+        panel_link(row.brand_id, f"/panel/developers/webhook-deliveries/{delivery_id}"),
+        dedupe_key=f"{WEBHOOKS_FAILING}:{utcnow():%Y%m%d%H}",
+    )
+
+
+def outage_key(event, device_id, last_heartbeat_at):
+    """One key per outage: the device and the last heartbeat before the silence."""
+    return f"{event}:{device_id}:{last_heartbeat_at:%Y%m%d%H%M%S%f}"
+
+
+def notify_phone_offline(brand_id, device_id, name, last_heartbeat_at, minutes):
+    """A phone silent for longer than the brand's limit: one notification per outage."""
+    return raise_notification(
+        brand_id,
+        PHONE_OFFLINE,
+        f"Phone {name} is offline",
+        f"No heartbeat for more than {minutes} minutes (last at "
+        f"{local_time(brand_id, last_heartbeat_at)}). Payments paid meanwhile wait for their "
+        "SMS: check the phone has power, network and the companion app running.",
+        panel_link(brand_id, "/panel/devices"),
+        dedupe_key=outage_key(PHONE_OFFLINE, device_id, last_heartbeat_at),
+    )
+
+
+def phone_heard_from(device, previous_heartbeat_at):
+    """A heartbeat after an outage that was notified: the phone is back (once, if the brand wants it)."""
+    if previous_heartbeat_at is None:
+        return
+    settings = settings_for(device.brand_id)
+    silence = utcnow() - previous_heartbeat_at
+    if not settings.notify_back_online or silence <= timedelta(minutes=settings.offline_minutes):
+        return  # no outage to end (the usual heartbeat: one SELECT)
+    if not already_raised(
+        device.brand_id, outage_key(PHONE_OFFLINE, device.id, previous_heartbeat_at)
+    ):
+        return
+    raise_notification(
+        device.brand_id,
+        PHONE_ONLINE,
+        f"Phone {device.name} is back online",
+        "Its heartbeats arrive again; texts it held are forwarded now.",
+        panel_link(device.brand_id, "/panel/devices"),
+        dedupe_key=outage_key(PHONE_ONLINE, device.id, previous_heartbeat_at),
+    )
