@@ -11,7 +11,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "0006_h6"
-down_revision = "0005"
+down_revision = "0006_h7"
 branch_labels = None
 depends_on = None
 

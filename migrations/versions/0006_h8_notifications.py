@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006_h8"
-down_revision = "0006_h6"  # this branch merged h6 (the lead re-chains at merge)
+down_revision = "0006_h6"
 branch_labels = None
 depends_on = None
 
