@@ -15,7 +15,7 @@ from ..mail.outbox import list_mail_query
 from ..mail.sending import MailNotSent, send_test_mail
 from ..mail.settings import get_mail_settings, normalise_address, save_mail_settings
 from . import bp
-from .access import current_brand, super_admin_required
+from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
 from .forms import attach_error, options, strip
 
@@ -74,7 +74,7 @@ def render_mail_settings(form=None, test_form=None, status=200):
 
 
 @bp.route("/settings/email", methods=["GET", "POST"])
-@super_admin_required
+@requires(SETTINGS_MANAGE)
 def mail_settings():
     """Edit the SMTP settings; the audit log names the fields changed, never the password."""
     form = MailSettingsForm()
@@ -94,7 +94,7 @@ def mail_settings():
 
 
 @bp.post("/settings/email/test")
-@super_admin_required
+@requires(SETTINGS_MANAGE)
 def mail_settings_test():
     """Send a test e-mail now with the saved settings and say what the server answered."""
     brand = current_brand()

@@ -25,7 +25,7 @@ from ..notifications.outbox import (
 from ..notifications.sending import send_again
 from ..notifications.settings import chosen_channels, settings_for, update_settings
 from . import bp
-from .access import current_brand, super_admin_required
+from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
 from .forms import ActionForm, attach_error, strip
 
@@ -95,7 +95,7 @@ def render_notifications(form=None, status=200, grid=None):
 
 
 @bp.route("/notifications", methods=["GET", "POST"])
-@super_admin_required
+@requires(SETTINGS_MANAGE)
 def notifications():
     """Edit who is told what; the audit log names the fields changed, never the bot token."""
     form = NotificationSettingsForm()
@@ -121,7 +121,7 @@ def notifications():
 
 
 @bp.post("/notifications/test")
-@super_admin_required
+@requires(SETTINGS_MANAGE)
 def notifications_test():
     """Queue a test notification to every channel that is set up; the table below shows the outcome."""
     if not ActionForm().validate_on_submit():
@@ -139,7 +139,7 @@ def notifications_test():
 
 
 @bp.post("/notifications/deliveries/<int:delivery_id>/retry")
-@super_admin_required
+@requires(SETTINGS_MANAGE)
 def notification_retry(delivery_id):
     """Send a failed notification again."""
     if ActionForm().validate_on_submit():
