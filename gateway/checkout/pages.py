@@ -1,5 +1,6 @@
 """Rendering checkout pages: the shared context, the result pages, error pages and protective headers."""
 
+import re
 from urllib.parse import urlsplit
 
 from flask import g, render_template, request, url_for
@@ -13,6 +14,10 @@ from .theme import brand_theme
 
 # Which result page each HTTP failure shows; the texts live in the template.
 ERROR_KINDS = {400: "form_expired", 404: "not_found", 429: "rate_limited"}
+# What may stand for an origin in the policy: a scheme, a host and a port, nothing that ends a directive.
+POLICY_ORIGIN = re.compile(
+    r"^https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$"
+)
 
 
 def find_payment(token):
@@ -42,8 +47,15 @@ def language_url(code):
 def render_checkout(template, payment=None, status=200, **context):
     """A checkout template in the brand's name and colours, with the payment's amount ready to show."""
     brand = payment.brand if payment is not None else None
-    if brand is not None and brand.logo_url:
-        g.checkout_logo_origin = "{0.scheme}://{0.netloc}".format(urlsplit(brand.logo_url))
+    if brand is not None:
+        g.checkout_logo_origin = policy_origin(brand.logo_url)
+    if payment is not None:
+        # The cancel and claim forms end in a 303 to the shop, which form-action also governs.
+        g.checkout_form_origins = [
+            origin
+            for origin in (policy_origin(payment.cancel_url), policy_origin(payment.redirect_url))
+            if origin
+        ]
     context.update(
         payment=payment,
         brand=brand,
@@ -55,6 +67,17 @@ def render_checkout(template, payment=None, status=200, **context):
         amount_text=format_money(payment.amount, payment.currency) if payment is not None else None,
     )
     return render_template(template, **context), status
+
+
+def policy_origin(url):
+    """The scheme://host[:port] of a URL for the page's policy, or "" when it is none or looks odd."""
+    if not url:
+        return ""
+    try:
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+    except ValueError:
+        return ""
+    return origin if POLICY_ORIGIN.match(origin) else ""
 
 
 def render_result(kind, payment=None, status=200):
@@ -77,8 +100,12 @@ def render_http_error(error):
 
 
 def protect_response(response):
-    """No caching of payment pages, no token in Referer headers, no framing, nothing from other origins."""
+    """No caching of payment pages, no token in Referer headers, no framing, nothing from other origins.
+
+    Forms may post only here (and follow our redirect to the shop's own return addresses); no <base>.
+    """
     logo = g.get("checkout_logo_origin", "")
+    form_targets = " ".join(["'self'", *dict.fromkeys(g.get("checkout_form_origins", []))])
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "no-referrer"
     response.headers["X-Content-Type-Options"] = "nosniff"
@@ -86,7 +113,7 @@ def protect_response(response):
     response.headers["Content-Security-Policy"] = (
         "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
         f"img-src 'self' data: {logo}".rstrip()
-        + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+        + f"; object-src 'none'; base-uri 'none'; form-action {form_targets}; frame-ancestors 'none'"
     )
     return response
 

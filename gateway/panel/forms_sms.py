@@ -1,10 +1,10 @@
 """Forms of the SMS pages: inbox filters and matching, regex templates and their tester, the outbound queue."""
 
-from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import Form, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
+from ..i18n import lazy_gettext as _l
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment_method import PROVIDERS
 from ..sms.models.inbound_sms import SMS_STATUSES

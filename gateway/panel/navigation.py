@@ -8,8 +8,9 @@ panel.api_keys, panel.webhook_settings, panel.webhook_deliveries.
 from collections import namedtuple
 
 from flask import current_app, request
-from flask_babel import lazy_gettext as _l
 from flask_login import current_user
+
+from ..i18n import lazy_gettext as _l
 
 NavItem = namedtuple("NavItem", "endpoint label icon super_admin active_prefix")
 
