@@ -13,6 +13,7 @@ from .errors import register_error_handlers
 from .extensions import babel, csrf, db, limiter, login_manager, migrate
 from .i18n import init_i18n
 from .jobs.redis_health import redis_state
+from .request_limits import limit_chunked_bodies
 from .request_log import configure_logging, register_request_log
 from .security_headers import register_security_headers
 from .states import register_template_helpers
@@ -36,6 +37,7 @@ def create_app(overrides=None, settings_file=None):
             "environment variable %s is not a setting; did you mean %s?", given, meant
         )
     trust_proxies(app)
+    limit_chunked_bodies(app)
 
     register_extensions(app)
     register_error_handlers(app)

@@ -34,6 +34,11 @@ HTTP_CODES = {
     429: "RATE_LIMITED",
 }
 REQUIRED_MESSAGES = {"Missing data for required field."}
+# One answer lists at most this many field errors, each field name and message cut to a sane length:
+# a 1 MB body of junk fields must not make a 17 MB answer.
+MAX_FIELD_ERRORS = 50
+MAX_FIELD_NAME = 120
+MAX_ERROR_MESSAGE = 300
 
 
 class ApiError(DomainError):
@@ -93,6 +98,25 @@ def flatten_messages(messages, prefix=""):
     return errors
 
 
+def shortened(text, limit):
+    """A text cut to `limit` characters, marked with … when cut."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def capped_errors(errors):
+    """The first MAX_FIELD_ERRORS field errors, names and messages shortened; and how many there were."""
+    kept = [
+        {
+            **item,
+            "field": shortened(item.get("field", "body"), MAX_FIELD_NAME),
+            "message": shortened(item.get("message", ""), MAX_ERROR_MESSAGE),
+        }
+        for item in errors[:MAX_FIELD_ERRORS]
+    ]
+    return kept, len(errors)
+
+
 def request_id():
     """This request's id, taken from a sane X-Request-ID header or made fresh."""
     # Kept on the request, not on `g`: an app context (and its `g`) can outlive one request.
@@ -114,7 +138,9 @@ def error_response(status, code, message, errors=None, headers=None):
     """The JSON error envelope of CONTRACT.md."""
     body = {"success": False, "error": True, "message": message, "code": code}
     if errors:
-        body["errors"] = errors
+        body["errors"], total = capped_errors(errors)
+        if total > MAX_FIELD_ERRORS:
+            body["message"] = f"{message} The first {MAX_FIELD_ERRORS} of {total} are listed."
     if status >= 500:
         body["request_id"] = request_id()
     response = jsonify(body)
@@ -129,14 +155,19 @@ def wants_json():
     return request.path.startswith("/api/") or request.path == "/healthz"
 
 
+def allowed_methods(error):
+    """The Allow header a 405 must carry (RFC 9110), from the methods the route takes."""
+    methods = getattr(error, "valid_methods", None)
+    return {"Allow": ", ".join(methods)} if error.code == 405 and methods else {}
+
+
 def render_http_exception(error):
     """An HTTPException (abort, webargs validation, rate limit, 404 routing) as an envelope or a page."""
     if not wants_json():
-        return render_template(
-            "error.html", status=error.code, message=error.description
-        ), error.code
+        page = render_template("error.html", status=error.code, message=error.description)
+        return page, error.code, allowed_methods(error)
     data = getattr(error, "data", None) or {}
-    headers = dict(data.get("headers") or {})
+    headers = {**allowed_methods(error), **dict(data.get("headers") or {})}
     if error.code == 429:
         retry_after = getattr(error, "retry_after", None)
         headers.setdefault("Retry-After", str(retry_after or 1))

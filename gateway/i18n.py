@@ -6,10 +6,34 @@ After changing texts: `pybabel extract -F babel.cfg -k _l -o /tmp/messages.pot .
 """
 
 from flask import has_request_context, request, session
-from flask_babel import get_babel, get_locale, refresh
+from flask_babel import get_babel, get_locale, gettext, refresh
+from flask_babel.speaklater import LazyString
+from markupsafe import Markup
 
 LANGUAGES = ("en", "bn")
 LANGUAGE_NAMES = {"en": "English", "bn": "বাংলা"}
+
+
+class EscapingLazyString(LazyString):
+    """A lazily translated text whose values are escaped when a template shows it.
+
+    Flask-Babel's own lazy string declares its formatted text safe HTML (`__html__`), so a value
+    such as a payment reference would reach the page as markup. Here only the translation is
+    trusted; each value goes through Markup's `%`, which escapes it.
+    """
+
+    def __html__(self):
+        (string,) = self._args
+        translated = Markup(gettext(string))
+        return translated % self._kwargs if self._kwargs else translated
+
+
+def lazy_gettext(string, **variables):
+    """The text translated when shown, in the page's language; values are escaped in HTML.
+
+    Use this, never flask_babel.lazy_gettext (tests/security checks): see EscapingLazyString.
+    """
+    return EscapingLazyString(gettext, string, **variables)
 
 
 def select_locale():

@@ -4,7 +4,10 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 CENT = Decimal("0.01")
-AMOUNT_PATTERN = re.compile(r"^\d{1,12}(\.\d{1,2})?$")
+# ASCII digits only, the whole value: `\d` would take Bangla or full-width digits, `$` a trailing newline.
+AMOUNT_PATTERN = re.compile(r"[0-9]{1,12}(\.[0-9]{1,2})?")
+# The same rule in an OpenAPI document (ECMA-262 patterns search, so both ends are anchored).
+AMOUNT_SCHEMA_PATTERN = r"^[0-9]{1,12}(\.[0-9]{1,2})?$"
 
 
 class InvalidAmount(ValueError):
@@ -17,12 +20,12 @@ def parse_amount(value):
         raise InvalidAmount('Amount must be a decimal string such as "500.00".')
     if isinstance(value, (int, float)):
         value = repr(value) if isinstance(value, float) else str(value)
-    if not isinstance(value, str) or not AMOUNT_PATTERN.match(value.strip()):
+    if not isinstance(value, str) or not AMOUNT_PATTERN.fullmatch(value):
         raise InvalidAmount(
             'Amount must be a decimal string with at most two decimals, such as "500.00".'
         )
     try:
-        return Decimal(value.strip()).quantize(CENT)
+        return Decimal(value).quantize(CENT)
     except InvalidOperation as error:  # pragma: no cover - the pattern already excludes these
         raise InvalidAmount("Amount is not a number.") from error
 

@@ -7,8 +7,13 @@ from swagger_ui_bundle import swagger_ui_path
 from ..errors import render_http_exception
 from ..extensions import csrf
 from ..schemas.common import ErrorSchema
+from .openapi_rules import tighten_document
 
 DOCS_ASSETS = "/api/v1/docs-assets/"
+API_DESCRIPTION = (
+    "Merchant payment gateway API. Text values may not hold the NUL character (it cannot be "
+    "stored): such a value is refused on its field."
+)
 
 
 class GatewayApi(Api):
@@ -38,7 +43,7 @@ def register_api(app):
 
     app.config.setdefault("OPENAPI_SWAGGER_UI_PATH", "docs")
     app.config.setdefault("OPENAPI_SWAGGER_UI_URL", DOCS_ASSETS)
-    api = GatewayApi(app, spec_kwargs={"info": {"description": "Merchant payment gateway API."}})
+    api = GatewayApi(app, spec_kwargs={"info": {"description": API_DESCRIPTION}})
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
     api.spec.options["security"] = [{"bearer": []}]
     for module in (
@@ -53,6 +58,7 @@ def register_api(app):
     ):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")
+    tighten_document(api.spec, app.config)
     app.extensions["gateway_api"] = api
 
     @app.get(DOCS_ASSETS + "<path:filename>")

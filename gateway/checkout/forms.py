@@ -2,11 +2,11 @@
 
 import re
 
-from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import HiddenField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
+from ..i18n import lazy_gettext as _l
 from ..payments.methods import normalize_mobile_number
 
 # The matching service's refusals, by error code, in the customer's language.

@@ -41,8 +41,15 @@ def language_url(code):
 def render_checkout(template, payment=None, status=200, **context):
     """A checkout template in the brand's name and colours, with the payment's amount ready to show."""
     brand = payment.brand if payment is not None else None
-    if brand is not None and brand.logo_url:
+    if brand is not None:
         g.checkout_logo_origin = csp_source(brand.logo_url)
+    if payment is not None:
+        # The cancel and claim forms end in a 303 to the shop, which form-action also governs.
+        g.checkout_form_origins = [
+            origin
+            for origin in (csp_source(payment.cancel_url), csp_source(payment.redirect_url))
+            if origin
+        ]
     context.update(
         payment=payment,
         brand=brand,
@@ -76,8 +83,12 @@ def render_http_error(error):
 
 
 def protect_response(response):
-    """No caching of payment pages, no token in Referer headers, no framing, nothing from other origins."""
+    """No caching of payment pages, no token in Referer headers, no framing, nothing from other origins.
+
+    Forms may post only here (and follow our redirect to the shop's own return addresses); no <base>.
+    """
     logo = g.get("checkout_logo_origin", "")
+    form_targets = " ".join(["'self'", *dict.fromkeys(g.get("checkout_form_origins", []))])
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "no-referrer"
     response.headers["X-Content-Type-Options"] = "nosniff"
@@ -85,7 +96,7 @@ def protect_response(response):
     response.headers["Content-Security-Policy"] = (
         "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
         f"img-src 'self' data: {logo}".rstrip()
-        + "; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+        + f"; object-src 'none'; base-uri 'none'; form-action {form_targets}; frame-ancestors 'none'"
     )
     return response
 

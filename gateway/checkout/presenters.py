@@ -6,10 +6,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import segno
 from flask import current_app
-from flask_babel import lazy_gettext as _l
 from markupsafe import Markup
 
 from ..clock import utcnow
+from ..i18n import lazy_gettext as _l
 from ..numerals import clock_time
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import PAID_STATUSES

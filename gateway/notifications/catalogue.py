@@ -1,6 +1,6 @@
 """What the merchant can be told about, through which channels, and what each event defaults to."""
 
-from flask_babel import lazy_gettext as _l
+from ..i18n import lazy_gettext as _l
 
 EMAIL, TELEGRAM, APP = "email", "telegram", "app"
 CHANNELS = (EMAIL, TELEGRAM, APP)

@@ -1,7 +1,6 @@
 """The merchant panel: server-rendered pages under /panel over the services the API uses."""
 
 from flask import Blueprint, current_app, render_template, request, url_for
-from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 
@@ -10,6 +9,7 @@ from ..domain_errors import DomainError, NotFound
 from ..errors import http_status
 from ..extensions import login_manager
 from ..i18n import LANGUAGE_NAMES
+from ..i18n import lazy_gettext as _l
 from .formatting import register_filters
 from .navigation import nav_sections
 

@@ -1,6 +1,6 @@
 """What each audit-log action is called in the panel's languages (the log keeps the machine name)."""
 
-from flask_babel import lazy_gettext as _l
+from ..i18n import lazy_gettext as _l
 
 ACTION_NAMES = {
     "api_key.generate": _l("API key created"),

@@ -6,10 +6,10 @@ from types import SimpleNamespace
 
 from babel.dates import format_date, format_datetime
 from babel.numbers import format_decimal
-from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from ..checkout.presenters import CURRENCY_SYMBOLS, KIND_NAMES
+from ..i18n import lazy_gettext as _l
 from ..numerals import clock_style, grouped_number, money_pattern, native_digits, page_locale
 from ..payments.dashboard import brand_zone
 from ..payments.methods import PROVIDER_NAMES

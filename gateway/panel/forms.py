@@ -2,7 +2,6 @@
 
 import marshmallow as ma
 from flask import flash
-from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from marshmallow import validate
 from wtforms import (
@@ -19,6 +18,7 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, EqualTo, Length, NumberRange, Optional, ValidationError
 
+from ..i18n import lazy_gettext as _l
 from ..money import InvalidAmount, parse_amount
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import PAYMENT_STATUSES

@@ -2,13 +2,13 @@
 
 from urllib.parse import urlsplit
 
-from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import SelectMultipleField, StringField
 from wtforms.validators import DataRequired, Length, Optional, ValidationError
 from wtforms.widgets import CheckboxInput, ListWidget
 
 from ..accounts.models.api_key import SCOPES
+from ..i18n import lazy_gettext as _l
 from .forms import options, strip
 
 SCOPE_NAMES = {

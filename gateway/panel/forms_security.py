@@ -1,10 +1,10 @@
 """Forms of two-factor sign-in, the users page's roles and the brand's security policy."""
 
-from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import BooleanField, PasswordField, SelectField, StringField
 from wtforms.validators import DataRequired, Length, ValidationError
 
+from ..i18n import lazy_gettext as _l
 from ..money import InvalidAmount, parse_amount
 from .forms import options, strip
 

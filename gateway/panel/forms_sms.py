@@ -1,10 +1,10 @@
 """Forms of the SMS pages: inbox filters and matching, regex templates and their tester, the outbound queue."""
 
-from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import Form, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional, ValidationError
 
+from ..i18n import lazy_gettext as _l
 from ..money import InvalidAmount, parse_amount
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment_method import PROVIDERS

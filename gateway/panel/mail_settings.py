@@ -2,7 +2,6 @@
 
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import BooleanField, EmailField, IntegerField, PasswordField, SelectField, StringField
@@ -11,6 +10,7 @@ from wtforms.validators import DataRequired, Length, NumberRange, Optional
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..extensions import db
+from ..i18n import lazy_gettext as _l
 from ..mail.outbox import list_mail_query
 from ..mail.sending import MailNotSent, send_test_mail
 from ..mail.settings import get_mail_settings, normalise_address, save_mail_settings

@@ -8,7 +8,6 @@ panel.api_keys, panel.webhook_settings, panel.webhook_deliveries.
 from collections import namedtuple
 
 from flask import current_app, request
-from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from ..accounts.roles import (
@@ -21,6 +20,7 @@ from ..accounts.roles import (
     WEBHOOKS_MANAGE,
     can,
 )
+from ..i18n import lazy_gettext as _l
 
 NavItem = namedtuple("NavItem", "endpoint label icon permission active_prefix")
 

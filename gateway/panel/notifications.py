@@ -6,7 +6,6 @@ latest deliveries shows what became of each (failures included, with a "send aga
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import BooleanField, IntegerField, PasswordField, StringField
@@ -14,6 +13,7 @@ from wtforms.validators import InputRequired, Length, Optional
 
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
+from ..i18n import lazy_gettext as _l
 from ..mail.outbox import mail_configured
 from ..notifications.catalogue import CHANNEL_LABELS, CHANNELS, EVENT_LABELS, EVENTS, offered
 from ..notifications.outbox import (

@@ -1,11 +1,11 @@
 """A payment's story for its detail page: created, claimed, SMS matched, completed, webhooks, refunds."""
 
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
 
 from ..accounts.models.audit import AuditLog
 from ..extensions import db
+from ..i18n import lazy_gettext as _l
 from ..payments.models.payment import Refund
 from ..sms.models.inbound_sms import InboundSms
 from ..webhooks.models.webhook import WebhookDelivery

@@ -11,7 +11,7 @@ import phonenumbers
 from marshmallow import fields, validate
 
 from ..clock import isoformat
-from ..money import InvalidAmount, format_amount, parse_amount
+from ..money import AMOUNT_SCHEMA_PATTERN, InvalidAmount, format_amount, parse_amount
 
 MAX_URL_LENGTH = 2048
 PHONE_CHARACTERS = re.compile(r"\+?[0-9 ()./-]{1,30}")
@@ -58,7 +58,7 @@ class Amount(fields.Field):
 
     def __init__(self, **kwargs):
         kwargs.setdefault("metadata", {}).update(
-            {"type": "string", "pattern": r"^\d+(\.\d{1,2})?$", "example": "500.00"}
+            {"type": "string", "pattern": AMOUNT_SCHEMA_PATTERN, "example": "500.00"}
         )
         super().__init__(**kwargs)
 
@@ -99,7 +99,15 @@ class Phone(fields.String):
     """A telephone number in E.164 (`+8801712345678`); a local Bangladeshi number is accepted too."""
 
     def __init__(self, **kwargs):
-        kwargs.setdefault("metadata", {}).update({"example": "+8801712345678"})
+        kwargs.setdefault("metadata", {}).update(
+            {
+                "example": "+8801712345678",
+                # What the document promises: Bangladeshi mobiles, E.164 or local (narrower than
+                # what is read: any country's valid number in E.164 is accepted too).
+                "pattern": r"^(\+8801|01)[3-9][0-9]{8}$",
+                "description": "E.164, or a local Bangladeshi mobile number.",
+            }
+        )
         super().__init__(validate=validate.Length(max=20), **kwargs)
 
     def _deserialize(self, value, attr, data, **kwargs):

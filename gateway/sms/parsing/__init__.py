@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 
+from ..regex_engine import compile_template_regex
 from ..senders import SENDER_PARSERS, official_provider, official_senders
 from . import bank, bkash, nagad, rocket, upay
 from .common import (
@@ -184,10 +185,8 @@ def validate_template(pattern):
         raise ValueError("SMS template must be a non-empty regular expression.")
     if len(pattern) > MAX_TEMPLATE:
         raise ValueError(f"SMS template is longer than {MAX_TEMPLATE} characters.")
-    try:
-        compiled = re.compile(pattern, re.IGNORECASE)
-    except re.error as error:
-        raise ValueError(f"SMS template is not a valid regular expression: {error}") from None
+    # RE2: linear in the text whatever the pattern (no catastrophic backtracking); ValueError if refused.
+    compiled = compile_template_regex(pattern)
     groups = set(compiled.groupindex)
     missing = [name for name in REQUIRED_TEMPLATE_FIELDS if name not in groups]
     if missing:

@@ -147,9 +147,11 @@ class Text:
 
     def grab(self, match, group):
         """The text of a named group as printed, or None when the group did not take part."""
-        if match is None or group not in match.re.groupindex or match.start(group) < 0:
+        # By index: RE2's matches (brand templates) take group numbers only.
+        index = match.re.groupindex.get(group) if match is not None else None
+        if index is None or match.start(index) < 0:
             return None
-        return self.raw[match.start(group) : match.end(group)]
+        return self.raw[match.start(index) : match.end(index)]
 
 
 def as_text(value):

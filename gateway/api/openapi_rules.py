@@ -1,0 +1,106 @@
+"""The OpenAPI document made as strict as the validators: a request it calls valid, the API accepts.
+
+Most rules come from the marshmallow fields themselves (patterns, lengths, formats). What a field cannot
+say on its own is added here, once the schemas are registered: an amount is a string or a whole number
+within MAX_AMOUNT, a refund names its transaction by exactly one of two keys, metadata is small and flat.
+Schemathesis checks the promise in tests/api/test_schemathesis.py.
+"""
+
+from decimal import Decimal
+
+from ..schemas.payment import METADATA_MAX_KEYS
+
+METADATA_KEY_LENGTH = 40
+# Request bodies only (answers may hold any value the validators took): what the document promises an
+# http(s) URL looks like. Narrower than what is accepted, never wider.
+URL_PATTERN = (
+    r"^https?://([a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?\.)*[a-z][a-z0-9-]{0,30}[a-z0-9]"
+    r"(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]{0,40}){0,5}$"
+)
+REQUEST_BODIES = (
+    "PaymentCreate",
+    "RefundCreate",
+    "WebhookTest",
+    "OutboundSmsCreate",
+    "CustomerCreate",
+    "CustomerUpdate",
+    "ApiKeyCreate",
+)
+
+# The widest amount the API reads: 12 digits before the point (gateway.money.AMOUNT_PATTERN).
+AMOUNT_DIGITS = 12
+METADATA_VALUE = {
+    "description": "A string of at most 500 characters, a number, a boolean or null.",
+    "oneOf": [
+        {"type": "string", "maxLength": 500},
+        {"type": "number"},
+        {"type": "boolean"},
+    ],
+    "nullable": True,
+}
+
+
+def integer_digits_below(maximum):
+    """How many integer digits every amount up to `maximum` can have (all of 10**n - 0.01 fit under it)."""
+    if maximum is None:
+        return AMOUNT_DIGITS
+    whole = int(Decimal(str(maximum)))
+    digits = len(str(whole))
+    return min(AMOUNT_DIGITS, digits if whole >= 10**digits - 1 else digits - 1)
+
+
+def positive_amount_schema(maximum=None, description=None):
+    """A positive amount: a decimal string with at most two decimals, or a whole JSON number."""
+    digits = max(1, integer_digits_below(maximum))
+    schema = {
+        "oneOf": [
+            {
+                "type": "string",
+                "pattern": (
+                    rf"^([1-9][0-9]{{0,{digits - 1}}}(\.[0-9]{{1,2}})?|0\.([1-9][0-9]?|0[1-9]))$"
+                ),
+                "maxLength": digits + 3,
+                "example": "500.00",
+            },
+            {"type": "integer", "minimum": 1, "maximum": 10**digits - 1},
+        ],
+        "description": (description + " " if description else "")
+        + 'A decimal string with at most two decimals (ASCII digits), e.g. "500.00"; a JSON '
+        + "number is also read."
+        + (f" At most {maximum}." if maximum is not None else ""),
+    }
+    return schema
+
+
+def tighten_document(spec, config):
+    """Add to the registered component schemas what their fields cannot express themselves."""
+    schemas = spec.components.schemas
+    for name in REQUEST_BODIES:
+        for field, schema in schemas[name]["properties"].items():
+            if schema.get("format") == "url":
+                schema.pop("format")
+                schema.update(pattern=URL_PATTERN, example="https://shop.example/thanks")
+    payment = schemas["PaymentCreate"]["properties"]
+    payment["amount"] = positive_amount_schema(config.get("MAX_AMOUNT"))
+    payment["metadata"].update(
+        {
+            "maxProperties": METADATA_MAX_KEYS,
+            # OpenAPI 3.0 has no propertyNames: the key rule is said in words.
+            "description": f"At most {METADATA_MAX_KEYS} keys of 1 to {METADATA_KEY_LENGTH} "
+            "characters; each value a short string, a number, a boolean or null.",
+            "additionalProperties": METADATA_VALUE,
+        }
+    )
+    # A new customer needs a way to be reached; a change must change something.
+    schemas["CustomerCreate"]["anyOf"] = [
+        {"required": ["email"], "properties": {"email": {"type": "string"}}},
+        {"required": ["phone"], "properties": {"phone": {"type": "string"}}},
+    ]
+    schemas["CustomerUpdate"]["minProperties"] = 1
+    refund = schemas["RefundCreate"]
+    refund["properties"]["amount"] = {
+        **positive_amount_schema(description="Omitted or null: refund everything that remains."),
+        "nullable": True,
+    }
+    # Exactly one of the two names of the transaction.
+    refund["oneOf"] = [{"required": ["trx_id"]}, {"required": ["transaction_id"]}]

@@ -1,0 +1,91 @@
+"""Schemathesis over /api/v1's OpenAPI document: every schema-valid request is accepted (or refused for a
+documented reason), no answer is a 5xx, and every answer matches its documented schema.
+
+Short, seeded and bounded (derandomized Hypothesis, a few examples per operation, no example database) so
+that it runs in the normal suite; `make test` runs it on SQLite.
+"""
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.generation.modes import GenerationMode
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    positive_data_acceptance,
+    response_schema_conformance,
+)
+
+from gateway.extensions import db
+from tests.factories import UserFactory
+
+EXAMPLES = 8
+# Metadata keys for the run: any 1 to 40 characters would do, which OpenAPI 3.0 can only say in words.
+METADATA_KEYS = ("order_id", "কোড", "x" * 40, "note")
+SUPER_ADMIN = "root@example.com"
+CHECKS = [
+    not_a_server_error,
+    response_schema_conformance,
+    content_type_conformance,
+    positive_data_acceptance,
+]
+
+
+@pytest.fixture
+def api_schema(app, brand, monkeypatch, httpserver):
+    """The live document; positive requests only (what the schema promises).
+
+    Three facts no document of a multi-brand API can hold are added for the brand under test: its
+    currencies, and what OpenAPI 3.0 can only say in words: metadata keys have 1 to 40 characters, and
+    no text holds a NUL character. Callbacks to any address are allowed, as on a private deployment, so that
+    the run needs no DNS.
+    """
+    monkeypatch.setitem(app.config, "ALLOW_PRIVATE_CALLBACKS", True)
+    brand.webhook_url = httpserver.url_for("/webhooks")  # test events with no url go here
+    db.session.commit()
+    httpserver.expect_request("/webhooks").respond_with_data("ok")
+    document = app.test_client().get("/api/v1/openapi.json").get_json()
+    body = document["components"]["schemas"]["PaymentCreate"]["properties"]
+    body["currency"]["enum"] = brand.currency_list
+    metadata = body["metadata"]
+    metadata["properties"] = {key: metadata["additionalProperties"] for key in METADATA_KEYS}
+    metadata["additionalProperties"] = False
+    schema = schemathesis.openapi.from_dict(document)
+    schema.app = app
+    schema.config.generation.update(
+        modes=[GenerationMode.POSITIVE],
+        max_examples=EXAMPLES,
+        deterministic=True,
+        database="none",
+        allow_x00=False,  # NUL cannot be stored: refused on its field, as the document's intro says
+    )
+    schema.config.phases.update(phases=["examples", "fuzzing"])
+    # positive_data_acceptance: a valid request may still find no such row (404) or a state that
+    # forbids the move (409); anything else, a 422 above all, means the document promised too much.
+    schema.config.checks.positive_data_acceptance.expected_statuses = ["2xx", "404", "409"]
+    return schema
+
+
+@pytest.fixture
+def credentials(brand, make_key):
+    """A key with every scope, and the super-administrator the key endpoints ask for."""
+    UserFactory(brand=brand, role="super_admin", email=SUPER_ADMIN)
+    return {
+        **make_key(brand, scopes=("read", "write", "admin")),
+        "X-Super-Admin-Email": SUPER_ADMIN,
+    }
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
+
+
+@schema.parametrize()
+@settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_the_api_keeps_every_promise_of_its_openapi_document(case, credentials):
+    case.call_and_validate(headers=credentials, checks=CHECKS)
