@@ -28,8 +28,8 @@ CSP_HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-
 def csp_source(url):
     """The `scheme://host[:port]` of an http(s) URL as a CSP source, or '' when it cannot be one.
 
-    Only a plain host name or IP address passes: a URL whose host holds `;`, a space, a quote or a
-    comma (`https://cdn.example;script-src *`) would otherwise add directives to the policy.
+    Only a plain host name or IP address passes, without credentials: a URL whose host holds `;`, a
+    space, a quote or a comma (`https://cdn.example;script-src *`) would otherwise add directives.
     """
     try:
         parts = urlsplit(url or "")
@@ -37,8 +37,8 @@ def csp_source(url):
     except ValueError:
         return ""
     host = parts.hostname or ""
-    if parts.scheme not in ("http", "https") or not host:
-        return ""
+    if parts.scheme not in ("http", "https") or not host or "@" in parts.netloc:
+        return ""  # a URL carrying a user name or password is odd enough to be left out
     if ":" in host:
         if not re.fullmatch(r"[0-9a-fA-F:.]+", host):
             return ""
