@@ -306,7 +306,7 @@ def refund_dialect_payment(row, amount=None, reason=None):
     payment = row.payment
     if payment.status not in PAID_STATUSES or payment.transaction is None:
         raise CompatError(
-            "INVALID_STATUS",
+            "REFUND_FAILED",
             f"Only a completed payment can be refunded; this one is {payment.status}.",
         )
     try:
