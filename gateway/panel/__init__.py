@@ -44,6 +44,7 @@ def register_panel(app):
         outbound_sms,
         payment_actions,
         payments,
+        plugins,
         refunds,
         settings,
         sms_inbox,
