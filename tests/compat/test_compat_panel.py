@@ -112,3 +112,10 @@ def test_the_test_ipn_goes_through_the_transport_address_checks(as_admin, app, m
     )
     html = page.get_data(as_text=True)
     assert "Not delivered:" in html and "private" in html
+
+
+def test_the_plugins_tab_in_bangla_translates_its_words_and_the_warning(as_admin):
+    html = as_admin.get("/panel/developers/plugins?lang=bn").get_data(as_text=True)
+    assert "কোন প্লাগইন, কোন ঠিকানা" in html
+    assert "এই প্লাগইনগুলো প্রতিটি IPN-এ এই কী আপনার নিজের সার্ভারে ফেরত পাঠায়" in html
+    assert "send this key back" not in html and ">Plugins<" not in html
