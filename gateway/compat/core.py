@@ -260,9 +260,9 @@ def create_dialect_payment(key, fields):
 
 def find_dialect_payment(key, external_id, field):
     """The key's brand's payment of this dialect by its dialect id; INVALID_PP_ID (unknown) else."""
-    text = text_field(external_id, 40)
+    text = text_field(external_id, 41)
     row = None
-    if text:
+    if text and len(text) <= 40:
         row = db.session.execute(
             db.select(CompatPayment).where(
                 CompatPayment.brand_id == key.brand_id,

@@ -224,3 +224,50 @@ def test_the_shared_paths_answer_in_the_shape_of_the_header_sent(client, keys):
         "/api/verify-payment", json={"pp_id": "1"}, headers={P2_HEADER: keys["piprapay2"]}
     )
     assert refusal("piprapay3", p2_on_p3) == (400, "INVALID_API_KEY")
+
+
+ODD_VALUES = [
+    None,
+    "",
+    0,
+    -1,
+    1.5,
+    True,
+    [],
+    [1, "x"],
+    {},
+    {"a": {"b": None}},
+    "x" * 5000,
+    "9" * 60,
+]
+PATHS = [
+    ("uddoktapay", "/api/checkout-v2/global", U_HEADER),
+    ("uddoktapay", "/api/checkout", U_HEADER),
+    ("uddoktapay", "/api/verify-payment", U_HEADER),
+    ("uddoktapay", "/api/refund-payment", U_HEADER),
+    ("piprapay2", "/api/create-charge", P2_HEADER),
+    ("piprapay2", "/api/verify-payments", P2_HEADER),
+    ("piprapay3", "/api/checkout/popup", P3_HEADER),
+    ("piprapay3", "/api/verify-payment", P3_HEADER),
+    ("piprapay3", "/api/refund-payment", P3_HEADER),
+]
+FIELDS = sorted(
+    set(U_BODY) | set(P2_BODY) | set(P3_BODY) | {"invoice_id", "pp_id", "transaction_id", "amount"}
+)
+
+
+@pytest.mark.parametrize("dialect, path, header", PATHS)
+def test_odd_values_in_any_field_get_a_refusal_in_the_dialect_never_a_500(
+    client, keys, dialect, path, header
+):
+    base = {"uddoktapay": U_BODY, "piprapay2": P2_BODY, "piprapay3": P3_BODY}[dialect]
+    for field in FIELDS:
+        for value in ODD_VALUES:
+            response = client.post(
+                path, json={**base, field: value}, headers={header: keys[dialect]}
+            )
+            assert response.status_code in (200, 400, 401, 404), (field, value)
+            body = response.get_json()
+            assert "success" not in body, (field, value, body)
+            if response.status_code != 200:
+                refusal(dialect, response)

@@ -119,3 +119,46 @@ def test_the_plugins_tab_in_bangla_translates_its_words_and_the_warning(as_admin
     assert "কোন প্লাগইন, কোন ঠিকানা" in html
     assert "এই প্লাগইনগুলো প্রতিটি IPN-এ এই কী আপনার নিজের সার্ভারে ফেরত পাঠায়" in html
     assert "send this key back" not in html and ">Plugins<" not in html
+
+
+def test_an_ipn_shows_in_the_delivery_log_and_is_redelivered_with_its_key(
+    as_admin, brand, compat_key, ipn_receiver
+):
+    from gateway.payments.lifecycle import complete_payment
+    from gateway.webhooks.models.webhook import WebhookDelivery
+    from tests.compat.conftest import compat_row, deliver_ipns
+
+    secret = compat_key("uddoktapay")
+    body = {**U_BODY, "webhook_url": ipn_receiver.url}
+    assert (
+        as_admin.post("/api/checkout-v2", json=body, headers={U_HEADER: secret}).status_code == 200
+    )
+    row = compat_row(_invoice())
+    complete_payment(row.payment, provider="bkash", provider_trx_id="LOG1234567")
+    deliver_ipns(ipn_receiver, 1)
+    delivery = db.session.execute(db.select(WebhookDelivery)).scalar_one()
+    log = as_admin.get("/panel/developers/webhook-deliveries").get_data(as_text=True)
+    assert "compat.uddoktapay" in log
+    page = as_admin.get(f"/panel/developers/webhook-deliveries/{delivery.id}")
+    assert page.status_code == 200
+    assert secret not in page.get_data(as_text=True)
+    redeliver = post_form(as_admin, f"/panel/developers/webhook-deliveries/{delivery.id}/redeliver")
+    assert redeliver.status_code in (302, 303)
+    db.session.expire_all()
+    deliver_webhook_now(delivery.id)
+    assert ipn_receiver.wait_for(2)
+    first, again = ipn_receiver.received
+    assert again["raw"] == first["raw"] and header(again, U_HEADER) == secret
+
+
+def _invoice():
+    from gateway.compat.models.compat import CompatPayment
+
+    return db.session.execute(db.select(CompatPayment.external_id)).scalar_one()
+
+
+def deliver_webhook_now(delivery_id):
+    """Attempt the delivery in this process (the in-process worker may have done it already)."""
+    from gateway.webhooks.delivery import deliver_webhook
+
+    deliver_webhook(delivery_id)
