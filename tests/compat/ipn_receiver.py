@@ -26,7 +26,7 @@ class IpnReceiver:
                             "path": self.path,
                             "headers": list(self.headers.raw_items()),
                             "raw": raw,
-                            "json": json.loads(raw) if raw else None,
+                            "json": json.loads(raw) if raw and is_json(self.headers) else None,
                         }
                     )
                     receiver.arrived.notify_all()
@@ -54,6 +54,11 @@ class IpnReceiver:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def is_json(headers):
+    """Whether a request says its body is JSON (a browser's form post is not)."""
+    return (headers.get("Content-Type") or "").startswith("application/json")
 
 
 def header_names(request):
