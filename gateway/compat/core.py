@@ -6,7 +6,9 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from flask import current_app
+from sqlalchemy.exc import IntegrityError
 
+from ..accounts.models.brand import Brand
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError, InvalidState, RefundExceedsRemaining, ValidationFailed
 from ..extensions import db
@@ -238,24 +240,42 @@ def create_dialect_payment(key, fields):
                     "cancel_url": back if has_return else None,
                 },
             )
-            row = CompatPayment(
+            row = insert_dialect_row(
                 brand_id=brand.id,
                 payment_id=payment.id,
                 key_id=key.id,
                 dialect=key.dialect,
-                external_id=new_external_id(brand, key.dialect),
                 return_token=token,
                 redirect_url=fields.get("redirect_url"),
                 cancel_url=fields.get("cancel_url"),
                 webhook_url=fields.get("webhook_url"),
                 return_type=fields.get("return_type") or "GET",
             )
-            db.session.add(row)
     except ValidationFailed as error:
         field = (error.errors or [{}])[0].get("field", "body")
         code = "INVALID_CURRENCY" if field == "currency" else "INVALID_REQUEST"
         raise CompatError(code, error.message, [field]) from error
     return row, checkout_url(payment)
+
+
+def insert_dialect_row(**values):
+    """Insert the dialect row with a free id; a rival that took the same id meanwhile makes it draw again."""
+    for attempt in range(3):
+        row = CompatPayment(
+            external_id=new_external_id(
+                db.session.get(Brand, values["brand_id"]), values["dialect"]
+            ),
+            **values,
+        )
+        try:
+            with db.session.begin_nested():  # only this insert is undone on a clash
+                db.session.add(row)
+                db.session.flush()
+            return row
+        except IntegrityError:
+            if attempt == 2:
+                raise
+    return None  # pragma: no cover - the loop returns or raises
 
 
 def find_dialect_payment(key, external_id, field):

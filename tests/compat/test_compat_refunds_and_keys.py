@@ -131,3 +131,21 @@ def test_header_names_are_matched_case_insensitively(client, compat_key):
         "/api/checkout-v2/mfs", json=U_BODY, headers={"rt-uddoktapay-api-key": secret}
     )
     assert response.status_code == 200 and response.get_json()["payment_url"]
+
+
+def test_two_payments_drawing_the_same_dialect_id_at_once_both_get_one(
+    client, compat_key, monkeypatch
+):
+    """The id is checked free, then inserted: a rival inserting it meanwhile makes this one draw again."""
+    from gateway.compat import core
+
+    secret = compat_key("piprapay3")
+    first = client.post("/api/checkout/redirect", json=P3_BODY, headers={P3_HEADER: secret})
+    taken = first.get_json()["pp_id"]
+    draws = iter([taken, "2000000002"])
+    monkeypatch.setattr(core, "new_external_id", lambda brand, dialect: next(draws))
+    second = client.post("/api/checkout/redirect", json=P3_BODY, headers={P3_HEADER: secret})
+    assert second.status_code == 200 and second.get_json()["pp_id"] == "2000000002"
+    ids = db.session.execute(db.select(CompatPayment.external_id)).scalars().all()
+    assert sorted(ids) == sorted([taken, "2000000002"])
+    assert db.session.execute(db.select(db.func.count()).select_from(Payment)).scalar_one() == 2
