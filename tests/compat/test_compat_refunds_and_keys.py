@@ -149,3 +149,24 @@ def test_two_payments_drawing_the_same_dialect_id_at_once_both_get_one(
     ids = db.session.execute(db.select(CompatPayment.external_id)).scalars().all()
     assert sorted(ids) == sorted([taken, "2000000002"])
     assert db.session.execute(db.select(db.func.count()).select_from(Payment)).scalar_one() == 2
+
+
+def test_an_expired_dialect_payment_tells_its_ipn_failed(client, compat_key, ipn_receiver):
+    from datetime import timedelta
+
+    from freezegun import freeze_time
+
+    from gateway.clock import utcnow
+    from gateway.payments.lifecycle import expire_due_payments
+
+    secret = compat_key("piprapay3")
+    body = {**P3_BODY, "webhook_url": ipn_receiver.url}
+    pp_id = client.post(
+        "/api/checkout/redirect", json=body, headers={P3_HEADER: secret}
+    ).get_json()["pp_id"]
+    with freeze_time(utcnow() + timedelta(days=2)):
+        assert len(expire_due_payments()) == 1
+        [ipn] = deliver_ipns(ipn_receiver, 1)
+    assert (ipn["json"]["pp_id"], ipn["json"]["status"]) == (pp_id, "failed")
+    verify = client.post("/api/verify-payment", json={"pp_id": pp_id}, headers={P3_HEADER: secret})
+    assert verify.get_json()["status"] == "failed"
