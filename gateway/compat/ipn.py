@@ -35,6 +35,9 @@ def write_ipn(event, brand, payment, transaction, refund):
     dialect = dialect_of(row.dialect)
     if not dialect.wants_ipn(event):
         return None
+    # State changes are guarded UPDATEs that bypass the ORM: read the row this transaction sees.
+    db.session.refresh(payment)
+    transaction = transaction or payment.transaction
     body = dialect.payment_object(row, ipn_event=event)
     return webhook_events.record_delivery(
         brand, ipn_event(row.dialect), row.webhook_url, body, payment, transaction

@@ -17,7 +17,8 @@ PAYMENT_EVENTS = (
     "refund.completed",
 )
 EVENTS = PAYMENT_EVENTS + ("webhook.test",)
-# Also told of every event, in its transaction: (event, brand, payment, transaction, refund).
+# Also told of every event, in its transaction, before the payment is re-read (a listener re-reads it
+# if it needs it): (event, brand, payment, transaction, refund).
 # The compatibility layer registers here to write its dialects' IPNs (gateway/compat/ipn.py).
 LISTENERS = []
 
@@ -35,15 +36,15 @@ def emit_event(event, brand, payment=None, transaction=None, refund=None, url=No
     """
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
-    if payment is not None:
-        # State changes are guarded UPDATEs that bypass the ORM: read the row this transaction sees.
-        db.session.refresh(payment)
-    transaction = transaction or (payment.transaction if payment is not None else None)
     for listener in LISTENERS:
         listener(event, brand, payment, transaction, refund)
     url = url or (payment.callback_url if payment is not None else None) or brand.webhook_url
     if not url:
         return None
+    if payment is not None:
+        # State changes are guarded UPDATEs that bypass the ORM: read the row this transaction sees.
+        db.session.refresh(payment)
+    transaction = transaction or (payment.transaction if payment is not None else None)
     event_id = new_event_id()
     body = {
         "id": event_id,
