@@ -62,6 +62,7 @@ NAVIGATION = (
                 "list",
                 active_prefix="panel.webhook_deliver",
             ),
+            item("panel.plugins", _l("Plugins"), "hook", super_admin=True),
         ),
     ),
     (
