@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export FLASK_APP := app.py
 
-.PHONY: run test lint test-sqlite test-postgres setup setup-prod env-file browser nginx db bench bench-tools clean
+.PHONY: run test lint test-sqlite test-postgres setup setup-prod env-file browser nginx php db bench bench-tools clean
 
 # `make run HOST=0.0.0.0` serves the shop's network; BASE_URL (checkout links, the pairing QR) then follows
 # this machine's network address unless BASE_URL is set. The address is looked up only when needed.
@@ -54,6 +54,12 @@ nginx:
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null \
 	    && { sudo systemctl disable --now nginx || true; } >/dev/null 2>&1; fi; }
 
+# Debian's php-cli and php-curl for the plugin dialects' PHP clients (tests/compat/php/, run against a live server).
+php:
+	@{ command -v php && php -m | grep -qx curl; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq php-cli php-curl >/dev/null; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq php-cli php-curl >/dev/null; fi; }
+
 db: setup
 	$(BIN)/flask db upgrade
 	BASE_URL="$(RUN_BASE_URL)" $(BIN)/flask gateway bootstrap
@@ -66,7 +72,7 @@ run: db
 	  *) echo "Phones on the same network reach it there; the pairing QR code carries this address.";; esac
 	BASE_URL="$(RUN_BASE_URL)" $(BIN)/flask run --host $(HOST) --port $(PORT)
 
-test-sqlite: setup browser nginx
+test-sqlite: setup browser nginx php
 	TEST_DB=sqlite $(BIN)/python -m pytest
 
 # What the engine can change only: the browser and engine-independent tests already ran in the SQLite pass.

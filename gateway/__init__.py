@@ -126,6 +126,9 @@ def register_blueprints(app):
     from .mobile import register_mobile
 
     register_mobile(app)
+    from .compat import register_compat
+
+    register_compat(app)
 
     @app.get("/healthz")
     def healthz():

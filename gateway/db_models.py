@@ -1,6 +1,7 @@
 """Every table, imported in one place so that db.metadata (create_all, Alembic) and the mappers know them all."""
 
 from .accounts.models import api_key, audit, brand, idempotency, rate_limit, user  # noqa: F401
+from .compat.models import compat  # noqa: F401
 from .devices.models import device, notification  # noqa: F401
 from .mail.models import mail  # noqa: F401
 from .notifications.models import notification as merchant_notification  # noqa: F401

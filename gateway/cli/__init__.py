@@ -5,7 +5,7 @@ Every command is listed here; no module registers a command as a side effect of 
 
 from flask.cli import AppGroup
 
-from . import checkout, core, jobs, mobile, ops
+from . import checkout, compat, core, jobs, mobile, ops
 
 COMMANDS = (
     core.bootstrap,
@@ -13,6 +13,9 @@ COMMANDS = (
     core.create_key,
     core.revoke_key_command,
     core.reset_two_factor_command,
+    compat.create_compat_key,
+    compat.list_compat_keys_command,
+    compat.revoke_compat_key_command,
     checkout.add_method_command,
     checkout.update_method_command,
     checkout.list_methods_command,

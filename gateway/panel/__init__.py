@@ -46,6 +46,7 @@ def register_panel(app):
         outbound_sms,
         payment_actions,
         payments,
+        plugins,
         refunds,
         security,
         settings,

@@ -5,6 +5,8 @@ from ..i18n import lazy_gettext as _l
 ACTION_NAMES = {
     "api_key.generate": _l("API key created"),
     "api_key.revoke": _l("API key revoked"),
+    "compat_key.generate": _l("Compatibility key created"),
+    "compat_key.revoke": _l("Compatibility key revoked"),
     "customer.delete": _l("Customer deleted"),
     "customer.update": _l("Customer edited"),
     "device.pairing_code": _l("Pairing code made"),

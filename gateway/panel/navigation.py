@@ -79,6 +79,7 @@ NAVIGATION = (
                 "list",
                 active_prefix="panel.webhook_deliver",
             ),
+            item("panel.plugins", _l("Plugins"), "hook", permission=API_KEYS_MANAGE),
         ),
     ),
     (

@@ -207,3 +207,16 @@ class ErrorSchema(BaseSchema):
 class DeletedSchema(BaseSchema):
     id = fields.Raw()
     deleted = fields.Boolean()
+
+
+def NoFee():  # noqa: N802 - a field factory, read like a field class
+    """`fee`: the service charges none, so "0.00"; the native plugins read it when present."""
+    return fields.Constant(
+        "0.00",
+        dump_only=True,
+        metadata={
+            "type": "string",
+            "example": "0.00",
+            "description": 'The fee on the amount: always "0.00".',
+        },
+    )

@@ -8,7 +8,16 @@ from marshmallow import fields, validate
 
 from ..payments.lifecycle import checkout_url
 from ..payments.models.payment import PAYMENT_STATUSES
-from .common import Amount, BaseSchema, HttpUrl, PageArgs, Phone, Timestamp, positive_amount
+from .common import (
+    Amount,
+    BaseSchema,
+    HttpUrl,
+    NoFee,
+    PageArgs,
+    Phone,
+    Timestamp,
+    positive_amount,
+)
 
 METADATA_MAX_KEYS = 20
 
@@ -102,6 +111,7 @@ class PaymentSchema(PaymentCreatedSchema):
     reference = fields.String(allow_none=True)
     amount = Amount()
     amount_refunded = Amount()
+    fee = NoFee()
     currency = fields.String()
     provider = fields.String(allow_none=True)
     provider_trx_id = fields.String(allow_none=True)

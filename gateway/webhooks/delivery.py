@@ -33,6 +33,8 @@ RETRY_DELAYS = (
 )
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 USER_AGENT = "PaymentGateway-Webhooks/1.0"
+# Functions (claim) -> extra headers for that attempt; the compatibility layer adds its IPN key header.
+HEADER_SOURCES = []
 # The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE bookkeeping.
 DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
 RESULT_STATUSES = ("retrying", "success", "failed")  # what an attempt leaves a due delivery in
@@ -368,6 +370,11 @@ def post_webhook(claim):
         "X-Service-Delivery": str(claim.delivery_id),
     }
     signing = [claim.secret]
+    # The native plugins (WHMCS, WooCommerce, Laravel) read the same values under these names.
+    headers["X-Signature"] = headers["X-Service-Signature"]
+    headers["X-Timestamp"] = headers["X-Service-Timestamp"]
+    for source in HEADER_SOURCES:  # a dialect's own IPN headers (gateway/compat/ipn.py)
+        headers.update(source(claim))
     # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still verifies.
     if claim.previous_secret and claim.previous_until is not None and now < claim.previous_until:
         headers["X-Service-Signature-Previous"] = sign_payload(claim.previous_secret, body)

@@ -17,6 +17,10 @@ PAYMENT_EVENTS = (
     "refund.completed",
 )
 EVENTS = PAYMENT_EVENTS + ("webhook.test",)
+# Also told of every event, in its transaction, before the payment is re-read (a listener re-reads it
+# if it needs it): (event, brand, payment, transaction, refund).
+# The compatibility layer registers here to write its dialects' IPNs (gateway/compat/ipn.py).
+LISTENERS = []
 
 
 def new_event_id():
@@ -32,6 +36,8 @@ def emit_event(event, brand, payment=None, transaction=None, refund=None, url=No
     """
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
+    for listener in LISTENERS:
+        listener(event, brand, payment, transaction, refund)
     url = url or (payment.callback_url if payment is not None else None) or brand.webhook_url
     if not url:
         return None
@@ -39,14 +45,20 @@ def emit_event(event, brand, payment=None, transaction=None, refund=None, url=No
         # State changes are guarded UPDATEs that bypass the ORM: read the row this transaction sees.
         db.session.refresh(payment)
     transaction = transaction or (payment.transaction if payment is not None else None)
-    now = utcnow()
     event_id = new_event_id()
     body = {
         "id": event_id,
         "event": event,
-        "created": isoformat(now),
+        "created": isoformat(utcnow()),
         "data": event_data(brand, payment, transaction, refund),
     }
+    return record_delivery(brand, event, url, body, payment, transaction, event_id)
+
+
+def record_delivery(brand, event, url, body, payment=None, transaction=None, event_id=None):
+    """Add one delivery of `body` (a dict, stored as the exact bytes sent) and wake it after commit."""
+    now = utcnow()
+    event_id = event_id or new_event_id()
     delivery = WebhookDelivery(
         brand_id=brand.id,
         payment_id=payment.id if payment is not None else None,

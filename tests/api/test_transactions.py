@@ -34,6 +34,7 @@ def test_read_transaction_returns_every_field(client, auth, brand):
             "payment_id": payment.public_id,
             "amount": "750.00",
             "amount_refunded": "0.00",
+            "fee": "0.00",
             "currency": "USD",
             "status": "completed",
             "provider": "bkash",

@@ -1,0 +1,18 @@
+"""Speaking the wire formats of the plugins merchants already run (docs/plugins.md, COMPAT.md).
+
+Three dialects (UddoktaPay, PipraPay 2.x and 3.x) over the same payments, checkout, matching,
+refunds and webhook outbox as the native API: `views.py` is the one blueprint, `core.py` the shared
+rules, one small module per dialect, `ipn.py` their notifications, `keys.py` their keys.
+"""
+
+from ..extensions import csrf
+
+
+def register_compat(app):
+    """Attach the compatibility blueprint at the origin's root (keys in headers, so no CSRF) and its IPNs."""
+    from .ipn import register_ipns
+    from .views import bp
+
+    csrf.exempt(bp)
+    app.register_blueprint(bp)
+    register_ipns()
