@@ -5,7 +5,7 @@ from itertools import combinations
 from pathlib import Path
 
 GATEWAY = Path(__file__).resolve().parent.parent / "gateway"
-FRONT_DOORS = {"api", "checkout", "panel", "mobile", "cli"}
+FRONT_DOORS = {"api", "checkout", "panel", "mobile", "cli", "compat"}
 DOMAINS = {
     "payments",
     "sms",

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006_h1"
-down_revision = "0005"
+down_revision = "0006_h8"
 branch_labels = None
 depends_on = None
 
