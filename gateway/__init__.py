@@ -7,7 +7,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from config import DEV_SECRET, INSTANCE_DIR, load_settings
 
-from . import db_models, jobs  # noqa: F401 - db_models: every table known to db.metadata
+from . import db_models, jobs, links  # noqa: F401 - db_models: every table known to db.metadata
 from .accounts import rate_limit_store
 from .errors import register_error_handlers
 from .extensions import babel, csrf, db, limiter, login_manager, migrate
@@ -81,6 +81,7 @@ def register_extensions(app):
     init_i18n(app)
     login_manager.init_app(app)
     jobs.init_app(app)
+    links.init_app(app)
 
     @login_manager.user_loader
     def load_user(user_id):

@@ -19,6 +19,7 @@ from ..sms.outbound import queue_receipt_sms
 from ..states import PAYMENT, not_held_for_review_sql, write_status
 from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import emit_event
+from . import hooks
 from .customers import upsert_customer
 from .models.payment import OPEN_STATUSES, Payment, Transaction
 
@@ -108,6 +109,7 @@ PAYMENT_VIEW_BY_PUBLIC_ID = PAYMENT_VIEW.where(
     _P.c.public_id == bindparam("public_id"), _P.c.brand_id == bindparam("brand_id")
 )
 NEWEST_FIRST = (_P.c.created_at.desc(), _P.c.id.desc())
+PAYMENT_VIEW_ID = _P.c.id  # for filters other domains add to a listing (payment links)
 
 
 def get_payment(brand, public_id):
@@ -211,6 +213,7 @@ def complete_payment(
         db.session.rollback()
         raise
     emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
+    hooks.run(hooks.ON_COMPLETED, payment, transaction)
     queue_receipt_sms(payment, transaction)
     commit_work()
     db.session.refresh(payment)
@@ -231,6 +234,7 @@ def cancel_payment(payment, from_states=OPEN_STATUSES):
     # An SMS held for review on this payment goes back to `unmatched`, in the same transaction.
     release_held_sms(payment)
     emit_event("payment.cancelled", payment.brand, payment=payment)
+    hooks.run(hooks.ON_CLOSED, payment)
     commit_work()
     db.session.refresh(payment)
     return payment
@@ -272,6 +276,7 @@ def expire_due_payments(now=None):
             == 1
         ):
             emit_event("payment.expired", payment.brand, payment=payment)
+            hooks.run(hooks.ON_CLOSED, payment)
             expired.append(payment)
     db.session.commit()
     return expired
@@ -287,6 +292,7 @@ def fail_payment(payment, reason):
             f"Only a processing payment can be failed; this one is {payment.status}."
         )
     emit_event("payment.failed", payment.brand, payment=payment)
+    hooks.run(hooks.ON_CLOSED, payment)
     commit_work()
     db.session.refresh(payment)
     return payment

@@ -10,6 +10,7 @@ from ..devices.notifications import notify_devices
 from ..domain_errors import DomainError, field_error, invalid_state, not_found
 from ..extensions import db
 from ..money import format_amount
+from ..payments import hooks as payment_hooks
 from ..payments.lifecycle import complete_payment, expirable, fail_payment, transition
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..payments.models.payment_method import PROVIDERS
@@ -450,6 +451,7 @@ def expire_overdue_claim(payment):
         db.session.rollback()
         return False
     emit_event("payment.expired", payment.brand, payment=payment)
+    payment_hooks.run(payment_hooks.ON_CLOSED, payment)
     db.session.commit()
     db.session.refresh(payment)
     return True

@@ -16,7 +16,9 @@ PAYMENT_EVENTS = (
     "payment.failed",
     "refund.completed",
 )
-EVENTS = PAYMENT_EVENTS + ("webhook.test",)
+# A payment made through a payment link (gateway/links) was completed; data adds `payment_link`.
+LINK_EVENTS = ("payment_link.paid",)
+EVENTS = PAYMENT_EVENTS + LINK_EVENTS + ("webhook.test",)
 
 
 def new_event_id():
@@ -24,11 +26,11 @@ def new_event_id():
     return "evt_" + secrets.token_hex(12)
 
 
-def emit_event(event, brand, payment=None, transaction=None, refund=None, url=None):
+def emit_event(event, brand, payment=None, transaction=None, refund=None, url=None, extra=None):
     """Add the event's delivery record to the current transaction (no commit) and wake it after commit.
 
     The webhook goes to `url`, else the payment's callback_url, else the brand's webhook_url;
-    with none of them nothing is recorded and None is returned.
+    with none of them nothing is recorded and None is returned. `extra` adds keys to `data`.
     """
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
@@ -45,7 +47,7 @@ def emit_event(event, brand, payment=None, transaction=None, refund=None, url=No
         "id": event_id,
         "event": event,
         "created": isoformat(now),
-        "data": event_data(brand, payment, transaction, refund),
+        "data": {**event_data(brand, payment, transaction, refund), **(extra or {})},
     }
     delivery = WebhookDelivery(
         brand_id=brand.id,
