@@ -96,7 +96,7 @@ def check_definition(brand, values):
 
 
 def normalise_fields(fields):
-    """Custom fields with a stable key each (name, phone, address, text_1…) and a label."""
+    """Custom fields with a stable key each (name, phone, address, text, text_2…) and a label."""
     normalised, counts = [], {}
     for item in fields or []:
         kind = item["kind"]
@@ -105,7 +105,7 @@ def normalise_fields(fields):
                 "custom_fields", f"A field's kind is one of {', '.join(FIELD_KINDS)}."
             )
         counts[kind] = counts.get(kind, 0) + 1
-        key = kind if kind != "text" and counts[kind] == 1 else f"{kind}_{counts[kind]}"
+        key = kind if counts[kind] == 1 else f"{kind}_{counts[kind]}"
         normalised.append(
             {
                 "key": key,
@@ -245,9 +245,9 @@ def with_totals(links):
 
 
 def link_payments_query(link):
-    """The payments made through a link, newest first."""
+    """The payments made through a link with the customer's answers, newest first: (payment, answers)."""
     return (
-        db.select(Payment)
+        db.select(Payment, LinkPayment.answers)
         .join(LinkPayment, LinkPayment.payment_id == Payment.id)
         .where(LinkPayment.link_id == link.id)
         .order_by(Payment.created_at.desc(), Payment.id.desc())

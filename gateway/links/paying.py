@@ -139,8 +139,17 @@ def pay_through_link(link, amount_text, values):
     reason = unavailable_reason(link)
     if reason:
         raise LinkUnavailable(reason)
-    amount = check_amount(link, amount_text)
-    answers = check_answers(link, values)
+    amount, answers, errors = None, None, []
+    try:
+        amount = check_amount(link, amount_text)
+    except ValidationFailed as error:
+        errors += error.errors
+    try:
+        answers = check_answers(link, values)
+    except ValidationFailed as error:
+        errors += error.errors
+    if errors:  # every fault at once, so the customer fixes the form in one go
+        raise ValidationFailed("Some answers are missing or invalid.", errors)
     kinds = {field["key"]: field["kind"] for field in link.custom_fields or []}
     by_kind = {kinds[key]: value for key, value in answers.items()}
     brand = link.brand
