@@ -4,6 +4,7 @@ import re
 import secrets
 import unicodedata
 import uuid
+from datetime import timezone
 from decimal import Decimal
 
 from flask import current_app
@@ -49,6 +50,11 @@ def slug_from_title(title):
     words = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")[:40].strip("-")
     tail = "".join(secrets.choice(SLUG_ALPHABET) for _ in range(4 if words else 8))
     return f"{words}-{tail}" if words else tail
+
+
+def as_utc(moment):
+    """An aware time in UTC (the API accepts any offset), or None."""
+    return moment.astimezone(timezone.utc) if moment is not None else None
 
 
 def check_slug(slug):
@@ -120,9 +126,9 @@ def normalise_fields(fields):
 def save_slug_or_refuse():
     """Flush; a slug another link holds is AlreadyExists on `slug` (SLUG_TAKEN)."""
     try:
-        with db.session.begin_nested():
-            db.session.flush()
+        db.session.flush()
     except IntegrityError:
+        db.session.rollback()
         raise AlreadyExists(
             "That address is already taken by another payment link.",
             [{"field": "slug", "code": "taken", "message": "Choose another address."}],
@@ -136,6 +142,7 @@ def create_link(brand, data):
     values.setdefault("currency", brand.currency_list[0])
     values["custom_fields"] = normalise_fields(values.get("custom_fields"))
     check_definition(brand, values)
+    values["expires_at"] = as_utc(values.get("expires_at"))
     slug = check_slug(values["slug"]) if values.get("slug") else slug_from_title(values["title"])
     now = utcnow()
     link = PaymentLink(
@@ -171,6 +178,7 @@ def update_link(link, data):
         values["amount"] = data.get("amount")
     check_definition(link.brand, values)
     values["slug"] = check_slug(values["slug"])
+    values["expires_at"] = as_utc(values.get("expires_at"))
     for name in EDITABLE:
         setattr(link, name, values[name])
     link.updated_at = utcnow()
