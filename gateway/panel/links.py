@@ -23,10 +23,17 @@ from . import bp
 from .access import current_brand, staff_required
 from .audit import record_audit
 from .formatting import current_zone
-from .forms import ActionForm, attach_error, strip
+from .forms import ActionForm, attach_error, options, strip
 from .payments import PER_PAGE, page_number
 
 ASK_CHOICES = [("off", _l("Don't ask")), ("optional", _l("Optional")), ("required", _l("Required"))]
+
+
+def ask_choices():
+    """The three answers to "ask the customer for this?" as select options."""
+    return options(ASK_CHOICES)
+
+
 ASKED_KINDS = ("name", "phone", "address", "text")
 
 
@@ -58,15 +65,17 @@ class LinkForm(FlaskForm):
     )
     amount_kind = SelectField(
         _l("Amount"),
-        choices=[("fixed", _l("A fixed amount")), ("open", _l("The customer enters it"))],
+        choices=options([("fixed", _l("A fixed amount")), ("open", _l("The customer enters it"))]),
     )
     amount = StringField(_l("Fixed amount"), filters=[strip])
     min_amount = StringField(_l("Smallest amount"), filters=[strip])
     max_amount = StringField(_l("Largest amount"), filters=[strip])
-    ask_name = SelectField(_l("Customer's name"), choices=ASK_CHOICES, default="required")
-    ask_phone = SelectField(_l("Customer's mobile number"), choices=ASK_CHOICES, default="required")
-    ask_address = SelectField(_l("Delivery address"), choices=ASK_CHOICES, default="off")
-    ask_text = SelectField(_l("A question of your own"), choices=ASK_CHOICES, default="off")
+    ask_name = SelectField(_l("Customer's name"), choices=ask_choices(), default="required")
+    ask_phone = SelectField(
+        _l("Customer's mobile number"), choices=ask_choices(), default="required"
+    )
+    ask_address = SelectField(_l("Delivery address"), choices=ask_choices(), default="off")
+    ask_text = SelectField(_l("A question of your own"), choices=ask_choices(), default="off")
     text_label = StringField(
         _l("Your question"),
         filters=[strip],
