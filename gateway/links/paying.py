@@ -83,7 +83,8 @@ def check_answers(link, values):
     answers, errors = {}, []
     for field in link.custom_fields or []:
         key, kind = field["key"], field["kind"]
-        value = str(values.get(key) or "").strip()
+        # Browsers send a text area's line breaks as CRLF: stored as plain newlines.
+        value = str(values.get(key) or "").replace("\r\n", "\n").replace("\r", "\n").strip()
         if kind != "address":  # an address keeps its line breaks; other answers are one line
             value = " ".join(value.split())
         if not value:

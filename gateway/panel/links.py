@@ -35,6 +35,13 @@ def ask_choices():
 
 
 ASKED_KINDS = ("name", "phone", "address", "text")
+# How the link's page lists what a link asks for.
+FIELD_NAMES = {
+    "name": _l("Name"),
+    "phone": _l("Phone"),
+    "address": _l("Address"),
+    "text": _l("Note"),
+}
 
 
 def amount_or_none(field):
@@ -58,7 +65,7 @@ class LinkForm(FlaskForm):
         _l("Description"), filters=[strip], validators=[Optional(), Length(max=2000)]
     )
     slug = StringField(
-        _l("Address"),
+        _l("Link address"),
         filters=[strip],
         validators=[Optional(), Length(min=3, max=64)],
         description=_l("The end of the link: a-z, 0-9 and hyphens. Left empty, one is made."),
@@ -270,6 +277,7 @@ def link_detail(link_id):
         url=url,
         qr=qr_code(url),
         share=share_links(link, url),
+        field_names=FIELD_NAMES,
         payments=rows,
         meta=meta,
         filters={},
