@@ -20,7 +20,18 @@ from .theme import brand_theme
 
 bp = Blueprint("pay_links", __name__, url_prefix="/pay")
 bp.after_request(protect_response)
-bp.register_error_handler(HTTPException, render_http_error)
+
+
+def render_link_error(error):
+    """A refused request as a page: too many tries is said on the link's own page, the rest as at checkout."""
+    if error.code == 429:
+        link = find_link_by_slug((request.view_args or {}).get("slug"))
+        if link is not None:
+            return render_link(link, 429, template="pay/unavailable.html", reason="busy")
+    return render_http_error(error)
+
+
+bp.register_error_handler(HTTPException, render_link_error)
 # Each submission creates a payment and holds a slot: a visitor gets a few a minute, not a flood.
 LINK_SUBMIT_LIMIT = "10/minute;60/hour"
 # The customer's own language for the domain's refusals (which speak English to the API).

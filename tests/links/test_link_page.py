@@ -216,3 +216,42 @@ def test_the_link_page_carries_the_checkouts_protective_headers(client, brand):
     assert response.headers["Cache-Control"] == "no-store"
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
     assert response.headers["X-Frame-Options"] == "DENY"
+
+
+@pytest.fixture
+def limited_app(app):
+    """The same database, served by an app with rate limits on (memory storage)."""
+    from gateway import create_app
+    from gateway.extensions import limiter
+
+    was_enabled = limiter.enabled
+    limited = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": True,
+            "RATELIMIT_STORAGE_URI": "memory://",
+        }
+    )
+    with limited.app_context():
+        yield limited
+        db.session.remove()
+        db.engine.dispose()
+    limiter.enabled = was_enabled
+
+
+def test_a_flood_of_submissions_from_one_address_is_slowed_down(limited_app, brand):
+    link = make_link(brand)
+    client = limited_app.test_client()
+    token = link_token(client, link)
+
+    statuses = [
+        client.post(f"/pay/{link.slug}", data={"csrf_token": token}).status_code for _ in range(11)
+    ]
+
+    assert statuses == [303] * 10 + [429]
+    page = client.post(f"/pay/{link.slug}", data={"csrf_token": token})
+    assert page.status_code == 429
+    assert "Too many tries" in page.get_data(as_text=True)
+    assert len(payments()) == 10
