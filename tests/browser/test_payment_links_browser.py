@@ -9,7 +9,6 @@ from playwright.sync_api import expect
 
 from gateway.extensions import db
 from gateway.links.models.link import LinkPayment, PaymentLink
-from tests.browser.conftest import browser, live_server, live_url, new_page, screenshot  # noqa: F401
 from tests.browser.panel_support import owner, sign_in, window  # noqa: F401 - fixtures
 from tests.browser.panel_support import screenshot as panel_screenshot
 from tests.factories import PaymentMethodFactory
