@@ -273,3 +273,12 @@ def link_payment_ids(brand_id, ident):
             db.or_(PaymentLink.public_id == ident, PaymentLink.slug == ident),
         )
     )
+
+
+def link_of_payment(payment_id):
+    """(link, answers) of a payment made through a link, or None."""
+    return db.session.execute(
+        db.select(PaymentLink, LinkPayment.answers)
+        .join(LinkPayment, LinkPayment.link_id == PaymentLink.id)
+        .where(LinkPayment.payment_id == payment_id)
+    ).first()

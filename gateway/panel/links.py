@@ -298,3 +298,9 @@ def link_status(link_id, action):
             "success",
         )
     return redirect(url_for("panel.link_detail", link_id=link.public_id))
+
+
+@bp.app_template_global()
+def payment_link_of(payment):
+    """For a payment's page: the link it was made through and the customer's answers, or None."""
+    return link_service.link_of_payment(payment.id)

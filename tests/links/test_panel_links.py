@@ -182,3 +182,26 @@ def test_the_list_shows_each_links_paid_total(as_staff, brand):
 
     body = as_staff.get("/panel/links").get_data(as_text=True)
     assert "Hamper" in body and "৳ 500.00" in body and "1 payment" in body
+
+
+def test_a_payments_page_names_its_link_and_the_customers_answers(client, as_staff, brand):
+    from gateway.payments.models.payment import Payment
+
+    link = make_link(
+        brand,
+        title="Eid box",
+        custom_fields=[{"kind": "address"}, {"kind": "text", "label": "Gift note"}],
+    )
+    submit_link(client, link, address="Road <7>", text="Eid Mubarak!")
+    payment = db.session.execute(db.select(Payment)).scalar_one()
+    from tests.factories import PaymentFactory
+
+    plain = PaymentFactory(brand=brand)
+
+    body = as_staff.get(f"/panel/payments/{payment.public_id}").get_data(as_text=True)
+    plain_body = as_staff.get(f"/panel/payments/{plain.public_id}").get_data(as_text=True)
+
+    assert "data-payment-link" in body
+    assert f'<a href="/panel/links/{link.public_id}">Eid box</a>' in body
+    assert "Road &lt;7&gt;" in body and "<dt>Gift note</dt>" in body and "Eid Mubarak!" in body
+    assert "data-payment-link" not in plain_body
