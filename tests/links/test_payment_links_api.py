@@ -200,3 +200,28 @@ def test_payments_can_be_filtered_by_link(client, auth, brand):
     assert {item["reference"] for item in by_slug["data"]} == {second.slug}
     assert [item["reference"] for item in by_id["data"]] == [first.slug]
     assert nothing["data"] == []
+
+
+def test_a_repeated_create_with_the_same_idempotency_key_makes_one_link(client, auth):
+    keyed = {**auth, "Idempotency-Key": "link-1"}
+    first = create(client, keyed, slug="once-only")
+    again = create(client, keyed, slug="once-only")
+
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json() == first.get_json()
+    assert links_in_db() == 1
+
+
+def test_a_refused_create_frees_its_idempotency_key_for_a_corrected_body(client, auth, brand):
+    make_link(brand, slug="taken-slug")
+    keyed = {**auth, "Idempotency-Key": "link-2"}
+
+    refused = create(client, keyed, slug="taken-slug")
+    corrected = client.post(
+        URL, json={"title": "Eid hamper", "amount": "500.00", "slug": "free-slug"}, headers=keyed
+    )
+
+    assert refused.status_code == 409
+    assert corrected.status_code == 201
+    assert corrected.get_json()["data"]["slug"] == "free-slug"
