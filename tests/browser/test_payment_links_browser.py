@@ -104,6 +104,13 @@ def test_the_panel_link_form_creates_a_link_to_share(live_url, brand, owner, win
     page.get_by_role("link", name="New payment link").click()
     page.get_by_label("Title").fill("Winter jacket")
     page.get_by_label("Description").fill("Warm and light, all sizes.")
+    # Only the boxes that apply are shown: a fixed amount hides the bounds, an open one the amount.
+    expect(page.get_by_label("Smallest amount")).to_be_hidden()
+    page.get_by_label("Amount", exact=True).select_option("open")
+    expect(page.get_by_label("Fixed amount")).to_be_hidden()
+    expect(page.get_by_label("Smallest amount")).to_be_visible()
+    page.get_by_label("Amount", exact=True).select_option("fixed")
+    expect(page.get_by_label("Your question")).to_be_hidden()
     page.get_by_label("Fixed amount").fill("2450")
     page.get_by_label("Delivery address").select_option("required")
     page.get_by_label("A question of your own").select_option("required")
