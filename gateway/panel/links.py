@@ -44,6 +44,33 @@ FIELD_NAMES = {
 }
 
 
+# The link service's refusals, in the panel's language (the API answers them in English).
+REFUSALS = {
+    "The maximum must not be less than the minimum.": _l(
+        "The maximum must not be less than the minimum."
+    ),
+    "Give a fixed amount, or a minimum and maximum, not both.": _l(
+        "Give a fixed amount, or a minimum and maximum, not both."
+    ),
+    "Choose another address.": _l("This address is taken; choose another."),
+    "The limit cannot be below the payments the link already holds.": _l(
+        "The limit cannot be below the payments the link already holds."
+    ),
+    "Use 3 to 64 lower-case letters, digits and single hyphens, "
+    "starting and ending with a letter or digit.": _l(
+        "Use 3 to 64 lower-case letters, digits and single hyphens, "
+        "starting and ending with a letter or digit."
+    ),
+}
+
+
+def in_page_language(error):
+    """The service's refusal with each known message in the page's language."""
+    for item in error.errors or []:
+        item["message"] = REFUSALS.get(item["message"], item["message"])
+    return error
+
+
 def amount_or_none(field):
     """A StringField's amount as Decimal, None when empty; a ValidationError when not an amount."""
     if not field.data:
@@ -222,7 +249,7 @@ def save_link(form, link=None):
                 link = link_service.update_link(link, form.link_data())
                 record_audit(current_user, "payment_link.update", link, {"slug": link.slug})
     except DomainError as error:
-        attach_error(form, error)
+        attach_error(form, in_page_language(error))
         return None, http_status(error)
     return link, 200
 

@@ -85,7 +85,7 @@ def test_a_taken_slug_is_shown_on_the_field(as_staff, other_brand):
     make_link(other_brand, slug="winter-sale")
     response = post_form(as_staff, "/panel/links/new", {**FORM, "slug": "winter-sale"})
     assert response.status_code == 409
-    assert "Choose another address." in response.get_data(as_text=True)
+    assert "This address is taken; choose another." in response.get_data(as_text=True)
 
 
 def test_the_edit_form_shows_the_link_and_saves_a_switch_to_an_open_amount(as_staff, brand):
@@ -205,3 +205,13 @@ def test_a_payments_page_names_its_link_and_the_customers_answers(client, as_sta
     assert f'<a href="/panel/links/{link.public_id}">Eid box</a>' in body
     assert "Road &lt;7&gt;" in body and "<dt>Gift note</dt>" in body and "Eid Mubarak!" in body
     assert "data-payment-link" not in plain_body
+
+
+def test_the_services_refusals_are_shown_in_bangla(as_staff):
+    response = post_form(
+        as_staff,
+        "/panel/links/new?lang=bn",
+        {**FORM, "amount_kind": "open", "min_amount": "900", "max_amount": "100"},
+    )
+    assert response.status_code == 422
+    assert "সর্বোচ্চ পরিমাণ সর্বনিম্নের চেয়ে কম হতে পারে না।" in response.get_data(as_text=True)
