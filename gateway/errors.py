@@ -18,6 +18,7 @@ from .domain_errors import (
     invalid_state,
     not_found,
 )
+from .links.errors import LinkUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ HTTP_CODES = {
     409: "CONFLICT",
     413: "PAYLOAD_TOO_LARGE",
     415: "UNSUPPORTED_MEDIA_TYPE",
+    410: "GONE",
     422: "VALIDATION_ERROR",
     429: "RATE_LIMITED",
 }
@@ -58,6 +60,7 @@ HTTP_STATUS = {
     ValidationFailed: 422,
     NotAuthenticated: 401,
     NotPermitted: 403,
+    LinkUnavailable: 410,
 }
 __all__ = ["ApiError", "HTTP_STATUS", "field_error", "http_status", "invalid_state", "not_found"]
 

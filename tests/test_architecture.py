@@ -16,6 +16,8 @@ DOMAINS = {
     "mail",
     "invoices",
     "notifications",
+    "links",
+    "reports",
 }
 
 

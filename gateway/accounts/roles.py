@@ -30,6 +30,7 @@ CUSTOMERS_EDIT = "customers.edit"
 CUSTOMERS_DELETE = "customers.delete"
 SMS_ACT = "sms.act"  # match or ignore an inbox message
 OUTBOUND_SMS_SEND = "outbound_sms.send"
+LINKS_MANAGE = "links.manage"  # create, edit, disable and enable payment links
 SMS_TEMPLATES_MANAGE = "sms_templates.manage"
 DEVICES_PAIR = "devices.pair"  # make a pairing code
 DEVICES_REVOKE = "devices.revoke"  # unpair a lost or stolen phone at once
@@ -50,6 +51,7 @@ STAFF = READER | {
     CUSTOMERS_DELETE,
     SMS_ACT,
     OUTBOUND_SMS_SEND,
+    LINKS_MANAGE,
     DEVICES_REVOKE,
     WEBHOOKS_REDELIVER,
 }

@@ -34,7 +34,9 @@ def register_api(app):
         api_keys,
         customers,
         dashboard,
+        exports,
         outbound_sms,
+        payment_links,
         payments,
         refunds,
         transactions,
@@ -55,6 +57,8 @@ def register_api(app):
         outbound_sms,
         customers,
         api_keys,
+        payment_links,
+        exports,
     ):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")

@@ -2,6 +2,7 @@
 
 from flask import g
 
+from ..links.links import link_payment_ids
 from ..payments import lifecycle as payments
 from ..schemas.common import envelope
 from ..schemas.payment import (
@@ -32,7 +33,12 @@ def create_payment(data):
 @blp.response(200, envelope(PaymentSchema, many=True))
 def list_payments(args):
     """The brand's payments, newest first."""
-    return listing(*paginate(payments.list_payment_views_query(g.brand_id, args), args))
+    query = payments.list_payment_views_query(g.brand_id, args)
+    if args.get("payment_link"):  # a link's id or slug
+        query = query.where(
+            payments.PAYMENT_VIEW_ID.in_(link_payment_ids(g.brand_id, args["payment_link"]))
+        )
+    return listing(*paginate(query, args))
 
 
 @blp.get("/<payment_id>")

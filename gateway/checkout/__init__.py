@@ -3,6 +3,8 @@
 
 def register_checkout(app):
     """Attach the checkout pages to an application."""
+    from .pay_links import bp as pay_links_bp
     from .views import bp
 
     app.register_blueprint(bp)
+    app.register_blueprint(pay_links_bp)

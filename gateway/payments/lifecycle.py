@@ -20,7 +20,7 @@ from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import emit_event
 from .customers import upsert_customer
 from .models.payment import OPEN_STATUSES, Payment, Transaction
-from .signals import payment_cancelled, payment_completed
+from .signals import payment_cancelled, payment_closed, payment_completed
 
 
 def new_trx_id():
@@ -108,6 +108,7 @@ PAYMENT_VIEW_BY_PUBLIC_ID = PAYMENT_VIEW.where(
     _P.c.public_id == bindparam("public_id"), _P.c.brand_id == bindparam("brand_id")
 )
 NEWEST_FIRST = (_P.c.created_at.desc(), _P.c.id.desc())
+PAYMENT_VIEW_ID = _P.c.id  # for filters other domains add to a listing (payment links)
 
 
 def get_payment(brand, public_id):
@@ -229,6 +230,7 @@ def cancel_payment(payment, from_states=OPEN_STATUSES):
     # An SMS held for review on this payment goes back to `unmatched`, in the same transaction.
     payment_cancelled.send(payment)
     emit_event("payment.cancelled", payment.brand, payment=payment)
+    payment_closed.send(payment)
     commit_work()
     db.session.refresh(payment)
     return payment
@@ -270,6 +272,7 @@ def expire_due_payments(now=None):
             == 1
         ):
             emit_event("payment.expired", payment.brand, payment=payment)
+            payment_closed.send(payment)
             expired.append(payment)
     db.session.commit()
     return expired
@@ -285,6 +288,7 @@ def fail_payment(payment, reason):
             f"Only a processing payment can be failed; this one is {payment.status}."
         )
     emit_event("payment.failed", payment.brand, payment=payment)
+    payment_closed.send(payment)
     commit_work()
     db.session.refresh(payment)
     return payment

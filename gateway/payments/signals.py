@@ -14,3 +14,5 @@ _signals = Namespace()
 payment_completed = _signals.signal("payment-completed")
 # Sent by cancel_payment after the status change: (payment).
 payment_cancelled = _signals.signal("payment-cancelled")
+# Sent whenever an open payment ends unpaid (cancelled, expired or failed), after its status change.
+payment_closed = _signals.signal("payment-closed")

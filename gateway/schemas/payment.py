@@ -134,3 +134,7 @@ class PaymentListArgs(PageArgs):
     reference = fields.String(validate=validate.Length(min=1, max=255))
     from_ = fields.AwareDateTime(data_key="from", attribute="from", default_timezone=timezone.utc)
     to = fields.AwareDateTime(default_timezone=timezone.utc)
+    payment_link = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "Only payments made through this payment link (id or slug)."},
+    )

@@ -21,6 +21,7 @@ from ..notifications.events import notify_payments_in_review
 from ..payments.lifecycle import complete_payment, expirable, fail_payment, transition
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..payments.models.payment_method import PROVIDERS
+from ..payments.signals import payment_closed
 from ..states import (
     INBOUND_SMS,
     PAYMENT,
@@ -656,6 +657,7 @@ def expire_overdue_claim(payment):
         db.session.rollback()
         return False
     emit_event("payment.expired", payment.brand, payment=payment)
+    payment_closed.send(payment)
     db.session.commit()
     db.session.refresh(payment)
     return True

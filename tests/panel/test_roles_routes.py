@@ -26,6 +26,7 @@ from tests.factories import (
     forward_from,
     paired_device,
 )
+from tests.links.support import make_link
 from tests.panel.conftest import csrf_token, panel_client, sign_in
 
 # Who may use each route: O owner, A admin, S staff, V viewer. (endpoint, method, path, form, roles)
@@ -156,6 +157,15 @@ ROUTES = [
     ("panel.user_deactivate", "POST", "/panel/users/{colleague}/deactivate", {}, "OA"),
     ("panel.user_reactivate", "POST", "/panel/users/{colleague}/reactivate", {}, "OA"),
     ("panel.audit_log", "GET", "/panel/audit-log", None, "OA"),
+    ("panel.links", "GET", "/panel/links", None, "OASV"),
+    ("panel.link_new", "GET", "/panel/links/new", None, "OAS"),
+    ("panel.link_new", "POST", "/panel/links/new", {}, "OAS"),
+    ("panel.link_edit", "GET", "/panel/links/{link}/edit", None, "OAS"),
+    ("panel.link_edit", "POST", "/panel/links/{link}/edit", {}, "OAS"),
+    ("panel.link_detail", "GET", "/panel/links/{link}", None, "OASV"),
+    ("panel.link_status", "POST", "/panel/links/{link}/disable", {}, "OAS"),
+    ("panel.reports", "GET", "/panel/reports", None, "OASV"),
+    ("panel.report_download", "GET", "/panel/reports/payments.csv", None, "OASV"),
     ("panel.plugins", "GET", "/panel/developers/plugins", None, "OA"),
     ("panel.compat_key_generate", "POST", "/panel/developers/plugins/keys", {}, "OA"),
     ("panel.compat_key_revoke", "POST", "/panel/developers/plugins/keys/999999/revoke", {}, "OA"),
@@ -278,8 +288,10 @@ def rows(brand):
     add_key(brand, "shop", ["read"])
     method = PaymentMethodFactory(brand=brand)
     colleague = UserFactory(brand=brand, email="colleague@shop.test")
+    link = make_link(brand)
     db.session.commit()
     return {
+        "link": link.public_id,
         "paid": paid.public_id,
         "review": review.public_id,
         "open": open_payment.public_id,

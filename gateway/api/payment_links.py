@@ -1,0 +1,76 @@
+"""Payment links: create, list, read, change, disable (and enable again)."""
+
+from ..links import links
+from ..schemas.common import envelope
+from ..schemas.payment_link import (
+    PaymentLinkCreateSchema,
+    PaymentLinkListArgs,
+    PaymentLinkSchema,
+    PaymentLinkUpdateSchema,
+)
+from .auth import caller_brand
+from .paging import listing, paginate, single
+from .resource import resource_blueprint
+
+URL = "payment-links"
+blp = resource_blueprint(
+    "payment-links", "Links a shop shares to be paid without a website (/pay/<slug>)."
+)
+
+
+def one(link):
+    """A link in the envelope, with its paid count and total."""
+    return single(links.with_totals([link])[0])
+
+
+@blp.post("")
+@blp.arguments(PaymentLinkCreateSchema())
+@blp.response(201, envelope(PaymentLinkSchema))
+def create_link(data):
+    """Create a link; without `slug` a readable one is made from the title."""
+    return one(links.create_link(caller_brand(), data))
+
+
+@blp.get("")
+@blp.arguments(PaymentLinkListArgs(), location="query")
+@blp.response(200, envelope(PaymentLinkSchema, many=True))
+def list_links(args):
+    """The brand's links, newest first."""
+    rows, meta = paginate(links.list_links_query(caller_brand(), args), args)
+    return listing(links.with_totals(rows), meta)
+
+
+@blp.get("/<link_id>")
+@blp.response(200, envelope(PaymentLinkSchema))
+def read_link(link_id):
+    """Read a link by its id or slug."""
+    return one(links.get_link(caller_brand(), link_id))
+
+
+@blp.patch("/<link_id>")
+@blp.arguments(PaymentLinkUpdateSchema())
+@blp.response(200, envelope(PaymentLinkSchema))
+def update_link(data, link_id):
+    """Change a link; its currency cannot change."""
+    return one(links.update_link(links.get_link(caller_brand(), link_id), data))
+
+
+@blp.post("/<link_id>/disable")
+@blp.response(200, envelope(PaymentLinkSchema))
+def disable_link(link_id):
+    """Stop a link taking payments; payments already started can still be paid."""
+    return one(links.set_link_status(links.get_link(caller_brand(), link_id), "disabled"))
+
+
+@blp.post("/<link_id>/enable")
+@blp.response(200, envelope(PaymentLinkSchema))
+def enable_link(link_id):
+    """Let a disabled link take payments again."""
+    return one(links.set_link_status(links.get_link(caller_brand(), link_id), "active"))
+
+
+@blp.delete("/<link_id>")
+@blp.response(200, envelope(PaymentLinkSchema))
+def void_link(link_id):
+    """The same as disable: links are never deleted, their payments keep pointing at them."""
+    return one(links.set_link_status(links.get_link(caller_brand(), link_id), "disabled"))

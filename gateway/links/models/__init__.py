@@ -1,0 +1,1 @@
+"""The payment link tables."""
