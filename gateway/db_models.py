@@ -2,6 +2,7 @@
 
 from .accounts.models import api_key, audit, brand, idempotency, rate_limit, user  # noqa: F401
 from .devices.models import device, notification  # noqa: F401
+from .invoices.models import invoice  # noqa: F401
 from .mail.models import mail  # noqa: F401
 from .payments.models import customer, payment, payment_method  # noqa: F401
 from .sms.models import inbound_sms, outbound_sms, sms_template  # noqa: F401

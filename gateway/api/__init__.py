@@ -29,6 +29,7 @@ def register_api(app):
         api_keys,
         customers,
         dashboard,
+        invoices,
         outbound_sms,
         payments,
         refunds,
@@ -50,6 +51,7 @@ def register_api(app):
         outbound_sms,
         customers,
         api_keys,
+        invoices,
     ):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")

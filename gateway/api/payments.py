@@ -2,6 +2,7 @@
 
 from flask import g
 
+from ..invoices.drafting import invoice_row_id
 from ..payments import lifecycle as payments
 from ..schemas.common import envelope
 from ..schemas.payment import (
@@ -32,6 +33,8 @@ def create_payment(data):
 @blp.response(200, envelope(PaymentSchema, many=True))
 def list_payments(args):
     """The brand's payments, newest first."""
+    if args.get("invoice"):
+        args["invoice_id"] = invoice_row_id(g.brand_id, args["invoice"])
     return listing(*paginate(payments.list_payment_views_query(g.brand_id, args), args))
 
 

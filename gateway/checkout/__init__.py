@@ -3,6 +3,8 @@
 
 def register_checkout(app):
     """Attach the checkout pages to an application."""
+    from .invoices import bp as invoice_bp
     from .views import bp
 
     app.register_blueprint(bp)
+    app.register_blueprint(invoice_bp)

@@ -26,6 +26,8 @@ PERIODIC = (
     ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL"),
     ("prune-rate-limits", "gateway.accounts.rate_limit_store.prune_rate_limit_counters", 3600),
     ("sweep-mail", "gateway.mail.sending.sweep_mail", "SWEEP_INTERVAL"),
+    # Sent invoices past their due date become overdue, each with one reminder.
+    ("invoice-overdue", "gateway.invoices.lifecycle.sweep_overdue_invoices", 900),
 )
 # Jobs already in Redis when the code moved into domain packages name their function's old home: they still run.
 MOVED_JOBS = {

@@ -41,6 +41,7 @@ def register_panel(app):
         developers_deliveries,
         developers_webhooks,
         devices,
+        invoices,
         mail_settings,
         outbound_sms,
         payment_actions,

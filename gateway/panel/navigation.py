@@ -26,6 +26,7 @@ NAVIGATION = (
         (
             item("panel.payments", _l("Payments"), "card", active_prefix="panel.payment"),
             item("panel.refunds", _l("Refunds"), "undo"),
+            item("panel.invoices", _l("Invoices"), "text", active_prefix="panel.invoice"),
             item("panel.customers", _l("Customers"), "people", active_prefix="panel.customer"),
         ),
     ),

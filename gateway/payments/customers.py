@@ -20,15 +20,17 @@ def upsert_customer(brand, name=None, email=None, phone=None):
         return None
     for _ in range(2):
         customer = find_by_contact(brand, email, phone)
-        if customer is None:
-            customer = Customer(brand_id=brand.id, name=name, email=email, phone=phone)
-            db.session.add(customer)
-        else:
-            customer.name = name or customer.name
-            customer.email = customer.email or email
-            customer.phone = phone or customer.phone
         try:
+            # The new row is added inside the savepoint: begin_nested() flushes what is pending
+            # before it, and a duplicate INSERT there would roll back the caller's transaction.
             with db.session.begin_nested():
+                if customer is None:
+                    customer = Customer(brand_id=brand.id, name=name, email=email, phone=phone)
+                    db.session.add(customer)
+                else:
+                    customer.name = name or customer.name
+                    customer.email = customer.email or email
+                    customer.phone = phone or customer.phone
                 db.session.flush()
             return customer
         except IntegrityError:

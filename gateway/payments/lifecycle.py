@@ -5,6 +5,7 @@ import secrets
 import uuid
 from datetime import timedelta
 
+from blinker import Namespace
 from flask import current_app
 from sqlalchemy import bindparam
 from sqlalchemy.exc import IntegrityError
@@ -21,6 +22,10 @@ from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import emit_event
 from .customers import upsert_customer
 from .models.payment import OPEN_STATUSES, Payment, Transaction
+
+# Sent inside complete_payment's transaction, after payment.completed is written: another domain
+# (gateway/invoices marks the paid invoice) acts in the same commit without payments importing it.
+payment_completed = Namespace().signal("payment-completed")
 
 
 def new_trx_id():
@@ -69,6 +74,7 @@ def create_payment(brand, data):
         customer_email=data.get("customer_mail"),
         customer_phone=data.get("customer_phone"),
         metadata_json=data.get("metadata"),
+        invoice_id=data.get("invoice_id"),  # set by gateway/invoices, never by the API body
         created_at=now,
         updated_at=now,
         expires_at=now + payment_ttl(brand),
@@ -143,6 +149,8 @@ def payment_filters(brand_id, filters):
         clauses.append(_P.c.created_at >= filters["from"])
     if filters.get("to"):
         clauses.append(_P.c.created_at <= filters["to"])
+    if "invoice_id" in filters:  # the front door resolved `invoice`; None matches nothing
+        clauses.append(_P.c.invoice_id == (filters["invoice_id"] or -1))
     return clauses
 
 
@@ -211,6 +219,7 @@ def complete_payment(
         db.session.rollback()
         raise
     emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
+    payment_completed.send(payment, transaction=transaction)
     queue_receipt_sms(payment, transaction)
     commit_work()
     db.session.refresh(payment)

@@ -124,3 +124,7 @@ class PaymentListArgs(PageArgs):
     reference = fields.String(validate=validate.Length(min=1, max=255))
     from_ = fields.AwareDateTime(data_key="from", attribute="from", default_timezone=timezone.utc)
     to = fields.AwareDateTime(default_timezone=timezone.utc)
+    invoice = fields.String(
+        validate=validate.Length(min=1, max=36),
+        metadata={"description": "Only the payments of this invoice (its invoice_id)."},
+    )

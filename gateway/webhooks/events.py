@@ -16,7 +16,8 @@ PAYMENT_EVENTS = (
     "payment.failed",
     "refund.completed",
 )
-EVENTS = PAYMENT_EVENTS + ("webhook.test",)
+INVOICE_EVENTS = ("invoice.paid", "invoice.overdue")  # their `data` is built by gateway/invoices
+EVENTS = PAYMENT_EVENTS + INVOICE_EVENTS + ("webhook.test",)
 
 
 def new_event_id():
@@ -24,11 +25,12 @@ def new_event_id():
     return "evt_" + secrets.token_hex(12)
 
 
-def emit_event(event, brand, payment=None, transaction=None, refund=None, url=None):
+def emit_event(event, brand, payment=None, transaction=None, refund=None, url=None, data=None):
     """Add the event's delivery record to the current transaction (no commit) and wake it after commit.
 
     The webhook goes to `url`, else the payment's callback_url, else the brand's webhook_url;
-    with none of them nothing is recorded and None is returned.
+    with none of them nothing is recorded and None is returned. `data`, when given, is the
+    event's `data` as its own domain built it (invoice events).
     """
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
@@ -45,7 +47,7 @@ def emit_event(event, brand, payment=None, transaction=None, refund=None, url=No
         "id": event_id,
         "event": event,
         "created": isoformat(now),
-        "data": event_data(brand, payment, transaction, refund),
+        "data": data if data is not None else event_data(brand, payment, transaction, refund),
     }
     delivery = WebhookDelivery(
         brand_id=brand.id,

@@ -266,6 +266,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "heal-matching: 0",
         "prune-rate-limits: 0",
         "sweep-mail: 0",
+        "invoice-overdue: 0",
     ]
 
 
