@@ -147,12 +147,12 @@ def form_data(form):
         "notes": form.notes.data,
         "items": [
             {
-                "description": row.description.data,
-                "quantity": row.quantity.data or "1",
-                "unit_price": row.unit_price.data,
+                "description": row.form.description.data,
+                "quantity": row.form.quantity.data or "1",
+                "unit_price": row.form.unit_price.data,
             }
             for row in form.items
-            if not row.is_blank()
+            if not row.form.is_blank()
         ],
     }
     if form.customer_id.data:
@@ -168,7 +168,7 @@ def form_data(form):
 
 def place_item_error(form, error):
     """Show an `items.N.field` error on its row (N counts the filled rows the domain saw)."""
-    filled = [row for row in form.items if not row.is_blank()]
+    filled = [row for row in form.items if not row.form.is_blank()]
     placed = False
     for item in error.errors or []:
         parts = (item.get("field") or "").split(".")

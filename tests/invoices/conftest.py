@@ -4,7 +4,7 @@ import pytest
 
 from gateway.extensions import db
 from gateway.invoices.drafting import create_invoice
-from tests.panel.conftest import admin, as_admin, client, staff  # noqa: F401 - fixtures
+from tests.panel.conftest import admin, as_admin, as_staff, client, staff  # noqa: F401 - fixtures
 
 ITEMS = [
     {"description": "Web design / ওয়েব ডিজাইন", "quantity": "2", "unit_price": "1500.50"},
