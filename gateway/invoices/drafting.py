@@ -1,10 +1,12 @@
 """Writing invoices: create one (numbered), change it while it is a draft, find and list them."""
 
+import re
 import secrets
 import uuid
 from datetime import date
 from decimal import Decimal, InvalidOperation
 
+from email_validator import EmailNotValidError, validate_email
 from flask import current_app
 
 from ..answer_commit import commit_work
@@ -12,13 +14,14 @@ from ..clock import utcnow
 from ..domain_errors import NotFound, ValidationFailed, invalid_state, not_found
 from ..extensions import db
 from ..money import InvalidAmount, parse_amount
-from ..payments.customers import get_customer, upsert_customer
+from ..payments.customers import get_customer, normalise_phone, upsert_customer
 from ..payments.models.customer import Customer
 from .models.invoice import LANGUAGES, Invoice, InvoiceItem
 from .numbering import take_number
 from .totals import invoice_totals, line_amount
 
 MAX_ITEMS = 100
+PHONE = re.compile(r"^\+[1-9]\d{7,14}$")  # E.164, as normalise_phone writes it
 MAX_QUANTITY = Decimal("1000000")
 MAX_VAT = Decimal("100")
 
@@ -140,7 +143,17 @@ def invoice_customer(brand, data):
     details = data.get("customer") or {}
     if not isinstance(details, dict) or not (details.get("email") or details.get("phone")):
         raise refuse("customer", "Choose a customer, or give their e-mail or phone.", "required")
-    return upsert_customer(brand, details.get("name"), details.get("email"), details.get("phone"))
+    email, phone = details.get("email"), details.get("phone")
+    if email:
+        try:
+            email = validate_email(email, check_deliverability=False).normalized
+        except EmailNotValidError as error:
+            raise refuse("customer.email", f"Not a valid e-mail address: {error}") from error
+    if phone:
+        phone = normalise_phone(phone)
+        if not PHONE.match(phone):
+            raise refuse("customer.phone", "A telephone number such as +8801712345678.")
+    return upsert_customer(brand, details.get("name"), email, phone)
 
 
 def set_items(invoice, lines):

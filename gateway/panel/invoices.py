@@ -179,8 +179,11 @@ def place_item_error(form, error):
                 if field is not None:
                     field.errors = list(field.errors) + [item["message"]]
                     placed = True
-        elif parts[0] == "customer":
-            form.customer_email.errors = list(form.customer_email.errors) + [item["message"]]
+        elif parts[0] in ("customer", "customer_id"):
+            field = {"phone": form.customer_phone, "email": form.customer_email}.get(
+                parts[-1], form.customer_id if parts[0] == "customer_id" else form.customer_email
+            )
+            field.errors = list(field.errors) + [item["message"]]
             placed = True
     if not placed:
         attach_error(form, error)

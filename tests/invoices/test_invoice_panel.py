@@ -65,6 +65,13 @@ def test_a_bad_row_is_marked_and_nothing_is_saved(as_admin):
     assert db.session.execute(db.select(Invoice)).scalar_one_or_none() is None
 
 
+def test_a_bad_new_customer_is_marked(as_admin):
+    response = post_form(as_admin, "/panel/invoices/new", {**FORM, "customer_email": "nope"})
+    assert response.status_code == 422
+    assert 'id="customer_email-error"' in response.get_data(as_text=True)
+    assert db.session.execute(db.select(Invoice)).scalar_one_or_none() is None
+
+
 def test_add_lines_offers_more_rows_without_saving(as_admin):
     response = post_form(as_admin, "/panel/invoices/new", {**FORM, "more_rows": "1"})
     page = response.get_data(as_text=True)
