@@ -70,7 +70,7 @@ def send_reminder(invoice):
 
 def dispatch(invoice, channels, language, reminder=False):
     """Queue the e-mail (PDF attached) and/or the SMS in the current transaction."""
-    link = invoice_url(invoice)
+    link = invoice_url(invoice) + ("?lang=bn" if language == "bn" else "")
     with in_language(language):
         if "email" in channels:
             subject, text = email_texts(invoice, link, reminder=reminder)

@@ -67,7 +67,7 @@ def test_an_invoice_goes_from_draft_to_paid_with_its_webhook(
     assert "INV-0001" in message["Subject"] and "চালান" in message["Subject"]
     body = message.get_body(("plain",)).get_content()
     link = re.search(r"https?://\S+/invoice/\S+", body).group(0)
-    assert link == invoice["url"]
+    assert link == invoice["url"] + "?lang=bn"  # the page opens in the message's language
     (attachment,) = list(message.iter_attachments())
     assert attachment.get_filename() == "INV-0001.pdf"
     assert "৳৫০০.০০" in pdf_text(attachment.get_content())
