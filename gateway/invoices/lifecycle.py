@@ -6,12 +6,12 @@ from zoneinfo import ZoneInfo
 
 from flask import current_app
 
-from ..answer_commit import commit_work
+from ..answer_commit import unit_of_work
 from ..clock import isoformat, utcnow
 from ..domain_errors import invalid_state
 from ..extensions import db
 from ..money import format_amount
-from ..payments.lifecycle import create_payment, payment_completed
+from ..payments.lifecycle import cancel_payment, create_payment, payment_completed
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..states import INVOICE, write_status
 from ..webhooks.events import emit_event
@@ -47,12 +47,22 @@ def mark_sent(invoice):
 
 
 def void_invoice(invoice):
-    """Void an unpaid invoice: its link then says so and takes no payment."""
-    if not move(invoice, ("draft", "sent", "overdue"), "void", voided_at=utcnow()):
-        db.session.rollback()
-        db.session.refresh(invoice)
-        raise invalid_state(f"A {invoice.status} invoice cannot be voided.")
-    commit_work()
+    """Void an unpaid invoice: its link then says so and takes no payment.
+
+    A payment the customer opened for it is cancelled in the same transaction, so that a checkout
+    left open cannot pay a void invoice (money that still arrives is held as late money).
+    """
+    with unit_of_work():
+        if not move(invoice, ("draft", "sent", "overdue"), "void", voided_at=utcnow()):
+            db.session.rollback()
+            db.session.refresh(invoice)
+            raise invalid_state(f"A {invoice.status} invoice cannot be voided.")
+        for payment in db.session.execute(
+            db.select(Payment).where(
+                Payment.invoice_id == invoice.id, Payment.status.in_(OPEN_STATUSES)
+            )
+        ).scalars():
+            cancel_payment(payment)
     db.session.refresh(invoice)
     return invoice
 

@@ -99,6 +99,16 @@ def test_void_stops_payment_and_a_paid_or_void_invoice_cannot_be_voided(invoice)
         pay_invoice(invoice)
 
 
+def test_voiding_cancels_the_payment_left_open_at_checkout(invoice):
+    mark_sent(invoice)
+    db.session.commit()
+    payment = pay_invoice(invoice)
+    void_invoice(invoice)
+    db.session.expire_all()
+    assert db.session.get(Invoice, invoice.id).status == "void"
+    assert db.session.get(type(payment), payment.id).status == "cancelled"
+
+
 def test_paying_twice_reuses_the_open_payment(invoice):
     with pytest.raises(InvalidState):
         pay_invoice(invoice)  # a draft is not payable
