@@ -274,6 +274,7 @@ def test_a_worker_without_rqs_scheduler_is_a_problem(
             "maintenance",
             "webhooks",
             "sms",
+            "mail",
         ],
         cwd=ROOT,
         stdout=log,

@@ -12,13 +12,14 @@ from flask import (
     request,
     url_for,
 )
+from flask_babel import get_locale
 from flask_wtf import FlaskForm
 
 from ..domain_errors import InvalidState, NotFound
 from ..invoices.drafting import get_invoice_by_token
 from ..invoices.lifecycle import pay_invoice, paying_payment
 from ..invoices.pdf import pdf_filename, render_invoice_pdf
-from ..invoices.texts import money_text, quantity_text, status_names
+from ..invoices.texts import date_text, money_text, quantity_text, status_names
 from .pages import language_url, protect_response, render_http_error
 from .theme import brand_theme
 
@@ -44,6 +45,7 @@ def invoice_or_404(token):
 def render_invoice(invoice, status=200):
     """The invoice page in the brand's look."""
     brand = invoice.brand
+    language = str(get_locale() or "en")  # Bangla pages show Bangla digits, as the PDF does
     if brand.logo_url:
         g.checkout_logo_origin = "{0.scheme}://{0.netloc}".format(urlsplit(brand.logo_url))
     return render_template(
@@ -54,8 +56,9 @@ def render_invoice(invoice, status=200):
         language_url=language_url,
         paid_by=paying_payment(invoice) if invoice.status == "paid" else None,
         form=PayForm(),
-        money=lambda amount: money_text(amount, invoice.currency),
-        quantity=quantity_text,
+        money=lambda amount: money_text(amount, invoice.currency, language),
+        quantity=lambda value: quantity_text(value, language),
+        day=lambda value: date_text(value, language),
         status_name=status_names()[invoice.status],
     ), status
 
