@@ -53,10 +53,12 @@ def create_app(overrides=None, settings_file=None):
 def connect_listeners():
     """Every domain that acts on another's announcement, wired here so neither imports the other.
 
-    A payment completing queues its receipt SMS, tells the merchant and settles its payment link; a
-    payment cancelled releases the SMS it held for review; one ending unpaid gives its link's slot
-    back. Each runs in the announcing transaction (see gateway/payments/signals.py).
+    A payment completing queues its receipt SMS, tells the merchant, settles its payment link and
+    marks its invoice paid; a payment cancelled releases the SMS it held for review; one ending
+    unpaid gives its link's slot back. Each runs in the announcing transaction (see
+    gateway/payments/signals.py).
     """
+    from .invoices.lifecycle import mark_invoice_paid
     from .links.paying import link_payment_closed, link_payment_completed
     from .notifications.events import notify_payment_completed
     from .payments import signals as payments
@@ -66,6 +68,7 @@ def connect_listeners():
     payments.payment_completed.connect(queue_receipt_sms, weak=False)
     payments.payment_completed.connect(notify_payment_completed, weak=False)
     payments.payment_completed.connect(link_payment_completed, weak=False)
+    payments.payment_completed.connect(mark_invoice_paid, weak=False)
     payments.payment_closed.connect(link_payment_closed, weak=False)
     payments.payment_cancelled.connect(release_held_sms, weak=False)
 

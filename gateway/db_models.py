@@ -3,6 +3,7 @@
 from .accounts.models import api_key, audit, brand, idempotency, rate_limit, user  # noqa: F401
 from .compat.models import compat  # noqa: F401
 from .devices.models import device, notification  # noqa: F401
+from .invoices.models import invoice  # noqa: F401
 from .links.models import link  # noqa: F401
 from .mail.models import mail  # noqa: F401
 from .notifications.models import notification as merchant_notification  # noqa: F401

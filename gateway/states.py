@@ -127,6 +127,17 @@ OUTBOUND_MAIL = Machine(
         "sent": (),
     },
 )
+INVOICE = Machine(
+    "invoice",
+    "invoices",
+    {
+        "draft": ("sent", "void"),
+        "sent": ("sent", "paid", "void", "overdue"),  # sent again keeps it sent
+        "overdue": ("overdue", "paid", "void"),  # a reminder sent again keeps it overdue
+        "paid": (),
+        "void": (),
+    },
+)
 MACHINES = (
     PAYMENT,
     TRANSACTION,
@@ -135,6 +146,7 @@ MACHINES = (
     INBOUND_SMS,
     OUTBOUND_SMS,
     OUTBOUND_MAIL,
+    INVOICE,
 )
 
 

@@ -243,7 +243,7 @@ def test_redis_without_any_worker_is_a_problem(app, production, rq_redis, monkey
 
     assert (
         found[0]
-        == "No RQ worker serves maintenance, webhooks, sms: webhooks, SMS or sweeps are not run."
+        == "No RQ worker serves maintenance, webhooks, sms, mail: webhooks, SMS or sweeps are not run."
     )
     assert "scheduler holds no lock" in found[1]
 
@@ -274,6 +274,7 @@ def test_a_worker_without_rqs_scheduler_is_a_problem(
             "maintenance",
             "webhooks",
             "sms",
+            "mail",
         ],
         cwd=ROOT,
         stdout=log,

@@ -108,6 +108,13 @@ def an_outbound_mail(brand):
     return row
 
 
+def an_invoice(brand):
+    """A draft invoice."""
+    from tests.invoices.conftest import an_invoice as draft
+
+    return draft(brand)
+
+
 ROWS = {
     PAYMENT: a_payment,
     TRANSACTION: a_transaction,
@@ -116,6 +123,7 @@ ROWS = {
     INBOUND_SMS: an_inbound_sms,
     OUTBOUND_SMS: an_outbound_sms,
     states.OUTBOUND_MAIL: an_outbound_mail,
+    states.INVOICE: an_invoice,
 }
 ALL_PAIRS = [
     pytest.param(machine, f, t, id=f"{machine.name}:{f}->{t}")
@@ -201,6 +209,9 @@ def test_every_status_the_models_know_is_in_the_tables():
     from gateway.mail.models.mail import MAIL_STATUSES
 
     assert set(states.OUTBOUND_MAIL.statuses) == set(MAIL_STATUSES)
+    from gateway.invoices.models.invoice import INVOICE_STATUSES
+
+    assert set(states.INVOICE.statuses) == set(INVOICE_STATUSES)
 
 
 def test_a_statement_built_once_is_checked_against_the_table():

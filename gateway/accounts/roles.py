@@ -31,6 +31,7 @@ CUSTOMERS_DELETE = "customers.delete"
 SMS_ACT = "sms.act"  # match or ignore an inbox message
 OUTBOUND_SMS_SEND = "outbound_sms.send"
 LINKS_MANAGE = "links.manage"  # create, edit, disable and enable payment links
+INVOICES_MANAGE = "invoices.manage"  # write, send and void invoices
 SMS_TEMPLATES_MANAGE = "sms_templates.manage"
 DEVICES_PAIR = "devices.pair"  # make a pairing code
 DEVICES_REVOKE = "devices.revoke"  # unpair a lost or stolen phone at once
@@ -52,6 +53,7 @@ STAFF = READER | {
     SMS_ACT,
     OUTBOUND_SMS_SEND,
     LINKS_MANAGE,
+    INVOICES_MANAGE,
     DEVICES_REVOKE,
     WEBHOOKS_REDELIVER,
 }

@@ -35,6 +35,7 @@ def register_api(app):
         customers,
         dashboard,
         exports,
+        invoices,
         outbound_sms,
         payment_links,
         payments,
@@ -59,6 +60,7 @@ def register_api(app):
         api_keys,
         payment_links,
         exports,
+        invoices,
     ):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")

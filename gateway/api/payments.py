@@ -2,6 +2,7 @@
 
 from flask import g
 
+from ..invoices.drafting import invoice_row_id
 from ..links.links import link_payment_ids
 from ..payments import lifecycle as payments
 from ..schemas.common import envelope
@@ -33,6 +34,8 @@ def create_payment(data):
 @blp.response(200, envelope(PaymentSchema, many=True))
 def list_payments(args):
     """The brand's payments, newest first."""
+    if args.get("invoice"):
+        args["invoice_id"] = invoice_row_id(g.brand_id, args["invoice"])
     query = payments.list_payment_views_query(g.brand_id, args)
     if args.get("payment_link"):  # a link's id or slug
         query = query.where(

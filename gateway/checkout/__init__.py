@@ -3,8 +3,10 @@
 
 def register_checkout(app):
     """Attach the checkout pages to an application."""
+    from .invoices import bp as invoice_bp
     from .pay_links import bp as pay_links_bp
     from .views import bp
 
     app.register_blueprint(bp)
     app.register_blueprint(pay_links_bp)
+    app.register_blueprint(invoice_bp)

@@ -29,6 +29,8 @@ PERIODIC = (
     # Phones gone silent and texts no payment claimed tell the merchant; due notifications are re-woken.
     ("notifications", "gateway.notifications.watch.sweep_notifications", "SWEEP_INTERVAL"),
     ("prune-notifications", "gateway.notifications.watch.prune_notifications", 3600),
+    # Sent invoices past their due date become overdue, each with one reminder.
+    ("invoice-overdue", "gateway.invoices.lifecycle.sweep_overdue_invoices", 900),
 )
 # Jobs already in Redis when the code moved into domain packages name their function's old home: they still run.
 MOVED_JOBS = {

@@ -41,6 +41,7 @@ def register_panel(app):
         developers_deliveries,
         developers_webhooks,
         devices,
+        invoices,
         links,
         mail_settings,
         notifications,

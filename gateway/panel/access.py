@@ -24,6 +24,7 @@ from ..accounts.roles import (  # noqa: F401 - re-exported: panel modules import
     CUSTOMERS_EDIT,
     DEVICES_PAIR,
     DEVICES_REVOKE,
+    INVOICES_MANAGE,
     LINKS_MANAGE,
     OUTBOUND_SMS_SEND,
     OWNERS_MANAGE,

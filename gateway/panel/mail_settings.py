@@ -77,10 +77,10 @@ def render_mail_settings(form=None, test_form=None, status=200):
 @requires(SETTINGS_MANAGE)
 def mail_settings():
     """Edit the SMTP settings; the audit log names the fields changed, never the password."""
-    form = MailSettingsForm()
+    brand = current_brand()
+    form = MailSettingsForm(obj=get_mail_settings(brand.id))
     if not form.validate_on_submit():
         return render_mail_settings(form, status=422 if form.is_submitted() else 200)
-    brand = current_brand()
     try:
         with unit_of_work():
             changed = save_mail_settings(brand, {name: f.data for name, f in form._fields.items()})

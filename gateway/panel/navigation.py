@@ -41,6 +41,7 @@ NAVIGATION = (
         (
             item("panel.payments", _l("Payments"), "card", active_prefix="panel.payment"),
             item("panel.refunds", _l("Refunds"), "undo"),
+            item("panel.invoices", _l("Invoices"), "text", active_prefix="panel.invoice"),
             item("panel.customers", _l("Customers"), "people", active_prefix="panel.customer"),
             item("panel.links", _l("Payment links"), "link", active_prefix="panel.link"),
             item("panel.reports", _l("Reports"), "download", active_prefix="panel.report"),

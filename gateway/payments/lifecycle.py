@@ -69,6 +69,7 @@ def create_payment(brand, data):
         customer_email=data.get("customer_mail"),
         customer_phone=data.get("customer_phone"),
         metadata_json=data.get("metadata"),
+        invoice_id=data.get("invoice_id"),  # set by gateway/invoices, never by the API body
         created_at=now,
         updated_at=now,
         expires_at=now + payment_ttl(brand),
@@ -144,6 +145,8 @@ def payment_filters(brand_id, filters):
         clauses.append(_P.c.created_at >= filters["from"])
     if filters.get("to"):
         clauses.append(_P.c.created_at <= filters["to"])
+    if "invoice_id" in filters:  # the front door resolved `invoice`; None matches nothing
+        clauses.append(_P.c.invoice_id == (filters["invoice_id"] or -1))
     return clauses
 
 

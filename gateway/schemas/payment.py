@@ -138,3 +138,7 @@ class PaymentListArgs(PageArgs):
         validate=validate.Length(min=1, max=64),
         metadata={"description": "Only payments made through this payment link (id or slug)."},
     )
+    invoice = fields.String(
+        validate=validate.Length(min=1, max=36),
+        metadata={"description": "Only the payments of this invoice (its invoice_id)."},
+    )

@@ -18,7 +18,8 @@ PAYMENT_EVENTS = (
 )
 # A payment made through a payment link (gateway/links) was completed; data adds `payment_link`.
 LINK_EVENTS = ("payment_link.paid",)
-EVENTS = PAYMENT_EVENTS + LINK_EVENTS + ("webhook.test",)
+INVOICE_EVENTS = ("invoice.paid", "invoice.overdue")  # their `data` is built by gateway/invoices
+EVENTS = PAYMENT_EVENTS + LINK_EVENTS + INVOICE_EVENTS + ("webhook.test",)
 # Also told of every event, in its transaction, before the payment is re-read (a listener re-reads it
 # if it needs it): (event, brand, payment, transaction, refund).
 # The compatibility layer registers here to write its dialects' IPNs (gateway/compat/ipn.py).
@@ -30,11 +31,14 @@ def new_event_id():
     return "evt_" + secrets.token_hex(12)
 
 
-def emit_event(event, brand, payment=None, transaction=None, refund=None, url=None, extra=None):
+def emit_event(
+    event, brand, payment=None, transaction=None, refund=None, url=None, extra=None, data=None
+):
     """Add the event's delivery record to the current transaction (no commit) and wake it after commit.
 
     The webhook goes to `url`, else the payment's callback_url, else the brand's webhook_url;
-    with none of them nothing is recorded and None is returned. `extra` adds keys to `data`.
+    with none of them nothing is recorded and None is returned. `extra` adds keys to `data`;
+    `data`, when given, is the event's `data` as its own domain built it (invoice events).
     """
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
@@ -52,7 +56,9 @@ def emit_event(event, brand, payment=None, transaction=None, refund=None, url=No
         "id": event_id,
         "event": event,
         "created": isoformat(utcnow()),
-        "data": {**event_data(brand, payment, transaction, refund), **(extra or {})},
+        "data": data
+        if data is not None
+        else {**event_data(brand, payment, transaction, refund), **(extra or {})},
     }
     return record_delivery(brand, event, url, body, payment, transaction, event_id)
 

@@ -317,6 +317,26 @@ def exercise_payment_links_and_exports(call, admin):
     call("get", "/api/v1/exports/refunds.csv?from=2025-02-01&to=2025-01-01", headers=admin)  # 422
 
 
+def exercise_invoices(call, admin):
+    """An invoice created, listed, read, changed while draft, sent by SMS, refused a change, voided."""
+    body = {
+        "customer": {"name": "Doc", "phone": "+8801712345678"},
+        "items": [{"description": "Design", "quantity": "2", "unit_price": "500"}],
+        "vat_rate": "15",
+        "due_date": "2026-12-31",
+    }
+    invoice = call("post", "/api/v1/invoices", json=body, headers=admin).json["data"]
+    url = f"/api/v1/invoices/{invoice['invoice_id']}"
+    call("post", "/api/v1/invoices", json={**body, "items": []}, headers=admin)  # 422
+    call("get", "/api/v1/invoices?status=draft", headers=admin)
+    call("get", url, headers=admin)
+    call("patch", url, json={"notes": "Thanks"}, headers=admin)
+    call("post", f"{url}/send", json={"channels": ["sms"]}, headers=admin)
+    call("patch", url, json={"notes": "Late"}, headers=admin)  # 409
+    call("post", f"{url}/void", headers=admin)
+    call("get", "/api/v1/invoices/no-such-invoice", headers=admin)  # 404
+
+
 def test_real_answers_match_the_documented_schemas(client, spec, brand, admin, make_key, receiver):
     call = Recorder(client)
 
@@ -327,6 +347,7 @@ def test_real_answers_match_the_documented_schemas(client, spec, brand, admin, m
     exercise_webhooks(call, receiver, admin)
     exercise_outbound_sms(call, admin)
     exercise_payment_links_and_exports(call, admin)
+    exercise_invoices(call, admin)
 
     statuses = {response.status_code for _, _, response in call.calls}
     assert {200, 201, 202, 400, 401, 403, 404, 409, 413, 415, 422} <= statuses

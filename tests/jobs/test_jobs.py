@@ -268,6 +268,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "sweep-mail: 0",
         "notifications: 0",
         "prune-notifications: 0",
+        "invoice-overdue: 0",
     ]
 
 

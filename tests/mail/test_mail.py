@@ -223,6 +223,7 @@ def test_the_panel_saves_settings_and_never_shows_the_password(as_admin, brand, 
     page = as_admin.get("/panel/settings/email").get_data(as_text=True)
     assert "hunter2-secret" not in page
     assert "A password is saved." in page
+    assert 'value="smtp.example.com"' in page and 'value="billing@shop.example"' in page
     settings = db.session.execute(db.select(MailSettings)).scalar_one()
     assert (settings.host, settings.port, settings.username) == ("smtp.example.com", 587, "billing")
     # Saving again with the password left empty keeps it.

@@ -26,6 +26,7 @@ from tests.factories import (
     forward_from,
     paired_device,
 )
+from tests.invoices.conftest import an_invoice
 from tests.links.support import make_link
 from tests.panel.conftest import csrf_token, panel_client, sign_in
 
@@ -166,6 +167,16 @@ ROUTES = [
     ("panel.link_status", "POST", "/panel/links/{link}/disable", {}, "OAS"),
     ("panel.reports", "GET", "/panel/reports", None, "OASV"),
     ("panel.report_download", "GET", "/panel/reports/payments.csv", None, "OASV"),
+    ("panel.invoices", "GET", "/panel/invoices", None, "OASV"),
+    ("panel.invoice_prefix", "POST", "/panel/invoices/prefix", {}, "OA"),
+    ("panel.invoice_new", "GET", "/panel/invoices/new", None, "OAS"),
+    ("panel.invoice_new", "POST", "/panel/invoices/new", {}, "OAS"),
+    ("panel.invoice_edit", "GET", "/panel/invoices/{invoice}/edit", None, "OAS"),
+    ("panel.invoice_edit", "POST", "/panel/invoices/{invoice}/edit", {}, "OAS"),
+    ("panel.invoice_detail", "GET", "/panel/invoices/{invoice}", None, "OASV"),
+    ("panel.invoice_send", "POST", "/panel/invoices/{invoice}/send", {}, "OAS"),
+    ("panel.invoice_void", "POST", "/panel/invoices/{invoice}/void", {}, "OAS"),
+    ("panel.invoice_pdf", "GET", "/panel/invoices/{invoice}/pdf", None, "OASV"),
     ("panel.plugins", "GET", "/panel/developers/plugins", None, "OA"),
     ("panel.compat_key_generate", "POST", "/panel/developers/plugins/keys", {}, "OA"),
     ("panel.compat_key_revoke", "POST", "/panel/developers/plugins/keys/999999/revoke", {}, "OA"),
@@ -289,9 +300,11 @@ def rows(brand):
     method = PaymentMethodFactory(brand=brand)
     colleague = UserFactory(brand=brand, email="colleague@shop.test")
     link = make_link(brand)
+    invoice = an_invoice(brand)
     db.session.commit()
     return {
         "link": link.public_id,
+        "invoice": invoice.public_id,
         "paid": paid.public_id,
         "review": review.public_id,
         "open": open_payment.public_id,

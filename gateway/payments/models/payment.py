@@ -54,6 +54,8 @@ class Payment(db.Model):
     provider_trx_id = db.Column(db.String(64))
     sender_number = db.Column(db.String(20))
     review_reason = db.Column(db.String(255))
+    # The invoice this payment pays (gateway/invoices): completing the payment marks it paid.
+    invoice_id = db.Column(db.Integer, db.ForeignKey("invoices.id"), index=True)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
     expires_at = db.Column(UTCDateTime, nullable=False)

@@ -1,0 +1,1 @@
+"""The invoices domain's tables."""
