@@ -59,8 +59,10 @@ def chain_stored(device, stored, templates, receivers=None):
         move = movement(parsed, sms, device.brand.timezone)
         if move is not None:
             receiver = receivers.get(values["public_id"]) or ""
-            texts.append((move.printed_at, values["id"], sms, parsed, receiver))
-    for _, _, sms, parsed, receiver in sorted(texts, key=lambda text: text[:2]):
+            # Printed minutes tie often: the phone's arrival order breaks the tie (ids follow hashes).
+            order = (move.printed_at, values["received_at"], values["id"])
+            texts.append((order, sms, parsed, receiver))
+    for _, sms, parsed, receiver in sorted(texts, key=lambda text: text[0]):
         try:
             link_text(sms, parsed, device.brand, receiver)
         except Exception:  # noqa: BLE001 - fail safe: an unchecked credit must not pay by itself
