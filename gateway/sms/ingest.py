@@ -1,5 +1,7 @@
 """Ingesting a phone's batch: decrypt, parse, store each text once, then match it to a claim."""
 
+import logging
+
 import marshmallow as ma
 from sqlalchemy.exc import IntegrityError, OperationalError
 
@@ -10,11 +12,12 @@ from ..extensions import db
 from ..schemas.mobile import SmsMessageSchema
 from .balance_chain import link_text, movement
 from .claims import claimed_trx_ids
-from .matching import match_sms_to_claim, match_stranded_credits
+from .matching import hold_unverified_credit, match_sms_to_claim, match_stranded_credits
 from .models.inbound_sms import InboundSms
 from .records import enabled_templates, message_receiver, message_text, read_text, sms_values
 
 MESSAGE = SmsMessageSchema()
+logger = logging.getLogger(__name__)
 
 
 def ingest_batch(device, items):
@@ -56,9 +59,24 @@ def chain_stored(device, stored, templates, receivers=None):
         move = movement(parsed, sms, device.brand.timezone)
         if move is not None:
             receiver = receivers.get(values["public_id"]) or ""
-            texts.append((move.printed_at, values["id"], sms, parsed, receiver))
-    for _, _, sms, parsed, receiver in sorted(texts, key=lambda text: text[:2]):
-        link_text(sms, parsed, device.brand, receiver)
+            # Printed minutes tie often: the phone's arrival order breaks the tie (ids follow hashes).
+            order = (move.printed_at, values["received_at"], values["id"])
+            texts.append((order, sms, parsed, receiver))
+    for _, sms, parsed, receiver in sorted(texts, key=lambda text: text[0]):
+        try:
+            link_text(sms, parsed, device.brand, receiver)
+        except Exception:  # noqa: BLE001 - fail safe: an unchecked credit must not pay by itself
+            db.session.rollback()
+            logger.exception("balance chain failed for SMS %s", sms.public_id)
+            hold_unchecked(sms, device.brand)
+
+
+def hold_unchecked(sms, brand):
+    """A strict brand's credit whose chain step failed waits for review rather than paying unchecked."""
+    db.session.refresh(sms)
+    if brand.sms_chain_mode == "strict" and sms.status == "unmatched":
+        hold_unverified_credit(sms, "balance chain could not be checked (see the server log)")
+        db.session.commit()
 
 
 def batch_answer(results):

@@ -357,3 +357,19 @@ def test_each_receiving_number_the_phone_names_keeps_its_own_chain(brand, phone)
     assert chains == [("01711000001", Decimal("1600.00")), ("01811000002", Decimal("80.00"))]
     statuses = db.session.execute(db.select(BalanceLink.status).order_by(BalanceLink.id)).scalars()
     assert list(statuses) == ["start", "start", "verified"]
+
+
+def test_a_failing_chain_step_holds_the_credit_instead_of_letting_it_pay(brand, phone, monkeypatch):
+    import gateway.sms.ingest as ingest_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("lock lost")
+
+    payment = claim(brand, "500.00", "AAAA000001")
+    monkeypatch.setattr(ingest_module, "link_text", broken)
+
+    sms = forward(phone, credit("500.00", "AAAA000001", "1500.00", 0))
+
+    assert reload(sms).status == "review"
+    assert reload(payment).status == "processing"
+    assert reload(payment).review_reason.startswith("balance chain could not be checked")
