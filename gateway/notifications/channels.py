@@ -31,7 +31,14 @@ logging.getLogger("urllib3.connectionpool").addFilter(HideBotTokens())
 
 
 class ChannelError(Exception):
-    """A send that did not go through; the message is shown in the panel, so it never holds a secret."""
+    """A send that did not go through; the message is shown in the panel, so it never holds a secret.
+
+    `retry_after` (seconds) is the receiver's own "not before" (Telegram's 429 answer).
+    """
+
+    def __init__(self, message, retry_after=None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 def message_text(note):
@@ -67,9 +74,12 @@ def send_telegram(settings, note):
     except ValueError:
         body = {}
     if answer.status_code != 200 or not isinstance(body, dict) or body.get("ok") is not True:
-        description = str(body.get("description") or "") if isinstance(body, dict) else ""
+        body = body if isinstance(body, dict) else {}
+        description = str(body.get("description") or "")
+        wait = (body.get("parameters") or {}).get("retry_after")
         raise ChannelError(
-            f"Telegram answered {answer.status_code}: {description.replace(token, '…')[:300]}"
+            f"Telegram answered {answer.status_code}: {description.replace(token, '…')[:300]}",
+            retry_after=wait if isinstance(wait, int) and 0 < wait <= 86400 else None,
         )
 
 

@@ -18,7 +18,7 @@ from .catalogue import (
     PHONE_ONLINE,
     WEBHOOKS_FAILING,
 )
-from .outbox import already_raised, local_time, panel_link, raise_notification
+from .outbox import already_raised, local_time, raise_notification
 from .settings import settings_for
 
 # An attempt that fails this many automatic attempts in a row tells the merchant (about 36 minutes in),
@@ -40,7 +40,7 @@ def notify_payment_completed(payment, transaction):
         f"Payment {name} completed: {format_amount(payment.amount)} {payment.currency}",
         f"Paid by {transaction.provider or 'mobile money'}, TrxID "
         f"{transaction.provider_trx_id or '—'} (transaction {transaction.trx_id}).",
-        panel_link(payment.brand_id, f"/panel/payments/{payment.public_id}"),
+        f"/panel/payments/{payment.public_id}",
         dedupe_key=f"{PAYMENT_COMPLETED}:{payment.id}",
     )
 
@@ -66,7 +66,7 @@ def notify_payments_in_review(payment_ids, reason):
             f"Payment {row.reference or row.public_id} needs review "
             f"({format_amount(row.amount)} {row.currency})",
             f"{reason}\nApprove or reject it in the panel.",
-            panel_link(row.brand_id, f"/panel/payments/{row.public_id}"),
+            f"/panel/payments/{row.public_id}",
             dedupe_key=f"{PAYMENT_REVIEW}:{row.id}:{digest}",
         )
 
@@ -96,7 +96,7 @@ def notify_webhook_attempt(delivery_id, status, attempts):
             else f"A {row.event} delivery has failed {attempts} attempts in a row; "
             "it keeps retrying. Check that your receiver is up and answers 2xx."
         ),
-        panel_link(row.brand_id, f"/panel/developers/webhook-deliveries/{delivery_id}"),
+        f"/panel/developers/webhook-deliveries/{delivery_id}",
         dedupe_key=f"{WEBHOOKS_FAILING}:{utcnow():%Y%m%d%H}",
     )
 
@@ -115,7 +115,7 @@ def notify_phone_offline(brand_id, device_id, name, last_heartbeat_at, minutes):
         f"No heartbeat for more than {minutes} minutes (last at "
         f"{local_time(brand_id, last_heartbeat_at)}). Payments paid meanwhile wait for their "
         "SMS: check the phone has power, network and the companion app running.",
-        panel_link(brand_id, "/panel/devices"),
+        "/panel/devices",
         dedupe_key=outage_key(PHONE_OFFLINE, device_id, last_heartbeat_at),
     )
 
@@ -137,6 +137,6 @@ def phone_heard_from(device, previous_heartbeat_at):
         PHONE_ONLINE,
         f"Phone {device.name} is back online",
         "Its heartbeats arrive again; texts it held are forwarded now.",
-        panel_link(device.brand_id, "/panel/devices"),
+        "/panel/devices",
         dedupe_key=outage_key(PHONE_ONLINE, device.id, previous_heartbeat_at),
     )

@@ -77,11 +77,12 @@ def local_time(brand_id, moment):
     return f"{moment.astimezone(zone):%Y-%m-%d %H:%M} ({zone.key})"
 
 
-def raise_notification(brand_id, event, subject, text, link=None, dedupe_key=None, channels=None):
+def raise_notification(brand_id, event, subject, text, path=None, dedupe_key=None, channels=None):
     """Write a notification and its deliveries for the chosen, ready channels; the caller commits.
 
-    A `dedupe_key` already raised for the brand raises nothing. Returns the notification, or None when
-    nothing was written (no channel, a repeat, or a fault, which is logged and swallowed).
+    `path` is the panel page it links to. A `dedupe_key` already raised for the brand raises
+    nothing. Returns the notification, or None when nothing was written (no channel, a repeat, or
+    a fault, which is logged and swallowed).
     """
     try:
         # Reads first, outside the SAVEPOINT: most events have no channel, and then cost one SELECT.
@@ -98,7 +99,7 @@ def raise_notification(brand_id, event, subject, text, link=None, dedupe_key=Non
                 dedupe_key=dedupe_key,
                 subject=subject[:200],
                 text=text,
-                link=link,
+                link=panel_link(brand_id, path) if path else None,
                 created_at=now,
             )
             note.deliveries = [
@@ -150,7 +151,7 @@ def send_test_notification(brand_id):
         TEST,
         "Test notification from your payment gateway",
         "Notifications reach you here. You chose which events do in the panel's Notifications page.",
-        panel_link(brand_id, "/panel/notifications"),
+        "/panel/notifications",
         channels=list(CHANNELS),
     )
 

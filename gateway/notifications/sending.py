@@ -55,14 +55,14 @@ def send_notification(delivery_id):
 
 
 def attempt(delivery):
-    """Send through the delivery's channel; None when it went, else what went wrong (no secrets)."""
+    """Send through the delivery's channel; None when it went, else the ChannelError (no secrets)."""
     try:
         SENDERS[delivery.channel](settings_for(delivery.brand_id), delivery.notification)
     except ChannelError as error:
-        return str(error)
+        return error
     except Exception as error:  # noqa: BLE001 - a broken channel is a failed attempt, retried
         log.exception("notification delivery %s: %s failed", delivery.id, delivery.channel)
-        return f"Unexpected error ({type(error).__name__})."
+        return ChannelError(f"Unexpected error ({type(error).__name__}).")
     return None
 
 
@@ -79,10 +79,12 @@ def record(delivery, lease, error):
     if error is None:
         to, values = "sent", {"sent_at": now, "last_error": None, "next_attempt_at": None}
     elif attempts >= MAX_ATTEMPTS:
-        to, values = "failed", {"last_error": error[:500], "next_attempt_at": None}
+        to, values = "failed", {"last_error": str(error)[:500], "next_attempt_at": None}
     else:
-        retry_at = now + retry_delay(attempts)
-        to, values = "pending", {"last_error": error[:500], "next_attempt_at": retry_at}
+        delay = retry_delay(attempts)
+        if error.retry_after:  # the receiver asked for a pause: never sooner than it said
+            delay = max(delay, timedelta(seconds=error.retry_after))
+        to, values = "pending", {"last_error": str(error)[:500], "next_attempt_at": now + delay}
     kept = write_status(
         NOTIFICATION_DELIVERY,
         where,

@@ -12,7 +12,7 @@ from .models.notification import (
     NotificationDelivery,
     NotificationSettings,
 )
-from .outbox import local_time, panel_link, raise_notification
+from .outbox import local_time, raise_notification
 from .sending import wake_due_notifications
 
 DEFAULTS = {"offline_minutes": 15, "unclaimed_minutes": 60}
@@ -110,7 +110,7 @@ def watch_unclaimed_texts(now):
                 f"received {local_time(row.brand_id, row.created_at)}, has waited {minutes} minutes. "
                 "If a customer paid, match it to their payment by hand in the SMS inbox; otherwise "
                 "it was not for a payment.",
-                panel_link(row.brand_id, f"/panel/sms-inbox/{row.public_id}"),
+                f"/panel/sms-inbox/{row.public_id}",
                 dedupe_key=key,
             )
             is not None

@@ -129,3 +129,15 @@ def test_a_text_with_the_wrong_amount_tells_the_merchant_once_through_matching(b
     [body] = sent_texts(telegram)
     assert body["text"].startswith("Payment ORDER-44 needs review (500.00 BDT)")
     assert "SMS amount 400.00 differs from 500.00" in body["text"]
+
+
+def test_a_completion_nobody_is_told_about_costs_one_select(brand, sql_statements):
+    payment = PaymentFactory(brand=brand)
+    from gateway.payments.lifecycle import complete_payment
+
+    del sql_statements[:]
+    complete_payment(payment, provider="bkash", provider_trx_id="8N7A6B5C4D")
+
+    ours = [s for s in sql_statements if "notification" in s.lower() or "SAVEPOINT" in s]
+    assert len(ours) == 1 and ours[0].lstrip().upper().startswith("SELECT")
+    assert "notification_settings" in ours[0]

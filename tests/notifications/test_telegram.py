@@ -118,3 +118,31 @@ def test_the_bot_token_never_reaches_the_logs_even_at_debug(brand, telegram, cap
     assert any("/bot…/sendMessage" in record.getMessage() for record in caplog.records)
     gateway_side = [r for r in caplog.records if r.name != "werkzeug"]  # werkzeug: the stand-in
     assert not [r for r in gateway_side if BOT_TOKEN in r.getMessage()]
+
+
+def test_a_rate_limited_bot_waits_as_long_as_telegram_asks(app, brand, httpserver, monkeypatch):
+    httpserver.expect_oneshot_request(SEND_PATH, method="POST").respond_with_json(
+        {
+            "ok": False,
+            "error_code": 429,
+            "description": "Too Many Requests: retry after 600",
+            "parameters": {"retry_after": 600},
+        },
+        status=429,
+    )
+    httpserver.expect_request(SEND_PATH, method="POST").respond_with_json({"ok": True})
+    monkeypatch.setitem(app.config, "TELEGRAM_API_BASE", httpserver.url_for("/").rstrip("/"))
+    configure(brand, channels={PAYMENT_COMPLETED: ["telegram"]})
+    start = utcnow()
+    with freeze_time(start):
+        completed_payment(brand=brand)
+        send_due()
+    [delivery] = deliveries(brand)
+    assert delivery.next_attempt_at == start + timedelta(seconds=600)  # not the 1-minute backoff
+    assert delivery.last_error == "Telegram answered 429: Too Many Requests: retry after 600"
+
+    with freeze_time(start + timedelta(minutes=5)):
+        assert send_due() == []
+    with freeze_time(start + timedelta(minutes=10, seconds=1)):
+        assert send_due() == [delivery.id]
+    assert reload(delivery).status == "sent"
