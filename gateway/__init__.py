@@ -55,15 +55,18 @@ def connect_listeners():
 
     A payment completing queues its receipt SMS, tells the merchant, settles its payment link and
     marks its invoice paid; a payment cancelled releases the SMS it held for review; one ending
-    unpaid gives its link's slot back. Each runs in the announcing transaction (see
-    gateway/payments/signals.py).
+    unpaid gives its link's slot back; an event of a plugin payment also writes its dialect's IPN,
+    sent with the key header the plugin expects. Each runs in the announcing transaction (see
+    gateway/payments/signals.py and gateway/webhooks/signals.py).
     """
+    from .compat.ipn import ipn_headers, write_ipn
     from .invoices.lifecycle import mark_invoice_paid
     from .links.paying import link_payment_closed, link_payment_completed
     from .notifications.events import notify_payment_completed
     from .payments import signals as payments
     from .sms.matching import release_held_sms
     from .sms.outbound import queue_receipt_sms
+    from .webhooks import signals as webhooks
 
     payments.payment_completed.connect(queue_receipt_sms, weak=False)
     payments.payment_completed.connect(notify_payment_completed, weak=False)
@@ -71,6 +74,8 @@ def connect_listeners():
     payments.payment_completed.connect(mark_invoice_paid, weak=False)
     payments.payment_closed.connect(link_payment_closed, weak=False)
     payments.payment_cancelled.connect(release_held_sms, weak=False)
+    webhooks.event_emitted.connect(write_ipn, weak=False)
+    webhooks.delivery_headers.connect(ipn_headers, weak=False)
 
 
 def check_production_secrets(app):

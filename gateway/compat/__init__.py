@@ -9,10 +9,11 @@ from ..extensions import csrf
 
 
 def register_compat(app):
-    """Attach the compatibility blueprint at the origin's root (keys in headers, so no CSRF) and its IPNs."""
-    from .ipn import register_ipns
+    """Attach the compatibility blueprint at the origin's root (keys in headers, so no CSRF).
+
+    Its IPNs are connected to the webhooks signals in gateway/__init__.py:connect_listeners.
+    """
     from .views import bp
 
     csrf.exempt(bp)
     app.register_blueprint(bp)
-    register_ipns()

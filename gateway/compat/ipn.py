@@ -23,8 +23,8 @@ def ipn_event(dialect):
     return EVENT_PREFIX + dialect
 
 
-def write_ipn(event, brand, payment, transaction, refund):
-    """Listener of webhooks.events: a dialect payment's change becomes its dialect's IPN too."""
+def write_ipn(event, brand, payment=None, transaction=None, refund=None):
+    """Listener of webhooks' event_emitted: a dialect payment's change becomes its dialect's IPN too."""
     if payment is None or event == "webhook.test":
         return None
     row = db.session.execute(
@@ -45,7 +45,7 @@ def write_ipn(event, brand, payment, transaction, refund):
 
 
 def ipn_headers(claim):
-    """Header source of webhooks.delivery: a dialect IPN carries its key, spelt exactly."""
+    """Listener of webhooks' delivery_headers: a dialect IPN carries its key, spelt exactly."""
     if not claim.event.startswith(EVENT_PREFIX):
         return {}
     dialect = DIALECTS.get(claim.event[len(EVENT_PREFIX) :])
@@ -56,14 +56,6 @@ def ipn_headers(claim):
     ).scalar_one_or_none()
     secret = ipn_key_secret(row.key) if row is not None else None
     return {dialect.IPN_HEADER: secret} if dialect is not None and secret else {}
-
-
-def register_ipns():
-    """Hook the IPN writer and header source into the webhooks domain (once per process)."""
-    if write_ipn not in webhook_events.LISTENERS:
-        webhook_events.LISTENERS.append(write_ipn)
-    if ipn_headers not in webhook_delivery.HEADER_SOURCES:
-        webhook_delivery.HEADER_SOURCES.append(ipn_headers)
 
 
 def sample_body(dialect_name):

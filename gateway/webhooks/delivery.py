@@ -18,6 +18,7 @@ from ..states import DELIVERY, guarded_update, write_status
 from . import hosts as webhook_hosts
 from .callback_urls import checked_destination
 from .models.webhook import DUE_STATUSES, WebhookAttempt, WebhookDelivery
+from .signals import delivery_headers
 from .transport import Outcome, post_body
 
 log = logging.getLogger(__name__)
@@ -33,8 +34,6 @@ RETRY_DELAYS = (
 )
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 USER_AGENT = "PaymentGateway-Webhooks/1.0"
-# Functions (claim) -> extra headers for that attempt; the compatibility layer adds its IPN key header.
-HEADER_SOURCES = []
 # The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE bookkeeping.
 DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
 RESULT_STATUSES = ("retrying", "success", "failed")  # what an attempt leaves a due delivery in
@@ -373,8 +372,8 @@ def post_webhook(claim):
     # The native plugins (WHMCS, WooCommerce, Laravel) read the same values under these names.
     headers["X-Signature"] = headers["X-Service-Signature"]
     headers["X-Timestamp"] = headers["X-Service-Timestamp"]
-    for source in HEADER_SOURCES:  # a dialect's own IPN headers (gateway/compat/ipn.py)
-        headers.update(source(claim))
+    for _, extra in delivery_headers.send(claim):  # a dialect's own IPN headers (compat/ipn.py)
+        headers.update(extra or {})
     # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still verifies.
     if claim.previous_secret and claim.previous_until is not None and now < claim.previous_until:
         headers["X-Service-Signature-Previous"] = sign_payload(claim.previous_secret, body)

@@ -8,6 +8,7 @@ from ..clock import isoformat, utcnow
 from ..extensions import db
 from ..money import format_amount
 from .models.webhook import WebhookDelivery
+from .signals import event_emitted
 
 PAYMENT_EVENTS = (
     "payment.completed",
@@ -20,10 +21,6 @@ PAYMENT_EVENTS = (
 LINK_EVENTS = ("payment_link.paid",)
 INVOICE_EVENTS = ("invoice.paid", "invoice.overdue")  # their `data` is built by gateway/invoices
 EVENTS = PAYMENT_EVENTS + LINK_EVENTS + INVOICE_EVENTS + ("webhook.test",)
-# Also told of every event, in its transaction, before the payment is re-read (a listener re-reads it
-# if it needs it): (event, brand, payment, transaction, refund).
-# The compatibility layer registers here to write its dialects' IPNs (gateway/compat/ipn.py).
-LISTENERS = []
 
 
 def new_event_id():
@@ -42,8 +39,7 @@ def emit_event(
     """
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
-    for listener in LISTENERS:
-        listener(event, brand, payment, transaction, refund)
+    event_emitted.send(event, brand=brand, payment=payment, transaction=transaction, refund=refund)
     url = url or (payment.callback_url if payment is not None else None) or brand.webhook_url
     if not url:
         return None
