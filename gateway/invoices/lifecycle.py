@@ -11,8 +11,9 @@ from ..clock import isoformat, utcnow
 from ..domain_errors import invalid_state
 from ..extensions import db
 from ..money import format_amount
-from ..payments.lifecycle import cancel_payment, create_payment, payment_completed
+from ..payments.lifecycle import cancel_payment, create_payment
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
+from ..payments.signals import payment_completed
 from ..states import INVOICE, write_status
 from ..webhooks.events import emit_event
 from .models.invoice import OPEN_INVOICE_STATUSES, Invoice

@@ -5,7 +5,6 @@ import secrets
 import uuid
 from datetime import timedelta
 
-from blinker import Namespace
 from flask import current_app
 from sqlalchemy import bindparam
 from sqlalchemy.exc import IntegrityError
@@ -22,10 +21,7 @@ from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import emit_event
 from .customers import upsert_customer
 from .models.payment import OPEN_STATUSES, Payment, Transaction
-
-# Sent inside complete_payment's transaction, after payment.completed is written: another domain
-# (gateway/invoices marks the paid invoice) acts in the same commit without payments importing it.
-payment_completed = Namespace().signal("payment-completed")
+from .signals import payment_completed
 
 
 def new_trx_id():
