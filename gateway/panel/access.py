@@ -83,11 +83,6 @@ def public(view):
     return view
 
 
-# Older names, kept for code written against them: any signed-in user / owners and admins.
-staff_required = requires(VIEW)
-super_admin_required = requires(SETTINGS_MANAGE)
-
-
 def current_brand():
     """The brand every panel query is scoped to: the signed-in user's own."""
     return current_user.brand
