@@ -17,7 +17,7 @@ from decimal import Decimal
 ROLES = ("owner", "admin", "staff", "viewer")
 # Roles that hold the keys (the API's X-Super-Admin-Email, `User.is_super_admin`).
 ADMIN_ROLES = ("owner", "admin")
-# Accepted when a user is created (older code, CLI flags, stored rows before revision 0006).
+# Accepted when a user is created (older code, CLI flags, stored rows before revision 0007).
 LEGACY_ROLES = {"super_admin": "owner"}
 
 # Pages that only show things: every role.

@@ -1,4 +1,4 @@
-"""Revision 0006 (roles): super-administrators become owners, staff stay staff, nobody gains or loses access."""
+"""Revision 0007 (roles): super-administrators become owners, staff stay staff, nobody gains or loses access."""
 
 import logging.config
 from pathlib import Path

@@ -40,7 +40,7 @@ class User(UserMixin, db.Model):
 
     @validates("role")
     def known_role(self, key, role):
-        """A role of the table; `super_admin` (before revision 0006) becomes `owner`."""
+        """A role of the table; `super_admin` (before revision 0007) becomes `owner`."""
         role = LEGACY_ROLES.get(role, role)
         if role not in ROLES:
             raise ValueError(f"unknown role {role!r}")

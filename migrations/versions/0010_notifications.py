@@ -1,7 +1,7 @@
 """merchant notifications: per-brand settings, the notifications raised, their outbox of deliveries
 
-Revision ID: 0006_h8
-Revises: 0006_h6
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-11-24 06:40:00
 
 """
@@ -9,8 +9,8 @@ Create Date: 2026-11-24 06:40:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006_h8"
-down_revision = "0006_h6"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

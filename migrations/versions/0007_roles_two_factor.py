@@ -1,7 +1,7 @@
 """roles owner/admin/staff/viewer, session versions, two-factor sign-in and the brand's security policy
 
-Revision ID: 0006_h4
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-11-24 06:30:00
 
 """
@@ -9,8 +9,8 @@ Create Date: 2026-11-24 06:30:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006_h4"
-down_revision = "0006_h3"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """SMS balance chains: per phone and wallet the last known balance, each text's link, the brand's mode
 
-Revision ID: 0006_h7
-Revises: 0005
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-24 06:40:00
 
 """
@@ -9,8 +9,8 @@ Create Date: 2026-11-24 06:40:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006_h7"
-down_revision = "0006_h4"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

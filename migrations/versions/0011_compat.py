@@ -1,7 +1,7 @@
 """compatibility keys and each dialect's payment id
 
-Revision ID: 0006_h1
-Revises: 0005
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-11-24 06:30:00
 
 """
@@ -9,8 +9,8 @@ Create Date: 2026-11-24 06:30:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006_h1"
-down_revision = "0006_h8"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

@@ -1,6 +1,6 @@
 """wrong guesses counted against each live pairing code
 
-Revision ID: 0006_h3
+Revision ID: 0006
 Revises: 0005
 Create Date: 2026-11-24 06:30:00
 
@@ -9,7 +9,7 @@ Create Date: 2026-11-24 06:30:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006_h3"
+revision = "0006"
 down_revision = "0005"
 branch_labels = None
 depends_on = None

@@ -1,7 +1,7 @@
 """payment links and the payments made through them
 
-Revision ID: 0006_h5
-Revises: 0005
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-11-24 06:30:00
 
 """
@@ -9,8 +9,8 @@ Create Date: 2026-11-24 06:30:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006_h5"
-down_revision = "0006_h1"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """e-mail (SMTP settings, outbox, attachments) and invoices (h6)
 
-Revision ID: 0006_h6
-Revises: 0005
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-11-24 06:27:28.016503
 
 """
@@ -10,8 +10,8 @@ import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
-revision = "0006_h6"
-down_revision = "0006_h7"
+revision = "0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
