@@ -124,11 +124,16 @@ def normalise_fields(fields):
 
 
 def save_slug_or_refuse():
-    """Flush; a slug another link holds is AlreadyExists on `slug` (SLUG_TAKEN)."""
+    """Flush; a slug another link holds is AlreadyExists on `slug` (SLUG_TAKEN), a broken limit a 422."""
     try:
         db.session.flush()
-    except IntegrityError:
+    except IntegrityError as error:
         db.session.rollback()
+        if "slug" not in str(error.orig):
+            # The CHECK used_count <= usage_limit: a payer took a slot while the limit was lowered.
+            raise field_error(
+                "usage_limit", "The limit cannot be below the payments the link already holds."
+            ) from None
         raise AlreadyExists(
             "That address is already taken by another payment link.",
             [{"field": "slug", "code": "taken", "message": "Choose another address."}],

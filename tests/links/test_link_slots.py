@@ -90,3 +90,24 @@ def test_the_limit_cannot_be_set_below_the_slots_held(brand):
     assert refused.value.errors[0]["field"] == "usage_limit"
     assert state(link)[0] == 2
     assert update_link(link, {"usage_limit": 2}).usage_limit == 2
+
+
+def test_a_limit_lowered_while_a_payer_takes_a_slot_is_refused_by_the_database(brand):
+    from gateway.extensions import commit_without_expiring
+
+    link = make_link(brand, usage_limit=5)
+    pay_through_link(link, None, {})
+    stale = db.session.get(PaymentLink, link.id)
+    assert stale.used_count == 1  # what the panel read
+    commit_without_expiring()
+    with db.engine.begin() as connection:  # meanwhile a payer takes a second slot
+        connection.execute(
+            db.update(PaymentLink).where(PaymentLink.id == link.id).values(used_count=2)
+        )
+
+    with pytest.raises(ValidationFailed) as refused:
+        update_link(stale, {"usage_limit": 1})
+
+    assert refused.value.errors[0]["field"] == "usage_limit"
+    db.session.expire_all()
+    assert (db.session.get(PaymentLink, link.id).usage_limit, state(link)[0]) == (5, 2)
