@@ -1,4 +1,4 @@
-"""CSV exports of payments and refunds for a range of days, streamed as they are read."""
+"""CSV exports of payments, refunds and invoices for a range of days, streamed as they are read."""
 
 from flask import Response, stream_with_context
 
@@ -9,7 +9,7 @@ from .resource import resource_blueprint
 
 URL = "exports"
 blp = resource_blueprint(
-    "exports", "CSV exports of payments and refunds, in the brand's time zone."
+    "exports", "CSV exports of payments, refunds and invoices, in the brand's time zone."
 )
 CSV_DOC = {
     200: {
@@ -40,6 +40,14 @@ def csv_response(kind, args):
 def export_payments(args):
     """Payments created in the range, oldest first."""
     return csv_response(EXPORTS["payments"], args)
+
+
+@blp.get("/invoices.csv")
+@blp.arguments(ExportArgs(), location="query")
+@blp.doc(responses=CSV_DOC)
+def export_invoices(args):
+    """Invoices written in the range (drafts included), oldest first."""
+    return csv_response(EXPORTS["invoices"], args)
 
 
 @blp.get("/refunds.csv")

@@ -10,7 +10,7 @@ from . import bp
 from .access import VIEW, current_brand, requires
 from .formatting import current_zone
 
-KIND_NAMES = {"payments": _l("Payments"), "refunds": _l("Refunds")}
+KIND_NAMES = {"payments": _l("Payments"), "refunds": _l("Refunds"), "invoices": _l("Invoices")}
 
 
 class RangeForm(Form):

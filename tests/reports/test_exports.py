@@ -259,3 +259,43 @@ def test_the_panel_downloads_the_same_rows_for_its_date_range(app, brand, staff,
     assert browser.get("/panel/reports/invoices-nope.csv").status_code == 404
     signed_out = panel_client(app).get("/panel/reports/payments.csv")
     assert signed_out.status_code == 302
+
+
+def test_invoices_csv_lists_each_invoice_of_the_range_with_its_totals_in_local_time(
+    client, auth, brand
+):
+    from tests.invoices.conftest import an_invoice
+
+    with freeze_time("2025-01-31 17:59:59"):  # 23:59:59 on 31 January in Dhaka
+        inside = an_invoice(brand)
+    with freeze_time("2025-01-31 18:00:00"):  # already 1 February in Dhaka
+        an_invoice(brand)
+
+    response = client.get(
+        "/api/v1/exports/invoices.csv?from=2025-01-01&to=2025-01-31", headers=auth
+    )
+
+    header, *rows = rows_of(response)
+    assert header == exports.INVOICE_HEADER
+    assert rows == [
+        [
+            inside.public_id,
+            inside.number_text,
+            "2025-01-31T23:59:59+06:00",
+            "2026-12-31",
+            "draft",
+            "রহিম উদ্দিন",
+            "rahim@example.com",
+            "'+8801712345678",
+            "BDT",
+            f"{inside.subtotal:.2f}",
+            "100.00",
+            "15.00",
+            f"{inside.vat_amount:.2f}",
+            f"{inside.total:.2f}",
+            "",
+            "",
+            "",
+        ]
+    ]
+    assert Decimal(rows[0][13]) == Decimal(rows[0][9]) - Decimal("100.00") + Decimal(rows[0][12])
