@@ -317,6 +317,7 @@ def exercise_payment_links_and_exports(call, admin):
         "get", "/api/v1/exports/payments.csv?from=2025-01-01&to=2030-01-01", headers=admin
     ).get_data()
     call("get", "/api/v1/exports/refunds.csv", headers=admin).get_data()
+    call("get", "/api/v1/exports/invoices.csv", headers=admin).get_data()
     call("get", "/api/v1/exports/refunds.csv?from=2025-02-01&to=2025-01-01", headers=admin)  # 422
 
 
