@@ -29,6 +29,7 @@ ENGINE_INDEPENDENT = {
     "test_deploy.py",
     "test_deploy_nginx.py",
     "api/test_openapi.py",
+    "api/test_openapi_strictness.py",
     "sms/test_sms_parsing.py",
     "test_numerals.py",
     "checkout/test_checkout_presenters.py",

@@ -8,6 +8,7 @@ Schemathesis checks the promise in tests/api/test_schemathesis.py.
 
 from decimal import Decimal
 
+from ..money import CENT
 from ..schemas.payment import METADATA_MAX_KEYS
 
 METADATA_KEY_LENGTH = 40
@@ -41,35 +42,38 @@ METADATA_VALUE = {
 
 
 def integer_digits_below(maximum):
-    """How many integer digits every amount up to `maximum` can have (all of 10**n - 0.01 fit under it)."""
+    """The most integer digits n such that every amount of n digits (up to 10**n - 0.01) is <= maximum."""
     if maximum is None:
         return AMOUNT_DIGITS
-    whole = int(Decimal(str(maximum)))
-    digits = len(str(whole))
-    return min(AMOUNT_DIGITS, digits if whole >= 10**digits - 1 else digits - 1)
+    maximum = Decimal(str(maximum))
+    digits = 0
+    while digits < AMOUNT_DIGITS and Decimal(10) ** (digits + 1) - CENT <= maximum:
+        digits += 1
+    return digits
 
 
 def positive_amount_schema(maximum=None, description=None):
     """A positive amount: a decimal string with at most two decimals, or a whole JSON number."""
-    digits = max(1, integer_digits_below(maximum))
-    schema = {
-        "oneOf": [
-            {
-                "type": "string",
-                "pattern": (
-                    rf"^([1-9][0-9]{{0,{digits - 1}}}(\.[0-9]{{1,2}})?|0\.([1-9][0-9]?|0[1-9]))$"
-                ),
-                "maxLength": digits + 3,
-                "example": "500.00",
-            },
-            {"type": "integer", "minimum": 1, "maximum": 10**digits - 1},
-        ],
+    digits = integer_digits_below(maximum)
+    fraction = r"0\.([1-9][0-9]?|0[1-9])"
+    whole = rf"[1-9][0-9]{{0,{digits - 1}}}(\.[0-9]{{1,2}})?|" if digits else ""
+    branches = [
+        {
+            "type": "string",
+            "pattern": rf"^({whole}{fraction})$",
+            "maxLength": max(digits, 1) + 3,
+            "example": "500.00",
+        }
+    ]
+    if digits:
+        branches.append({"type": "integer", "minimum": 1, "maximum": 10**digits - 1})
+    return {
+        "oneOf": branches,
         "description": (description + " " if description else "")
         + 'A decimal string with at most two decimals (ASCII digits), e.g. "500.00"; a JSON '
         + "number is also read."
         + (f" At most {maximum}." if maximum is not None else ""),
     }
-    return schema
 
 
 def tighten_document(spec, config):

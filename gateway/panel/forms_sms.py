@@ -30,8 +30,9 @@ OUTBOUND_STATUS_NAMES = {
 }
 PROVIDER_CHOICES = [(code, PROVIDER_NAMES[code]) for code in PROVIDERS]
 PATTERN_HINT = _l(
-    "A Python regular expression with the named groups amount and trx_id; counterparty, balance, fee "
-    "and time are optional. Case is ignored."
+    "A regular expression with the named groups amount and trx_id; counterparty, balance, fee "
+    "and time are optional. Case is ignored. Look-arounds and back-references are not supported "
+    "(templates run on RE2, which never stalls on a text)."
 )
 
 

@@ -32,6 +32,7 @@ REFRESH = "<meta http-equiv=refresh content=0;url=//evil>"
 FORM = "<form action=//evil>"
 PAYLOADS = (BOLD, SCRIPT, REFRESH, FORM)
 EVERYTHING = "".join(PAYLOADS)  # 101 characters: fits every String(120) and longer column
+CUT = EVERYTHING[:100]  # for String(100) columns: the last tag lacks its ">", still markup
 SHORT = BOLD  # for the narrow columns (numbers, phones: 11 to 20 characters)
 MEDIUM = SCRIPT + BOLD  # 34 characters, for String(36)-String(64) columns
 
@@ -153,13 +154,13 @@ def hostile(brand):
         review_reason=EVERYTHING,
         received_at=utcnow(),
     )
-    template = SmsTemplate(brand_id=brand.id, provider="bkash", name=EVERYTHING, pattern=EVERYTHING)
+    template = SmsTemplate(brand_id=brand.id, provider="bkash", name=CUT, pattern=EVERYTHING)
     outbound = OutboundSms(
         brand_id=brand.id, to_number=SHORT, body=EVERYTHING, status="failed", last_error=EVERYTHING
     )
     key = ApiKey(
         brand_id=brand.id,
-        label=EVERYTHING,
+        label=CUT,
         display_prefix=SHORT,
         key_hash=secrets.token_hex(32),
         scopes="read",
