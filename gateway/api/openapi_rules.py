@@ -26,7 +26,12 @@ REQUEST_BODIES = (
     "CustomerCreate",
     "CustomerUpdate",
     "ApiKeyCreate",
+    "PaymentLinkCreate",
+    "PaymentLinkUpdate",
+    "InvoiceCreate",
+    "InvoiceUpdate",
 )
+NULL_ONLY = {"nullable": True, "enum": [None]}
 
 # The widest amount the API reads: 12 digits before the point (gateway.money.AMOUNT_PATTERN).
 AMOUNT_DIGITS = 12
@@ -108,3 +113,19 @@ def tighten_document(spec, config):
     }
     # Exactly one of the two names of the transaction.
     refund["oneOf"] = [{"required": ["trx_id"]}, {"required": ["transaction_id"]}]
+    # A payment link has a fixed amount or bounds the customer chooses within, never both.
+    for name in ("PaymentLinkCreate", "PaymentLinkUpdate"):
+        schemas[name]["anyOf"] = [
+            {"properties": {"min_amount": NULL_ONLY, "max_amount": NULL_ONLY}},
+            {"properties": {"amount": NULL_ONLY}},
+        ]
+    for name in ("PaymentLinkUpdate", "InvoiceUpdate"):
+        schemas[name]["minProperties"] = 1
+    for name in ("PaymentLinkCreate", "PaymentLinkUpdate"):
+        schemas[name]["properties"]["slug"]["pattern"] = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+    # An invoice is for an existing customer or one described; its lines cost something.
+    schemas["InvoiceCreate"]["anyOf"] = [{"required": ["customer_id"]}, {"required": ["customer"]}]
+    schemas["InvoiceItemIn"]["properties"]["description"]["pattern"] = r"\S"  # not blank
+    schemas["InvoiceItemIn"]["properties"]["unit_price"] = positive_amount_schema(
+        config.get("MAX_AMOUNT")
+    )

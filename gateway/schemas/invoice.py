@@ -13,8 +13,17 @@ from ..invoices.sending import CHANNELS
 from .common import Amount, BaseSchema, PageArgs, Phone, Timestamp
 from .customer import CustomerFieldsSchema
 
-QUANTITY_DOC = {"type": "string", "pattern": r"^\d+(\.\d{1,3})?$", "example": "2"}
-RATE_DOC = {"type": "string", "pattern": r"^\d+(\.\d{1,2})?$", "example": "15"}
+# ASCII digits within the validators' bounds: 0.001 to 999999.999, and 0 to 100.
+QUANTITY_DOC = {
+    "type": "string",
+    "pattern": r"^([1-9][0-9]{0,5}(\.[0-9]{1,3})?|0\.[0-9]{0,2}[1-9])$",
+    "example": "2",
+}
+RATE_DOC = {
+    "type": "string",
+    "pattern": r"^(100(\.00?)?|[0-9]{1,2}(\.[0-9]{1,2})?)$",
+    "example": "15",
+}
 
 
 class DecimalText(fields.Field):

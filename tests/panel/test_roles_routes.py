@@ -11,6 +11,7 @@ import pytest
 
 from gateway.accounts.api_keys import add_key
 from gateway.accounts.roles import ALL_PERMISSIONS, PERMISSIONS, ROLES
+from gateway.compat.keys import generate_compat_key
 from gateway.extensions import db
 from gateway.panel.access import PUBLIC
 from gateway.sms.models.outbound_sms import OutboundSms
@@ -179,7 +180,13 @@ ROUTES = [
     ("panel.invoice_pdf", "GET", "/panel/invoices/{invoice}/pdf", None, "OASV"),
     ("panel.plugins", "GET", "/panel/developers/plugins", None, "OA"),
     ("panel.compat_key_generate", "POST", "/panel/developers/plugins/keys", {}, "OA"),
-    ("panel.compat_key_revoke", "POST", "/panel/developers/plugins/keys/999999/revoke", {}, "OA"),
+    (
+        "panel.compat_key_revoke",
+        "POST",
+        "/panel/developers/plugins/keys/{compat_key}/revoke",
+        {},
+        "OA",
+    ),
     ("panel.compat_test_ipn", "POST", "/panel/developers/plugins/test-ipn", {}, "OA"),
     ("panel.mail_settings", "GET", "/panel/settings/email", None, "OA"),
     ("panel.mail_settings", "POST", "/panel/settings/email", {}, "OA"),
@@ -301,8 +308,10 @@ def rows(brand):
     colleague = UserFactory(brand=brand, email="colleague@shop.test")
     link = make_link(brand)
     invoice = an_invoice(brand)
+    compat_key, _ = generate_compat_key(brand, "Shop plugin", "uddoktapay")
     db.session.commit()
     return {
+        "compat_key": compat_key.id,
         "link": link.public_id,
         "invoice": invoice.public_id,
         "paid": paid.public_id,

@@ -24,6 +24,8 @@ from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.sms.models.sms_template import SmsTemplate
 from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from tests.factories import CustomerFactory, PaymentFactory, PaymentMethodFactory, UserFactory
+from tests.invoices.conftest import an_invoice
+from tests.links.support import make_link
 from tests.panel.conftest import PASSWORD, panel_client, post_form, sign_in
 
 BOLD = "<b>x</b>"
@@ -68,8 +70,14 @@ class InjectedElements(HTMLParser):
 
 
 def assert_nothing_injected(response, where):
-    """Neither the raw hostile markup nor any element it would create is on the page."""
+    """Neither the raw hostile markup nor any element it would create is on the page.
+
+    A download (CSV, PDF) holds the values as they are: it must never be something a browser renders.
+    """
     assert response.status_code < 500, where
+    if response.mimetype in ("text/csv", "application/pdf"):
+        assert response.headers["X-Content-Type-Options"] == "nosniff", where
+        return
     html = response.get_data(as_text=True)
     for payload in PAYLOADS:
         for piece in ("<b>x", "<script>alert", "<meta http-equiv=refresh", "<form action=//evil"):
@@ -197,10 +205,26 @@ def hostile(brand):
             user_agent=EVERYTHING,
         )
     )
+    link = make_link(
+        brand,
+        title=EVERYTHING,
+        description=EVERYTHING,
+        custom_fields=[{"kind": "text", "label": CUT, "required": False}],
+    )
+    invoice = an_invoice(
+        brand,
+        customer=None,
+        customer_id=str(customer.id),
+        notes=EVERYTHING,
+        items=[{"description": EVERYTHING, "quantity": "1", "unit_price": "100"}],
+        discount="0",
+    )
     db.session.commit()
     return {
         "admin": admin,
         "customer": customer,
+        "link": link,
+        "invoice": invoice,
         "method": method,
         "payments": payments,
         "sms": sms,
@@ -248,6 +272,9 @@ def panel_urls(app, hostile):
         "customer_id": hostile["customer"].id,
         "sms_id": hostile["sms"].public_id,
         "delivery_id": hostile["delivery"].id,
+        "link_id": hostile["link"].public_id,
+        "invoice_id": hostile["invoice"].public_id,
+        "kind": "payments",
     }
     urls = []
     with app.test_request_context():
