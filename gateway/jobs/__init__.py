@@ -24,6 +24,8 @@ PERIODIC = (
     ("prune-idempotency", "gateway.api.idempotency.prune_idempotency_records", 3600),
     # Stored credits a waiting claim could match, left unmatched by a request that died after storing them.
     ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL"),
+    # Credits whose chain healed but whose release died with its request.
+    ("settle-chains", "gateway.sms.balance_chain.settle_unsettled", "SWEEP_INTERVAL"),
     ("prune-rate-limits", "gateway.accounts.rate_limit_store.prune_rate_limit_counters", 3600),
     ("sweep-mail", "gateway.mail.sending.sweep_mail", "SWEEP_INTERVAL"),
     # Phones gone silent and texts no payment claimed tell the merchant; due notifications are re-woken.

@@ -3,9 +3,12 @@
 from decimal import Decimal
 
 import phonenumbers
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from ..answer_commit import commit_work
+from ..clock import utcnow
 from ..db_types import row_id
 from ..domain_errors import AlreadyExists, ValidationFailed, not_found
 from ..extensions import db
@@ -14,30 +17,43 @@ from .models.payment import PAID_STATUSES, Payment
 
 
 def upsert_customer(brand, name=None, email=None, phone=None):
-    """The brand's customer with this e-mail (else phone), created or filled in; None without either."""
+    """The brand's customer with this e-mail (else phone), created or filled in; None without either.
+
+    A new e-mail is inserted with ON CONFLICT DO NOTHING: of two payments for one new customer at
+    once, one inserts the row and the other finds it, and neither transaction is rolled back (a
+    savepoint would not do on SQLite, where releasing the outermost one commits it).
+    """
     email = email.lower() if email else None
     if not email and not phone:
         return None
-    for _ in range(2):
-        customer = find_by_contact(brand, email, phone)
-        try:
-            # begin_nested() first flushes what is pending, so the row is added inside it: losing a
-            # race to the same e-mail then undoes only the savepoint, not the request's transaction.
-            # (The lookup stays outside: on SQLite a read inside the transaction would pin a snapshot
-            # that the competitor's commit makes stale, and the insert would fail as "locked".)
-            with db.session.begin_nested():
-                if customer is None:
-                    customer = Customer(brand_id=brand.id, name=name, email=email, phone=phone)
-                    db.session.add(customer)
-                else:
-                    customer.name = name or customer.name
-                    customer.email = customer.email or email
-                    customer.phone = phone or customer.phone
-                db.session.flush()
-            return customer
-        except IntegrityError:
-            continue  # a concurrent request created the same e-mail first: use that row
-    return find_by_contact(brand, email, phone)
+    if email:
+        insert_customer_if_new(brand, name, email, phone)
+    customer = find_by_contact(brand, email, phone)
+    if customer is None:
+        customer = Customer(brand_id=brand.id, name=name, email=email, phone=phone)
+        db.session.add(customer)
+    else:
+        customer.name = name or customer.name
+        customer.email = customer.email or email
+        customer.phone = phone or customer.phone
+    db.session.flush()
+    return customer
+
+
+def insert_customer_if_new(brand, name, email, phone):
+    """Insert the brand's customer with this e-mail unless one exists (committed or not)."""
+    dialect = db.session.get_bind().dialect.name
+    insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
+    now = utcnow()
+    db.session.execute(
+        insert(Customer)
+        .values(
+            brand_id=brand.id, name=name, email=email, phone=phone, created_at=now, updated_at=now
+        )
+        .on_conflict_do_nothing(
+            index_elements=["brand_id", "email"], index_where=Customer.email.isnot(None)
+        )
+    )
 
 
 def find_by_contact(brand, email, phone):

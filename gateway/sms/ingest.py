@@ -10,9 +10,14 @@ from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, uns
 from ..devices.models.device import Device
 from ..extensions import db
 from ..schemas.mobile import SmsMessageSchema
-from .balance_chain import link_text, movement
+from .balance_chain import UNCHECKED, link_of, link_text, movement
 from .claims import claimed_trx_ids
-from .matching import hold_unverified_credit, match_sms_to_claim, match_stranded_credits
+from .matching import (
+    hold_unverified_credit,
+    match_sms_to_claim,
+    match_stranded_credits,
+    release_verified_credit,
+)
 from .models.inbound_sms import InboundSms
 from .records import enabled_templates, message_receiver, message_text, read_text, sms_values
 
@@ -38,6 +43,7 @@ def ingest_batch(device, items):
     ]
     stored = store(device, pending)
     chain_stored(device, stored, templates, receivers)
+    rechain_resent(device, pending, templates, receivers)
     match_stored(stored)
     match_resent(device.brand_id, sent)
     return results
@@ -65,18 +71,63 @@ def chain_stored(device, stored, templates, receivers=None):
     for _, sms, parsed, receiver in sorted(texts, key=lambda text: text[0]):
         try:
             link_text(sms, parsed, device.brand, receiver)
-        except Exception:  # noqa: BLE001 - fail safe: an unchecked credit must not pay by itself
+        except Exception:
+            # Fail safe: the credit is held (an unchecked credit must not pay by itself), then the
+            # batch fails so that the phone sends it again; rechain_resent chains it on that retry.
             db.session.rollback()
             logger.exception("balance chain failed for SMS %s", sms.public_id)
             hold_unchecked(sms, device.brand)
+            raise
 
 
 def hold_unchecked(sms, brand):
     """A strict brand's credit whose chain step failed waits for review rather than paying unchecked."""
     db.session.refresh(sms)
     if brand.sms_chain_mode == "strict" and sms.status == "unmatched":
-        hold_unverified_credit(sms, "balance chain could not be checked (see the server log)")
+        hold_unverified_credit(sms, UNCHECKED)
         db.session.commit()
+
+
+def rechain_resent(device, pending, templates, receivers):
+    """Chain a text sent again (the phone's retry) whose chain step never ran, and pay it if it follows.
+
+    A request that dies between storing a text and chaining it leaves a gap that would hold every
+    later credit of the chain for review: the retry fills it, and healing releases those credits.
+    """
+    for result, values in pending:
+        ref = result.get("server_ref")
+        if (
+            result["status"] != "duplicate"
+            or values["balance"] is None
+            or ref == values["public_id"]
+        ):
+            continue  # new, not a wallet text, or a second text with a stored TrxID (never chained)
+        sms = db.session.execute(
+            db.select(InboundSms).where(
+                InboundSms.brand_id == device.brand_id, InboundSms.public_id == ref
+            )
+        ).scalar_one_or_none()
+        if sms is None:
+            continue
+        link = link_of(sms)
+        try:
+            link = link or link_text(
+                sms,
+                read_text(sms.sender, sms.body, templates),
+                device.brand,
+                receivers.get(values["public_id"]) or "",
+            )
+        except Exception:  # noqa: BLE001 - still unchecked: it stays held, and a later retry tries again
+            db.session.rollback()
+            logger.exception("balance chain failed again for SMS %s", sms.public_id)
+            continue
+        db.session.refresh(sms)
+        if (
+            link is not None
+            and link.status != "broken"
+            and (sms.review_reason or "").startswith(UNCHECKED)
+        ):
+            release_verified_credit(sms)
 
 
 def batch_answer(results):

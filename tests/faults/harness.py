@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import uuid
+from decimal import Decimal
 from pathlib import Path
 
 import requests
@@ -223,6 +224,10 @@ class Shop:
         # (method, path, status, seconds, monotonic start) of every answer; no answer at all is status None
         self.answers = []
         self.lock = threading.Lock()
+        # The phone's bKash balance: each credit's text continues it (gateway/sms/balance_chain.py), and
+        # like a real phone it forwards one text at a time, in the order its balance says.
+        self.wallet = threading.Lock()
+        self.balance = Decimal("1000.00")
 
     def server_errors(self):
         """Every 5xx answer (and every request that got no answer at all)."""
@@ -296,10 +301,16 @@ class Shop:
             },
         )
         assert claimed.status_code == 303, claimed.text[:300]
-        message = sms_message(self.aes_key, bkash_text(trx_id=trx_id))
-        forwarded = self.send(
-            session, "POST", "/api/mobile/v1/sms", headers=self.phone, json={"messages": [message]}
-        )
+        with self.wallet:
+            self.balance += Decimal("500.00")
+            text = bkash_text(trx_id=trx_id, balance=f"{self.balance:.2f}")
+            forwarded = self.send(
+                session,
+                "POST",
+                "/api/mobile/v1/sms",
+                headers=self.phone,
+                json={"messages": [sms_message(self.aes_key, text)]},
+            )
         assert forwarded.status_code == 200, forwarded.text
         return payment["payment_id"]
 

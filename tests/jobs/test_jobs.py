@@ -264,6 +264,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "expire-payments: 1",
         "prune-idempotency: 0",
         "heal-matching: 0",
+        "settle-chains: 0",
         "prune-rate-limits: 0",
         "sweep-mail: 0",
         "notifications: 0",

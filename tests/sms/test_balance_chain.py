@@ -19,6 +19,7 @@ from gateway.sms.balance_chain import (
 from gateway.sms.ingest import ingest_batch
 from gateway.sms.matching import approve_review, submit_claim
 from gateway.sms.models.balance_chain import BalanceChain, BalanceLink
+from gateway.sms.models.inbound_sms import InboundSms
 from gateway.sms.parsing import build_sms_text
 from tests.factories import PaymentFactory, forward, reload, sms_message
 
@@ -368,8 +369,74 @@ def test_a_failing_chain_step_holds_the_credit_instead_of_letting_it_pay(brand, 
     payment = claim(brand, "500.00", "AAAA000001")
     monkeypatch.setattr(ingest_module, "link_text", broken)
 
-    sms = forward(phone, credit("500.00", "AAAA000001", "1500.00", 0))
+    with pytest.raises(RuntimeError):  # the batch fails: the phone will send it again
+        forward(phone, credit("500.00", "AAAA000001", "1500.00", 0))
 
+    db.session.rollback()
+    sms = db.session.execute(db.select(InboundSms)).scalar_one()
     assert reload(sms).status == "review"
     assert reload(payment).status == "processing"
     assert reload(payment).review_reason.startswith("balance chain could not be checked")
+
+
+def test_a_text_whose_chain_step_died_is_chained_when_the_phone_sends_it_again(
+    brand, phone, monkeypatch
+):
+    """One lost chain step must not hold every later credit: the phone's resend fills the gap."""
+    import gateway.sms.ingest as ingest_module
+
+    first, second, third = (
+        claim(brand, "500.00", "AAAA000001"),
+        claim(brand, "500.00", "AAAA000002"),
+        claim(brand, "500.00", "AAAA000003"),
+    )
+    forward(phone, credit("500.00", "AAAA000001", "1500.00", 1))
+    real_link_text = ingest_module.link_text
+
+    def died(*args, **kwargs):
+        raise RuntimeError("connection lost mid-step")
+
+    monkeypatch.setattr(ingest_module, "link_text", died)
+    lost = credit("500.00", "AAAA000002", "2000.00", 2)
+    with pytest.raises(RuntimeError):
+        forward(phone, lost)
+    db.session.rollback()
+    monkeypatch.setattr(ingest_module, "link_text", real_link_text)
+    forward(phone, credit("500.00", "AAAA000003", "2500.00", 3))
+    assert reload(third).status == "processing"  # 2000.00 expected before it: never chained
+
+    forward(phone, lost)  # the phone's retry of the text whose step died
+
+    assert [reload(p).status for p in (first, second, third)] == ["completed"] * 3
+    statuses = db.session.execute(db.select(BalanceLink.status).order_by(BalanceLink.id)).scalars()
+    assert sorted(statuses) == ["healed", "start", "verified"]
+
+
+def test_credits_a_dead_request_left_held_after_their_chain_healed_are_paid_by_the_periodic_job(
+    brand, phone, monkeypatch
+):
+    import gateway.sms.balance_chain as chain_module
+
+    first, second, third = (
+        claim(brand, "500.00", "AAAA000001"),
+        claim(brand, "500.00", "AAAA000002"),
+        claim(brand, "500.00", "AAAA000003"),
+    )
+    forward(phone, credit("500.00", "AAAA000001", "1500.00", 1))
+    forward(phone, credit("500.00", "AAAA000003", "2500.00", 3))  # ahead of its predecessor
+    assert reload(third).status == "processing"
+
+    def died(sms_ids):
+        raise RuntimeError("connection lost after the commit")
+
+    monkeypatch.setattr(chain_module, "settle_released", died)
+    with pytest.raises(RuntimeError):  # fills the gap, commits, then dies before releasing
+        forward(phone, credit("500.00", "AAAA000002", "2000.00", 2))
+    db.session.rollback()
+    monkeypatch.undo()
+    assert [reload(p).status for p in (second, third)] == ["processing", "processing"]
+
+    assert chain_module.settle_unsettled() == 2
+
+    assert [reload(p).status for p in (first, second, third)] == ["completed"] * 3
+    assert chain_module.settle_unsettled() == 0
