@@ -64,6 +64,7 @@ def test_the_owner_pairs_a_phone_with_the_code_on_the_page(live_url, brand, owne
     assert heartbeat.status_code == 200, heartbeat.text
 
     page.get_by_role("link", name="Done: show my devices").click()
+    page.wait_for_url("**/panel/devices")  # the click's navigation ends before the reload starts
     page.reload()
     expect(page.get_by_role("cell", name="Counter phone")).to_be_visible()
     expect(page.get_by_text("battery 81%")).to_be_visible()
