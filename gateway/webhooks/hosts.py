@@ -37,10 +37,14 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[2])
 local fast = redis.call('EXISTS', KEYS[2]) == 1 and redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[3]) == 0
 if not fast then
+  -- This very attempt already in flight was left by a process that died before its claim: it is
+  -- taken over, not counted against itself.
+  local host_held = redis.call('ZCARD', KEYS[1]) - (redis.call('ZSCORE', KEYS[1], ARGV[5]) and 1 or 0)
+  local brand_held = redis.call('ZCARD', KEYS[4]) - (redis.call('ZSCORE', KEYS[4], ARGV[5]) and 1 or 0)
   local parked = nil
-  if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  if host_held >= tonumber(ARGV[4]) then
     parked = KEYS[3]
-  elseif redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[8]) then
+  elseif brand_held >= tonumber(ARGV[8]) then
     parked = KEYS[5]
   end
   if parked then

@@ -97,6 +97,17 @@ def test_a_parked_delivery_is_woken_when_its_hosts_attempt_ends(app, rq_redis):
     assert admit(url, 3, 1) is True and admit(url, 4, 1) is True
 
 
+def test_an_attempt_left_in_flight_by_a_dead_process_is_taken_over_not_parked(app, rq_redis):
+    """A worker killed between admitting an attempt and claiming it leaves the attempt's place
+    taken: the same attempt, woken again, takes it over instead of waiting out the lease."""
+    from gateway.webhooks.hosts import admit
+
+    url = "http://127.0.0.1:9/hooks"
+    assert admit(url, 1, 1, brand_id=1) is True  # then the process dies
+    assert admit(url, 1, 1, brand_id=1) is True  # the sweep's wake-up of the same attempt
+    assert admit(url, 2, 1, brand_id=1) is False  # another delivery still waits its turn
+
+
 def test_a_slow_answer_keeps_the_host_to_one_attempt_at_a_time(app, rq_redis):
     from gateway.webhooks.hosts import admit, release
 
