@@ -335,7 +335,12 @@ SETTINGS = {
             "without Redis, run jobs in a thread of the web process",
             {"testing": False},
         ),
-        S("API_RATE_LIMIT", rate_limit, "100/second", "per API key"),
+        S(
+            "API_RATE_LIMIT",
+            rate_limit,
+            "100/second",
+            "per API key (counted per web process when REDIS_URL is unset)",
+        ),
         S(
             "API_AUTH_FAILURE_LIMIT",
             rate_limit,

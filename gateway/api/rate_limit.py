@@ -2,9 +2,10 @@
 which made-up keys cannot dodge by changing each time.
 
 It calls the `limits` library (the engine under Flask-Limiter) directly, one counter hit per request, over the
-store every process shares (gateway.accounts.rate_limit_store): Redis while it answers, else the database. Only with
-RATELIMIT_STORAGE_URI=memory:// are the counters this process's own; a plain fixed-window dict counts them then,
-since `limits`' memory storage starts a timer thread to expire its keys, which costs more than the check.
+store every process shares (gateway.accounts.rate_limit_store): Redis while it answers, else the database. The
+per-key rate of a deployment without Redis, and every limit with RATELIMIT_STORAGE_URI=memory://, count in this
+process instead, in a plain fixed-window dict: `limits`' memory storage starts a timer thread to expire its keys,
+which costs more than the check.
 """
 
 import math
@@ -17,6 +18,8 @@ from limits.storage import storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
 from ..errors import ApiError
+
+PER_PROCESS_WITHOUT_REDIS = {"API_RATE_LIMIT"}
 
 
 class LocalFixedWindow:
@@ -69,9 +72,13 @@ def limiter_for(app, setting):
     limiter = limiters.get(setting)
     if limiter is None:
         uri, limit = app.config["RATELIMIT_STORAGE_URI"], parse(app.config[setting])
+        # Without Redis the shared store is the database: a write on every API request. The per-key
+        # request rate is a throughput cap, not a guard against guessing, so it counts per process
+        # then; refused keys (API_AUTH_FAILURE_LIMIT) always count where every process sees them.
+        per_process = setting in PER_PROCESS_WITHOUT_REDIS and not app.config.get("REDIS_URL")
         limiter = (
             LocalFixedWindow(limit)
-            if uri.startswith("memory://")
+            if uri.startswith("memory://") or per_process
             else SharedFixedWindow(uri, limit, setting)
         )
         limiters[setting] = limiter

@@ -330,6 +330,22 @@ def test_the_fourth_request_in_a_minute_is_429_with_retry_after_per_key(
     assert limited.post(PAYMENTS, json=NEW_PAYMENT, headers=first).status_code == 429
 
 
+def test_without_redis_a_keys_request_rate_counts_per_process_not_in_the_database(
+    limited_apps, brand, make_key
+):
+    """A throughput cap, not a guard against guessing: no database write on every API request."""
+    from gateway.accounts.models.rate_limit import RateLimitCounter
+
+    auth = make_key(brand, ["read"])
+    one, other = limited_apps().test_client(), limited_apps().test_client()
+
+    assert [one.get(PAYMENTS, headers=auth).status_code for _ in range(4)] == [200] * 3 + [429]
+    assert other.get(PAYMENTS, headers=auth).status_code == 200  # another process's own count
+    assert (
+        db.session.execute(db.select(db.func.count()).select_from(RateLimitCounter)).scalar() == 0
+    )
+
+
 def test_one_key_spelled_differently_still_has_one_limit(limited_apps, brand, make_key):
     limited = limited_apps().test_client()
     secret = make_key(brand, ["read"])["Authorization"].removeprefix("Bearer ")
