@@ -13,7 +13,7 @@ from flask import Flask, jsonify, request
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 app = Flask(__name__)
 
@@ -141,4 +141,7 @@ def read(payment_id):
 
 
 with app.app_context():
-    db.create_all()
+    try:
+        db.create_all()
+    except OperationalError:  # another worker, booting at the same moment, created them first
+        pass
