@@ -441,6 +441,27 @@ def held_sms(payment):
     ).scalar_one_or_none()
 
 
+def pay_with_bound_sms(payment, sms, settled_meanwhile, from_states=OPEN_STATUSES):
+    """Match the SMS bound to a payment for review and complete the payment with it (guarded).
+
+    Refused (INVALID_STATE) when the SMS's TrxID already paid another payment, or when another
+    request settled the SMS first (`settled_meanwhile` says how).
+    """
+    if trx_id_paid_elsewhere(payment, sms):
+        raise invalid_state(f"TrxID {sms.provider_trx_id} already paid another payment.")
+    won = write_status(
+        INBOUND_SMS,
+        (InboundSms.id == sms.id, InboundSms.payment_id == payment.id),
+        ("review",),
+        "matched",
+        matched_at=utcnow(),
+    )
+    if won != 1:
+        db.session.rollback()
+        raise invalid_state(settled_meanwhile)
+    return complete_with_sms(payment, sms, from_states=from_states)
+
+
 def trx_id_paid_elsewhere(payment, sms):
     """Whether the SMS's TrxID already paid another payment of the brand (one TrxID pays once)."""
     return (
@@ -475,20 +496,10 @@ def approve_review(payment):
             "No SMS is held for this payment: its TrxID paid another payment or no text arrived. "
             "Reject it, or match an SMS to it by hand."
         )
-    if trx_id_paid_elsewhere(payment, sms):
-        raise invalid_state(f"TrxID {sms.provider_trx_id} already paid another payment.")
-    won = write_status(
-        INBOUND_SMS,
-        (InboundSms.id == sms.id, InboundSms.payment_id == payment.id),
-        ("review",),
-        "matched",
-        matched_at=utcnow(),
-    )
-    if won != 1:
-        db.session.rollback()
-        raise invalid_state("The SMS held for this payment was released or matched meanwhile.")
     # complete_payment rolls the SMS update back too when the payment left `processing` meanwhile.
-    return complete_with_sms(payment, sms)
+    return pay_with_bound_sms(
+        payment, sms, "The SMS held for this payment was released or matched meanwhile."
+    )
 
 
 def release_held_sms(payment):
@@ -724,20 +735,10 @@ def complete_late_payment(payment):
         raise invalid_state(
             "No SMS that arrived after this payment was cancelled or expired is waiting."
         )
-    if trx_id_paid_elsewhere(payment, sms):
-        raise invalid_state(f"TrxID {sms.provider_trx_id} already paid another payment.")
-    won = write_status(
-        INBOUND_SMS,
-        (InboundSms.id == sms.id, InboundSms.payment_id == payment.id),
-        ("review",),
-        "matched",
-        matched_at=utcnow(),
-    )
-    if won != 1:
-        db.session.rollback()
-        raise invalid_state("The late SMS was settled meanwhile.")
     # The guarded cancelled/expired → completed rolls the SMS update back too when someone else won.
-    return complete_with_sms(payment, sms, from_states=LATE_STATUSES)
+    return pay_with_bound_sms(
+        payment, sms, "The late SMS was settled meanwhile.", from_states=LATE_STATUSES
+    )
 
 
 def return_late_sms(payment, note=None):
