@@ -39,6 +39,17 @@ def strip(value):
     return value.strip() if isinstance(value, str) else value
 
 
+def read_optional_amount(field, refusal):
+    """A text field's amount as a Decimal (commas allowed), None when empty; `refusal` otherwise."""
+    if not field.data:
+        field.data = None
+        return
+    try:
+        field.data = parse_amount(field.data.replace(",", ""))
+    except InvalidAmount:
+        raise ValidationError(refusal) from None
+
+
 class ActionForm(FlaskForm):
     """A button that changes something (sign out, cancel, approve, delete…): just the CSRF token."""
 
@@ -100,14 +111,8 @@ class RefundForm(FlaskForm):
 
     def validate_amount(self, field):
         """Empty means the remainder; otherwise a positive amount with at most two decimals."""
-        if not field.data:
-            field.data = None
-            return
-        try:
-            field.data = parse_amount(field.data.replace(",", ""))
-        except InvalidAmount:
-            raise ValidationError(_l("Enter an amount such as 250 or 250.50.")) from None
-        if field.data <= 0:
+        read_optional_amount(field, _l("Enter an amount such as 250 or 250.50."))
+        if field.data is not None and field.data <= 0:
             raise ValidationError(_l("Amount must be greater than zero."))
 
 

@@ -5,8 +5,7 @@ from wtforms import BooleanField, PasswordField, SelectField, StringField
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from ..i18n import lazy_gettext as _l
-from ..money import InvalidAmount, parse_amount
-from .forms import options, strip
+from .forms import options, read_optional_amount, strip
 
 ROLE_NAMES = {
     "owner": _l("Owner"),
@@ -70,12 +69,6 @@ class SecurityForm(FlaskForm):
 
     def validate_staff_refund_limit(self, field):
         """Empty (no limit), or a Decimal of zero or more with at most two decimals."""
-        if not field.data:
-            field.data = None
-            return
-        try:
-            field.data = parse_amount(field.data.replace(",", ""))
-        except InvalidAmount:
-            raise ValidationError(_l("Enter an amount such as 0, 500 or 2500.50.")) from None
-        if field.data < 0:
+        read_optional_amount(field, _l("Enter an amount such as 0, 500 or 2500.50."))
+        if field.data is not None and field.data < 0:
             raise ValidationError(_l("The limit cannot be negative."))

@@ -2,16 +2,15 @@
 
 from flask_wtf import FlaskForm
 from wtforms import Form, SelectField, StringField, TextAreaField
-from wtforms.validators import DataRequired, Length, Optional, ValidationError
+from wtforms.validators import DataRequired, Length, Optional
 
 from ..i18n import lazy_gettext as _l
-from ..money import InvalidAmount, parse_amount
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment_method import PROVIDERS
 from ..sms.models.inbound_sms import SMS_STATUSES
 from ..sms.parsing import MAX_TEMPLATE
 from ..sms.templates import MAX_SAMPLE
-from .forms import options, strip
+from .forms import options, read_optional_amount, strip
 
 SMS_STATUS_NAMES = {
     "matched": _l("Matched"),
@@ -105,13 +104,7 @@ class StartingBalanceForm(FlaskForm):
 
     def validate_balance(self, field):
         """Empty restarts the chain; otherwise an amount with at most two decimals."""
-        if not field.data:
-            field.data = None
-            return
-        try:
-            field.data = parse_amount(field.data.replace(",", ""))
-        except InvalidAmount:
-            raise ValidationError(_l("Enter an amount such as 1500 or 1500.50.")) from None
+        read_optional_amount(field, _l("Enter an amount such as 1500 or 1500.50."))
 
 
 class ChainModeForm(FlaskForm):
