@@ -283,6 +283,9 @@ def report_postgres(args, base_env, url):
     """The gateway's POST throughput on PostgreSQL with 2 and with 4 web processes (no target)."""
     from sqlalchemy import create_engine, text
 
+    from bench.databases import ensure_database
+
+    ensure_database(url)
     engine = create_engine(url)
     print(f"\nPostgreSQL ({url.rsplit('@', 1)[-1]}), POST /payments (full body), gateway only")
     for workers in (2, 4):

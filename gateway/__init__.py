@@ -9,6 +9,7 @@ from config import DEV_SECRET, INSTANCE_DIR, load_settings
 
 from . import db_models, jobs  # noqa: F401 - db_models: every table known to db.metadata
 from .accounts import rate_limit_store
+from .cookie_session import CookieSessionInterface
 from .errors import register_error_handlers
 from .extensions import babel, csrf, db, limiter, login_manager, migrate
 from .i18n import init_i18n
@@ -31,6 +32,7 @@ def create_app(overrides=None, settings_file=None):
     app.config.from_mapping(settings)
     check_production_secrets(app)
     app.json.sort_keys = False
+    app.session_interface = CookieSessionInterface()
     configure_logging(app)
     for given, meant in near_misses:
         app.logger.warning(

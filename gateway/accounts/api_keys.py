@@ -39,7 +39,7 @@ def find_active_key(secret):
     A read-only row (id, brand_id, scopes, last_used_at, …), not an ApiKey: every request runs this.
     """
     digest = hash_secret(secret)
-    key = db.session.execute(KEY_BY_HASH, {"digest": digest}).first()
+    key = db.session.connection().execute(KEY_BY_HASH, {"digest": digest}).first()
     if key is None or not hmac.compare_digest(key.key_hash, digest) or key.revoked_at is not None:
         return None
     return key

@@ -17,61 +17,94 @@ from .models.payment import PAID_STATUSES, Payment
 
 
 def upsert_customer(brand, name=None, email=None, phone=None):
-    """The brand's customer with this e-mail (else phone), created or filled in; None without either.
+    """The brand's customer with this e-mail (else phone), created or filled in; None without either."""
+    customer_id = upsert_customer_id(brand, name, email, phone)
+    if customer_id is None:
+        return None
+    return db.session.get(Customer, customer_id, populate_existing=True)
 
-    A new e-mail is inserted with ON CONFLICT DO NOTHING: of two payments for one new customer at
-    once, one inserts the row and the other finds it, and neither transaction is rolled back (a
-    savepoint would not do on SQLite, where releasing the outermost one commits it).
+
+def upsert_customer_id(brand, name=None, email=None, phone=None):
+    """The id of the brand's customer with this e-mail (else phone), created or filled in; None without either.
+
+    A new name or phone fills in the profile; an empty one keeps what is on file. By e-mail it is one
+    statement (INSERT … ON CONFLICT DO UPDATE … RETURNING, on both engines): of two payments for one
+    new customer at once, one inserts the row and the other updates it, and neither transaction is
+    rolled back (a savepoint would not do on SQLite, where releasing the outermost one commits it).
     """
     email = email.lower() if email else None
-    if not email and not phone:
-        return None
     if email:
-        insert_customer_if_new(brand, name, email, phone)
-    customer = find_by_contact(brand, email, phone)
+        values = {"brand_id": brand.id, "name": name, "email": email, "phone": phone}
+        return db.session.execute(upsert_by_email(), {**values, "now": utcnow()}).scalar_one()
+    if not phone:
+        return None
+    customer = find_by_phone(brand, phone)
     if customer is None:
-        customer = Customer(brand_id=brand.id, name=name, email=email, phone=phone)
+        customer = Customer(brand_id=brand.id, name=name, phone=phone)
         db.session.add(customer)
     else:
         customer.name = name or customer.name
-        customer.email = customer.email or email
-        customer.phone = phone or customer.phone
     db.session.flush()
-    return customer
+    return customer.id
 
 
-def insert_customer_if_new(brand, name, email, phone):
-    """Insert the brand's customer with this e-mail unless one exists (committed or not)."""
+UPSERTS_BY_EMAIL = {}
+
+
+def upsert_by_email():
+    """The session's engine's INSERT … ON CONFLICT (brand, e-mail) DO UPDATE … RETURNING id, built once.
+
+    updated_at moves only when the name or phone really changes, as the ORM's onupdate would.
+    """
     dialect = db.session.get_bind().dialect.name
-    insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
-    now = utcnow()
-    db.session.execute(
-        insert(Customer)
-        .values(
-            brand_id=brand.id, name=name, email=email, phone=phone, created_at=now, updated_at=now
+    statement = UPSERTS_BY_EMAIL.get(dialect)
+    if statement is None:
+        insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
+        table = Customer.__table__
+        now = db.bindparam("now", type_=table.c.updated_at.type)
+        statement = insert(table).values(
+            brand_id=db.bindparam("brand_id"),
+            name=db.bindparam("name"),
+            email=db.bindparam("email"),
+            phone=db.bindparam("phone"),
+            created_at=now,
+            updated_at=now,
         )
-        .on_conflict_do_nothing(
-            index_elements=["brand_id", "email"], index_where=Customer.email.isnot(None)
+        given = {
+            column: db.func.nullif(statement.excluded[column], "") for column in ("name", "phone")
+        }
+        changed = db.or_(
+            *(
+                db.and_(
+                    given[column].isnot(None),
+                    db.or_(table.c[column].is_(None), table.c[column] != given[column]),
+                )
+                for column in given
+            )
         )
-    )
+        statement = statement.on_conflict_do_update(
+            index_elements=["brand_id", "email"],
+            index_where=table.c.email.isnot(None),
+            set_={
+                "name": db.func.coalesce(given["name"], table.c.name),
+                "phone": db.func.coalesce(given["phone"], table.c.phone),
+                "updated_at": db.case(
+                    (changed, statement.excluded.updated_at), else_=table.c.updated_at
+                ),
+            },
+        ).returning(table.c.id)
+        UPSERTS_BY_EMAIL[dialect] = statement
+    return statement
 
 
-def find_by_contact(brand, email, phone):
-    """The brand's customer by e-mail first, then by phone."""
-    if email:
-        found = db.session.execute(
-            db.select(Customer).where(Customer.brand_id == brand.id, Customer.email == email)
-        ).scalar_one_or_none()
-        if found:
-            return found
-    if phone:
-        return db.session.execute(
-            db.select(Customer)
-            .where(Customer.brand_id == brand.id, Customer.phone == phone)
-            .order_by(Customer.id)
-            .limit(1)
-        ).scalar_one_or_none()
-    return None
+def find_by_phone(brand, phone):
+    """The brand's first customer with this telephone number."""
+    return db.session.execute(
+        db.select(Customer)
+        .where(Customer.brand_id == brand.id, Customer.phone == phone)
+        .order_by(Customer.id)
+        .limit(1)
+    ).scalar_one_or_none()
 
 
 def get_customer(brand, ident):

@@ -18,7 +18,7 @@ from ..extensions import db, insert_persistent
 from ..states import PAYMENT, not_held_for_review_sql, write_status
 from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import emit_event
-from .customers import upsert_customer
+from .customers import upsert_customer_id
 from .models.payment import OPEN_STATUSES, Payment, Transaction
 from .signals import payment_cancelled, payment_closed, payment_completed
 
@@ -45,7 +45,7 @@ def create_payment(brand, data):
     if currency not in brand.currency_list:
         raise field_error("currency", f"Currency must be one of {', '.join(brand.currency_list)}.")
     check_callback_url(data.get("callback_url"))
-    customer = upsert_customer(
+    customer_id = upsert_customer_id(
         brand, data.get("customer_name"), data.get("customer_mail"), data.get("customer_phone")
     )
     now = utcnow()
@@ -55,8 +55,7 @@ def create_payment(brand, data):
         token=secrets.token_urlsafe(24),
         brand_id=brand.id,
         brand=brand,
-        customer=customer,
-        customer_id=customer.id if customer else None,
+        customer_id=customer_id,
         reference=data.get("reference"),
         amount=data["amount"],
         amount_refunded=0,
@@ -126,9 +125,11 @@ def get_payment(brand, public_id):
 
 def get_payment_view(brand_id, public_id):
     """What the API shows of a payment of this brand (a read-only row); NotFound for anything else."""
-    row = db.session.execute(
-        PAYMENT_VIEW_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand_id}
-    ).first()
+    row = (
+        db.session.connection()
+        .execute(PAYMENT_VIEW_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand_id})
+        .first()
+    )
     if row is None:
         raise not_found("payment")
     return row
