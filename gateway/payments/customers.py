@@ -3,8 +3,6 @@
 from decimal import Decimal
 
 import phonenumbers
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from ..answer_commit import commit_work
@@ -35,7 +33,7 @@ def upsert_customer_id(brand, name=None, email=None, phone=None):
     email = email.lower() if email else None
     if email:
         values = {"brand_id": brand.id, "name": name, "email": email, "phone": phone}
-        return db.session.execute(upsert_by_email(), {**values, "now": utcnow()}).scalar_one()
+        return db.session.execute(UPSERT_BY_EMAIL, {**values, "now": utcnow()}).scalar_one()
     if not phone:
         return None
     customer = find_by_phone(brand, phone)
@@ -48,53 +46,29 @@ def upsert_customer_id(brand, name=None, email=None, phone=None):
     return customer.id
 
 
-UPSERTS_BY_EMAIL = {}
-
-
-def upsert_by_email():
-    """The session's engine's INSERT … ON CONFLICT (brand, e-mail) DO UPDATE … RETURNING id, built once.
-
-    updated_at moves only when the name or phone really changes, as the ORM's onupdate would.
-    """
-    dialect = db.session.get_bind().dialect.name
-    statement = UPSERTS_BY_EMAIL.get(dialect)
-    if statement is None:
-        insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
-        table = Customer.__table__
-        now = db.bindparam("now", type_=table.c.updated_at.type)
-        statement = insert(table).values(
-            brand_id=db.bindparam("brand_id"),
-            name=db.bindparam("name"),
-            email=db.bindparam("email"),
-            phone=db.bindparam("phone"),
-            created_at=now,
-            updated_at=now,
-        )
-        given = {
-            column: db.func.nullif(statement.excluded[column], "") for column in ("name", "phone")
-        }
-        changed = db.or_(
-            *(
-                db.and_(
-                    given[column].isnot(None),
-                    db.or_(table.c[column].is_(None), table.c[column] != given[column]),
-                )
-                for column in given
-            )
-        )
-        statement = statement.on_conflict_do_update(
-            index_elements=["brand_id", "email"],
-            index_where=table.c.email.isnot(None),
-            set_={
-                "name": db.func.coalesce(given["name"], table.c.name),
-                "phone": db.func.coalesce(given["phone"], table.c.phone),
-                "updated_at": db.case(
-                    (changed, statement.excluded.updated_at), else_=table.c.updated_at
-                ),
-            },
-        ).returning(table.c.id)
-        UPSERTS_BY_EMAIL[dialect] = statement
-    return statement
+# The same SQL on SQLite and PostgreSQL. SQLAlchemy's dialect-specific insert().on_conflict_do_update()
+# would say it too, but it is not cacheable: it was compiled afresh for every payment. updated_at
+# moves only when the name or phone really changes, as the ORM's onupdate would.
+UPSERT_BY_EMAIL = (
+    db.text(
+        """INSERT INTO customers (brand_id, name, email, phone, created_at, updated_at)
+        VALUES (:brand_id, :name, :email, :phone, :now, :now)
+        ON CONFLICT (brand_id, email) WHERE email IS NOT NULL DO UPDATE SET
+            name = coalesce(nullif(excluded.name, ''), customers.name),
+            phone = coalesce(nullif(excluded.phone, ''), customers.phone),
+            updated_at = CASE
+                WHEN nullif(excluded.name, '') IS NOT NULL
+                    AND (customers.name IS NULL OR customers.name <> excluded.name)
+                  OR nullif(excluded.phone, '') IS NOT NULL
+                    AND (customers.phone IS NULL OR customers.phone <> excluded.phone)
+                THEN excluded.updated_at
+                ELSE customers.updated_at
+            END
+        RETURNING id"""
+    )
+    .bindparams(db.bindparam("now", type_=Customer.__table__.c.updated_at.type))
+    .columns(id=db.Integer)
+)
 
 
 def find_by_phone(brand, phone):
