@@ -138,3 +138,171 @@ def test_every_cli_command_is_in_the_one_list_that_registers_them():
     }
     assert defined == set(cli.COMMANDS)
     assert sorted(cli.gateway_cli().commands) == sorted(command.name for command in cli.COMMANDS)
+
+
+# Units of work (gateway/answer_commit.py): a front door opens one, the services inside end with
+# commit_work() (which only flushes there) and the unit commits once. These functions commit
+# themselves, each for the reason given; any other function that commits fails the test below.
+AS_FOUND = "as found"  # sms/ and webhooks/ are being changed elsewhere: the lead updates these
+OWN_COMMITS = {
+    "answer_commit.commit_work": "the one commit of a unit of work, or of a service outside one",
+    "extensions.commit_without_expiring": "commit_work(keep_loaded=True): commits, rows stay loaded",
+    "accounts.rate_limit_store.count_hit": "own connection: a hit counts whatever the request does",
+    "accounts.rate_limit_store.reset": "own connection: the limiter's store, apart from the request",
+    "accounts.rate_limit_store.clear": "own connection: the limiter's store, apart from the request",
+    "accounts.rate_limit_store.prune_rate_limit_counters": "the pruning job, on its own connection",
+    "api.auth.touch_last_used": "a key's last use is written when checked, whatever follows",
+    "api.idempotency.reserve": "the key's reservation commits before the work it guards starts",
+    "api.idempotency.release_reservation": "a failed request frees its key for the retry",
+    "api.idempotency.commit_with_answer": "the keyed request's one commit: its work with its answer",
+    "api.idempotency.prune_idempotency_records": "the pruning job: one delete, one commit",
+    "compat.keys.find_compat_key": "a key's last use is written when checked, whatever follows",
+    "devices.pairing.count_wrong_guess": "a wrong guess counts though its refusal rolls back",
+    "devices.tokens.refused_reuse": "a reused token's device stays unpaired though refused",
+    "mail.sending.deliver_mail": "lease committed before the slow SMTP send, outcome after",
+    "notifications.sending.send_notification": "lease committed before the slow send",
+    "notifications.sending.record": "outcome committed before the retry is scheduled",
+    "sms.balance_chain.lock_chain": AS_FOUND,
+    "sms.balance_chain.link_text": AS_FOUND,
+    "sms.balance_chain.settle_unsettled": AS_FOUND,
+    "sms.claims.stranded_credit_ids": AS_FOUND,
+    "sms.ingest.hold_unchecked": AS_FOUND,
+    "sms.ingest.device_key": AS_FOUND,
+    "sms.ingest.insert": AS_FOUND,
+    "sms.matching.submit_claim": AS_FOUND,
+    "sms.matching.hold_for_review": AS_FOUND,
+    "sms.matching.flag_rival_claims": AS_FOUND,
+    "sms.matching.bind_held_sms": AS_FOUND,
+    "sms.matching.release_verified_credit": AS_FOUND,
+    "sms.matching.flag_lost_claim": AS_FOUND,
+    "sms.matching.flag_lost_claims": AS_FOUND,
+    "sms.matching.expire_overdue_claim": AS_FOUND,
+    "sms.matching.bind_late_sms": AS_FOUND,
+    "sms.outbound.lease_outbound_sms": AS_FOUND,
+    "sms.outbound.report_outbound_sms": AS_FOUND,
+    "sms.outbound_sweep.wake_due_messages": AS_FOUND,
+    "sms.provider.send_outbound_sms": AS_FOUND,
+    "webhooks.deliveries.rotate_webhook_secret": AS_FOUND,
+    "webhooks.delivery.claim_delivery": AS_FOUND,
+    "webhooks.delivery.fail_exhausted": AS_FOUND,
+    "webhooks.delivery.record_attempt": AS_FOUND,
+    "webhooks.sweep.wake_due_deliveries": AS_FOUND,
+}
+
+
+def call_name(call):
+    """The name a call is made by: `f(...)` and `x.f(...)` are both calls of f."""
+    function = call.func
+    if isinstance(function, ast.Name):
+        return function.id
+    return function.attr if isinstance(function, ast.Attribute) else None
+
+
+def commits(call):
+    """Whether a call commits: a session's commit(), an engine's begin(), commit_without_expiring()."""
+    function = call.func
+    if call_name(call) == "commit_without_expiring":
+        return True
+    if not isinstance(function, ast.Attribute):
+        return False
+    receiver = ast.unparse(function.value)
+    return (function.attr == "commit" and receiver.endswith("session")) or (
+        function.attr == "begin" and receiver.endswith("engine")
+    )
+
+
+def opens_a_unit(node):
+    """Whether a `with` statement opens `unit_of_work()`."""
+    return isinstance(node, (ast.With, ast.AsyncWith)) and any(
+        isinstance(item.context_expr, ast.Call) and call_name(item.context_expr) == "unit_of_work"
+        for item in node.items
+    )
+
+
+def calls_in(source):
+    """(call node, innermost function around it or None, whether inside `with unit_of_work()`)."""
+    found = []
+
+    def visit(node, function, in_unit):
+        for child in ast.iter_child_nodes(node):
+            inner, unit = function, in_unit or opens_a_unit(child)
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner, unit = child.name, False
+            if isinstance(child, ast.Call):
+                found.append((child, function, in_unit))
+            visit(child, inner, unit)
+
+    visit(ast.parse(source), None, False)
+    return found
+
+
+def gateway_sources():
+    """{dotted module under gateway (without the `gateway.`): source} for every file."""
+    return {
+        module_name(path).removeprefix("gateway."): path.read_text()
+        for path in GATEWAY.rglob("*.py")
+    }
+
+
+def own_commits(sources):
+    """`module.function` of every function that commits itself."""
+    return {
+        f"{module}.{function}"
+        for module, source in sources.items()
+        for call, function, _ in calls_in(source)
+        if commits(call)
+    }
+
+
+def audits_outside_units(sources):
+    """`module:line` of each record_audit(...) neither inside `with unit_of_work():` nor in a
+    function that is only ever called (by name, anywhere in gateway/) inside one."""
+    every = [
+        (module, call, function, in_unit)
+        for module, source in sources.items()
+        for call, function, in_unit in calls_in(source)
+    ]
+
+    def only_called_in_units(function):
+        sites = [in_unit for _, call, _, in_unit in every if call_name(call) == function]
+        return bool(sites) and all(sites)
+
+    return sorted(
+        f"{module}:{call.lineno}"
+        for module, call, function, in_unit in every
+        if call_name(call) == "record_audit"
+        and not in_unit
+        and not (function and only_called_in_units(function))
+    )
+
+
+def test_only_the_listed_functions_commit_themselves():
+    """A new commit inside a service splits its front door's unit of work: end with commit_work()."""
+    assert own_commits(gateway_sources()) == set(OWN_COMMITS)
+
+
+def test_every_audit_row_commits_with_the_action_it_records():
+    assert audits_outside_units(gateway_sources()) == []
+
+
+def test_a_commit_and_an_audit_outside_a_unit_are_caught():
+    sources = {
+        "panel.example": (
+            "def action():\n"
+            "    record_audit(user, 'a')\n"  # line 2: no unit
+            "    with unit_of_work():\n"
+            "        helper()\n"
+            "        record_audit(user, 'b')\n"
+            "def helper():\n"
+            "    record_audit(user, 'c')\n"  # only called inside a unit: fine
+            "def shared():\n"
+            "    record_audit(user, 'd')\n"  # line 9: also called outside one
+            "def caller():\n"
+            "    shared()\n"
+            "    with unit_of_work():\n"
+            "        shared()\n"
+            "    db.session.commit()\n"
+        )
+    }
+    assert audits_outside_units(sources) == ["panel.example:2", "panel.example:9"]
+    assert own_commits(sources) == {"panel.example.caller"}

@@ -24,20 +24,17 @@ TTL_RANGE = (60, 24 * 60 * 60)
 def create_first_brand(name, admin_email, admin_password, key_scopes=("read", "write")):
     """The brand, its owner and a key `default` (read+write unless told), in one commit.
 
-    Returns (brand, admin, key secret); the secret exists only in this return value.
+    Returns (brand, admin, key secret); the secret exists only in this return value. The bootstrap
+    command runs it in a unit of work, which commits it or, on a failure, keeps none of it.
     """
-    try:
-        brand = Brand(name=name, slug="default")
-        db.session.add(brand)
-        db.session.flush()
-        admin = User(brand_id=brand.id, email=admin_email, name="Administrator", role="owner")
-        admin.set_password(admin_password)
-        db.session.add(admin)
-        _, secret = add_key(brand, "default", list(key_scopes))
-        db.session.commit()
-    except BaseException:
-        db.session.rollback()
-        raise
+    brand = Brand(name=name, slug="default")
+    db.session.add(brand)
+    db.session.flush()
+    admin = User(brand_id=brand.id, email=admin_email, name="Administrator", role="owner")
+    admin.set_password(admin_password)
+    db.session.add(admin)
+    _, secret = add_key(brand, "default", list(key_scopes))
+    commit_work()
     return brand, admin, secret
 
 

@@ -37,7 +37,7 @@ def authenticate(email, password):
     if not user.check_password(password or "") or not user.active:
         return None
     user.last_login_at = utcnow()
-    db.session.commit()
+    commit_work()
     return user
 
 

@@ -10,6 +10,7 @@ from ..accounts.models.brand import Brand
 from ..accounts.models.user import User
 from ..accounts.two_factor import reset_two_factor
 from ..accounts.users import end_sessions, find_user_by_email
+from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..extensions import db
 
@@ -113,7 +114,8 @@ def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_ke
     password = password or secrets.token_urlsafe(12)
     scopes = ("read", "write", "admin") if admin_key else ("read", "write")
     try:
-        brand, admin, secret = create_first_brand(brand_name, email, password, scopes)
+        with unit_of_work():
+            brand, admin, secret = create_first_brand(brand_name, email, password, scopes)
     except DomainError as error:
         fail_on_api_error(error)
     click.echo(f"Brand:        {brand.name}")
@@ -137,12 +139,13 @@ BOOTSTRAP_HOOKS = []
 
 
 def run_bootstrap_hooks(brand, hooks=None):
-    """The extra bootstrap steps; one that fails is reported and skipped, since the install is already committed."""
+    """The extra bootstrap steps, each a unit of work of its own: one that fails is reported and
+    skipped (its unit keeps none of its work), since the install is already committed."""
     for hook in BOOTSTRAP_HOOKS if hooks is None else hooks:
         try:
-            hook(brand)
+            with unit_of_work():
+                hook(brand)
         except Exception as error:  # noqa: BLE001 - the admin's password and the key below must still be shown
-            db.session.rollback()
             click.echo(f"Skipped the bootstrap step {hook.__name__}: {error}", err=True)
 
 
@@ -162,10 +165,10 @@ def create_admin(email, password, super_admin):
         raise click.ClickException("The password must have at least 8 characters.")
     if db.session.execute(db.select(User).where(User.email == email)).scalar_one_or_none():
         raise click.ClickException(f"A user with e-mail {email} already exists.")
-    user = User(brand_id=brand.id, email=email, role="owner" if super_admin else "staff")
-    user.set_password(password)
-    db.session.add(user)
-    db.session.commit()
+    with unit_of_work():
+        user = User(brand_id=brand.id, email=email, role="owner" if super_admin else "staff")
+        user.set_password(password)
+        db.session.add(user)
     click.echo(f"Created {user.role} {email}.")
 
 
@@ -204,6 +207,7 @@ def reset_two_factor_command(email):
         raise click.ClickException(f"No panel user has the e-mail {email.strip().lower()}.")
     if not user.two_factor_enabled and not user.totp_secret_sealed:
         raise click.ClickException(f"{user.email} has no two-factor sign-in to reset.")
-    reset_two_factor(user)
-    end_sessions(user)
+    with unit_of_work():
+        reset_two_factor(user)
+        end_sessions(user)
     click.echo(f"Two-factor sign-in is off for {user.email}; they can sign in with the password.")

@@ -1,5 +1,6 @@
 """Notifications for the companion phones: written by the service, read and acknowledged by the app."""
 
+from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..extensions import db
 from .models.notification import Notification
@@ -62,5 +63,5 @@ def acknowledge_notifications(device, ids):
         .values(acknowledged_at=utcnow())
         .execution_options(synchronize_session=False)
     ).rowcount
-    db.session.commit()
+    commit_work()
     return changed

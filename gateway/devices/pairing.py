@@ -101,7 +101,8 @@ def refused_code():
 
 
 def count_wrong_guess(now):
-    """A wrong code is one guess against every live code, committed at once (the refusal rolls back the rest)."""
+    """A wrong code is one guess against every live code, committed at once: the refusal that follows
+    rolls back its unit of work, the guess must outlast it."""
     db.session.rollback()
     db.session.execute(
         db.update(PairingCode)
@@ -178,5 +179,5 @@ def pair_device(data):
         .execution_options(synchronize_session=False)
     )
     notify_devices(code.brand_id, "device.paired", f"{device.name} paired", device=device)
-    db.session.commit()
+    commit_work()
     return device, tokens, aes_key

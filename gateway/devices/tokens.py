@@ -123,11 +123,7 @@ def rotate_tokens(refresh_token, fingerprint=None):
     device = active_device(decode(refresh_token, "refresh"))
     presented = token_hash(refresh_token)
     if presented != device.refresh_token_hash:
-        revoke_device(device, "refresh token reused")
-        raise NotAuthenticated(
-            "This refresh token was already used; the device is unpaired.",
-            code="REFRESH_TOKEN_REUSED",
-        )
+        raise refused_reuse(device)
     # The first fingerprint a device presents is pinned; once pinned, a refresh without that very
     # fingerprint (another one, or none at all: a stolen token alone) is refused without revoking.
     if device.fingerprint and fingerprint != device.fingerprint:
@@ -149,11 +145,21 @@ def rotate_tokens(refresh_token, fingerprint=None):
     ).rowcount
     if rotated != 1:
         db.session.rollback()
-        revoke_device(device, "refresh token reused")
-        raise NotAuthenticated(
-            "This refresh token was already used; the device is unpaired.",
-            code="REFRESH_TOKEN_REUSED",
-        )
-    db.session.commit()
+        raise refused_reuse(device)
+    commit_work()
     db.session.refresh(device)
     return device, tokens
+
+
+def refused_reuse(device):
+    """Unpair a device whose refresh token came back a second time; returns the error to raise.
+
+    The revocation commits here, even inside a unit of work: the refusal rolls the unit back, and a
+    stolen token's device must stay unpaired all the same.
+    """
+    revoke_device(device, "refresh token reused")
+    db.session.commit()
+    return NotAuthenticated(
+        "This refresh token was already used; the device is unpaired.",
+        code="REFRESH_TOKEN_REUSED",
+    )

@@ -181,23 +181,23 @@ def sweep_overdue_invoices(now=None):
     for invoice in due_candidates(now):
         if invoice.due_date >= local_today(invoice.brand, now):
             continue
-        if invoice.status == "sent" and move(invoice, ("sent",), "overdue", overdue_at=now):
-            db.session.refresh(invoice)
-            emit_event("invoice.overdue", invoice.brand, data=invoice_event_data(invoice))
-            moved += 1
-        reminded = write_status(
-            INVOICE,
-            (Invoice.id == invoice.id, Invoice.reminder_count == 0),
-            ("overdue",),
-            "overdue",
-            reminder_count=1,
-            last_reminder_at=now,
-            updated_at=now,
-        )
-        if reminded == 1:
-            db.session.refresh(invoice)
-            send_reminder(invoice)
-        db.session.commit()
+        with unit_of_work():  # each invoice's move, event and reminder commit together
+            if invoice.status == "sent" and move(invoice, ("sent",), "overdue", overdue_at=now):
+                db.session.refresh(invoice)
+                emit_event("invoice.overdue", invoice.brand, data=invoice_event_data(invoice))
+                moved += 1
+            reminded = write_status(
+                INVOICE,
+                (Invoice.id == invoice.id, Invoice.reminder_count == 0),
+                ("overdue",),
+                "overdue",
+                reminder_count=1,
+                last_reminder_at=now,
+                updated_at=now,
+            )
+            if reminded == 1:
+                db.session.refresh(invoice)
+                send_reminder(invoice)
     return moved
 
 

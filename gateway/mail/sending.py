@@ -8,6 +8,7 @@ from email.message import EmailMessage
 from email.utils import formataddr, make_msgid
 
 from .. import jobs
+from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..extensions import db
 from ..states import OUTBOUND_MAIL, write_status
@@ -177,35 +178,35 @@ def send_test_mail(settings, to):
 def sweep_mail(now=None):
     """Return e-mails whose sending lease ran out to the queue and wake every due one; the count."""
     now = now or utcnow()
-    expired = (OutboundMail.lease_expires_at < now,)
-    released = {"lease_expires_at": None, "updated_at": now, "last_error": "Lease ran out."}
-    write_status(
-        OUTBOUND_MAIL,
-        expired + (OutboundMail.attempts >= MAX_ATTEMPTS,),
-        ("sending",),
-        "failed",
-        **released,
-    )
-    write_status(
-        OUTBOUND_MAIL,
-        expired + (OutboundMail.attempts < MAX_ATTEMPTS,),
-        ("sending",),
-        "queued",
-        next_attempt_at=now,
-        **released,
-    )
-    due = (
-        db.session.execute(
-            db.select(OutboundMail)
-            .where(OutboundMail.status == "queued", OutboundMail.next_attempt_at <= now)
-            .order_by(OutboundMail.next_attempt_at)
-            .limit(BATCH)
+    with unit_of_work():
+        expired = (OutboundMail.lease_expires_at < now,)
+        released = {"lease_expires_at": None, "updated_at": now, "last_error": "Lease ran out."}
+        write_status(
+            OUTBOUND_MAIL,
+            expired + (OutboundMail.attempts >= MAX_ATTEMPTS,),
+            ("sending",),
+            "failed",
+            **released,
         )
-        .scalars()
-        .all()
-    )
-    wakes = [(mail.id, mail_wake(mail)) for mail in due]
-    db.session.commit()
-    for mail_id, unique in wakes:
+        write_status(
+            OUTBOUND_MAIL,
+            expired + (OutboundMail.attempts < MAX_ATTEMPTS,),
+            ("sending",),
+            "queued",
+            next_attempt_at=now,
+            **released,
+        )
+        due = (
+            db.session.execute(
+                db.select(OutboundMail)
+                .where(OutboundMail.status == "queued", OutboundMail.next_attempt_at <= now)
+                .order_by(OutboundMail.next_attempt_at)
+                .limit(BATCH)
+            )
+            .scalars()
+            .all()
+        )
+        wakes = [(mail.id, mail_wake(mail)) for mail in due]
+    for mail_id, unique in wakes:  # after the commit: a job never finds its row not yet there
         jobs.enqueue(jobs.MAIL, SEND_MAIL, mail_id, unique=unique)
     return len(wakes)

@@ -17,12 +17,6 @@ PURPOSE = "smtp-password-at-rest"
 DEFAULT_PORTS = {"none": 25, "starttls": 587, "tls": 465}
 
 
-class MailNotConfigured(ValidationFailed):
-    """The brand has no SMTP settings yet, so no e-mail can be sent (MAIL_NOT_CONFIGURED)."""
-
-    code = "MAIL_NOT_CONFIGURED"
-
-
 def seal_password(password, brand_id):
     """The SMTP password encrypted at rest, bound to its brand so sealed values cannot be swapped."""
     iv = os.urandom(IV_BYTES)
@@ -47,17 +41,6 @@ def get_mail_settings(brand_id):
     return db.session.execute(
         db.select(MailSettings).where(MailSettings.brand_id == brand_id)
     ).scalar_one_or_none()
-
-
-def require_mail_settings(brand_id):
-    """The brand's SMTP settings; MailNotConfigured when there are none."""
-    settings = get_mail_settings(brand_id)
-    if settings is None:
-        raise MailNotConfigured(
-            "E-mail is not set up for this brand: add SMTP settings under Settings → E-mail.",
-            [{"field": "mail", "code": "not_configured", "message": "No SMTP settings."}],
-        )
-    return settings
 
 
 def normalise_address(value, field="from_address"):

@@ -3,6 +3,7 @@
 from datetime import datetime, time
 from zoneinfo import ZoneInfo
 
+from ..answer_commit import commit_work
 from ..clock import isoformat, utcnow
 from ..devices.notifications import count_pending
 from ..devices.tokens import revoke_device
@@ -32,7 +33,7 @@ def record_heartbeat(device, data):
     device.last_heartbeat_at = now
     if data.get("app_version"):
         device.app_version = data["app_version"]
-    db.session.commit()
+    commit_work()
     return {
         "server_time": isoformat(now),
         "next_heartbeat_seconds": HEARTBEAT_SECONDS,

@@ -2,6 +2,7 @@
 
 from flask import g
 
+from ..answer_commit import unit_of_work
 from ..schemas.mobile import HeartbeatSchema
 from .auth import device_blueprint
 from .companion import record_heartbeat, unpair_device
@@ -16,10 +17,14 @@ blp = device_blueprint("devices", "The paired phone itself: heartbeats and unpai
 )  # every field is optional: no body at all is a heartbeat
 def heartbeat(data):
     """The phone is alive; store its battery and network, answer with what changed."""
-    return ok(record_heartbeat(g.device, data))
+    with unit_of_work():
+        answer = record_heartbeat(g.device, data)
+    return ok(answer)
 
 
 @blp.delete("/devices/<ref>")
 def unpair(ref):
     """Unpair this device (`self` or its own uuid); its tokens stop working at once."""
-    return ok(unpair_device(g.device, ref))
+    with unit_of_work():
+        answer = unpair_device(g.device, ref)
+    return ok(answer)

@@ -2,6 +2,7 @@
 
 from flask import g
 
+from ..answer_commit import unit_of_work
 from ..devices.notifications import acknowledge_notifications, pending_notifications
 from ..schemas.mobile import AcknowledgeSchema, NotificationSchema
 from .auth import device_blueprint
@@ -22,4 +23,6 @@ def list_notifications():
 @blp.arguments(AcknowledgeSchema())
 def acknowledge(data):
     """Mark notifications read; unknown ids are ignored."""
-    return ok({"acknowledged": acknowledge_notifications(g.device, data["ids"])})
+    with unit_of_work():
+        acknowledged = acknowledge_notifications(g.device, data["ids"])
+    return ok({"acknowledged": acknowledged})

@@ -1,5 +1,6 @@
 """Pairing and token refresh: the only device endpoints that take no access token."""
 
+from ..answer_commit import unit_of_work
 from ..devices.pairing import pair_device
 from ..devices.tokens import rotate_tokens
 from ..extensions import limiter
@@ -20,7 +21,8 @@ def pair(data):
 
     Every code that does not pair gets the same 422 INVALID_PAIRING_CODE, whatever was wrong with it.
     """
-    device, tokens, aes_key = pair_device(data)
+    with unit_of_work():
+        device, tokens, aes_key = pair_device(data)
     return ok({**tokens, "aes_key": aes_key, "device_uuid": device.uuid}, 201)
 
 
@@ -30,5 +32,6 @@ def pair(data):
 @blp.arguments(TokenRefreshSchema())
 def refresh_tokens(data):
     """Rotate both tokens; a refresh token works once."""
-    device, tokens = rotate_tokens(data["refresh_token"], data["fingerprint"])
+    with unit_of_work():
+        device, tokens = rotate_tokens(data["refresh_token"], data["fingerprint"])
     return ok({**tokens, "device_uuid": device.uuid})

@@ -127,10 +127,8 @@ def due_notification_ids(now):
     ).all()
 
 
-def wake_due_notifications(now):
-    """Enqueue every due delivery (a lost wake-up, a Redis outage); returns how many."""
-    due = due_notification_ids(now)
-    db.session.commit()
+def wake_notifications(due):
+    """Enqueue these due deliveries, (id, attempts) each, once their sweep committed; returns how many."""
     for delivery_id, attempts in due:
         jobs.enqueue(
             jobs.WEBHOOKS,

@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..extensions import db
 from ..money import format_amount
@@ -13,7 +14,7 @@ from .models.notification import (
     NotificationSettings,
 )
 from .outbox import local_time, raise_notification
-from .sending import wake_due_notifications
+from .sending import due_notification_ids, wake_notifications
 
 DEFAULTS = {"offline_minutes": 15, "unclaimed_minutes": 60}
 LOOKBACK = timedelta(days=1)  # an SMS is told about within a day of its grace period, or never
@@ -124,9 +125,12 @@ def sweep_notifications(now=None):
     Returns how many notifications were raised plus how many deliveries were woken.
     """
     now = now or utcnow()
-    raised = watch_phones(now) + watch_unclaimed_texts(now)
-    db.session.commit()
-    return raised + wake_due_notifications(now)
+    with unit_of_work():
+        raised = watch_phones(now) + watch_unclaimed_texts(now)
+        due = due_notification_ids(now)
+    # After the one commit: what was raised is woken by its own wake_after_commit, and every due
+    # delivery (a lost wake-up, a Redis outage) again here; the dedupe keys make that one job.
+    return raised + wake_notifications(due)
 
 
 KEPT = timedelta(days=90)
@@ -148,11 +152,13 @@ def prune_notifications(now=None):
         )
         .limit(BATCH)
     )
-    ids = db.session.execute(old).scalars().all()
-    if ids:
-        db.session.execute(
-            db.delete(NotificationDelivery).where(NotificationDelivery.notification_id.in_(ids))
-        )
-        db.session.execute(db.delete(MerchantNotification).where(MerchantNotification.id.in_(ids)))
-    db.session.commit()
+    with unit_of_work():
+        ids = db.session.execute(old).scalars().all()
+        if ids:
+            db.session.execute(
+                db.delete(NotificationDelivery).where(NotificationDelivery.notification_id.in_(ids))
+            )
+            db.session.execute(
+                db.delete(MerchantNotification).where(MerchantNotification.id.in_(ids))
+            )
     return len(ids)

@@ -71,7 +71,8 @@ def webhook_settings_secret():
     """Show the signing secret, in this answer only; who looked is logged."""
     if not ActionForm().validate_on_submit():
         return redirect(url_for("panel.webhook_settings"))
-    record_audit(current_user, "webhook_secret.view", current_brand())
+    with unit_of_work():
+        record_audit(current_user, "webhook_secret.view", current_brand())
     return render_webhooks(secret=current_brand().webhook_secret)
 
 
@@ -81,8 +82,9 @@ def webhook_settings_rotate():
     """Replace the secret; every attempt from now on is signed with the new one, which is shown once here."""
     if not ActionForm().validate_on_submit():
         return redirect(url_for("panel.webhook_settings"))
-    secret = rotate_webhook_secret(current_brand())
-    record_audit(current_user, "webhook_secret.rotate", current_brand())
+    with unit_of_work():
+        secret = rotate_webhook_secret(current_brand())
+        record_audit(current_user, "webhook_secret.rotate", current_brand())
     return render_webhooks(secret=secret, rotated=True)
 
 

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from ..accounts.models.brand import Brand
-from ..answer_commit import commit_work
+from ..answer_commit import commit_work, unit_of_work
 from ..clock import utcnow
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db, insert_persistent
@@ -256,29 +256,29 @@ def expire_due_payments(now=None):
     in the UPDATE: a hold for review committing meanwhile wins over the sweep.
     """
     now = now or utcnow()
-    due = (
-        db.session.execute(
-            db.select(Payment).where(expirable(), Payment.expires_at <= now).limit(500)
-        )
-        .scalars()
-        .all()
-    )
-    expired = []
-    for payment in due:
-        if (
-            write_status(
-                PAYMENT,
-                (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
-                OPEN_STATUSES,
-                "expired",
-                updated_at=utcnow(),
+    with unit_of_work():
+        due = (
+            db.session.execute(
+                db.select(Payment).where(expirable(), Payment.expires_at <= now).limit(500)
             )
-            == 1
-        ):
-            emit_event("payment.expired", payment.brand, payment=payment)
-            payment_closed.send(payment)
-            expired.append(payment)
-    db.session.commit()
+            .scalars()
+            .all()
+        )
+        expired = []
+        for payment in due:
+            if (
+                write_status(
+                    PAYMENT,
+                    (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
+                    OPEN_STATUSES,
+                    "expired",
+                    updated_at=utcnow(),
+                )
+                == 1
+            ):
+                emit_event("payment.expired", payment.brand, payment=payment)
+                payment_closed.send(payment)
+                expired.append(payment)
     return expired
 
 
