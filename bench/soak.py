@@ -33,8 +33,10 @@ sys.path.insert(0, str(ROOT))
 
 import requests  # noqa: E402
 
+from bench import processes  # noqa: E402
 from bench.databases import ensure_database  # noqa: E402
-from tests.faults.harness import STACK_SECRET, Gunicorn, RedisServer, Shop, Workers, wait_until  # noqa: E402
+from tests.faults.harness import STACK_SECRET, Gunicorn, Shop, Workers, wait_until  # noqa: E402
+from tests.redis_server import RedisServer  # noqa: E402
 from tests.webhook_support import WebhookReceiver  # noqa: E402
 
 DEFAULT_DATABASE = "postgresql+psycopg://postgres@127.0.0.1:5432/gw_soak"
@@ -268,6 +270,7 @@ def main():
         "--database-url", default=os.environ.get("SOAK_DATABASE_URL", DEFAULT_DATABASE)
     )
     args = parser.parse_args()
+    processes.exit_on_signals()  # a stopped soak stops its servers and workers too (the finally below)
 
     ensure_database(args.database_url)
     app, brand_id, api_key, method_id, pairing_code, secret = prepare(args.database_url)
@@ -276,10 +279,14 @@ def main():
     redis = gunicorn = workers = None
     receiver = WebhookReceiver(secret)
     try:
-        redis = RedisServer(directory)
+        redis = RedisServer().start()
+        processes.adopt(redis.process)
         gunicorn = Gunicorn(directory, args.database_url, redis.url)
+        # Each leads a process group of its own (the harness's Process).
+        processes.adopt(gunicorn.process.popen)
         workers = Workers(directory, args.database_url, redis.url, gunicorn.url)
-        workers.start(2)
+        for worker in workers.start(2):
+            processes.adopt(worker.popen)
         device = requests.post(
             f"{gunicorn.url}/api/mobile/v1/devices",
             timeout=10,
@@ -363,9 +370,11 @@ def main():
         print("OK: 0 errors" if ok else "FAILED")
         return 0 if ok else 1
     finally:
-        for part in (workers, gunicorn, redis):
+        for part in (workers, gunicorn):
             if part is not None:
                 part.stop()
+        if redis is not None:
+            redis.kill()
         receiver.close()
 
 

@@ -3,7 +3,7 @@
 Run: `.venv/bin/python bench/webhooks.py --redis-url redis://127.0.0.1:6379/4 [--count 500]
       [--workers 1] [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/gw_bench]`
 (SQLite in a temporary file by default; a given PostgreSQL database is created if missing and
-emptied first. Queues in the given Redis database must be idle.) Payments are completed by direct
+emptied first. The given Redis database is flushed first: give one nothing else uses.) Payments are completed by direct
 service calls in this process; --workers `flask gateway worker` subprocesses deliver to a receiver
 here that checks every signature.
 
@@ -39,6 +39,8 @@ from werkzeug.wrappers import Request, Response
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import processes  # noqa: E402
+
 
 class Receiver:
     """A local endpoint answering 200 that verifies each signature and notes when it arrived."""
@@ -73,7 +75,7 @@ class Receiver:
 
 
 def start_worker(database_url, redis_url, log_path, log_level):
-    """`flask gateway worker` on the bench database and Redis, in its own process group."""
+    """`flask gateway worker` on the bench database and Redis, in its own process group (stopped at exit)."""
     env = {
         **os.environ,
         "APP_ENV": "development",
@@ -83,13 +85,12 @@ def start_worker(database_url, redis_url, log_path, log_level):
         "PYTHONPATH": str(ROOT),
     }
     with open(log_path, "wb") as log:
-        return subprocess.Popen(
+        return processes.start(
             [sys.executable, "-m", "flask", "gateway", "worker", "--log-level", log_level],
             cwd=ROOT,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
         )
 
 
@@ -133,6 +134,7 @@ def main():
         "--redis-url", default=os.environ.get("REDIS_URL"), required=not os.environ.get("REDIS_URL")
     )
     args = parser.parse_args()
+    processes.exit_on_signals()
     workdir = Path(tempfile.mkdtemp(prefix="gateway-webhook-bench-"))
     database_url = args.database_url or f"sqlite:///{workdir / 'bench.sqlite3'}"
     if database_url.startswith("postgresql"):
@@ -153,6 +155,7 @@ def main():
     )
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # the receiver's access log
     redis = Redis.from_url(args.redis_url)
+    redis.flushdb()  # no queued job, worker record, wake-up key or host share left by an earlier run
     with app.app_context():
         db.drop_all()
         db.create_all()
@@ -187,9 +190,9 @@ def main():
         finally:
             resume(redis)
             for worker in workers:
-                os.killpg(worker.pid, signal.SIGTERM)
+                processes.signal_group(worker, signal.SIGTERM)  # all finish their jobs at once
             for worker in workers:
-                worker.wait(30)
+                processes.stop(worker, grace=30)
 
     postgres = database_url.startswith("postgresql")
     engine = "PostgreSQL" if postgres else "SQLite (WAL, file)"

@@ -47,6 +47,19 @@ class GatewayWorker(SimpleWorker):
         super().__init__(*args, **kwargs)
         self.stopping = stopping
 
+    def heartbeat(self, timeout=None, pipeline=None):
+        """RQ's heartbeat (HSET and EXPIRE of the worker's key) in one round trip to Redis, not two.
+
+        RQ sends it three times per job outside a pipeline: pipelined, that is three round trips less
+        per webhook delivery. With a pipeline given, it joins that one as RQ meant.
+        """
+        if pipeline is not None:
+            return super().heartbeat(timeout, pipeline=pipeline)
+        with self.connection.pipeline(transaction=False) as own:
+            super().heartbeat(timeout, pipeline=own)
+            own.execute()
+        return None
+
     def request_stop(self, signum, frame):
         """SIGTERM/SIGINT: finish the current job, then quit for good."""
         self.stopping.set()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from flask import current_app
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, text
 
 from .. import jobs
 from ..accounts.models.brand import Brand
@@ -62,6 +62,44 @@ CLAIM_READ = (
     .select_from(DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id))
     .where(_D.id == bindparam("p_id"))
 )
+
+
+def brand_column(column):
+    """The delivery's brand's `column`, as a scalar subquery (a RETURNING clause names one table only)."""
+    return db.select(column).where(BRANDS.c.id == _D.brand_id).scalar_subquery().label(column.name)
+
+
+# The common claim in one statement: a due row that no attempt holds or ever abandoned, not redelivered by
+# hand, within its automatic budget. It returns what the attempt needs; any other row goes through
+# CLAIM_READ and CLAIM, whose reading tells the other cases apart.
+CLAIM_FRESH = (
+    db.update(DELIVERIES)
+    .where(
+        _D.id == bindparam("p_id"),
+        _D.status.in_(DUE_STATUSES),
+        _D.next_attempt_at <= bindparam("p_now", type_=_D.next_attempt_at.type),
+        _D.lease_expires_at.is_(None),
+        _D.redelivery_requested.is_(False),
+        _D.attempts - _D.manual_attempts < MAX_ATTEMPTS,
+    )
+    .values(
+        lease_expires_at=bindparam("p_lease", type_=_D.lease_expires_at.type),
+        attempts=_D.attempts + 1,
+    )
+    .returning(
+        _D.event_id,
+        _D.attempts,
+        _D.url,
+        _D.payload,
+        _D.event,
+        _D.manual_attempts,
+        _D.resume_at,
+        _D.brand_id,
+        brand_column(BRANDS.c.webhook_secret),
+        brand_column(BRANDS.c.webhook_secret_previous),
+        brand_column(BRANDS.c.webhook_secret_previous_until),
+    )
+)
 # `attempts` unchanged since the read proves nobody claimed in between: every claim increments it. A hand
 # redelivery is beyond the automatic budget (MAX_ATTEMPTS counts the automatic attempts only).
 CLAIM = (
@@ -102,6 +140,11 @@ RECORD = (
     )
 )
 LOG_ATTEMPT = db.insert(ATTEMPTS)
+# The claim's commit need not wait for PostgreSQL to flush it to disk. Lost in a crash, a claim only
+# never happened: the row is due again with its lease free, and the attempt is made again (a webhook
+# is delivered at least once; receivers drop a repeat by its event id). It cannot be lost once its
+# attempt's result is recorded: that commit waits for the WAL up to itself, the claim included.
+ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
 ABANDONED = (
     "No result: the process sending this attempt stopped before recording one (its lease expired)."
@@ -171,6 +214,46 @@ def deliver_webhook(delivery_id, attempts=None):
 def claim_delivery(delivery_id, scheduled_attempts=None):
     """Take the row's lease with a guarded UPDATE; a Claim when this process owns the next attempt."""
     now = utcnow()
+    lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
+    claim = {"p_id": delivery_id, "p_now": now, "p_lease": lease}
+    row = db.session.execute(CLAIM_FRESH, claim).first()
+    if row is None:
+        # Not a plainly due row: abandoned, by hand, not yet due, exhausted, already claimed, or gone.
+        db.session.rollback()
+        return claim_after_reading(delivery_id, now, lease, scheduled_attempts)
+    if not webhook_hosts.admit(row.url, delivery_id, row.attempts, row.brand_id):
+        db.session.rollback()  # the claim is undone with it
+        park(delivery_id, now)
+        return None
+    commit_claim()
+    return Claim(
+        delivery_id,
+        row.event_id,
+        row.attempts,
+        lease,
+        row.url,
+        row.payload,
+        row.event,
+        row.webhook_secret,
+        row.webhook_secret_previous,
+        row.webhook_secret_previous_until,
+        row.manual_attempts,
+        False,
+        row.resume_at,
+        row.brand_id,
+    )
+
+
+def commit_claim():
+    """Commit a won claim; on PostgreSQL without waiting for the disk (ASYNC_COMMIT says why)."""
+    if db.session.get_bind().dialect.name == "postgresql":
+        db.session.execute(ASYNC_COMMIT)
+    db.session.commit()
+
+
+def claim_after_reading(delivery_id, now, lease, scheduled_attempts):
+    """The claim of a row that is not plainly due: read it, then take it with CLAIM guarded on what was
+    read (an abandoned attempt is logged, a hand redelivery counted); or fail it, park it, wake it later."""
     row = db.session.execute(CLAIM_READ, {"p_id": delivery_id}).first()
     if row is None:
         db.session.rollback()
@@ -184,7 +267,6 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
         db.session.rollback()
         park(delivery_id, now)
         return None
-    lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
     manual = bool(row.redelivery_requested)
     manual_attempts = row.manual_attempts + int(manual)
     won = (
@@ -210,7 +292,7 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
         return None
     if row.lease_expires_at is not None:
         log_abandoned(delivery_id, row.lease_expires_at)
-    db.session.commit()
+    commit_claim()
     return Claim(
         delivery_id,
         row.event_id,
