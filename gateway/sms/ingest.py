@@ -10,7 +10,7 @@ from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, uns
 from ..devices.models.device import Device
 from ..extensions import db
 from ..schemas.mobile import SmsMessageSchema
-from .balance_chain import UNCHECKED, link_of, link_text, movement
+from .balance_chain import UNCHECKED, link_of, link_text, link_texts, movement
 from .claims import claimed_trx_ids
 from .matching import (
     hold_unverified_credit,
@@ -56,28 +56,41 @@ def chain_stored(device, stored, templates, receivers=None):
     `receivers` maps a text's public id to the wallet number it arrived on, when the phone said.
     """
     receivers = receivers or {}
+    wallet = [v for v in stored if v["balance"] is not None and v["status"] != "duplicate"]
+    rows = stored_rows([values["id"] for values in wallet])
     texts = []
-    for values in stored:
-        if values["balance"] is None or values["status"] == "duplicate":
-            continue
+    for values in wallet:
         parsed = read_text(values["sender"], values["body"], templates)
-        sms = db.session.get(InboundSms, values["id"])
+        sms = rows[values["id"]]
         move = movement(parsed, sms, device.brand.timezone)
         if move is not None:
             receiver = receivers.get(values["public_id"]) or ""
             # Printed minutes tie often: the phone's arrival order breaks the tie (ids follow hashes).
             order = (move.printed_at, values["received_at"], values["id"])
             texts.append((order, sms, parsed, receiver))
-    for _, sms, parsed, receiver in sorted(texts, key=lambda text: text[0]):
-        try:
-            link_text(sms, parsed, device.brand, receiver)
-        except Exception:
-            # Fail safe: the credit is held (an unchecked credit must not pay by itself), then the
-            # batch fails so that the phone sends it again; rechain_resent chains it on that retry.
-            db.session.rollback()
-            logger.exception("balance chain failed for SMS %s", sms.public_id)
+    if not texts:
+        return
+    texts.sort(key=lambda text: text[0])
+    try:
+        link_texts([text[1:] for text in texts], device.brand)
+    except Exception:
+        # Fail safe: the credits are held (an unchecked credit must not pay by itself), then the
+        # batch fails so that the phone sends it again; rechain_resent chains them on that retry.
+        db.session.rollback()
+        logger.exception(
+            "balance chain failed for SMS %s", ", ".join(text[1].public_id for text in texts)
+        )
+        for _, sms, _, _ in texts:
             hold_unchecked(sms, device.brand)
-            raise
+        raise
+
+
+def stored_rows(ids):
+    """The batch's stored rows by id, loaded in one query."""
+    if not ids:
+        return {}
+    rows = db.session.execute(db.select(InboundSms).where(InboundSms.id.in_(ids))).scalars()
+    return {sms.id: sms for sms in rows}
 
 
 def hold_unchecked(sms, brand):
