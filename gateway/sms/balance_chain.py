@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..clock import utcnow
 from ..domain_errors import field_error
-from ..extensions import db
+from ..extensions import commit_without_expiring, db
 from ..money import format_amount
 from .models.balance_chain import CHAIN_MODES, BalanceChain, BalanceLink
 from .models.inbound_sms import InboundSms
@@ -122,8 +122,12 @@ def printed_datetime(printed, received_at, brand_timezone):
 
 def lock_chains(keys):
     """Lock the chains of (brand, device, provider, receiving number) keys, in the order given;
-    {key: chain}. One commit first, then one guarded bump per chain (creating the missing ones)."""
-    db.session.commit()
+    {key: chain}. One commit first, then one guarded bump per chain (creating the missing ones).
+
+    That commit keeps the caller's rows loaded (a batch's texts just stored): whatever changes them
+    meanwhile, every write to them is a guarded UPDATE that looks at the row itself.
+    """
+    commit_without_expiring()
     for _ in range(3):
         chains, missing = {}, []
         for key in keys:
@@ -263,58 +267,62 @@ def link_texts(texts, brand):
     link (the existing one when a resend chained it meanwhile), or None for a text not chained.
     A credit that does not follow is held for review in the same commit when the brand is strict.
     """
-    moves = [
-        movement(parsed, sms, brand.timezone)
-        if is_official(sms.sender, parsed.provider) and sms.device_id is not None
+    # Read before locking: creating a missing chain rolls back, which would expire the texts.
+    places = [
+        (sms.id, (sms.brand_id, sms.device_id, parsed.provider, receiver), move)
+        if move is not None
         else None
-        for sms, parsed, _ in texts
+        for (sms, parsed, receiver), move in (
+            (text, chain_movement(*text[:2], brand)) for text in texts
+        )
     ]
-    keys = sorted(
-        {
-            (sms.brand_id, sms.device_id, parsed.provider, receiver)
-            for (sms, parsed, receiver), move in zip(texts, moves)
-            if move is not None
-        }
-    )
+    keys = sorted({place[1] for place in places if place is not None})
     if not keys:
         return [None] * len(texts)
     chains = lock_chains(keys)
     already = dict(
         db.session.execute(
             db.select(BalanceLink.sms_id, BalanceLink).where(
-                BalanceLink.sms_id.in_([sms.id for sms, _, _ in texts])
+                BalanceLink.sms_id.in_([place[0] for place in places if place is not None])
             )
         )
         .tuples()
         .all()
     )
     pools = {
-        key: ChainPool.load(chain, [m for m in moves if m is not None])
+        key: ChainPool.load(chain, [p[2] for p in places if p is not None and p[1] == key])
         for key, chain in chains.items()
     }
     links, released = [], []
-    for (sms, parsed, receiver), move in zip(texts, moves):
-        if move is None:
+    for (sms, _, _), place in zip(texts, places):
+        if place is None:
             links.append(None)
-        elif sms.id in already:
+        elif place[0] in already:
             # Chained meanwhile by a resend of it (the chain's lock orders the two).
-            links.append(already[sms.id])
+            links.append(already[place[0]])
         else:
-            pool = pools[(sms.brand_id, sms.device_id, parsed.provider, receiver)]
-            link = place(pool, sms, move, brand)
-            released += pool.heal(link)
+            sms_id, key, move = place
+            link = link_move(pools[key], sms_id, move, brand, sms)
+            released += pools[key].heal(link)
             links.append(link)
     db.session.commit()
     settle_released(released)
     return links
 
 
-def place(pool, sms, move, brand):
+def chain_movement(sms, parsed, brand):
+    """The Movement of a stored text that enters a chain (an official sender's, from a phone), or None."""
+    if not is_official(sms.sender, parsed.provider) or sms.device_id is None:
+        return None
+    return movement(parsed, sms, brand.timezone)
+
+
+def link_move(pool, sms_id, move, brand, sms):
     """Link one text into its locked chain (uncommitted): verified, start or broken."""
     chain = pool.chain
     link = BalanceLink(
         chain_id=chain.id,
-        sms_id=sms.id,
+        sms_id=sms_id,
         printed_at=move.printed_at,
         before=move.before,
         after=move.after,

@@ -11,10 +11,9 @@ from ..devices.models.device import Device
 from ..extensions import db
 from ..schemas.mobile import SmsMessageSchema
 from .balance_chain import UNCHECKED, link_of, link_text, link_texts, movement
-from .claims import claimed_trx_ids
 from .matching import (
     hold_unverified_credit,
-    match_sms_to_claim,
+    match_new_credits,
     match_stranded_credits,
     release_verified_credit,
 )
@@ -183,15 +182,8 @@ def device_key(device):
 
 
 def match_stored(stored):
-    """Match the batch's new credits; only those whose TrxID someone claimed are loaded and tried."""
-    credits = [values for values in stored if values["status"] == "unmatched"]
-    for provider in {values["provider"] for values in credits}:
-        claimed = claimed_trx_ids(
-            provider, [v["provider_trx_id"] for v in credits if v["provider"] == provider]
-        )
-        for values in credits:
-            if values["provider"] == provider and values["provider_trx_id"] in claimed:
-                match_sms_to_claim(db.session.get(InboundSms, values["id"]))
+    """Match the batch's new credits; only those whose TrxID someone claimed are tried."""
+    match_new_credits([values["id"] for values in stored if values["status"] == "unmatched"])
 
 
 def rejected(item, reason):
@@ -266,16 +258,16 @@ def insert(device, rows):
         .values(last_sms_at=utcnow())
         .execution_options(synchronize_session=False)
     )
-    ids = (
+    # Ids are paired by public id: without asking for parameter order, both engines insert the
+    # whole batch in one INSERT … RETURNING instead of one statement per row.
+    ids = dict(
         db.session.execute(
-            db.insert(InboundSms).returning(InboundSms.id, sort_by_parameter_order=True), rows
-        )
-        .scalars()
-        .all()
+            db.insert(InboundSms).returning(InboundSms.public_id, InboundSms.id), rows
+        ).all()
     )
     db.session.commit()
-    for values, row_id in zip(rows, ids):
-        values["id"] = row_id
+    for values in rows:
+        values["id"] = ids[values["public_id"]]
 
 
 def screen(brand_id, pending):
