@@ -28,38 +28,40 @@ def ingest_batch(device, items):
     """Per-message results {local_id, status: accepted|duplicate|rejected, server_ref} for one batch."""
     key = device_key(device)
     templates = enabled_templates(device.brand_id)
-    results, pending, receivers = [], [], {}
+    results, pending, receivers, readings = [], [], {}, {}
     for item in items:
-        result, values, receiver = read_message(device, key, templates, item)
+        result, values, receiver, parsed = read_message(device, key, templates, item)
         results.append(result)
         if values is not None:
             pending.append((result, values))
             receivers[values["public_id"]] = receiver
+            readings[values["public_id"]] = parsed
     sent = [
         (result, values["provider"], values["provider_trx_id"])
         for result, values in pending
         if values["provider_trx_id"]
     ]
     stored = store(device, pending)
-    chain_stored(device, stored, templates, receivers)
+    chain_stored(device, stored, readings, receivers)
     rechain_resent(device, pending, templates, receivers)
     match_stored(stored)
     match_resent(device.brand_id, sent)
     return results
 
 
-def chain_stored(device, stored, templates, receivers=None):
+def chain_stored(device, stored, readings, receivers=None):
     """Link the batch's new texts into their balance chains, in printed order (docs/sms-trust.md).
 
     Runs before matching, so a strict brand's credit that does not follow is already held for review.
-    `receivers` maps a text's public id to the wallet number it arrived on, when the phone said.
+    `readings` maps a text's public id to its parse (read once, when the text was read);
+    `receivers` to the wallet number it arrived on, when the phone said.
     """
     receivers = receivers or {}
     wallet = [v for v in stored if v["balance"] is not None and v["status"] != "duplicate"]
     rows = stored_rows([values["id"] for values in wallet])
     texts = []
     for values in wallet:
-        parsed = read_text(values["sender"], values["body"], templates)
+        parsed = readings[values["public_id"]]
         sms = rows[values["id"]]
         move = movement(parsed, sms, device.brand.timezone)
         if move is not None:
@@ -198,28 +200,31 @@ def rejected(item, reason):
 
 
 def read_message(device, key, templates, item):
-    """Validate and decrypt one message; (result, row values, receiving number) or (rejection, None, None)."""
+    """Validate, decrypt and parse one message: (result, row values, receiving number, parse), or
+    (rejection, None, None, None)."""
     try:
         message = MESSAGE.load(item if isinstance(item, dict) else {})
     except ma.ValidationError as error:
         fields = (
             ", ".join(sorted(error.messages)) if isinstance(error.messages, dict) else "message"
         )
-        return rejected(item, f"invalid fields: {fields}"), None, None
+        return rejected(item, f"invalid fields: {fields}"), None, None, None
     try:
         plaintext = decrypt_payload(key, message["encrypted_payload"])
     except PayloadError as error:
-        return rejected(item, str(error)), None, None
+        return rejected(item, str(error)), None, None, None
     body = message_text(plaintext)
     if not body.strip():
-        return rejected(item, "The decrypted text is empty."), None, None
+        return rejected(item, "The decrypted text is empty."), None, None, None
+    parsed = read_text(message["sender"], body, templates)
     values = sms_values(
-        device, message["sender"], body, message["received_at"], message["local_id"], templates
+        device, message["sender"], body, message["received_at"], message["local_id"], parsed
     )
     return (
         {"local_id": message["local_id"], "status": "accepted", "server_ref": values["public_id"]},
         values,
         message_receiver(plaintext),
+        parsed,
     )
 
 
