@@ -186,40 +186,62 @@ def complete_payment(
     `from_states` is widened only by matching.complete_late_payment (money that came after a cancel
     or expiry; docs/payment-states.md).
     """
+    (transaction,) = complete_payments(
+        [(payment, provider, provider_trx_id, sender_number)], from_states
+    )
+    db.session.refresh(payment)
+    return transaction
+
+
+def complete_payments(completions, from_states=OPEN_STATUSES):
+    """complete_payment for several payments at once (a phone's batch): one guarded UPDATE moves them
+    all, then each gets its transaction, its `payment.completed` event and its signal; one commit.
+
+    `completions` holds (payment, provider, provider_trx_id, sender_number); None keeps the column.
+    All or nothing: when any payment is no longer open, the caller's transaction is rolled back and
+    INVALID_STATE raised. Returns the transactions, in order.
+    """
     now = utcnow()
+    ids = [payment.id for payment, *_ in completions]
     values = {"completed_at": now}
-    if provider is not None:
-        values["provider"] = provider
-    if provider_trx_id is not None:
-        values["provider_trx_id"] = provider_trx_id
-    if sender_number is not None:
-        values["sender_number"] = sender_number
-    if not transition(payment, from_states, "completed", **values):
+    for index, column in enumerate(("provider", "provider_trx_id", "sender_number"), 1):
+        given = {c[0].id: c[index] for c in completions if c[index] is not None}
+        if len(given) == 1 == len(ids):
+            values[column] = given[ids[0]]
+        elif given:  # each payment its own value, one statement
+            values[column] = db.case(given, value=Payment.id, else_=getattr(Payment, column))
+    moved = write_status(
+        PAYMENT, (Payment.id.in_(ids),), from_states, "completed", updated_at=now, **values
+    )
+    if moved != len(ids):
         db.session.rollback()
         raise invalid_state("Only a created or processing payment can be completed.")
-    transaction = Transaction(
-        trx_id=new_trx_id(),
-        brand_id=payment.brand_id,
-        payment_id=payment.id,
-        amount=payment.amount,
-        amount_refunded=0,
-        currency=payment.currency,
-        status="completed",
-        provider=provider or payment.provider,
-        provider_trx_id=provider_trx_id or payment.provider_trx_id,
-        created_at=now,
-    )
-    db.session.add(transaction)
+    transactions = [
+        Transaction(
+            trx_id=new_trx_id(),
+            brand_id=payment.brand_id,
+            payment_id=payment.id,
+            amount=payment.amount,
+            amount_refunded=0,
+            currency=payment.currency,
+            status="completed",
+            provider=provider or payment.provider,
+            provider_trx_id=provider_trx_id or payment.provider_trx_id,
+            created_at=now,
+        )
+        for payment, provider, provider_trx_id, _ in completions
+    ]
+    db.session.add_all(transactions)
     try:
         db.session.flush()
     except IntegrityError:  # pragma: no cover - an 80-bit trx_id collision
         db.session.rollback()
         raise
-    emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
-    payment_completed.send(payment, transaction=transaction)  # see connect_listeners
+    for (payment, *_), transaction in zip(completions, transactions):
+        emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
+        payment_completed.send(payment, transaction=transaction)  # see connect_listeners
     commit_work()
-    db.session.refresh(payment)
-    return transaction
+    return transactions
 
 
 def cancel_payment(payment, from_states=OPEN_STATUSES):

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..clock import utcnow
 from ..domain_errors import field_error
-from ..extensions import db
+from ..extensions import commit_without_expiring, db
 from ..money import format_amount
 from .models.balance_chain import CHAIN_MODES, BalanceChain, BalanceLink
 from .models.inbound_sms import InboundSms
@@ -120,44 +120,75 @@ def printed_datetime(printed, received_at, brand_timezone):
         return arrived
 
 
+def lock_chains(keys):
+    """Lock the chains of (brand, device, provider, receiving number) keys, in the order given;
+    {key: chain}. One commit first, then one guarded bump per chain (creating the missing ones).
+
+    That commit keeps the caller's rows loaded (a batch's texts just stored): whatever changes them
+    meanwhile, every write to them is a guarded UPDATE that looks at the row itself.
+    """
+    commit_without_expiring()
+    for _ in range(3):
+        chains, missing = {}, []
+        for key in keys:
+            chain = bump_chain(*key[1:])
+            if chain is None:
+                missing.append(key)
+            chains[key] = chain
+        if not missing:
+            return chains
+        db.session.rollback()  # create the missing rows apart, then lock every chain again in order
+        for brand_id, device_id, provider, receiving_number in missing:
+            create_chain(brand_id, device_id, provider, receiving_number)
+    raise RuntimeError("the balance chain rows could not be locked")
+
+
+def bump_chain(device_id, provider, receiving_number):
+    """Bump a chain's version (its row lock until commit) and load it; None when it does not exist."""
+    key = (
+        BalanceChain.device_id == device_id,
+        BalanceChain.provider == provider,
+        BalanceChain.receiving_number == receiving_number,
+    )
+    bumped = db.session.execute(
+        db.update(BalanceChain)
+        .where(*key)
+        .values(version=BalanceChain.version + 1)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if not bumped:
+        return None
+    return db.session.execute(
+        db.select(BalanceChain).where(*key).execution_options(populate_existing=True)
+    ).scalar_one()
+
+
+def create_chain(brand_id, device_id, provider, receiving_number):
+    """Insert a chain row and commit it; another text creating it first is fine."""
+    try:
+        db.session.add(
+            BalanceChain(
+                brand_id=brand_id,
+                device_id=device_id,
+                provider=provider,
+                receiving_number=receiving_number,
+                version=0,
+                anchor_followed=False,
+            )
+        )
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+
+
 def lock_chain(brand_id, device_id, provider, receiving_number=""):
     """The chain row, locked for this transaction by bumping its version (created on first use).
 
     The UPDATE is the transaction's first statement: PostgreSQL holds the row lock and SQLite the
     write lock until commit, so two texts of one chain are linked one after the other.
     """
-    key = (
-        BalanceChain.device_id == device_id,
-        BalanceChain.provider == provider,
-        BalanceChain.receiving_number == receiving_number,
-    )
-    db.session.commit()
-    for _ in range(3):
-        bumped = db.session.execute(
-            db.update(BalanceChain)
-            .where(*key)
-            .values(version=BalanceChain.version + 1)
-            .execution_options(synchronize_session=False)
-        ).rowcount
-        if bumped:
-            return db.session.execute(
-                db.select(BalanceChain).where(*key).execution_options(populate_existing=True)
-            ).scalar_one()
-        try:
-            db.session.add(
-                BalanceChain(
-                    brand_id=brand_id,
-                    device_id=device_id,
-                    provider=provider,
-                    receiving_number=receiving_number,
-                    version=0,
-                    anchor_followed=False,
-                )
-            )
-            db.session.commit()
-        except IntegrityError:  # another text created it first
-            db.session.rollback()
-    raise RuntimeError("the balance chain row could not be locked")
+    key = (brand_id, device_id, provider, receiving_number)
+    return lock_chains([key])[key]
 
 
 def linked(chain, *where):
@@ -170,27 +201,6 @@ def linked(chain, *where):
     if chain.anchor_at is not None:
         query = query.where(BalanceLink.printed_at >= chain.anchor_at)
     return query
-
-
-def find_predecessor(chain, move):
-    """'anchor', the link this movement continues, or None."""
-    if (
-        chain.anchor_balance is not None
-        and not chain.anchor_followed
-        and chain.anchor_balance == move.before
-        and move.printed_at >= chain.anchor_at
-    ):
-        return "anchor"
-    return db.session.execute(
-        linked(
-            chain,
-            BalanceLink.after == move.before,
-            BalanceLink.followed.is_(False),
-            BalanceLink.printed_at <= move.printed_at,
-        )
-        .order_by(BalanceLink.printed_at.desc(), BalanceLink.id.desc())
-        .limit(1)
-    ).scalar_one_or_none()
 
 
 def first_linked(chain):
@@ -244,31 +254,82 @@ def break_reason(chain, move):
 
 
 def link_text(sms, parsed, brand, receiving_number=""):
-    """Place a stored text in its chain; returns (link, healed links) or None for a text not chained.
+    """Place one stored text in its chain (see link_texts); its link, or None for a text not chained."""
+    return link_texts([(sms, parsed, receiving_number)], brand)[0]
 
-    Runs in its own transaction and commits it; a credit that does not follow is held for review
-    in the same commit when the brand is strict.
+
+def link_texts(texts, brand):
+    """Place stored texts, in the order given, in their chains: one transaction for them all.
+
+    `texts` holds (sms, parsed, receiving number) in printed order. Each chain the texts touch is
+    locked once (in one order for every batch), then each text is linked as if alone; the
+    commit is the one commit, and only then are healed credits released. Returns each text's
+    link (the existing one when a resend chained it meanwhile), or None for a text not chained.
+    A credit that does not follow is held for review in the same commit when the brand is strict.
     """
+    # Read before locking: creating a missing chain rolls back, which would expire the texts.
+    places = [
+        (sms.id, (sms.brand_id, sms.device_id, parsed.provider, receiver), move)
+        if move is not None
+        else None
+        for (sms, parsed, receiver), move in (
+            (text, chain_movement(*text[:2], brand)) for text in texts
+        )
+    ]
+    keys = sorted({place[1] for place in places if place is not None})
+    if not keys:
+        return [None] * len(texts)
+    chains = lock_chains(keys)
+    already = dict(
+        db.session.execute(
+            db.select(BalanceLink.sms_id, BalanceLink).where(
+                BalanceLink.sms_id.in_([place[0] for place in places if place is not None])
+            )
+        )
+        .tuples()
+        .all()
+    )
+    pools = {
+        key: ChainPool.load(chain, [p[2] for p in places if p is not None and p[1] == key])
+        for key, chain in chains.items()
+    }
+    links, released = [], []
+    for (sms, _, _), place in zip(texts, places):
+        if place is None:
+            links.append(None)
+        elif place[0] in already:
+            # Chained meanwhile by a resend of it (the chain's lock orders the two).
+            links.append(already[place[0]])
+        else:
+            sms_id, key, move = place
+            link = link_move(pools[key], sms_id, move, brand, sms)
+            released += pools[key].heal(link)
+            links.append(link)
+    db.session.commit()
+    settle_released(released)
+    return links
+
+
+def chain_movement(sms, parsed, brand):
+    """The Movement of a stored text that enters a chain (an official sender's, from a phone), or None."""
     if not is_official(sms.sender, parsed.provider) or sms.device_id is None:
         return None
-    move = movement(parsed, sms, brand.timezone)
-    if move is None:
-        return None
-    chain = lock_chain(sms.brand_id, sms.device_id, parsed.provider, receiving_number)
-    already = link_of(sms)  # chained meanwhile by a resend of it (the chain's lock orders the two)
-    if already is not None:
-        db.session.commit()
-        return already
+    return movement(parsed, sms, brand.timezone)
+
+
+def link_move(pool, sms_id, move, brand, sms):
+    """Link one text into its locked chain (uncommitted): verified, start or broken."""
+    chain = pool.chain
     link = BalanceLink(
         chain_id=chain.id,
-        sms_id=sms.id,
+        sms_id=sms_id,
         printed_at=move.printed_at,
         before=move.before,
         after=move.after,
         followed=False,
         held=False,
     )
-    predecessor = find_predecessor(chain, move)
+    predecessor = pool.predecessor(move)
     if predecessor == "anchor":
         chain.anchor_followed = True
         link.status = "verified"
@@ -281,18 +342,83 @@ def link_text(sms, parsed, brand, receiving_number=""):
         link.status, link.note = "broken", break_reason(chain, move)[:255]
         link.expected = expected_before(chain, move)
     db.session.add(link)
+    pool.added(link)
     if chain.balance_printed_at is None or move.printed_at >= chain.balance_printed_at:
         chain.balance, chain.balance_printed_at = move.after, move.printed_at
     chain.updated_at = utcnow()
-    db.session.flush()
-    released = heal(chain, link) if link.status != "broken" else []
     if link.status == "broken" and move.credit and brand.sms_chain_mode == "strict":
         from .matching import hold_unverified_credit
 
         link.held = hold_unverified_credit(sms, link.note)
-    db.session.commit()
-    settle_released(released)
     return link
+
+
+class ChainPool:
+    """A locked chain's links a batch's texts can meet, loaded once: the links whose balance after
+    is some text's balance before (its possible predecessors), and the balances before of broken
+    links (what a new link may heal). Answers "which verified link, not yet followed, printed no
+    later, ends at this balance?" without a query per text; the chain's lock keeps every other
+    writer out, so the pool stays what the table holds."""
+
+    def __init__(self, chain, candidates, broken_befores):
+        self.chain = chain
+        self.candidates = list(candidates)
+        self.broken_befores = set(broken_befores)
+
+    @classmethod
+    def load(cls, chain, moves):
+        befores = sorted({m.before for m in moves})
+        afters = sorted({m.after for m in moves})
+        candidates = db.session.execute(
+            db.select(BalanceLink).where(
+                BalanceLink.chain_id == chain.id, BalanceLink.after.in_(befores)
+            )
+        ).scalars()
+        broken = db.session.execute(
+            db.select(BalanceLink.before).where(
+                BalanceLink.chain_id == chain.id,
+                BalanceLink.status == "broken",
+                BalanceLink.before.in_(afters),
+            )
+        ).scalars()
+        return cls(chain, candidates, broken)
+
+    def predecessor(self, move):
+        """'anchor', the link this movement continues (the latest printed, then the latest linked),
+        or None."""
+        chain = self.chain
+        if (
+            chain.anchor_balance is not None
+            and not chain.anchor_followed
+            and chain.anchor_balance == move.before
+            and move.printed_at >= chain.anchor_at
+        ):
+            return "anchor"
+        found = [
+            (link.printed_at, link.id is None, link.id or 0, index)
+            for index, link in enumerate(self.candidates)
+            if link.after == move.before
+            and link.status in VERIFIED
+            and not link.followed
+            and link.printed_at <= move.printed_at
+            and (chain.anchor_at is None or link.printed_at >= chain.anchor_at)
+        ]
+        return self.candidates[max(found)[-1]] if found else None
+
+    def added(self, link):
+        """A new link of this batch: a possible predecessor of the next texts, or a broken one to heal."""
+        self.candidates.append(link)
+        if link.status == "broken":
+            self.broken_befores.add(link.before)
+
+    def heal(self, link):
+        """heal(), run only when some broken link starts from this link's balance."""
+        if link.status == "broken" or link.after not in self.broken_befores:
+            return []
+        return heal(self.chain, link)
+
+
+VERIFIED = ("start", "verified", "healed")
 
 
 def starts_chain(chain, move, link):

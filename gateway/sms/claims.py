@@ -26,7 +26,6 @@ def open_claims(brand_id, provider, trx_id, exclude=None):
     Only (provider, provider_trx_id) is asked of the database, so every engine probes that index
     whatever its statistics; the few payments sharing a TrxID are narrowed here.
     """
-    now = utcnow()
     payments = (
         db.session.execute(
             db.select(Payment)
@@ -36,6 +35,11 @@ def open_claims(brand_id, provider, trx_id, exclude=None):
         .scalars()
         .all()
     )
+    return live_claims(payments, brand_id, utcnow(), exclude)
+
+
+def live_claims(payments, brand_id, now, exclude=None):
+    """Of the payments claiming one TrxID, the brand's live processing ones, earliest claim first."""
     live = [
         p
         for p in payments
@@ -45,22 +49,6 @@ def open_claims(brand_id, provider, trx_id, exclude=None):
         and p.id != exclude
     ]
     return sorted(live, key=lambda p: (p.claimed_at or p.created_at, p.id))
-
-
-# A claim still worth an SMS: live (processing), or left on a payment cancelled or expired before its money arrived.
-CLAIM_HOLDING_STATUSES = ("processing", "cancelled", "expired")
-
-
-def claimed_trx_ids(provider, trx_ids):
-    """Which of these TrxIDs some payment claims (live, cancelled or expired): one index probe for a whole batch."""
-    if not trx_ids:
-        return set()
-    rows = db.session.execute(
-        db.select(Payment.provider_trx_id, Payment.status).where(
-            Payment.provider == provider, Payment.provider_trx_id.in_(trx_ids)
-        )
-    ).all()
-    return {trx_id for trx_id, status in rows if status in CLAIM_HOLDING_STATUSES}
 
 
 def claimed_elsewhere(payment, provider, trx_id):

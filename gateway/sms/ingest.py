@@ -10,11 +10,10 @@ from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, uns
 from ..devices.models.device import Device
 from ..extensions import db
 from ..schemas.mobile import SmsMessageSchema
-from .balance_chain import UNCHECKED, link_of, link_text, movement
-from .claims import claimed_trx_ids
+from .balance_chain import UNCHECKED, link_of, link_text, link_texts, movement
 from .matching import (
     hold_unverified_credit,
-    match_sms_to_claim,
+    match_new_credits,
     match_stranded_credits,
     release_verified_credit,
 )
@@ -29,55 +28,70 @@ def ingest_batch(device, items):
     """Per-message results {local_id, status: accepted|duplicate|rejected, server_ref} for one batch."""
     key = device_key(device)
     templates = enabled_templates(device.brand_id)
-    results, pending, receivers = [], [], {}
+    results, pending, receivers, readings = [], [], {}, {}
     for item in items:
-        result, values, receiver = read_message(device, key, templates, item)
+        result, values, receiver, parsed = read_message(device, key, templates, item)
         results.append(result)
         if values is not None:
             pending.append((result, values))
             receivers[values["public_id"]] = receiver
+            readings[values["public_id"]] = parsed
     sent = [
         (result, values["provider"], values["provider_trx_id"])
         for result, values in pending
         if values["provider_trx_id"]
     ]
     stored = store(device, pending)
-    chain_stored(device, stored, templates, receivers)
+    chain_stored(device, stored, readings, receivers)
     rechain_resent(device, pending, templates, receivers)
     match_stored(stored)
     match_resent(device.brand_id, sent)
     return results
 
 
-def chain_stored(device, stored, templates, receivers=None):
+def chain_stored(device, stored, readings, receivers=None):
     """Link the batch's new texts into their balance chains, in printed order (docs/sms-trust.md).
 
     Runs before matching, so a strict brand's credit that does not follow is already held for review.
-    `receivers` maps a text's public id to the wallet number it arrived on, when the phone said.
+    `readings` maps a text's public id to its parse (read once, when the text was read);
+    `receivers` to the wallet number it arrived on, when the phone said.
     """
     receivers = receivers or {}
+    wallet = [v for v in stored if v["balance"] is not None and v["status"] != "duplicate"]
+    rows = stored_rows([values["id"] for values in wallet])
     texts = []
-    for values in stored:
-        if values["balance"] is None or values["status"] == "duplicate":
-            continue
-        parsed = read_text(values["sender"], values["body"], templates)
-        sms = db.session.get(InboundSms, values["id"])
+    for values in wallet:
+        parsed = readings[values["public_id"]]
+        sms = rows[values["id"]]
         move = movement(parsed, sms, device.brand.timezone)
         if move is not None:
             receiver = receivers.get(values["public_id"]) or ""
             # Printed minutes tie often: the phone's arrival order breaks the tie (ids follow hashes).
             order = (move.printed_at, values["received_at"], values["id"])
             texts.append((order, sms, parsed, receiver))
-    for _, sms, parsed, receiver in sorted(texts, key=lambda text: text[0]):
-        try:
-            link_text(sms, parsed, device.brand, receiver)
-        except Exception:
-            # Fail safe: the credit is held (an unchecked credit must not pay by itself), then the
-            # batch fails so that the phone sends it again; rechain_resent chains it on that retry.
-            db.session.rollback()
-            logger.exception("balance chain failed for SMS %s", sms.public_id)
+    if not texts:
+        return
+    texts.sort(key=lambda text: text[0])
+    try:
+        link_texts([text[1:] for text in texts], device.brand)
+    except Exception:
+        # Fail safe: the credits are held (an unchecked credit must not pay by itself), then the
+        # batch fails so that the phone sends it again; rechain_resent chains them on that retry.
+        db.session.rollback()
+        logger.exception(
+            "balance chain failed for SMS %s", ", ".join(text[1].public_id for text in texts)
+        )
+        for _, sms, _, _ in texts:
             hold_unchecked(sms, device.brand)
-            raise
+        raise
+
+
+def stored_rows(ids):
+    """The batch's stored rows by id, loaded in one query."""
+    if not ids:
+        return {}
+    rows = db.session.execute(db.select(InboundSms).where(InboundSms.id.in_(ids))).scalars()
+    return {sms.id: sms for sms in rows}
 
 
 def hold_unchecked(sms, brand):
@@ -170,15 +184,8 @@ def device_key(device):
 
 
 def match_stored(stored):
-    """Match the batch's new credits; only those whose TrxID someone claimed are loaded and tried."""
-    credits = [values for values in stored if values["status"] == "unmatched"]
-    for provider in {values["provider"] for values in credits}:
-        claimed = claimed_trx_ids(
-            provider, [v["provider_trx_id"] for v in credits if v["provider"] == provider]
-        )
-        for values in credits:
-            if values["provider"] == provider and values["provider_trx_id"] in claimed:
-                match_sms_to_claim(db.session.get(InboundSms, values["id"]))
+    """Match the batch's new credits; only those whose TrxID someone claimed are tried."""
+    match_new_credits([values["id"] for values in stored if values["status"] == "unmatched"])
 
 
 def rejected(item, reason):
@@ -193,28 +200,31 @@ def rejected(item, reason):
 
 
 def read_message(device, key, templates, item):
-    """Validate and decrypt one message; (result, row values, receiving number) or (rejection, None, None)."""
+    """Validate, decrypt and parse one message: (result, row values, receiving number, parse), or
+    (rejection, None, None, None)."""
     try:
         message = MESSAGE.load(item if isinstance(item, dict) else {})
     except ma.ValidationError as error:
         fields = (
             ", ".join(sorted(error.messages)) if isinstance(error.messages, dict) else "message"
         )
-        return rejected(item, f"invalid fields: {fields}"), None, None
+        return rejected(item, f"invalid fields: {fields}"), None, None, None
     try:
         plaintext = decrypt_payload(key, message["encrypted_payload"])
     except PayloadError as error:
-        return rejected(item, str(error)), None, None
+        return rejected(item, str(error)), None, None, None
     body = message_text(plaintext)
     if not body.strip():
-        return rejected(item, "The decrypted text is empty."), None, None
+        return rejected(item, "The decrypted text is empty."), None, None, None
+    parsed = read_text(message["sender"], body, templates)
     values = sms_values(
-        device, message["sender"], body, message["received_at"], message["local_id"], templates
+        device, message["sender"], body, message["received_at"], message["local_id"], parsed
     )
     return (
         {"local_id": message["local_id"], "status": "accepted", "server_ref": values["public_id"]},
         values,
         message_receiver(plaintext),
+        parsed,
     )
 
 
@@ -253,16 +263,16 @@ def insert(device, rows):
         .values(last_sms_at=utcnow())
         .execution_options(synchronize_session=False)
     )
-    ids = (
+    # Ids are paired by public id: without asking for parameter order, both engines insert the
+    # whole batch in one INSERT … RETURNING instead of one statement per row.
+    ids = dict(
         db.session.execute(
-            db.insert(InboundSms).returning(InboundSms.id, sort_by_parameter_order=True), rows
-        )
-        .scalars()
-        .all()
+            db.insert(InboundSms).returning(InboundSms.public_id, InboundSms.id), rows
+        ).all()
     )
     db.session.commit()
-    for values, row_id in zip(rows, ids):
-        values["id"] = row_id
+    for values in rows:
+        values["id"] = ids[values["public_id"]]
 
 
 def screen(brand_id, pending):

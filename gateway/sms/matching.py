@@ -18,7 +18,13 @@ from ..domain_errors import (
 from ..extensions import db
 from ..money import format_amount
 from ..notifications.events import notify_payments_in_review
-from ..payments.lifecycle import complete_payment, expirable, fail_payment, transition
+from ..payments.lifecycle import (
+    complete_payment,
+    complete_payments,
+    expirable,
+    fail_payment,
+    transition,
+)
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..payments.models.payment_method import PROVIDERS
 from ..payments.signals import payment_closed
@@ -31,10 +37,18 @@ from ..states import (
     write_status,
 )
 from ..webhooks.events import emit_event
-from .claims import claimed_elsewhere, late_claims, open_claims, stored_sms, stranded_credit_ids
+from .claims import (
+    claimed_elsewhere,
+    late_claims,
+    live_claims,
+    open_claims,
+    stored_sms,
+    stranded_credit_ids,
+)
 from .models.balance_chain import BalanceLink
 from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
+from .queries import claims_of_trx_ids, texts_by_id
 
 TRX_ID_PATTERN = re.compile(r"^[A-Z0-9]{6,20}$")
 SMS_CURRENCY = "BDT"
@@ -103,6 +117,82 @@ def match_sms_to_claim(sms):
         return hold_late_sms(sms)
     # Of several claims of one TrxID, the earliest with the right amount wins.
     return settle(sms, next((p for p in claims if p.amount == sms.amount), claims[0]))
+
+
+# A claim still worth an SMS: live (processing), or left on a payment cancelled or expired before its money arrived.
+CLAIM_HOLDING_STATUSES = ("processing", "cancelled", "expired")
+
+
+def match_new_credits(sms_ids):
+    """At ingest: settle a batch's new credits with their claims; how many of them completed a payment.
+
+    A credit that meets exactly one live claim of its amount and sender (the common case) is
+    settled with the others in one transaction: one guarded UPDATE binds the texts, one completes
+    the payments (complete_payments). Any other credit whose TrxID was claimed, or every credit of
+    that group when a guard finds a row moved meanwhile, goes through match_sms_to_claim alone.
+    """
+    texts = [
+        sms
+        for sms in texts_by_id(sms_ids).values()
+        if sms.status == "unmatched" and sms.provider_trx_id
+    ]
+    now = utcnow()
+    together, alone = [], []
+    for provider in sorted({sms.provider for sms in texts}):
+        of_provider = [sms for sms in texts if sms.provider == provider]
+        claims = claims_of_trx_ids(provider, [sms.provider_trx_id for sms in of_provider])
+        for sms in of_provider:
+            payments = claims.get(sms.provider_trx_id, [])
+            live = live_claims(payments, sms.brand_id, now)
+            payment = next((p for p in live if p.amount == sms.amount), live[0]) if live else None
+            if len(live) == 1 and mismatch_reason(sms, payment) is None:
+                together.append((sms, payment))
+            elif any(p.status in CLAIM_HOLDING_STATUSES for p in payments):
+                alone.append(sms)
+    completed = settle_together(together)
+    if completed is None:
+        completed, alone = 0, [sms for sms, _ in together] + alone
+    for sms in alone:
+        db.session.refresh(sms)
+        completed += match_sms_to_claim(sms) == "matched"
+    return completed
+
+
+def settle_together(pairs):
+    """Bind each SMS to its payment and complete them all in one commit; None (all rolled back)
+    when any text or payment moved meanwhile."""
+    if not pairs:
+        return 0
+    try:
+        won = write_status(
+            INBOUND_SMS,
+            (InboundSms.id.in_([sms.id for sms, _ in pairs]), InboundSms.payment_id.is_(None)),
+            ("unmatched",),
+            "matched",
+            payment_id=db.case({sms.id: payment.id for sms, payment in pairs}, value=InboundSms.id),
+            review_reason=None,
+            matched_at=utcnow(),
+        )
+    except IntegrityError:  # a payment already consumed another SMS
+        won = None
+    if won != len(pairs):
+        db.session.rollback()
+        return None
+    try:
+        complete_payments(
+            [
+                (
+                    payment,
+                    sms.provider,
+                    sms.provider_trx_id,
+                    payment.sender_number or sms.counterparty,
+                )
+                for sms, payment in pairs
+            ]
+        )
+    except DomainError:  # one was cancelled or expired meanwhile; everything was rolled back
+        return None
+    return len(pairs)
 
 
 def mismatch_reason(sms, payment):

@@ -113,9 +113,8 @@ def trust_note(sender, parsed):
     return None
 
 
-def sms_values(device, sender, body, received_at, local_id, templates):
-    """The column values of a new inbound_sms row for one decrypted text."""
-    parsed = read_text(sender, body, templates)
+def sms_values(device, sender, body, received_at, local_id, parsed):
+    """The column values of a new inbound_sms row for one decrypted text, read as `parsed` (read_text)."""
     status = status_for(parsed)
     return {
         "public_id": str(uuid.uuid4()),

@@ -367,7 +367,7 @@ def test_a_failing_chain_step_holds_the_credit_instead_of_letting_it_pay(brand, 
         raise RuntimeError("lock lost")
 
     payment = claim(brand, "500.00", "AAAA000001")
-    monkeypatch.setattr(ingest_module, "link_text", broken)
+    monkeypatch.setattr(ingest_module, "link_texts", broken)
 
     with pytest.raises(RuntimeError):  # the batch fails: the phone will send it again
         forward(phone, credit("500.00", "AAAA000001", "1500.00", 0))
@@ -391,17 +391,17 @@ def test_a_text_whose_chain_step_died_is_chained_when_the_phone_sends_it_again(
         claim(brand, "500.00", "AAAA000003"),
     )
     forward(phone, credit("500.00", "AAAA000001", "1500.00", 1))
-    real_link_text = ingest_module.link_text
+    real_link_texts = ingest_module.link_texts
 
     def died(*args, **kwargs):
         raise RuntimeError("connection lost mid-step")
 
-    monkeypatch.setattr(ingest_module, "link_text", died)
+    monkeypatch.setattr(ingest_module, "link_texts", died)
     lost = credit("500.00", "AAAA000002", "2000.00", 2)
     with pytest.raises(RuntimeError):
         forward(phone, lost)
     db.session.rollback()
-    monkeypatch.setattr(ingest_module, "link_text", real_link_text)
+    monkeypatch.setattr(ingest_module, "link_texts", real_link_texts)
     forward(phone, credit("500.00", "AAAA000003", "2500.00", 3))
     assert reload(third).status == "processing"  # 2000.00 expected before it: never chained
 
