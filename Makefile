@@ -72,20 +72,29 @@ run: db
 	  *) echo "Phones on the same network reach it there; the pairing QR code carries this address.";; esac
 	BASE_URL="$(RUN_BASE_URL)" $(BIN)/flask run --host $(HOST) --port $(PORT)
 
+# Each pass has a Redis database and a PostgreSQL database of its own (created on first use), so
+# that `make test` can run them side by side; TEST_REDIS_URL / TEST_POSTGRES_URL override both.
+POSTGRES_SERVER ?= postgresql+psycopg://postgres@127.0.0.1:5432
+REDIS_SERVER ?= redis://127.0.0.1:6379
 test-sqlite: setup browser nginx php
-	TEST_DB=sqlite $(BIN)/python -m pytest
+	TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_sqlite_pass}" \
+	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/15}" $(BIN)/python -m pytest
 
 # What the engine can change only: the browser and engine-independent tests already ran in the SQLite pass.
 test-postgres: setup
-	TEST_DB=postgres $(BIN)/python -m pytest -m "not browser and not engine_independent"
+	TEST_DB=postgres TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test}" \
+	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/13}" \
+	  $(BIN)/python -m pytest -m "not browser and not engine_independent"
 
 # Ruff's lint and format check (settings in pyproject.toml); `ruff format .` fixes the layout.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# The lint, the whole suite on the embedded SQLite, then everything the engine can change again on PostgreSQL.
-test: lint test-sqlite test-postgres
+# The lint, then side by side (two cores) the whole suite on the embedded SQLite and everything the
+# engine can change again on PostgreSQL; each pass's output is printed whole when it ends.
+test: lint
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-sqlite test-postgres
 
 # wrk, from Debian, drives the API benchmark from a second process.
 bench-tools:

@@ -29,6 +29,7 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # bench.databases, when run as a script
 BIN = Path(sys.executable).parent
 CUSTOMERS = 1000
 # The full body of section 2.2; wrk's Lua fills in the customer's number, one of CUSTOMERS.

@@ -19,11 +19,24 @@ def unavailable(what, error):
 
 
 def postgres_reachable():
-    """Whether the test PostgreSQL answers; raises the connection error otherwise."""
+    """Whether the test PostgreSQL answers; raises the connection error otherwise.
+
+    A database other than the server's own `test` is created on first use: `make test` gives each
+    of its two passes, running side by side, a database of its own.
+    """
     import psycopg
 
     dsn = POSTGRES_URL.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(dsn, connect_timeout=3) as connection:
+    try:
+        connection = psycopg.connect(dsn, connect_timeout=3)
+    except psycopg.OperationalError as error:
+        base, name = dsn.split("?", 1)[0].rsplit("/", 1)
+        if f'"{name}" does not exist' not in str(error):
+            raise
+        with psycopg.connect(f"{base}/postgres", connect_timeout=3, autocommit=True) as server:
+            server.execute(f'CREATE DATABASE "{name}"')
+        connection = psycopg.connect(dsn, connect_timeout=3)
+    with connection:
         connection.execute("SELECT 1")
 
 
