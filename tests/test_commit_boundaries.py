@@ -65,9 +65,11 @@ def refused(table, operation="INSERT", column=None):
     finally:
         db.session.rollback()
         with db.engine.begin() as connection:
-            connection.exec_driver_sql(
-                f"DROP TRIGGER {name}" + (f" ON {table}" if postgres else "")
-            )
+            if postgres:
+                connection.exec_driver_sql(f"DROP TRIGGER {name} ON {table}")
+                connection.exec_driver_sql("DROP FUNCTION refuse_write()")
+            else:
+                connection.exec_driver_sql(f"DROP TRIGGER {name}")
 
 
 class JobsAtCommit(list):
