@@ -35,6 +35,7 @@ from tests.test_unit_of_work import trail  # noqa: F401 - the fixture
 from tests.webhook_support import rq_redis  # noqa: F401 - fixture
 
 MOBILE = "/api/mobile/v1"
+SIGNED_IN_PAGE = "/panel/account/password"
 
 
 @contextmanager
@@ -64,9 +65,11 @@ def refused(table, operation="INSERT", column=None):
     finally:
         db.session.rollback()
         with db.engine.begin() as connection:
-            connection.exec_driver_sql(
-                f"DROP TRIGGER {name}" + (f" ON {table}" if postgres else "")
-            )
+            if postgres:
+                connection.exec_driver_sql(f"DROP TRIGGER {name} ON {table}")
+                connection.exec_driver_sql("DROP FUNCTION refuse_write()")
+            else:
+                connection.exec_driver_sql(f"DROP TRIGGER {name}")
 
 
 class JobsAtCommit(list):
@@ -103,11 +106,10 @@ def one_commit_after(trail, *writes):  # noqa: F811 - the fixture's value
     assert trail.count("COMMIT") == 1, trail
 
 
-def post_sign_in(client, email, password):
-    token = csrf_token(client, "/panel/sign-in")
-    return client.post(
-        "/panel/sign-in", data={"email": email, "password": password, "csrf_token": token}
-    )
+def signed_out(client):
+    """Whether a page for signed-in users sends this browser to sign in."""
+    page = client.get(SIGNED_IN_PAGE)
+    return page.status_code == 302 and page.headers["Location"].startswith("/panel/sign-in")
 
 
 def failed(call):
@@ -138,10 +140,13 @@ def test_a_sign_in_writes_its_time_and_its_audit_row_in_one_commit(app, brand, t
 
 def test_a_refused_sign_in_audit_row_keeps_the_sign_in_time_out_too(app, brand):
     user = UserFactory(brand=brand, role="owner")
+    client = panel_client(app)
     with refused("audit_logs"):
-        assert failed(lambda: sign_in(panel_client(app), user)) == 500
+        assert failed(lambda: sign_in(client, user)) == 500
     assert reload(user).last_login_at is None
     assert audit_rows() == []
+    # Nor does the browser's session name the user: nobody is signed in by a failed commit.
+    assert signed_out(client)
 
 
 def test_a_refused_two_factor_audit_row_leaves_the_code_unspent(app, brand):
@@ -156,9 +161,8 @@ def test_a_refused_two_factor_audit_row_leaves_the_code_unspent(app, brand):
         token = csrf_token(client, step)
         assert failed(lambda: client.post(step, data={"code": code, "csrf_token": token})) == 500
     assert audit_rows() == []
+    assert signed_out(client)
     # The code was not spent: the sign-in its audit row could not join never happened.
-    client = panel_client(app)
-    assert sign_in(client, user).status_code == 302
     answer = client.post(step, data={"code": code, "csrf_token": csrf_token(client, step)})
     assert answer.status_code == 302
     assert audit_rows() == ["sign_in"]

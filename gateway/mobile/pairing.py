@@ -23,7 +23,8 @@ def pair(data):
     """
     with unit_of_work():
         device, tokens, aes_key = pair_device(data)
-    return ok({**tokens, "aes_key": aes_key, "device_uuid": device.uuid}, 201)
+        answer = {**tokens, "aes_key": aes_key, "device_uuid": device.uuid}
+    return ok(answer, 201)
 
 
 @blp.post("/devices/token-refreshes")
@@ -34,4 +35,5 @@ def refresh_tokens(data):
     """Rotate both tokens; a refresh token works once."""
     with unit_of_work():
         device, tokens = rotate_tokens(data["refresh_token"], data["fingerprint"])
-    return ok({**tokens, "device_uuid": device.uuid})
+        answer = {**tokens, "device_uuid": device.uuid}
+    return ok(answer)

@@ -128,8 +128,8 @@ def sweep_notifications(now=None):
     with unit_of_work():
         raised = watch_phones(now) + watch_unclaimed_texts(now)
         due = due_notification_ids(now)
-    # After the one commit: what was raised is woken by its own wake_after_commit, and every due
-    # delivery (a lost wake-up, a Redis outage) again here; the dedupe keys make that one job.
+    # After the one commit: what was raised is woken by its own wake_after_commit; a delivery due
+    # before this sweep (a lost wake-up, a Redis outage) is woken here, its dedupe key keeps it one job.
     return raised + wake_notifications(due)
 
 

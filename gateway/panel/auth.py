@@ -76,16 +76,20 @@ def sign_in():
         return redirect(url_for("panel.dashboard"))
     form = SignInForm()
     if form.validate_on_submit():
-        # The last sign-in time and the audit row (success or failure) commit together.
+        # The sign-in time and the audit row (success or failure) commit together, before the
+        # session names the user: a failed commit signs nobody in.
         with unit_of_work():
             user = authenticate(form.email.data, form.password.data)
-            if user is not None:
-                if user.two_factor_enabled:
-                    return ask_for_second_factor(user, request.args.get("next"))
-                return complete_sign_in(user, request.args.get("next"))
-            known = find_user_by_email(form.email.data)
-            if known is not None:
-                record_audit(None, "sign_in.failed", known, brand_id=known.brand_id)
+            if user is None:
+                known = find_user_by_email(form.email.data)
+                if known is not None:
+                    record_audit(None, "sign_in.failed", known, brand_id=known.brand_id)
+            elif not user.two_factor_enabled:
+                record_audit(user, "sign_in")
+        if user is not None:
+            if user.two_factor_enabled:
+                return ask_for_second_factor(user, request.args.get("next"))
+            return complete_sign_in(user, request.args.get("next"))
         form.password.errors = [_("The e-mail or password is not correct.")]
     return render_sign_in(form)
 
@@ -107,14 +111,13 @@ def ask_for_second_factor(user, next_page):
     return redirect(url_for("panel.two_factor_sign_in"))
 
 
-def complete_sign_in(user, next_page, details=None):
-    """Sign the user in on a fresh session, log it, and open the page asked for or the dashboard.
+def complete_sign_in(user, next_page):
+    """Sign the user in on a fresh session and open the page asked for or the dashboard.
 
-    Called inside the sign-in's unit of work: the audit row commits with what the sign-in wrote.
+    Called once the sign-in and its audit row are committed.
     """
     reset_session()
     login_user(user)
-    record_audit(user, "sign_in", details=details)
     return redirect(safe_next(next_page) or url_for("panel.dashboard"))
 
 

@@ -81,13 +81,17 @@ def two_factor_sign_in():
         return render_sign_in(form, 200, _("Sign in again: the code was not given in time."))
     form = CodeForm()
     if form.validate_on_submit():
-        # The spent code and the audit row (success or failure) commit together.
+        # The spent code and the audit row (success or failure) commit together, before the
+        # session names the user: a failed commit signs nobody in and spends no code.
         with unit_of_work():
             kind = verify_second_factor(user, form.code.data)
-            if kind is not None:
-                next_page = session.get(PENDING_SIGN_IN, {}).get("next")
-                return complete_sign_in(user, next_page, {"second_factor": kind})
-            record_audit(None, "sign_in.two_factor_failed", user, brand_id=user.brand_id)
+            if kind is None:
+                record_audit(None, "sign_in.two_factor_failed", user, brand_id=user.brand_id)
+            else:
+                record_audit(user, "sign_in", details={"second_factor": kind})
+        if kind is not None:
+            next_page = session.get(PENDING_SIGN_IN, {}).get("next")
+            return complete_sign_in(user, next_page)
         g.code_refused = True
         form.code.errors = [_("The code is not correct, or was used already.")]
     return render_template("panel/two_factor_sign_in.html", form=form)
