@@ -31,6 +31,7 @@ from gateway.payments.models.payment import Payment  # noqa: E402
 from gateway.sms.matching import match_sms_to_claim, submit_claim  # noqa: E402
 from gateway.sms.models.inbound_sms import InboundSms  # noqa: E402
 from gateway.sms.parsing import build_sms_text  # noqa: E402
+from gateway.sms.queries import CLAIMS_OF_TRX_IDS  # noqa: E402
 from tests.factories import paired_device, sms_message  # noqa: E402
 
 BATCH = 50
@@ -199,9 +200,8 @@ def lookup_plans():
         "claims of a TrxID": db.select(Payment).where(
             Payment.provider == "bkash", Payment.provider_trx_id == "X"
         ),
-        "claims of a batch": db.select(Payment.provider_trx_id, Payment.status).where(
-            Payment.provider == "bkash", Payment.provider_trx_id.in_(["X", "Y", "Z"])
-        ),
+        # The statement ingestion runs (gateway/sms/queries.py), with a batch's values.
+        "claims of a batch": CLAIMS_OF_TRX_IDS.params(provider="bkash", trx_ids=["X", "Y", "Z"]),
         "SMS of a TrxID": db.select(InboundSms).where(
             InboundSms.brand_id == 1,
             InboundSms.provider == "bkash",
