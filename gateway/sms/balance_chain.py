@@ -267,15 +267,13 @@ def link_texts(texts, brand):
     link (the existing one when a resend chained it meanwhile), or None for a text not chained.
     A credit that does not follow is held for review in the same commit when the brand is strict.
     """
-    # Read before locking: creating a missing chain rolls back, which would expire the texts.
-    places = [
-        (sms.id, (sms.brand_id, sms.device_id, parsed.provider, receiver), move)
-        if move is not None
-        else None
-        for (sms, parsed, receiver), move in (
-            (text, chain_movement(*text[:2], brand)) for text in texts
-        )
-    ]
+    # Each text's (id, chain key, movement), read before locking: creating a missing chain rolls
+    # back, which would expire the texts.
+    places = []
+    for sms, parsed, receiver in texts:
+        move = chain_movement(sms, parsed, brand)
+        key = (sms.brand_id, sms.device_id, parsed.provider, receiver)
+        places.append(None if move is None else (sms.id, key, move))
     keys = sorted({place[1] for place in places if place is not None})
     if not keys:
         return [None] * len(texts)

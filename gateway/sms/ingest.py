@@ -185,7 +185,13 @@ def device_key(device):
 
 def match_stored(stored):
     """Match the batch's new credits; only those whose TrxID someone claimed are tried."""
-    match_new_credits([values["id"] for values in stored if values["status"] == "unmatched"])
+    match_new_credits(
+        [
+            (values["id"], values["provider"], values["provider_trx_id"])
+            for values in stored
+            if values["status"] == "unmatched"
+        ]
+    )
 
 
 def rejected(item, reason):

@@ -123,32 +123,33 @@ def match_sms_to_claim(sms):
 CLAIM_HOLDING_STATUSES = ("processing", "cancelled", "expired")
 
 
-def match_new_credits(sms_ids):
-    """At ingest: settle a batch's new credits with their claims; how many of them completed a payment.
+def match_new_credits(credits):
+    """At ingest: settle a batch's new credits with their claims; how many completed a payment.
 
-    A credit that meets exactly one live claim of its amount and sender (the common case) is
-    settled with the others in one transaction: one guarded UPDATE binds the texts, one completes
-    the payments (complete_payments). Any other credit whose TrxID was claimed, or every credit of
-    that group when a guard finds a row moved meanwhile, goes through match_sms_to_claim alone.
+    `credits` holds (SMS id, provider, TrxID) of the batch's stored credits: their claims are read
+    in one query per provider, and only the texts someone claimed are loaded. A credit that meets
+    exactly one live claim of its amount and sender (the common case) is settled with the others
+    in one transaction: one guarded UPDATE binds the texts, one completes the payments
+    (complete_payments). Any other claimed credit, or every credit of that group when a guard
+    finds a row moved meanwhile, goes through match_sms_to_claim alone.
     """
-    texts = [
-        sms
-        for sms in texts_by_id(sms_ids).values()
-        if sms.status == "unmatched" and sms.provider_trx_id
-    ]
+    claims = {}
+    for provider in sorted({provider for _, provider, _ in credits}):
+        found = claims_of_trx_ids(provider, [trx for _, p, trx in credits if p == provider])
+        claims.update({(provider, trx_id): payments for trx_id, payments in found.items()})
+    claimed = [sms_id for sms_id, provider, trx_id in credits if (provider, trx_id) in claims]
     now = utcnow()
     together, alone = [], []
-    for provider in sorted({sms.provider for sms in texts}):
-        of_provider = [sms for sms in texts if sms.provider == provider]
-        claims = claims_of_trx_ids(provider, [sms.provider_trx_id for sms in of_provider])
-        for sms in of_provider:
-            payments = claims.get(sms.provider_trx_id, [])
-            live = live_claims(payments, sms.brand_id, now)
-            payment = next((p for p in live if p.amount == sms.amount), live[0]) if live else None
-            if len(live) == 1 and mismatch_reason(sms, payment) is None:
-                together.append((sms, payment))
-            elif any(p.status in CLAIM_HOLDING_STATUSES for p in payments):
-                alone.append(sms)
+    for sms in texts_by_id(claimed).values():
+        if sms.status != "unmatched" or not sms.provider_trx_id:
+            continue  # held for review by its chain step meanwhile
+        payments = claims.get((sms.provider, sms.provider_trx_id), [])
+        live = live_claims(payments, sms.brand_id, now)
+        payment = next((p for p in live if p.amount == sms.amount), live[0]) if live else None
+        if len(live) == 1 and mismatch_reason(sms, payment) is None:
+            together.append((sms, payment))
+        elif any(p.status in CLAIM_HOLDING_STATUSES for p in payments):
+            alone.append(sms)
     completed = settle_together(together)
     if completed is None:
         completed, alone = 0, [sms for sms, _ in together] + alone
