@@ -57,6 +57,70 @@ BAD_PHONES = [
 ]
 
 
+# What no list takes, as raw query values (percent-encoded as they travel), by kind of parameter.
+BAD_NUMBERS = [
+    "-1",
+    "0",
+    "1.001",
+    "1.5",
+    "1e3",
+    "NaN",
+    "Infinity",
+    "99999999999999999999",
+    "9" * 5000,
+    "ten",
+    "",
+    "%00",
+    "0x10",
+]
+BAD_DATES = [
+    "yesterday",
+    "2030-13-01T00:00:00Z",
+    "2030-02-30",
+    "2030-01-01T25:00:00Z",
+    "2030-01-01T00:00:00%2B25:00",
+    "1700000000",
+    "-1",
+    "0",
+    "1.001",
+    "1e3",
+    "NaN",
+    "99999999999999999999",
+    "9" * 5000,
+    "",
+    "%00",
+    "0001-01-01T00:00:00%2B14:00",
+    "9999-12-31T23:59:59-14:00",
+]
+TEXT_FILTER_LIMITS = {"reference": 255, "provider": 20, "trx_id": 20, "email": 254, "q": 200}
+
+
+def bad_query_values(name):
+    """What no list takes for query parameter `name`."""
+    if name in ("page", "per_page"):
+        return BAD_NUMBERS + (["101", "1000000"] if name == "per_page" else ["100001"])
+    if name in ("from", "to"):
+        return BAD_DATES
+    if name == "status":
+        return ["bogus", "COMPLETED", "Queued", "", "-1", "0", "NaN", "%00", "s" * 100_000]
+    if name == "phone":
+        return [
+            "12",
+            "abc",
+            "-1",
+            "0",
+            "1e3",
+            "NaN",
+            "99999999999999999999",
+            "1" * 100_000,
+            "",
+            "%00",
+            "%2B880ABCDEFGHIJ",
+        ]
+    limit = TEXT_FILTER_LIMITS[name]
+    return ["", "x" * (limit + 1), "x" * 100_000, "%00", "a%00b"]
+
+
 def raw_body(good, **raw):
     """`good` as JSON text with some fields replaced by raw JSON fragments; a None fragment drops the field."""
     parts = [

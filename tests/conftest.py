@@ -30,6 +30,7 @@ ENGINE_INDEPENDENT = {
     "test_deploy_nginx.py",
     "api/test_openapi.py",
     "api/test_openapi_strictness.py",
+    "api/test_query_schemas.py",
     "sms/test_sms_parsing.py",
     "test_numerals.py",
     "checkout/test_checkout_presenters.py",

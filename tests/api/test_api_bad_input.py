@@ -133,82 +133,16 @@ def test_bad_webhook_test_bodies_are_refused_in_the_envelope_and_record_nothing(
 
 # --- the list queries --------------------------------------------------------------------------
 
-NUMBERS = [
-    "-1",
-    "0",
-    "1.001",
-    "1.5",
-    "1e3",
-    "NaN",
-    "Infinity",
-    "99999999999999999999",
-    "9" * 5000,
-    "ten",
-    "",
-    "%00",
-    "0x10",
-]
-DATES = [
-    "yesterday",
-    "2030-13-01T00:00:00Z",
-    "2030-02-30",
-    "2030-01-01T25:00:00Z",
-    "2030-01-01T00:00:00%2B25:00",
-    "1700000000",
-    "-1",
-    "0",
-    "1.001",
-    "1e3",
-    "NaN",
-    "99999999999999999999",
-    "9" * 5000,
-    "",
-    "%00",
-    "0001-01-01T00:00:00%2B14:00",
-    "9999-12-31T23:59:59-14:00",
-]
-TEXT_FILTERS = {"reference": 255, "provider": 20, "trx_id": 20, "email": 254, "q": 200}
-LISTS = {  # path: (table, filters beyond paging)
-    "/api/v1/payments": (Payment, ["status", "reference", "from", "to"]),
-    "/api/v1/transactions": (Transaction, ["status", "provider", "from", "to"]),
-    "/api/v1/refunds": (Refund, ["trx_id", "from", "to"]),
-    "/api/v1/customers": (Customer, ["email", "phone", "q"]),
-    "/api/v1/sms/outbound": (OutboundSms, ["status"]),
+# One request per list with a bad page parameter and a bad filter: the endpoint reads its query
+# through its schema (tests/api/test_query_schemas.py tries every bad value there) and answers in
+# the envelope, naming both, before it reads or writes a row.
+LISTS = {  # path: (table, a bad filter of its own)
+    "/api/v1/payments": (Payment, "from=2030-02-30"),
+    "/api/v1/transactions": (Transaction, "provider=" + "x" * 21),
+    "/api/v1/refunds": (Refund, "trx_id=" + "x" * 21),
+    "/api/v1/customers": (Customer, "phone=%2B880ABCDEFGHIJ"),
+    "/api/v1/sms/outbound": (OutboundSms, "status=Queued"),
 }
-
-
-def bad_values(name):
-    """What no list takes for parameter `name`."""
-    if name in ("page", "per_page"):
-        return NUMBERS + (["101", "1000000"] if name == "per_page" else ["100001"])
-    if name in ("from", "to"):
-        return DATES
-    if name == "status":
-        return ["bogus", "COMPLETED", "Queued", "", "-1", "0", "NaN", "%00", "s" * 100_000]
-    if name == "phone":
-        return [
-            "12",
-            "abc",
-            "-1",
-            "0",
-            "1e3",
-            "NaN",
-            "99999999999999999999",
-            "1" * 100_000,
-            "",
-            "%00",
-            "%2B880ABCDEFGHIJ",
-        ]
-    limit = TEXT_FILTERS[name]
-    return ["", "x" * (limit + 1), "x" * 100_000, "%00", "a%00b"]
-
-
-BAD_QUERIES = [
-    (path, name, value)
-    for path, (_, names) in LISTS.items()
-    for name in ["page", "per_page", *names]
-    for value in bad_values(name)
-]
 
 
 @pytest.fixture
@@ -224,20 +158,17 @@ def one_of_everything(brand):
     db.session.commit()
 
 
-@pytest.mark.parametrize(
-    "path, name, value",
-    BAD_QUERIES,
-    ids=[f"{path.rsplit('/', 1)[1]} {name}={value[:24]}" for path, name, value in BAD_QUERIES],
-)
+@pytest.mark.parametrize("path", LISTS)
 def test_bad_list_queries_are_422_naming_the_parameter_and_write_nothing(
-    client, auth, one_of_everything, path, name, value
+    client, auth, one_of_everything, path
 ):
-    table = LISTS[path][0]
+    table, bad_filter = LISTS[path]
     before = count(table)
 
-    response = client.get(f"{path}?{name}={value}", headers=auth)
+    response = client.get(f"{path}?per_page=101&{bad_filter}", headers=auth)
 
-    assert_refused(response, 422, "VALIDATION_ERROR", name)
+    assert_refused(response, 422, "VALIDATION_ERROR", "per_page")
+    assert_refused(response, 422, "VALIDATION_ERROR", bad_filter.split("=")[0])
     assert count(table) == before
 
 
