@@ -31,6 +31,7 @@ ENGINE_INDEPENDENT = {
     "api/test_openapi.py",
     "api/test_openapi_strictness.py",
     "api/test_query_schemas.py",
+    "api/test_path_guard.py",
     "sms/test_sms_parsing.py",
     "test_numerals.py",
     "checkout/test_checkout_presenters.py",

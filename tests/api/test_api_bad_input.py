@@ -4,13 +4,28 @@ import json
 
 import pytest
 
+from gateway.accounts import api_keys
 from gateway.accounts.models.api_key import ApiKey
+from gateway.domain_errors import NotFound
 from gateway.extensions import db
+from gateway.payments import customers, lifecycle, refunds, transactions
 from gateway.payments.models.customer import Customer
 from gateway.payments.models.payment import Payment, Refund, Transaction
+from gateway.sms import outbound
 from gateway.sms.models.outbound_sms import OutboundSms
+from gateway.webhooks import deliveries
 from gateway.webhooks.models.webhook import WebhookDelivery
-from tests.bad_input import BAD_PHONES, JSON, assert_refused, body_cases, raw_body, send
+from tests.bad_input import (
+    BAD_IDS_PAST_THE_GUARD,
+    BAD_PHONES,
+    BY_ID,
+    JSON,
+    assert_refused,
+    body_cases,
+    raw_body,
+    routed_id,
+    send,
+)
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
 
 SMS_URL = "/api/v1/sms/outbound"
@@ -182,40 +197,6 @@ def test_unknown_and_repeated_list_parameters_do_not_fail(client, auth, one_of_e
 
 # --- ids in the path ---------------------------------------------------------------------------
 
-BY_ID = [  # (method, path with {id}, the resource's 404 code)
-    ("get", "/api/v1/payments/{id}", "PAYMENT_NOT_FOUND"),
-    ("post", "/api/v1/payments/{id}/cancel", "PAYMENT_NOT_FOUND"),
-    ("get", "/api/v1/transactions/{id}", "TRANSACTION_NOT_FOUND"),
-    ("get", "/api/v1/refunds/{id}", "REFUND_NOT_FOUND"),
-    ("get", "/api/v1/customers/{id}", "CUSTOMER_NOT_FOUND"),
-    ("patch", "/api/v1/customers/{id}", "CUSTOMER_NOT_FOUND"),
-    ("delete", "/api/v1/customers/{id}", "CUSTOMER_NOT_FOUND"),
-    ("delete", "/api/v1/api-keys/{id}", "API_KEY_NOT_FOUND"),
-    ("get", "/api/v1/webhooks/deliveries/{id}", "WEBHOOK_DELIVERY_NOT_FOUND"),
-    ("post", "/api/v1/webhooks/deliveries/{id}/retry", "WEBHOOK_DELIVERY_NOT_FOUND"),
-    ("post", "/api/v1/sms/outbound/{id}/retry", "OUTBOUND_SMS_NOT_FOUND"),
-]
-BAD_IDS = [
-    "0",
-    "-1",
-    "1.5",
-    "1e3",
-    "NaN",
-    "2147483648",
-    "99999999999999999999",
-    "9" * 5000,
-    "x" * 1000,
-    "%00",
-    "1%00",
-    "%ED%A0%80",
-    "%FF",
-    "%C2%B2",
-    "%D9%A1",
-    "%20",
-    "null",
-    "00000000-0000-4000-8000-000000000000",
-]
-
 
 @pytest.fixture
 def admin(brand, make_key):
@@ -229,22 +210,57 @@ def admin(brand, make_key):
     }
 
 
-@pytest.mark.parametrize("method, path, code", BY_ID, ids=[f"{m} {p}" for m, p, _ in BY_ID])
-@pytest.mark.parametrize("ident", BAD_IDS, ids=[ident[:24] for ident in BAD_IDS])
-def test_an_id_no_row_has_is_the_resources_own_404_and_changes_nothing(
-    client, admin, one_of_everything, method, path, code, ident
+# The lookup each by-id route hands its id to once the path guard has let it through (the guard
+# itself: tests/api/test_path_guard.py); PATCH and DELETE /customers/{id} look up as GET does.
+LOOKUPS = [  # (method, path, the lookup its view calls with the brand and the id)
+    ("get", "/api/v1/payments/{id}", lambda brand, id: lifecycle.get_payment_view(brand.id, id)),
+    ("post", "/api/v1/payments/{id}/cancel", lifecycle.get_payment),
+    ("get", "/api/v1/transactions/{id}", transactions.get_transaction),
+    ("get", "/api/v1/refunds/{id}", refunds.get_refund),
+    ("get", "/api/v1/customers/{id}", customers.get_customer),
+    ("delete", "/api/v1/api-keys/{id}", lambda brand, id: api_keys.revoke_key(brand, key_id=id)),
+    ("get", "/api/v1/webhooks/deliveries/{id}", deliveries.get_delivery),
+    ("post", "/api/v1/webhooks/deliveries/{id}/retry", deliveries.retry_delivery),
+    ("post", "/api/v1/sms/outbound/{id}/retry", outbound.retry_outbound_sms),
+]
+NOT_FOUND_CODES = {(method, path): code for method, path, code in BY_ID}
+TABLES = (Payment, Transaction, Refund, Customer, ApiKey, WebhookDelivery, OutboundSms)
+
+
+@pytest.mark.parametrize("method, path, find", LOOKUPS, ids=[f"{m} {p}" for m, p, _ in LOOKUPS])
+@pytest.mark.parametrize(
+    "ident", BAD_IDS_PAST_THE_GUARD, ids=[i[:24] for i in BAD_IDS_PAST_THE_GUARD]
+)
+def test_a_lookup_answers_an_id_no_row_has_with_the_resources_not_found_and_changes_nothing(
+    app, brand, make_key, one_of_everything, method, path, find, ident
 ):
-    tables = (Payment, Transaction, Refund, Customer, ApiKey, WebhookDelivery, OutboundSms)
-    before = [count(table) for table in tables]
+    make_key(brand)  # a key for the revocation to get wrong
+    routed = routed_id(app, method, path, ident)
+    before = [count(table) for table in TABLES]
 
-    response = getattr(client, method)(
-        path.format(id=ident),
-        headers=admin,
-        **({"json": {"name": "x"}} if method == "patch" else {}),
-    )
+    with pytest.raises(NotFound) as refused:
+        find(brand, routed)
 
-    assert_refused(response, 404, code)
-    assert [count(table) for table in tables] == before
+    assert refused.value.code == NOT_FOUND_CODES[method, path]
+    assert [count(table) for table in TABLES] == before
+
+
+# One request per route, with an id the path guard refuses and one its lookup does not find.
+@pytest.mark.parametrize("method, path, code", BY_ID, ids=[f"{m} {p}" for m, p, _ in BY_ID])
+def test_an_id_no_row_has_is_the_resources_own_404_and_changes_nothing(
+    client, admin, one_of_everything, method, path, code
+):
+    before = [count(table) for table in TABLES]
+
+    for ident in ("1%00", "99999999999999999999"):
+        response = getattr(client, method)(
+            path.format(id=ident),
+            headers=admin,
+            **({"json": {"name": "x"}} if method == "patch" else {}),
+        )
+
+        assert_refused(response, 404, code)
+        assert [count(table) for table in TABLES] == before
 
 
 # --- how a body is encoded ---------------------------------------------------------------------
