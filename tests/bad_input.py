@@ -275,3 +275,83 @@ def assert_refused(response, status, code, field=None):
     if field:
         fields = [error["field"] for error in body["errors"]]
         assert any(name == field or name.startswith(field + ".") for name in fields), fields
+
+
+# --- the bodies of POST /sms/outbound and POST /webhooks/tests ---------------------------------
+
+SMS_URL = "/api/v1/sms/outbound"
+GOOD_SMS = {"to": "+8801712345678", "body": "Your order ORDER-1 has shipped."}
+BAD_SMS_TEXTS = [
+    ("missing", None),
+    ("null", "null"),
+    ("empty", '""'),
+    ("too long", '"' + "x" * 1001 + '"'),
+    ("huge", '"' + "x" * 100_000 + '"'),
+    ("number", "42"),
+    ("-1", "-1"),
+    ("1.001", "1.001"),
+    ("1e3", "1e3"),
+    ("NaN literal", "NaN"),
+    ("huge number", "1" + "0" * 40),
+    ("bool", "true"),
+    ("list", '["hi"]'),
+    ("object", '{"text": "hi"}'),
+    ("nul", '"a\\u0000b"'),
+    ("lone surrogate", '"\\ud800"'),
+]
+# (id, body, content type, status, code, field at fault)
+BAD_SMS_BODIES = (
+    body_cases(GOOD_SMS, "body")
+    + [
+        ("no body", None, None, 422, "VALIDATION_ERROR", "to"),
+        ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "body"),
+        ("to missing", raw_body(GOOD_SMS, to=None), JSON, 422, "VALIDATION_ERROR", "to"),
+        ("to null", raw_body(GOOD_SMS, to="null"), JSON, 422, "VALIDATION_ERROR", "to"),
+    ]
+    + [
+        (f"to {label}", raw_body(GOOD_SMS, to=raw), JSON, 422, "VALIDATION_ERROR", "to")
+        for label, raw in BAD_PHONES
+    ]
+    + [
+        (f"body {label}", raw_body(GOOD_SMS, body=raw), JSON, 422, "VALIDATION_ERROR", "body")
+        for label, raw in BAD_SMS_TEXTS
+    ]
+)
+
+
+GOOD_TEST = {"url": "https://shop.example/hooks"}
+BAD_URLS = [
+    ("ftp", '"ftp://shop.example/hooks"'),
+    ("relative", '"/hooks"'),
+    ("javascript", '"javascript:alert(1)"'),
+    ("data", '"data:text/html,hi"'),
+    ("no scheme", '"shop.example/hooks"'),
+    ("words", '"not a url"'),
+    ("too long", '"https://shop.example/' + "a" * 2048 + '"'),
+    ("huge", '"https://' + "a" * 100_000 + '.example"'),
+    ("spaces", '"https://shop example/"'),
+    ("empty", '""'),
+    ("null", "null"),
+    ("number", "42"),
+    ("-1", '"-1"'),
+    ("0", '"0"'),
+    ("1e3", '"1e3"'),
+    ("NaN literal", "NaN"),
+    ("huge number", "1" + "0" * 40),
+    ("list", '["https://a.b"]'),
+    ("object", '{"href": "https://a.b"}'),
+    ("nul", '"https://shop.example/\\u0000"'),
+    ("lone surrogate", '"https://shop.example/\\ud800"'),
+]
+# (id, body, content type, status, code, field at fault)
+BAD_TEST_BODIES_REFUSED_BY_THE_SCHEMA = body_cases(GOOD_TEST, "url") + [
+    (f"url {label}", raw_body(GOOD_TEST, url=raw), JSON, 422, "VALIDATION_ERROR", "url")
+    for label, raw in BAD_URLS
+]
+# Bodies the schema takes (no url: the brand's webhook URL is the default), refused by the service
+# when the brand has none.
+TEST_BODIES_WITHOUT_A_URL = [
+    ("no body and no brand webhook URL", None, None, 422, "VALIDATION_ERROR", "url"),
+    ("empty object and no brand webhook URL", "{}", JSON, 422, "VALIDATION_ERROR", "url"),
+]
+BAD_TEST_BODIES = BAD_TEST_BODIES_REFUSED_BY_THE_SCHEMA + TEST_BODIES_WITHOUT_A_URL

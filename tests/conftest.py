@@ -32,6 +32,7 @@ ENGINE_INDEPENDENT = {
     "api/test_openapi_strictness.py",
     "api/test_query_schemas.py",
     "api/test_path_guard.py",
+    "api/test_body_rules.py",
     "sms/test_sms_parsing.py",
     "test_numerals.py",
     "checkout/test_checkout_presenters.py",
