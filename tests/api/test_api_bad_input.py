@@ -1,20 +1,37 @@
-"""Bad input the other API test files leave out: the outbound SMS body, list queries, ids, body encodings."""
+"""Bad input the other API test files leave out, over HTTP: outbound SMS and webhook test bodies, list
+queries, ids in the path, body encodings.
+
+Each bad value is tried where its rule lives (tests/api/test_query_schemas.py, test_path_guard.py,
+test_body_rules.py, and the lookups below); here one test per endpoint proves the wiring.
+"""
 
 import json
 
 import pytest
 
+from gateway.accounts import api_keys
 from gateway.accounts.models.api_key import ApiKey
+from gateway.domain_errors import NotFound, ValidationFailed
 from gateway.extensions import db
+from gateway.payments import customers, lifecycle, refunds, transactions
 from gateway.payments.models.customer import Customer
 from gateway.payments.models.payment import Payment, Refund, Transaction
+from gateway.sms import outbound
 from gateway.sms.models.outbound_sms import OutboundSms
+from gateway.webhooks import deliveries
 from gateway.webhooks.models.webhook import WebhookDelivery
-from tests.bad_input import BAD_PHONES, JSON, assert_refused, body_cases, raw_body, send
+from tests.bad_input import (
+    BAD_IDS_PAST_THE_GUARD,
+    BAD_SMS_BODIES,
+    BAD_TEST_BODIES,
+    BY_ID,
+    JSON,
+    SMS_URL,
+    assert_refused,
+    routed_id,
+    send,
+)
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
-
-SMS_URL = "/api/v1/sms/outbound"
-GOOD_SMS = {"to": "+8801712345678", "body": "Your order ORDER-1 has shipped."}
 
 
 def count(model):
@@ -23,192 +40,68 @@ def count(model):
     return db.session.scalar(db.select(db.func.count()).select_from(model))
 
 
-# --- POST /sms/outbound ------------------------------------------------------------------------
+# --- the bodies of POST /sms/outbound and POST /webhooks/tests --------------------------------
 
-BAD_SMS_TEXTS = [
-    ("missing", None),
-    ("null", "null"),
-    ("empty", '""'),
-    ("too long", '"' + "x" * 1001 + '"'),
-    ("huge", '"' + "x" * 100_000 + '"'),
-    ("number", "42"),
-    ("-1", "-1"),
-    ("1.001", "1.001"),
-    ("1e3", "1e3"),
-    ("NaN literal", "NaN"),
-    ("huge number", "1" + "0" * 40),
-    ("bool", "true"),
-    ("list", '["hi"]'),
-    ("object", '{"text": "hi"}'),
-    ("nul", '"a\\u0000b"'),
-    ("lone surrogate", '"\\ud800"'),
-]
-# (id, body, content type, status, code, field at fault)
-BAD_SMS_BODIES = (
-    body_cases(GOOD_SMS, "body")
-    + [
-        ("no body", None, None, 422, "VALIDATION_ERROR", "to"),
-        ("empty object", "{}", JSON, 422, "VALIDATION_ERROR", "body"),
-        ("to missing", raw_body(GOOD_SMS, to=None), JSON, 422, "VALIDATION_ERROR", "to"),
-        ("to null", raw_body(GOOD_SMS, to="null"), JSON, 422, "VALIDATION_ERROR", "to"),
-    ]
-    + [
-        (f"to {label}", raw_body(GOOD_SMS, to=raw), JSON, 422, "VALIDATION_ERROR", "to")
-        for label, raw in BAD_PHONES
-    ]
-    + [
-        (f"body {label}", raw_body(GOOD_SMS, body=raw), JSON, 422, "VALIDATION_ERROR", "body")
-        for label, raw in BAD_SMS_TEXTS
-    ]
-)
+# One HTTP test per endpoint, with a body of each kind of refusal: tests/api/test_body_rules.py reads
+# every bad body through the guard and the parser without HTTP; here they come out in the envelope
+# (status, code, field at fault) and nothing is written.
+BODY_ENDPOINTS = {  # url: (its table, its bad bodies, the ones sent here)
+    SMS_URL: (
+        OutboundSms,
+        BAD_SMS_BODIES,
+        ["invalid json", "json as text", "null", "body over 1 MB", "to short", "body nul"],
+    ),
+    "/api/v1/webhooks/tests": (
+        WebhookDelivery,
+        BAD_TEST_BODIES,
+        [
+            "invalid json",
+            "json as text",
+            "null",
+            "body over 1 MB",
+            "url ftp",
+            "no body and no brand webhook URL",
+        ],
+    ),
+}
 
 
-@pytest.mark.parametrize(
-    "body, content_type, status, code, field",
-    [case[1:] for case in BAD_SMS_BODIES],
-    ids=[case[0] for case in BAD_SMS_BODIES],
-)
-def test_bad_outbound_sms_bodies_are_refused_in_the_envelope_and_queue_nothing(
-    client, auth, body, content_type, status, code, field
-):
-    response = send(client, "post", SMS_URL, auth, body, content_type)
+@pytest.mark.parametrize("url", BODY_ENDPOINTS)
+def test_bad_bodies_are_refused_in_the_envelope_and_write_nothing(client, auth, subtests, url):
+    table, cases, sent = BODY_ENDPOINTS[url]
+    cases = {case[0]: case[1:] for case in cases}
 
-    assert_refused(response, status, code, field)
-    assert count(OutboundSms) == 0
+    for label in sent:
+        with subtests.test(body=label):
+            body, content_type, status, code, field = cases[label]
+            response = send(client, "post", url, auth, body, content_type)
 
-
-# --- POST /webhooks/tests ---------------------------------------------------------------------
-
-GOOD_TEST = {"url": "https://shop.example/hooks"}
-BAD_URLS = [
-    ("ftp", '"ftp://shop.example/hooks"'),
-    ("relative", '"/hooks"'),
-    ("javascript", '"javascript:alert(1)"'),
-    ("data", '"data:text/html,hi"'),
-    ("no scheme", '"shop.example/hooks"'),
-    ("words", '"not a url"'),
-    ("too long", '"https://shop.example/' + "a" * 2048 + '"'),
-    ("huge", '"https://' + "a" * 100_000 + '.example"'),
-    ("spaces", '"https://shop example/"'),
-    ("empty", '""'),
-    ("null", "null"),
-    ("number", "42"),
-    ("-1", '"-1"'),
-    ("0", '"0"'),
-    ("1e3", '"1e3"'),
-    ("NaN literal", "NaN"),
-    ("huge number", "1" + "0" * 40),
-    ("list", '["https://a.b"]'),
-    ("object", '{"href": "https://a.b"}'),
-    ("nul", '"https://shop.example/\\u0000"'),
-    ("lone surrogate", '"https://shop.example/\\ud800"'),
-]
-# (id, body, content type, status, code, field at fault)
-BAD_TEST_BODIES = (
-    body_cases(GOOD_TEST, "url")
-    + [
-        ("no body and no brand webhook URL", None, None, 422, "VALIDATION_ERROR", "url"),
-        ("empty object and no brand webhook URL", "{}", JSON, 422, "VALIDATION_ERROR", "url"),
-    ]
-    + [
-        (f"url {label}", raw_body(GOOD_TEST, url=raw), JSON, 422, "VALIDATION_ERROR", "url")
-        for label, raw in BAD_URLS
-    ]
-)
+            assert_refused(response, status, code, field)
+            assert count(table) == 0
 
 
-@pytest.mark.parametrize(
-    "body, content_type, status, code, field",
-    [case[1:] for case in BAD_TEST_BODIES],
-    ids=[case[0] for case in BAD_TEST_BODIES],
-)
-def test_bad_webhook_test_bodies_are_refused_in_the_envelope_and_record_nothing(
-    client, auth, body, content_type, status, code, field
-):
-    response = send(client, "post", "/api/v1/webhooks/tests", auth, body, content_type)
+def test_a_webhook_test_without_a_url_is_refused_naming_url_when_the_brand_has_none(brand):
+    assert not brand.webhook_url
 
-    assert_refused(response, status, code, field)
+    with pytest.raises(ValidationFailed) as refused:
+        deliveries.send_test_webhook(brand, None)
+
+    assert [error["field"] for error in refused.value.errors] == ["url"]
     assert count(WebhookDelivery) == 0
 
 
 # --- the list queries --------------------------------------------------------------------------
 
-NUMBERS = [
-    "-1",
-    "0",
-    "1.001",
-    "1.5",
-    "1e3",
-    "NaN",
-    "Infinity",
-    "99999999999999999999",
-    "9" * 5000,
-    "ten",
-    "",
-    "%00",
-    "0x10",
-]
-DATES = [
-    "yesterday",
-    "2030-13-01T00:00:00Z",
-    "2030-02-30",
-    "2030-01-01T25:00:00Z",
-    "2030-01-01T00:00:00%2B25:00",
-    "1700000000",
-    "-1",
-    "0",
-    "1.001",
-    "1e3",
-    "NaN",
-    "99999999999999999999",
-    "9" * 5000,
-    "",
-    "%00",
-    "0001-01-01T00:00:00%2B14:00",
-    "9999-12-31T23:59:59-14:00",
-]
-TEXT_FILTERS = {"reference": 255, "provider": 20, "trx_id": 20, "email": 254, "q": 200}
-LISTS = {  # path: (table, filters beyond paging)
-    "/api/v1/payments": (Payment, ["status", "reference", "from", "to"]),
-    "/api/v1/transactions": (Transaction, ["status", "provider", "from", "to"]),
-    "/api/v1/refunds": (Refund, ["trx_id", "from", "to"]),
-    "/api/v1/customers": (Customer, ["email", "phone", "q"]),
-    "/api/v1/sms/outbound": (OutboundSms, ["status"]),
+# One request per list with a bad page parameter and a bad filter: the endpoint reads its query
+# through its schema (tests/api/test_query_schemas.py tries every bad value there) and answers in
+# the envelope, naming both, before it reads or writes a row.
+LISTS = {  # path: (table, a bad filter of its own)
+    "/api/v1/payments": (Payment, "from=2030-02-30"),
+    "/api/v1/transactions": (Transaction, "provider=" + "x" * 21),
+    "/api/v1/refunds": (Refund, "trx_id=" + "x" * 21),
+    "/api/v1/customers": (Customer, "phone=%2B880ABCDEFGHIJ"),
+    "/api/v1/sms/outbound": (OutboundSms, "status=Queued"),
 }
-
-
-def bad_values(name):
-    """What no list takes for parameter `name`."""
-    if name in ("page", "per_page"):
-        return NUMBERS + (["101", "1000000"] if name == "per_page" else ["100001"])
-    if name in ("from", "to"):
-        return DATES
-    if name == "status":
-        return ["bogus", "COMPLETED", "Queued", "", "-1", "0", "NaN", "%00", "s" * 100_000]
-    if name == "phone":
-        return [
-            "12",
-            "abc",
-            "-1",
-            "0",
-            "1e3",
-            "NaN",
-            "99999999999999999999",
-            "1" * 100_000,
-            "",
-            "%00",
-            "%2B880ABCDEFGHIJ",
-        ]
-    limit = TEXT_FILTERS[name]
-    return ["", "x" * (limit + 1), "x" * 100_000, "%00", "a%00b"]
-
-
-BAD_QUERIES = [
-    (path, name, value)
-    for path, (_, names) in LISTS.items()
-    for name in ["page", "per_page", *names]
-    for value in bad_values(name)
-]
 
 
 @pytest.fixture
@@ -224,20 +117,17 @@ def one_of_everything(brand):
     db.session.commit()
 
 
-@pytest.mark.parametrize(
-    "path, name, value",
-    BAD_QUERIES,
-    ids=[f"{path.rsplit('/', 1)[1]} {name}={value[:24]}" for path, name, value in BAD_QUERIES],
-)
+@pytest.mark.parametrize("path", LISTS)
 def test_bad_list_queries_are_422_naming_the_parameter_and_write_nothing(
-    client, auth, one_of_everything, path, name, value
+    client, auth, one_of_everything, path
 ):
-    table = LISTS[path][0]
+    table, bad_filter = LISTS[path]
     before = count(table)
 
-    response = client.get(f"{path}?{name}={value}", headers=auth)
+    response = client.get(f"{path}?per_page=101&{bad_filter}", headers=auth)
 
-    assert_refused(response, 422, "VALIDATION_ERROR", name)
+    assert_refused(response, 422, "VALIDATION_ERROR", "per_page")
+    assert_refused(response, 422, "VALIDATION_ERROR", bad_filter.split("=")[0])
     assert count(table) == before
 
 
@@ -250,40 +140,6 @@ def test_unknown_and_repeated_list_parameters_do_not_fail(client, auth, one_of_e
 
 
 # --- ids in the path ---------------------------------------------------------------------------
-
-BY_ID = [  # (method, path with {id}, the resource's 404 code)
-    ("get", "/api/v1/payments/{id}", "PAYMENT_NOT_FOUND"),
-    ("post", "/api/v1/payments/{id}/cancel", "PAYMENT_NOT_FOUND"),
-    ("get", "/api/v1/transactions/{id}", "TRANSACTION_NOT_FOUND"),
-    ("get", "/api/v1/refunds/{id}", "REFUND_NOT_FOUND"),
-    ("get", "/api/v1/customers/{id}", "CUSTOMER_NOT_FOUND"),
-    ("patch", "/api/v1/customers/{id}", "CUSTOMER_NOT_FOUND"),
-    ("delete", "/api/v1/customers/{id}", "CUSTOMER_NOT_FOUND"),
-    ("delete", "/api/v1/api-keys/{id}", "API_KEY_NOT_FOUND"),
-    ("get", "/api/v1/webhooks/deliveries/{id}", "WEBHOOK_DELIVERY_NOT_FOUND"),
-    ("post", "/api/v1/webhooks/deliveries/{id}/retry", "WEBHOOK_DELIVERY_NOT_FOUND"),
-    ("post", "/api/v1/sms/outbound/{id}/retry", "OUTBOUND_SMS_NOT_FOUND"),
-]
-BAD_IDS = [
-    "0",
-    "-1",
-    "1.5",
-    "1e3",
-    "NaN",
-    "2147483648",
-    "99999999999999999999",
-    "9" * 5000,
-    "x" * 1000,
-    "%00",
-    "1%00",
-    "%ED%A0%80",
-    "%FF",
-    "%C2%B2",
-    "%D9%A1",
-    "%20",
-    "null",
-    "00000000-0000-4000-8000-000000000000",
-]
 
 
 @pytest.fixture
@@ -298,22 +154,57 @@ def admin(brand, make_key):
     }
 
 
-@pytest.mark.parametrize("method, path, code", BY_ID, ids=[f"{m} {p}" for m, p, _ in BY_ID])
-@pytest.mark.parametrize("ident", BAD_IDS, ids=[ident[:24] for ident in BAD_IDS])
-def test_an_id_no_row_has_is_the_resources_own_404_and_changes_nothing(
-    client, admin, one_of_everything, method, path, code, ident
+# The lookup each by-id route hands its id to once the path guard has let it through (the guard
+# itself: tests/api/test_path_guard.py); PATCH and DELETE /customers/{id} look up as GET does.
+LOOKUPS = [  # (method, path, the lookup its view calls with the brand and the id)
+    ("get", "/api/v1/payments/{id}", lambda brand, id: lifecycle.get_payment_view(brand.id, id)),
+    ("post", "/api/v1/payments/{id}/cancel", lifecycle.get_payment),
+    ("get", "/api/v1/transactions/{id}", transactions.get_transaction),
+    ("get", "/api/v1/refunds/{id}", refunds.get_refund),
+    ("get", "/api/v1/customers/{id}", customers.get_customer),
+    ("delete", "/api/v1/api-keys/{id}", lambda brand, id: api_keys.revoke_key(brand, key_id=id)),
+    ("get", "/api/v1/webhooks/deliveries/{id}", deliveries.get_delivery),
+    ("post", "/api/v1/webhooks/deliveries/{id}/retry", deliveries.retry_delivery),
+    ("post", "/api/v1/sms/outbound/{id}/retry", outbound.retry_outbound_sms),
+]
+NOT_FOUND_CODES = {(method, path): code for method, path, code in BY_ID}
+TABLES = (Payment, Transaction, Refund, Customer, ApiKey, WebhookDelivery, OutboundSms)
+
+
+# Each lookup tries every id in one test, an id a subtest: the rows are built once per lookup.
+@pytest.mark.parametrize("method, path, find", LOOKUPS, ids=[f"{m} {p}" for m, p, _ in LOOKUPS])
+def test_a_lookup_answers_every_id_no_row_has_with_the_resources_not_found_and_changes_nothing(
+    app, brand, make_key, one_of_everything, subtests, method, path, find
 ):
-    tables = (Payment, Transaction, Refund, Customer, ApiKey, WebhookDelivery, OutboundSms)
-    before = [count(table) for table in tables]
+    make_key(brand)  # a key for the revocation to get wrong
+    before = [count(table) for table in TABLES]
 
-    response = getattr(client, method)(
-        path.format(id=ident),
-        headers=admin,
-        **({"json": {"name": "x"}} if method == "patch" else {}),
-    )
+    for ident in BAD_IDS_PAST_THE_GUARD:
+        with subtests.test(id=ident[:24]):
+            with pytest.raises(NotFound) as refused:
+                find(brand, routed_id(app, method, path, ident))
 
-    assert_refused(response, 404, code)
-    assert [count(table) for table in tables] == before
+            assert refused.value.code == NOT_FOUND_CODES[method, path]
+            assert [count(table) for table in TABLES] == before
+
+
+# One request per route, with an id the path guard refuses and one its lookup does not find.
+@pytest.mark.parametrize("method, path, code", BY_ID, ids=[f"{m} {p}" for m, p, _ in BY_ID])
+def test_an_id_no_row_has_is_the_resources_own_404_and_changes_nothing(
+    client, admin, one_of_everything, subtests, method, path, code
+):
+    before = [count(table) for table in TABLES]
+
+    for ident in ("1%00", "99999999999999999999"):
+        with subtests.test(id=ident):
+            response = getattr(client, method)(
+                path.format(id=ident),
+                headers=admin,
+                **({"json": {"name": "x"}} if method == "patch" else {}),
+            )
+
+            assert_refused(response, 404, code)
+            assert [count(table) for table in TABLES] == before
 
 
 # --- how a body is encoded ---------------------------------------------------------------------
