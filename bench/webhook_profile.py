@@ -123,6 +123,8 @@ def main():
             "before_cursor_execute",
             lambda conn, cursor, statement, *rest: statements.update([statement_kind(statement)]),
         )
+        event.listen(db.engine, "commit", lambda conn: statements.update(["COMMIT"]))
+        event.listen(db.engine, "rollback", lambda conn: statements.update(["ROLLBACK"]))
         connection = Redis.from_url(args.redis_url)
         RoundTrips.install()
         worker = GatewayWorker(
@@ -151,7 +153,8 @@ def main():
     )
     # The worker's own CPU (this thread's, not the receiver's): steadier than the rate on a busy machine.
     print(f"worker CPU per delivery: {cpu / max(delivered, 1) * 1000:.2f} ms")
-    print(f"SQL statements per delivery: {sum(statements.values()) / max(delivered, 1):.2f}")
+    sent = sum(count for kind, count in statements.items() if kind not in ("COMMIT", "ROLLBACK"))
+    print(f"SQL statements per delivery: {sent / max(delivered, 1):.2f} (and commits, rollbacks)")
     for kind, count in statements.most_common():
         print(f"  {count / max(delivered, 1):5.2f}  {kind}")
     print(f"Redis round trips per delivery: {RoundTrips.sent / max(delivered, 1):.2f}")

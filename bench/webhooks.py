@@ -111,6 +111,15 @@ def complete_payments(brand, url, count, rate=None):
     return started
 
 
+def cpu_seconds(process):
+    """CPU time (user + system) the process has used so far, from /proc; None where there is none."""
+    try:
+        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values, share):
     return (
         statistics.quantiles(values, n=100, method="inclusive")[share - 1]
@@ -181,9 +190,10 @@ def main():
             time.sleep(1.5)  # the worker notices the suspension between jobs
             receiver.arrivals.clear()
             complete_payments(brand, receiver.url, args.count)
-            resumed = time.time()
+            resumed, cpu_before = time.time(), [cpu_seconds(worker) for worker in workers]
             resume(redis)
             receiver.wait_for(args.count, 300)
+            cpu_after = [cpu_seconds(worker) for worker in workers]
             # A worker blocked on an empty queue takes one job before it notices the suspension.
             times = sorted(t for t in receiver.arrivals.values() if t >= resumed)
             throughput = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else 0.0
@@ -212,6 +222,10 @@ def main():
         f"throughput: {throughput:.0f} deliveries/s over {len(times)} queued deliveries, "
         f"{per_worker:.0f}/s per worker process"
     )
+    if None not in cpu_before + cpu_after:
+        # Steadier than the rate on a shared machine: what each delivery cost the workers in CPU.
+        used = sum(cpu_after) - sum(cpu_before)
+        print(f"worker CPU per delivery in the drain: {used / max(len(times), 1) * 1000:.2f} ms")
     print(f"bad signatures seen by the receiver: {receiver.bad}")
     missed = []
     for label, met in (

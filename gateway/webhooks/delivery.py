@@ -145,6 +145,11 @@ LOG_ATTEMPT = db.insert(ATTEMPTS)
 # is delivered at least once; receivers drop a repeat by its event id). It cannot be lost once its
 # attempt's result is recorded: that commit waits for the WAL up to itself, the claim included.
 ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
+# On PostgreSQL the common claim sets it itself, in the same round trip: set_config(…, true) is SET LOCAL
+# as a function, evaluated only for the row claimed.
+CLAIM_FRESH_POSTGRESQL = CLAIM_FRESH.returning(
+    db.func.set_config("synchronous_commit", "off", True).label("async_commit")
+)
 
 ABANDONED = (
     "No result: the process sending this attempt stopped before recording one (its lease expired)."
@@ -216,7 +221,8 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     now = utcnow()
     lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
     claim = {"p_id": delivery_id, "p_now": now, "p_lease": lease}
-    row = db.session.execute(CLAIM_FRESH, claim).first()
+    postgresql = db.session.get_bind().dialect.name == "postgresql"
+    row = db.session.execute(CLAIM_FRESH_POSTGRESQL if postgresql else CLAIM_FRESH, claim).first()
     if row is None:
         # Not a plainly due row: abandoned, by hand, not yet due, exhausted, already claimed, or gone.
         db.session.rollback()
@@ -225,7 +231,7 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
         db.session.rollback()  # the claim is undone with it
         park(delivery_id, now)
         return None
-    commit_claim()
+    db.session.commit()  # asynchronous on PostgreSQL: the claim asked for it
     return Claim(
         delivery_id,
         row.event_id,

@@ -16,6 +16,7 @@ Redis holds only this bookkeeping: lost, it costs a wait for the outbox sweep, n
 
 import logging
 import time
+import weakref
 from urllib.parse import urlsplit
 
 from flask import current_app
@@ -63,11 +64,14 @@ return 1
 """
 
 
+_admit_scripts = weakref.WeakKeyDictionary()  # Redis client → ADMIT registered on it
+
+
 def admit_script(redis):
     """ADMIT registered on this client: sent by its hash (EVALSHA), not as text at every attempt."""
-    script = getattr(redis, "_gateway_admit", None)
+    script = _admit_scripts.get(redis)
     if script is None:
-        script = redis._gateway_admit = redis.register_script(ADMIT)
+        script = _admit_scripts[redis] = redis.register_script(ADMIT)
     return script
 
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from freezegun import freeze_time
+from sqlalchemy import event, text
 
 from gateway import jobs
 from gateway.clock import utcnow
@@ -171,6 +172,32 @@ def test_a_lease_left_by_a_crashed_process_is_taken_over(brand, receiver):
         (ABANDONED, None),
         (None, 200),
     ]
+
+
+@pytest.mark.parametrize("abandoned", [False, True], ids=["fresh claim", "claim after a crash"])
+def test_on_postgresql_only_the_claim_commits_without_waiting_for_the_disk(
+    brand, receiver, abandoned
+):
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("synchronous_commit is PostgreSQL's")
+    completed_payment(brand=brand, callback_url=receiver.url)
+    delivery = the_delivery()
+    if abandoned:
+        delivery.attempts, delivery.lease_expires_at = 1, utcnow() - timedelta(seconds=1)
+    db.session.commit()
+    commits = []
+
+    def note_setting(session):
+        commits.append(session.execute(text("SHOW synchronous_commit")).scalar_one())
+
+    event.listen(db.session, "before_commit", note_setting)
+    try:
+        assert deliver_webhook(delivery.id) == "success"
+    finally:
+        event.remove(db.session, "before_commit", note_setting)
+    # The claim may be lost in a crash (the attempt is then made again); the result never is.
+    assert commits == ["off", "on"]
+    assert db.session.execute(text("SHOW synchronous_commit")).scalar_one() == "on"
 
 
 def test_redirects_are_not_followed_and_bodies_are_capped(brand, receiver, httpserver):
