@@ -1,7 +1,9 @@
-"""Every setting in one table, resolved in one place: overrides > environment > instance/settings.py > profile.
+"""Every setting in one table, resolved in one place: overrides > environment > instance/settings.py
+> profile.
 
-`APP_ENV`, from whichever of those gives it first, chooses the profile (development, testing, production) whose
-defaults fill every setting nobody set. docs/configuration.md explains the order; the README lists the table.
+`APP_ENV`, from whichever of those gives it first, chooses the profile (development, testing,
+production) whose defaults fill every setting nobody set. docs/configuration.md explains the order;
+the README lists the table.
 """
 
 import difflib
@@ -28,7 +30,8 @@ class SettingsError(RuntimeError):
     """A setting that cannot be used: unknown name, or a value its parser refuses."""
 
 
-# --- parsers: each takes a string (environment) or a Python value (settings.py) and returns the typed value -------
+# --- parsers: each takes a string (environment) or a Python value (settings.py) and returns the
+# typed value -------
 
 
 def text(value):
@@ -149,12 +152,14 @@ def one_of(*choices, fold=str.lower):
     return parse
 
 
-# --- the table ------------------------------------------------------------------------------------------------------
+# --- the table
+# ------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its parser, default, per-profile defaults, and what it means (the README row)."""
+    """One setting: its parser, default, per-profile defaults, and what it means (the README
+    row)."""
 
     name: str
     parse: object
@@ -300,7 +305,8 @@ SETTINGS = {
             seconds,
             5,
             "an answer slower than this (or none yet) makes a host slow for the cap "
-            "above; a receiver that always takes longer gets one attempt at a time, so raise the cap for it",
+            "above; a receiver that always takes longer gets one attempt at a time, so "
+            "raise the cap for it",
         ),
         S(
             "WEBHOOK_SLOW_BRAND_CONCURRENCY",
@@ -379,7 +385,8 @@ SETTINGS = {
             whole_number(0),
             0,
             "how many reverse proxies stand in front of the app (1 behind nginx): "
-            "client address and scheme then come from `X-Forwarded-For`/`-Proto`. Set the exact count; a higher one lets "  # noqa: E501
+            "client address and scheme then come from `X-Forwarded-For`/`-Proto`. Set the "
+            "exact count; a higher one lets "  # noqa: E501
             "clients fake their address",
         ),
         S(
@@ -428,7 +435,8 @@ FIXED = {
     "OPENAPI_JSON_PATH": "openapi.json",
 }
 PROFILE_FIXED = {"testing": {"TESTING": True}}
-# Flask's and its extensions' own names that instance/settings.py may also set (docs/configuration.md).
+# Flask's and its extensions' own names that instance/settings.py may also set
+# (docs/configuration.md).
 FRAMEWORK_NAMES = {
     "SQLALCHEMY_DATABASE_URI",
     "SQLALCHEMY_ENGINE_OPTIONS",
@@ -499,7 +507,8 @@ def resolve(name, overrides, environ, file_values, profile):
         ("instance/settings.py", file_values),
     ):
         if name in values:
-            # None (REDIS_URL=None in a test's overrides) means the default, not "ask the next source".
+            # None (REDIS_URL=None in a test's overrides) means the default, not "ask the next
+            # source".
             return (
                 parse_value(setting, values[name], source)
                 if values[name] is not None
@@ -517,7 +526,9 @@ def database_uri(url):
 
 
 def derived(values, profile):
-    """Flask and extension settings that follow from the table (the database URI, secure remember cookies…)."""
+    """Flask and extension settings that follow from the table (the database URI, secure remember
+    cookies…).
+    """
     if profile == "testing":
         url = values["TEST_DATABASE_URL"] or "sqlite://"
     else:
@@ -530,20 +541,24 @@ def derived(values, profile):
         if uri.startswith("postgresql")
         else {},
         "REMEMBER_COOKIE_SECURE": values["SESSION_COOKIE_SECURE"],
-        # Flask-WTF signs CSRF tokens with itsdangerous, which verifies with any key of a list, signs with the last.
+        # Flask-WTF signs CSRF tokens with itsdangerous, which verifies with any key of a list,
+        # signs with the last.
         "WTF_CSRF_SECRET_KEY": [*values["SECRET_KEY_FALLBACKS"], values["SECRET_KEY"]],
     }
 
 
 def load_settings(overrides=None, environ=None, settings_file=None):
-    """The whole configuration, and the near-miss environment names to warn about: (dict, [(given, meant)])."""
+    """The whole configuration, and the near-miss environment names to warn about: (dict, [(given,
+    meant)]).
+    """
     overrides = dict(overrides or {})
     environ = os.environ if environ is None else environ
     file_values = read_settings_file(SETTINGS_FILE if settings_file is None else settings_file)
     profile = resolve("APP_ENV", overrides, environ, file_values, "development")
     values = {name: resolve(name, overrides, environ, file_values, profile) for name in SETTINGS}
     config = {**FIXED, **PROFILE_FIXED.get(profile, {}), **values, **derived(values, profile)}
-    # Flask's own names from the file, then the caller's overrides of anything, win over what was derived.
+    # Flask's own names from the file, then the caller's overrides of anything, win over what was
+    # derived.
     config.update({name: value for name, value in file_values.items() if name not in SETTINGS})
     config.update({name: value for name, value in overrides.items() if name not in SETTINGS})
     return config, near_misses(environ)

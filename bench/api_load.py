@@ -3,11 +3,11 @@
 Run: `make bench` (or `.venv/bin/python bench/api_load.py [--workers 4] [--runs 3] [--seconds 10]
 [--connections 16] [--postgres-url postgresql+psycopg://postgres@127.0.0.1:5432/gw_bench]`).
 Every POST carries the specification's full body (section 2.2: amount, currency, reference, the
-three URLs, the customer's name, e-mail and phone; a thousand customers in turn), and every GET reads
-a payment with its customer block. The bare app (bench/bare_app.py) upserts the customer by e-mail,
-inserts the payment with its URLs and reads both. wrk, from Debian's package, drives both servers
-from a second process; the figures are the median of --runs rounds, gateway and bare app taking
-turns in each round. With --postgres-url it also reports the gateway's POST throughput on
+three URLs, the customer's name, e-mail and phone; a thousand customers in turn), and every GET
+reads a payment with its customer block. The bare app (bench/bare_app.py) upserts the customer by
+e-mail, inserts the payment with its URLs and reads both. wrk, from Debian's package, drives both
+servers from a second process; the figures are the median of --runs rounds, gateway and bare app
+taking turns in each round. With --postgres-url it also reports the gateway's POST throughput on
 PostgreSQL with 2 and with 4 web processes.
 """
 
@@ -53,7 +53,8 @@ headers = {["Content-Type"] = "application/json", ["Authorization"] = "%s"}
 request = function()
   counter = counter + 1
   local n = counter %% %d
-  return wrk.format("POST", "/api/v1/payments", headers, string.format(template, counter, n, n, n, n, n))
+  local body = string.format(template, counter, n, n, n, n, n)
+  return wrk.format("POST", "/api/v1/payments", headers, body)
 end
 """
 GET_LUA = """
@@ -61,7 +62,8 @@ ids = {%s}
 counter = 0
 request = function()
   counter = counter + 1
-  return wrk.format("GET", "/api/v1/payments/" .. ids[(counter %% #ids) + 1], {["Authorization"] = "%s"})
+  local path = "/api/v1/payments/" .. ids[(counter %% #ids) + 1]
+  return wrk.format("GET", path, {["Authorization"] = "%s"})
 end
 """
 # (call, what it is measured against, least gateway/bare ratio); p99 is held to P99_TARGET_MS.
@@ -97,7 +99,8 @@ def start_gunicorn(module, env, port, workers, log_path):
         ],
         cwd=ROOT,
         env=env,
-        # The request log stays at the production level (INFO): written to a file, as a service's would be.
+        # The request log stays at the production level (INFO): written to a file, as a service's
+        # would be.
         stderr=open(log_path, "w"),  # noqa: SIM115 - the child keeps it
     )
     deadline = time.time() + 30
@@ -153,11 +156,13 @@ def latency(output, percentile):
 
 
 def prepare_gateway(env):
-    """Migrate a fresh SQLite database and create a brand and key; returns the Authorization header."""
+    """Migrate a fresh SQLite database and create a brand and key; returns the Authorization
+    header."""
     subprocess.run(
         [str(BIN / "flask"), "db", "upgrade"], cwd=ROOT, env=env, check=True, capture_output=True
     )
-    # Production bootstrap takes the shop's name and the administrator's address (no defaults there).
+    # Production bootstrap takes the shop's name and the administrator's address (no defaults
+    # there).
     out = subprocess.run(
         [
             str(BIN / "flask"),
@@ -195,7 +200,8 @@ def seed_ids(base, auth, count=200):
 
 
 def measure(module, env, args, workers, auth="", calls=("post", "get")):
-    """Serve one app with `workers` processes and load it with each call; returns {call: figures}."""
+    """Serve one app with `workers` processes and load it with each call; returns {call:
+    figures}."""
     port = free_port()
     log_path = Path(args.workdir) / f"{module.split(':')[0]}-{port}.log"
     process = start_gunicorn(module, env, port, workers, log_path)
@@ -245,7 +251,8 @@ def print_rounds(name, rounds):
 
 
 def report_sqlite(args, base_env, workdir):
-    """Gateway and bare app on SQLite, --runs rounds; prints the figures and returns missed targets."""
+    """Gateway and bare app on SQLite, --runs rounds; prints the figures and returns missed
+    targets."""
     env = gateway_env(base_env, f"sqlite:///{workdir / 'gateway.sqlite3'}")
     bare_env = {**base_env, "DATABASE_URL": f"sqlite:///{workdir / 'bare.sqlite3'}"}
     auth = prepare_gateway(env)
@@ -258,7 +265,8 @@ def report_sqlite(args, base_env, workdir):
         f"wrk -t2 -c{args.connections} -d{args.seconds}s, {args.runs} rounds\n"
     )
     print(
-        f"{'server':<24}{'call':<30}{'round':>6}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}"
+        f"{'server':<24}{'call':<30}{'round':>6}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'non-2xx':>9}"
     )
     print_rounds("gateway", gateway_rounds)
     print_rounds("bare Flask+SQLAlchemy", bare_rounds)
@@ -271,7 +279,8 @@ def report_sqlite(args, base_env, workdir):
         print(f"target {label}: gateway/bare {ratio:.2f}x (>= {target:.2f}x) {verdict(met)}")
         met_p99 = gateway[2] < P99_TARGET_MS
         print(
-            f"target {label}: gateway p99 {gateway[2]:.1f} ms (< {P99_TARGET_MS:.0f} ms) {verdict(met_p99)}"
+            f"target {label}: gateway p99 {gateway[2]:.1f} ms (< {P99_TARGET_MS:.0f} ms) "
+            f"{verdict(met_p99)}"
         )
         missed += [f"{label} at {ratio:.2f}x"] * (not met)
         missed += [f"{label} p99 {gateway[2]:.1f} ms"] * (not met_p99)
@@ -296,7 +305,8 @@ def report_postgres(args, base_env, url):
         auth = prepare_gateway(env)
         rps, p50, p99, bad = measure("app:app", env, args, workers, auth, calls=("post",))["post"]
         print(
-            f"{workers} web processes: {rps:.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms, non-2xx {bad}"
+            f"{workers} web processes: {rps:.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} "
+            f"ms, non-2xx {bad}"
         )
     engine.dispose()
 

@@ -1,4 +1,5 @@
-"""The baseline: bare Flask + SQLAlchemy doing the same work as the gateway, without auth or validation.
+"""The baseline: bare Flask + SQLAlchemy doing the same work as the gateway, without auth or
+validation.
 
 A POST upserts the customer by e-mail and inserts the payment with its three URLs and the customer's
 details; a GET reads the payment with its customer block. Two ORM models, the default session.

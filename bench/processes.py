@@ -1,4 +1,5 @@
-"""The benchmarks' child processes: each leads a process group of its own, ended with its group on exit.
+"""The benchmarks' child processes: each leads a process group of its own, ended with its group on
+exit.
 
 A benchmark stopped by Ctrl-C, SIGTERM or an exception must not leave a worker (or the scheduler
 it started) draining the shared Redis queues, nor a server holding a port, behind it.
@@ -20,13 +21,16 @@ def start(args, **popen_options):
 
 
 def adopt(process):
-    """Stop at exit a process started elsewhere (the fault harness's Process.popen leads a group)."""
+    """Stop at exit a process started elsewhere (the fault harness's Process.popen leads a
+    group)."""
     _started.append(process)
     return process
 
 
 def signal_group(process, signum):
-    """Send `signum` to the whole process group `process` leads (to the process alone if it leads none)."""
+    """Send `signum` to the whole process group `process` leads (to the process alone if it leads
+    none).
+    """
     try:
         os.killpg(process.pid, signum)
     except ProcessLookupError:  # the group is gone, or never was (a plain child: redis-server)
@@ -35,7 +39,8 @@ def signal_group(process, signum):
 
 
 def stop(process, grace=10):
-    """SIGTERM the group, wait up to `grace` s for its leader, then SIGKILL whatever is left of it."""
+    """SIGTERM the group, wait up to `grace` s for its leader, then SIGKILL whatever is left of
+    it."""
     if process.poll() is None:
         signal_group(process, signal.SIGTERM)
         try:
@@ -53,13 +58,16 @@ def stop_all():
 
 
 def exit_on_signals():
-    """SIGTERM and SIGHUP end the benchmark as Ctrl-C does: `finally` blocks and the exit hook run."""
+    """SIGTERM and SIGHUP end the benchmark as Ctrl-C does: `finally` blocks and the exit hook
+    run."""
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, raise_exit)
 
 
 def raise_exit(signum, frame):
-    """A signal handler: leave through SystemExit, as the interpreter does for Ctrl-C's KeyboardInterrupt."""
+    """A signal handler: leave through SystemExit, as the interpreter does for Ctrl-C's
+    KeyboardInterrupt.
+    """
     raise SystemExit(128 + signum)
 
 

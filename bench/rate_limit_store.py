@@ -1,11 +1,12 @@
 """Rate-limit benchmark: the database store's cost per hit, and what it adds to GET /payments/{id}.
 
 Run: `.venv/bin/python bench/rate_limit_store.py [--database-url URL] [--requests 500]`
-(default: a fresh SQLite file; pass a PostgreSQL URL to measure there — its tables are dropped and rebuilt).
+(default: a fresh SQLite file; pass a PostgreSQL URL to measure there — its tables are dropped and
+rebuilt).
 
-Without Redis every web process counts its limits in the `rate_limit_counters` table (one upsert per hit);
-`RATELIMIT_STORAGE_URI=memory://` counts in each process instead. The request figures go through the app's test
-client, one process, best of three runs.
+Without Redis every web process counts its limits in the `rate_limit_counters` table (one upsert per
+hit); `RATELIMIT_STORAGE_URI=memory://` counts in each process instead. The request figures go
+through the app's test client, one process, best of three runs.
 """
 
 import argparse
@@ -24,7 +25,9 @@ from gateway.extensions import db  # noqa: E402
 
 
 def build(url, storage_uri=None):
-    """A fresh app on `url` with limits on (out of reach), counting in `storage_uri` or the default store."""
+    """A fresh app on `url` with limits on (out of reach), counting in `storage_uri` or the default
+    store.
+    """
     settings = {
         "APP_ENV": "testing",
         "SQLALCHEMY_DATABASE_URI": url,
@@ -85,7 +88,8 @@ def main():
     memory_ms = per_request_ms(build(url, "memory://"), args.requests)
     database_ms = per_request_ms(build(url), args.requests)
     print(
-        f"{engine}: GET /payments/{{id}} {memory_ms:.2f} ms counting in memory, {database_ms:.2f} ms in the database"
+        f"{engine}: GET /payments/{{id}} {memory_ms:.2f} ms counting in memory, "
+        f"{database_ms:.2f} ms in the database"
     )
 
 

@@ -1,13 +1,16 @@
-"""SMS benchmark: ingestion in batches of 50 (messages/s), and the cost of matching one SMS as open payments grow.
+"""SMS benchmark: ingestion in batches of 50 (messages/s), and the cost of matching one SMS as open
+payments grow.
 
 Run: `.venv/bin/python bench/sms_ingest.py [--database-url URL] [--batches 20] [--trials 100]`
-(default: a fresh SQLite file; pass a PostgreSQL URL to measure there — its tables are dropped and rebuilt).
+(default: a fresh SQLite file; pass a PostgreSQL URL to measure there — its tables are dropped and
+rebuilt).
 
-Ingestion goes through POST /api/mobile/v1/sms with the app's test client: JSON, device token, AES-GCM
-decryption, parsing, dedupe, one insert per batch and matching: once with texts nobody claimed, once with
-half of each batch meeting a waiting claim (each of those completes a payment: transaction, webhook outbox).
-Matching is timed in both directions at 1,000, 10,000 and 100,000 open payments (and as many stored SMS):
-it must stay flat, because every lookup is an index probe on (provider, provider_trx_id).
+Ingestion goes through POST /api/mobile/v1/sms with the app's test client: JSON, device token,
+AES-GCM decryption, parsing, dedupe, one insert per batch and matching: once with texts nobody
+claimed, once with half of each batch meeting a waiting claim (each of those completes a payment:
+transaction, webhook outbox). Matching is timed in both directions at 1,000, 10,000 and 100,000 open
+payments (and as many stored SMS): it must stay flat, because every lookup is an index probe on
+(provider, provider_trx_id).
 """
 
 import argparse
@@ -84,7 +87,9 @@ def sms_row(brand, trx, now=None):
 
 
 def seed(brand, count):
-    """Add `count` open payments (half claimed, waiting for their SMS) and as many stored SMS nobody claimed."""
+    """Add `count` open payments (half claimed, waiting for their SMS) and as many stored SMS nobody
+    claimed.
+    """
     now = utcnow()
     for start in range(0, count, 5_000):
         size = min(5_000, count - start)
@@ -104,7 +109,9 @@ def seed(brand, count):
 
 
 def bench_ingest(app, brand, batches, claimed):
-    """Messages per second through POST /sms, 50 per call; with `claimed`, half complete a waiting claim."""
+    """Messages per second through POST /sms, 50 per call; with `claimed`, half complete a waiting
+    claim.
+    """
     device, tokens, aes_key = paired_device(brand)
     headers = {"Authorization": f"Bearer {tokens['access_token']}"}
     client = app.test_client()
@@ -251,7 +258,8 @@ def main():
             # wall clock on a machine shared with other work.
             print(
                 f"ingestion, {label}: {rate:,.0f} messages/s "
-                f"({per_batch:.1f} ms per batch of {BATCH}, {cpu:.1f} ms CPU, {args.batches} batches)"
+                f"({per_batch:.1f} ms per batch of {BATCH}, {cpu:.1f} ms CPU, "
+                f"{args.batches} batches)"
             )
         claimed_rate = rate
         print()

@@ -1,11 +1,12 @@
-"""Soak benchmark: 80% of a capacity measured first, for N minutes, payments completing and webhooks flowing.
+"""Soak benchmark: 80% of a capacity measured first, for N minutes, payments completing and webhooks
+flowing.
 
 Run: `.venv/bin/python bench/soak.py [--minutes 10] [--database-url postgresql+psycopg://…/gw_soak]`
 (the database, created if missing, is emptied first). Everything is started here on loopback: a
 redis-server of its own, gunicorn (3 workers, APP_ENV=production), two `flask gateway worker`s and a
 receiver that verifies every signature. Each payment is made as in life, over HTTP: the merchant's
-POST /payments, the customer's checkout page and TrxID form, the phone forwarding the bKash SMS to the
-ingest endpoint; that SMS completes the payment and its webhook goes out through the workers.
+POST /payments, the customer's checkout page and TrxID form, the phone forwarding the bKash SMS to
+the ingest endpoint; that SMS completes the payment and its webhook goes out through the workers.
 
 First the capacity: payments per second with --threads customers back to back for --measure seconds.
 Then the soak: payments due at 80% of that rate. Printed per minute: payments, how many started over
@@ -59,8 +60,8 @@ def ms(seconds):
 
 
 def prepare(database_url):
-    """Empty the database; a brand, an API key, a bKash number and a pairing code. Returns (app, brand id, key,
-    method id, pairing code, webhook secret)."""
+    """Empty the database; a brand, an API key, a bKash number and a pairing code. Returns (app,
+    brand id, key, method id, pairing code, webhook secret)."""
     from gateway import create_app
     from gateway.accounts.api_keys import generate_key
     from gateway.accounts.models.brand import Brand
@@ -145,7 +146,9 @@ def descendants(pid):
 
 
 def memory(gunicorn, workers):
-    """{process name: RSS KiB} of gunicorn's master and workers and of each RQ worker (and its children)."""
+    """{process name: RSS KiB} of gunicorn's master and workers and of each RQ worker (and its
+    children).
+    """
     sizes = {"gunicorn master": rss_kb(gunicorn.process.pid)}
     for index, pid in enumerate(sorted(descendants(gunicorn.process.pid))):
         sizes[f"gunicorn worker {index + 1}"] = rss_kb(pid)
@@ -161,8 +164,9 @@ class Load:
 
     def __init__(self, shop, threads):
         self.shop, self.pool = shop, ThreadPoolExecutor(threads)
-        # (monotonic time it was due, seconds from then to its end, payment id or None, error or None, seconds it
-        # waited for a free customer): timed from when it was due, so a gateway falling behind shows in the figures
+        # (monotonic time it was due, seconds from then to its end, payment id or None, error or
+        # None, seconds it waited for a free customer): timed from when it was due, so a gateway
+        # falling behind shows in the figures
         self.flows = []
         self.lock = threading.Lock()
 
@@ -177,7 +181,9 @@ class Load:
             self.flows.append((due, time.monotonic() - due, payment_id, error, started - due))
 
     def back_to_back(self, seconds, threads):
-        """Closed loop: `threads` customers paying one after another for `seconds`; payments per second."""
+        """Closed loop: `threads` customers paying one after another for `seconds`; payments per
+        second.
+        """
         stop = time.monotonic() + seconds
         count = [0]
 
@@ -195,7 +201,9 @@ class Load:
         return count[0] / seconds
 
     def paced(self, rate, seconds, tick):
-        """Open loop: start a payment every 1/rate s for `seconds`; `tick(minute)` at each minute's end."""
+        """Open loop: start a payment every 1/rate s for `seconds`; `tick(minute)` at each minute's
+        end.
+        """
         started = time.monotonic()
         next_start, sent, minute = started, 0, 0
         while next_start < started + seconds:
@@ -240,7 +248,8 @@ def minute_report(load, shop, app, receiver, minute, since, rows):
     )
     row = rows[-1]
     print(
-        f"{row[0]:>6} {row[1]:>9} {row[10]:>5} {row[2]:>6} {ms(row[3]):>9} {ms(row[4]):>9} {ms(row[5]):>8} "
+        f"{row[0]:>6} {row[1]:>9} {row[10]:>5} {row[2]:>6} {ms(row[3]):>9} {ms(row[4]):>9} "
+        f"{ms(row[5]):>8} "
         f"{ms(row[6]):>8} {row[7]:>8} {row[8]:>7} {row[9]:>9}",
         flush=True,
     )
@@ -270,7 +279,8 @@ def main():
         "--database-url", default=os.environ.get("SOAK_DATABASE_URL", DEFAULT_DATABASE)
     )
     args = parser.parse_args()
-    processes.exit_on_signals()  # a stopped soak stops its servers and workers too (the finally below)
+    # a stopped soak stops its servers and workers too (the finally below)
+    processes.exit_on_signals()
 
     ensure_database(args.database_url)
     app, brand_id, api_key, method_id, pairing_code, secret = prepare(args.database_url)
@@ -317,13 +327,16 @@ def main():
         capacity = measure.back_to_back(args.measure, args.threads)
         rate = args.rate or capacity * args.share
         print(
-            f"capacity: {capacity:.1f} payments/s ({args.threads} customers back to back, {args.measure:.0f} s); "
+            f"capacity: {capacity:.1f} payments/s ({args.threads} customers back to back, "
+            f"{args.measure:.0f} s); "
             f"soaking at {rate:.1f}/s ({rate / capacity:.0%}) for {args.minutes:g} min",
             flush=True,
         )
         print(
-            f"{'minute':>6} {'payments':>9} {'late':>5} {'errors':>6} {'p50 pay':>9} {'p99 pay':>9} {'p50 req':>8} "
-            f"{'p99 req':>8} {'backlog':>8} {'failed':>7} {'webhooks':>9}   (ms; a payment is timed from when it was due,"  # noqa: E501
+            f"{'minute':>6} {'payments':>9} {'late':>5} {'errors':>6} {'p50 pay':>9} "
+            f"{'p99 pay':>9} {'p50 req':>8} "
+            f"{'p99 req':>8} {'backlog':>8} {'failed':>7} {'webhooks':>9}   (ms; a payment "
+            "is timed from when it was due,"  # noqa: E501
             " late = started over 1 s after)",
             flush=True,
         )
@@ -354,14 +367,17 @@ def main():
         for name in sorted(set(start_memory) | set(end_memory)):
             before, after = start_memory.get(name), end_memory.get(name)
             print(
-                f"  {name:<22} {before / 1024 if before else 0:>6.1f} {after / 1024 if after else 0:>8.1f}"
+                f"  {name:<22} {before / 1024 if before else 0:>6.1f} "
+                f"{after / 1024 if after else 0:>8.1f}"
             )
         flow_errors = [flow[3] for flow in measure.flows + soak.flows if flow[3]]
         server_errors = shop.server_errors()
         print(
             f"\npayments: {len(paid)} completed of {len(measure.flows) + len(soak.flows)} started; "
-            f"request errors (5xx or none): {len(server_errors)}; payment flows failed: {len(flow_errors)}; "
-            f"not completed: {unfinished}; webhooks not delivered: {lost} (backlog {waiting}, failed {failed}); "
+            f"request errors (5xx or none): {len(server_errors)}; payment flows failed: "
+            f"{len(flow_errors)}; "
+            f"not completed: {unfinished}; webhooks not delivered: {lost} (backlog "
+            f"{waiting}, failed {failed}); "
             f"bad signatures: {len(receiver.rejected)}; drained: {drained}"
         )
         for error in flow_errors[:5]:

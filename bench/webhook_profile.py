@@ -1,4 +1,5 @@
-"""Webhook delivery in one process: what one delivery costs in SQL statements, Redis round trips and CPU.
+"""Webhook delivery in one process: what one delivery costs in SQL statements, Redis round trips and
+CPU.
 
 Run: `.venv/bin/python bench/webhook_profile.py --redis-url redis://127.0.0.1:6379/4 [--count 500]
       [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/gw_bench] [--profile]`
@@ -27,8 +28,8 @@ from bench.webhooks import Receiver, complete_payments  # noqa: E402
 
 
 class RoundTrips:
-    """Counts what every Redis connection of this process sends: one send is one round trip (a pipeline
-    is one), whichever client (RQ's worker, the gateway's queues) sends it."""
+    """Counts what every Redis connection of this process sends: one send is one round trip (a
+    pipeline is one), whichever client (RQ's worker, the gateway's queues) sends it."""
 
     sent = 0
     trips = collections.Counter()  # each round trip's commands: "EVALSHA", "MULTI ZREM … EXEC"
@@ -148,10 +149,12 @@ def main():
     delivered = len(receiver.arrivals)
     print(f"database: {'PostgreSQL' if database_url.startswith('postgresql') else 'SQLite'}")
     print(
-        f"{delivered}/{args.count} delivered in {seconds:.2f} s: {delivered / seconds:.0f}/s in one "
+        f"{delivered}/{args.count} delivered in {seconds:.2f} s: "
+        f"{delivered / seconds:.0f}/s in one "
         f"process; bad signatures {receiver.bad}"
     )
-    # The worker's own CPU (this thread's, not the receiver's): steadier than the rate on a busy machine.
+    # The worker's own CPU (this thread's, not the receiver's): steadier than the rate on a busy
+    # machine.
     print(f"worker CPU per delivery: {cpu / max(delivered, 1) * 1000:.2f} ms")
     sent = sum(count for kind, count in statements.items() if kind not in ("COMMIT", "ROLLBACK"))
     print(f"SQL statements per delivery: {sent / max(delivered, 1):.2f} (and commits, rollbacks)")

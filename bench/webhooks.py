@@ -1,11 +1,12 @@
-"""Webhook benchmark: complete_payment → a local receiver's verified receipt, through one real RQ worker.
+"""Webhook benchmark: complete_payment → a local receiver's verified receipt, through one real RQ
+worker.
 
 Run: `.venv/bin/python bench/webhooks.py --redis-url redis://127.0.0.1:6379/4 [--count 500]
       [--workers 1] [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/gw_bench]`
 (SQLite in a temporary file by default; a given PostgreSQL database is created if missing and
-emptied first. The given Redis database is flushed first: give one nothing else uses.) Payments are completed by direct
-service calls in this process; --workers `flask gateway worker` subprocesses deliver to a receiver
-here that checks every signature.
+emptied first. The given Redis database is flushed first: give one nothing else uses.) Payments are
+completed by direct service calls in this process; --workers `flask gateway worker` subprocesses
+deliver to a receiver here that checks every signature.
 
 Figures: latency (p50, p99) from complete_payment to verified receipt, completions paced at
 --rate per second; then deliveries per second of the workers together and per worker, draining
@@ -75,7 +76,9 @@ class Receiver:
 
 
 def start_worker(database_url, redis_url, log_path, log_level):
-    """`flask gateway worker` on the bench database and Redis, in its own process group (stopped at exit)."""
+    """`flask gateway worker` on the bench database and Redis, in its own process group (stopped at
+    exit).
+    """
     env = {
         **os.environ,
         "APP_ENV": "development",
@@ -95,7 +98,8 @@ def start_worker(database_url, redis_url, log_path, log_level):
 
 
 def complete_payments(brand, url, count, rate=None):
-    """Create and complete `count` payments; returns {payment_id: time complete_payment was called}."""
+    """Create and complete `count` payments; returns {payment_id: time complete_payment was
+    called}."""
     from gateway.payments.lifecycle import complete_payment, create_payment
 
     started = {}
@@ -112,7 +116,8 @@ def complete_payments(brand, url, count, rate=None):
 
 
 def cpu_seconds(process):
-    """CPU time (user + system) the process has used so far, from /proc; None where there is none."""
+    """CPU time (user + system) the process has used so far, from /proc; None where there is
+    none."""
     try:
         fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
@@ -164,7 +169,8 @@ def main():
     )
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # the receiver's access log
     redis = Redis.from_url(args.redis_url)
-    redis.flushdb()  # no queued job, worker record, wake-up key or host share left by an earlier run
+    # no queued job, worker record, wake-up key or host share left by an earlier run
+    redis.flushdb()
     with app.app_context():
         db.drop_all()
         db.create_all()

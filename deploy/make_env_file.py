@@ -1,10 +1,12 @@
-"""Write the production environment file (/etc/gateway/gateway.env) once, with a fresh random SECRET_KEY.
+"""Write the production environment file (/etc/gateway/gateway.env) once, with a fresh random
+SECRET_KEY.
 
 Usage: BASE_URL=https://pay.example.com [DATABASE_URL=postgresql://…] [REDIS_URL=redis://…] \
     python3 make_env_file.py PATH
-(`make env-file` runs it). Without DATABASE_URL the gateway uses SQLite in instance/; without REDIS_URL the web
-process runs the jobs itself. Standard library only: it runs before the virtualenv exists. It never overwrites an
-existing file, since that file's SECRET_KEY seals the phones' keys and signs every session and token.
+(`make env-file` runs it). Without DATABASE_URL the gateway uses SQLite in instance/; without
+REDIS_URL the web process runs the jobs itself. Standard library only: it runs before the virtualenv
+exists. It never overwrites an existing file, since that file's SECRET_KEY seals the phones' keys
+and signs every session and token.
 """
 
 import grp
@@ -21,7 +23,9 @@ PLAIN = re.compile(r"^[A-Za-z0-9_./:@%+=,~-]*$")
 
 
 def quoted(name, value):
-    """A value as written in the file: bare when plain, else single-quoted; refused when neither reader agrees."""
+    """A value as written in the file: bare when plain, else single-quoted; refused when neither
+    reader agrees.
+    """
     if PLAIN.match(value):
         return value
     if any(char in value for char in "'\\\n\r"):
@@ -54,8 +58,10 @@ def env_lines(environ):
         }
     )
     return [
-        "# The gateway's settings, read by its systemd units (EnvironmentFile=) and by deploy/gateway-flask.",
-        "# SECRET_KEY signs sessions and tokens and seals the phones' keys: back it up with the database and",
+        "# The gateway's settings, read by its systemd units (EnvironmentFile=) and by "
+        "deploy/gateway-flask.",
+        "# SECRET_KEY signs sessions and tokens and seals the phones' keys: back it up "
+        "with the database and",
         "# never change it by hand (docs/configuration.md says how to rotate it).",
         "# Other settings: the README's Configuration table; restart the services after a change.",
         *(f"{name}={quoted(name, value)}" for name, value in values.items()),
@@ -99,5 +105,6 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     print(
-        f"Wrote {write_env_file(sys.argv[1], os.environ)} (a new SECRET_KEY; keep a copy with your backups)."
+        f"Wrote {write_env_file(sys.argv[1], os.environ)} (a new SECRET_KEY; keep a copy "
+        "with your backups)."
     )

@@ -1,6 +1,8 @@
-"""A merchant's webhook receiver: verify the signed timestamp (X-Service-Signature-V1), then read the payment back.
+"""A merchant's webhook receiver: verify the signed timestamp (X-Service-Signature-V1), then read
+the payment back.
 
-Run it next to your shop (Flask and requests are its only dependencies; the project's venv has both):
+Run it next to your shop (Flask and requests are its only dependencies; the project's venv has
+both):
 
     WEBHOOK_SECRET=whsec_... GATEWAY_API_KEY=gw_live_... \\
     GATEWAY_API=http://127.0.0.1:5000/api/v1 PORT=8001 .venv/bin/python examples/webhook_receiver.py
@@ -28,11 +30,11 @@ def signature_is_valid(secret, raw_body, signature):
 
 
 def signed_with(secret, raw_body, headers):
-    """Our secret made either signature: X-Service-Signature, or X-Service-Signature-Previous while the gateway
-    overlaps a secret rotation (so an old secret keeps working until we update it).
+    """Our secret made either signature: X-Service-Signature, or X-Service-Signature-Previous while
+    the gateway overlaps a secret rotation (so an old secret keeps working until we update it).
 
-    These cover the body only: a captured webhook replayed with a fresh X-Service-Timestamp passes them.
-    The receiver below checks X-Service-Signature-V1 instead (v1_is_valid).
+    These cover the body only: a captured webhook replayed with a fresh X-Service-Timestamp passes
+    them. The receiver below checks X-Service-Signature-V1 instead (v1_is_valid).
     """
     return any(
         signature_is_valid(secret, raw_body, headers.get(name))
@@ -88,10 +90,12 @@ def read_payment(api_base, api_key, payment_id):
 
 
 def create_receiver(secret, api_base, api_key, fulfil, clock=time.time):
-    """The receiving application; `fulfil(payment)` ships the order once the payment is confirmed."""
+    """The receiving application; `fulfil(payment)` ships the order once the payment is
+    confirmed."""
     app = Flask(__name__)
-    # Event ids already processed. A webhook may arrive more than once, always with the same event id and
-    # X-Service-Delivery: answer 200 to a repeat and do nothing else (keep these in your database).
+    # Event ids already processed. A webhook may arrive more than once, always with the same event
+    # id and X-Service-Delivery: answer 200 to a repeat and do nothing else (keep these in your
+    # database).
     handled = set()
 
     @app.post("/webhooks")

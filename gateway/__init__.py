@@ -21,7 +21,9 @@ from .states import register_template_helpers
 
 
 def create_app(overrides=None, settings_file=None):
-    """Build a configured application; `overrides` wins over the environment and instance/settings.py (tests)."""
+    """Build a configured application; `overrides` wins over the environment and
+    instance/settings.py (tests).
+    """
     app = Flask(
         __name__,
         instance_path=str(INSTANCE_DIR),
@@ -93,10 +95,12 @@ def check_production_secrets(app):
 
 
 def trust_proxies(app):
-    """Behind TRUSTED_PROXIES reverse proxies, take the client's address and scheme from X-Forwarded-For/-Proto.
+    """Behind TRUSTED_PROXIES reverse proxies, take the client's address and scheme from
+    X-Forwarded-For/-Proto.
 
-    The audit log and the sign-in rate limit then see the client, not the proxy; with 0 the headers are ignored.
-    X-Forwarded-Host is not trusted: many proxies pass a client's own value through untouched.
+    The audit log and the sign-in rate limit then see the client, not the proxy; with 0 the headers
+    are ignored. X-Forwarded-Host is not trusted: many proxies pass a client's own value through
+    untouched.
     """
     hops = int(app.config.get("TRUSTED_PROXIES") or 0)
     if hops > 0:
@@ -119,7 +123,9 @@ def register_extensions(app):
 
     @login_manager.user_loader
     def load_user(user_id):
-        """The signed-in panel user, or None when deactivated, gone, or the password changed since sign-in."""
+        """The signed-in panel user, or None when deactivated, gone, or the password changed since
+        sign-in.
+        """
         from .accounts.models.user import User
 
         return User.from_session_id(user_id)
@@ -145,7 +151,9 @@ def register_blueprints(app):
 
     @app.get("/healthz")
     def healthz():
-        """Liveness for load balancers: 503 without the database; Redis unreachable is only `degraded` (200)."""
+        """Liveness for load balancers: 503 without the database; Redis unreachable is only
+        `degraded` (200).
+        """
         try:
             db.session.execute(text("SELECT 1"))
         except Exception:  # noqa: BLE001 - any database failure means unhealthy

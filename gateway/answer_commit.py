@@ -1,4 +1,5 @@
-"""Where work commits: one unit of work per request or job, and a keyed request's work together with its answer.
+"""Where work commits: one unit of work per request or job, and a keyed request's work together with
+its answer.
 
 Services end their work with `commit_work()`. Outside a unit of work that commits (as services
 always did); inside `unit_of_work()` (a panel action with its audit row, a job, a CLI command) or
@@ -17,12 +18,16 @@ UNIT = "gateway_unit_of_work"
 
 
 def defer_commit_to_answer():
-    """From here on this request's work is committed by idempotency.store_response, together with its answer."""
+    """From here on this request's work is committed by idempotency.store_response, together with
+    its answer.
+    """
     request.environ[DEFERRED] = True
 
 
 def commit_deferred():
-    """Whether the current work waits for its edge to commit: an open unit of work, or a keyed request's answer."""
+    """Whether the current work waits for its edge to commit: an open unit of work, or a keyed
+    request's answer.
+    """
     return bool(db.session.info.get(UNIT)) or (
         has_request_context() and bool(request.environ.get(DEFERRED))
     )
@@ -35,7 +40,8 @@ def end_deferral():
 
 
 def commit_work(keep_loaded=False):
-    """Commit a service's work; in a unit of work or a keyed request only flush it: the edge commits it once.
+    """Commit a service's work; in a unit of work or a keyed request only flush it: the edge commits
+    it once.
 
     `keep_loaded` keeps the session's rows loaded after a real commit (commit_without_expiring).
     """
@@ -49,7 +55,8 @@ def commit_work(keep_loaded=False):
 
 @contextmanager
 def unit_of_work():
-    """One transaction for the block: the services inside only flush, the block's end commits once (or rolls back).
+    """One transaction for the block: the services inside only flush, the block's end commits once
+    (or rolls back).
 
     Nested, the inner block joins the outer one. In a keyed API request the final commit is still
     the stored answer's.

@@ -11,7 +11,9 @@ from flask.sessions import SecureCookieSessionInterface
 
 
 class CookieSessionInterface(SecureCookieSessionInterface):
-    """SecureCookieSessionInterface, opening an empty session without the signer when no cookie came."""
+    """SecureCookieSessionInterface, opening an empty session without the signer when no cookie
+    came.
+    """
 
     def open_session(self, app, request):
         if app.secret_key and "HTTP_COOKIE" not in request.environ:  # no Cookie header at all

@@ -1,4 +1,6 @@
-"""Every table, imported in one place so that db.metadata (create_all, Alembic) and the mappers know them all."""
+"""Every table, imported in one place so that db.metadata (create_all, Alembic) and the mappers know
+them all.
+"""
 
 from .accounts.models import api_key, audit, brand, idempotency, rate_limit, user  # noqa: F401
 from .compat.models import compat  # noqa: F401

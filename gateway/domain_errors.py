@@ -1,4 +1,5 @@
-"""Errors the domains raise, named for what went wrong and carrying a machine code; no HTTP status here.
+"""Errors the domains raise, named for what went wrong and carrying a machine code; no HTTP status
+here.
 
 The front doors render them: `errors.http_status` is the one mapping to an HTTP status (the API's
 envelope), the checkout's pages and the panel's flashes show `message` and branch on the type.
@@ -6,7 +7,9 @@ envelope), the checkout's pages and the panel's flashes show `message` and branc
 
 
 class DomainError(Exception):
-    """A refusal by a domain rule: a machine code, a message, and for input errors the fields at fault."""
+    """A refusal by a domain rule: a machine code, a message, and for input errors the fields at
+    fault.
+    """
 
     code = "ERROR"
 

@@ -44,7 +44,9 @@ MAX_ERROR_MESSAGE = 300
 
 
 class ApiError(DomainError):
-    """A front door's own refusal (authentication, content type, idempotency, rate limit) with its HTTP status."""
+    """A front door's own refusal (authentication, content type, idempotency, rate limit) with its
+    HTTP status.
+    """
 
     def __init__(self, status, code, message, errors=None, headers=None):
         super().__init__(message, errors, code)
@@ -108,7 +110,9 @@ def shortened(text, limit):
 
 
 def capped_errors(errors):
-    """The first MAX_FIELD_ERRORS field errors, names and messages shortened; and how many there were."""
+    """The first MAX_FIELD_ERRORS field errors, names and messages shortened; and how many there
+    were.
+    """
     kept = [
         {
             **item,
@@ -165,7 +169,9 @@ def allowed_methods(error):
 
 
 def render_http_exception(error):
-    """An HTTPException (abort, webargs validation, rate limit, 404 routing) as an envelope or a page."""
+    """An HTTPException (abort, webargs validation, rate limit, 404 routing) as an envelope or a
+    page.
+    """
     if not wants_json():
         page = render_template("error.html", status=error.code, message=error.description)
         return page, error.code, allowed_methods(error)
@@ -184,14 +190,16 @@ def render_http_exception(error):
             headers,
         )
     if error.code == 400 and "json" in (data.get("messages") or {}):
-        # webargs' own "Invalid JSON body.", should a body reach it that check_json_body let through.
+        # webargs' own "Invalid JSON body.", should a body reach it that check_json_body let
+        # through.
         return error_response(
             400, "INVALID_JSON", "The request body is not valid UTF-8 JSON.", headers=headers
         )
     if error.code == 413:
         return error_response(413, "PAYLOAD_TOO_LARGE", "The request body is too large.")
     if error.code == 500:
-        # Flask's own InternalServerError, wrapping what escaped after the view (an after_request, a commit).
+        # Flask's own InternalServerError, wrapping what escaped after the view (an after_request, a
+        # commit).
         return internal_error_response()
     code = HTTP_CODES.get(error.code, "ERROR")
     return error_response(
@@ -200,7 +208,9 @@ def render_http_exception(error):
 
 
 def render_api_error(error):
-    """A DomainError raised by a service (or an ApiError by a front door): the envelope, or the error page."""
+    """A DomainError raised by a service (or an ApiError by a front door): the envelope, or the
+    error page.
+    """
     status = http_status(error)
     if not wants_json():
         return render_template("error.html", status=status, message=error.message), status
@@ -226,7 +236,9 @@ def render_unexpected(error):
 
 
 def discard_session():
-    """Roll the failed request's session back; with its connection lost, drop the session instead of raising."""
+    """Roll the failed request's session back; with its connection lost, drop the session instead of
+    raising.
+    """
     from .extensions import db
 
     try:

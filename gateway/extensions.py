@@ -32,7 +32,9 @@ limiter = Limiter(key_func=get_remote_address, default_limits=[])
 
 @limiter.request_filter
 def counted_by_the_merchant_api():
-    """Flask-Limiter leaves the merchant API alone: gateway.api.rate_limit counts its per-key limit first."""
+    """Flask-Limiter leaves the merchant API alone: gateway.api.rate_limit counts its per-key limit
+    first.
+    """
     return request.path.startswith("/api/v1/")
 
 
@@ -51,10 +53,12 @@ def commit_without_expiring():
 
 
 def insert_persistent(model, **values):
-    """INSERT one row through Core and return it as a persistent `model` (primary key `id`), without a flush.
+    """INSERT one row through Core and return it as a persistent `model` (primary key `id`), without
+    a flush.
 
     For the busiest write path: the unit of work's flush of one new payment cost twice its INSERT.
-    Attributes and relationships given count as loaded; columns left to their defaults load when read.
+    Attributes and relationships given count as loaded; columns left to their defaults load when
+    read.
     """
     mapper = model.__mapper__
     columns = {

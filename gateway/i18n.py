@@ -1,8 +1,10 @@
-"""Language of the pages: English or Bangla, from a `?lang=` switch kept in the session, else Accept-Language.
+"""Language of the pages: English or Bangla, from a `?lang=` switch kept in the session, else
+Accept-Language.
 
-Catalogues live in gateway/translations (the compiled .mo is committed; a test checks it matches the .po).
-After changing texts: `pybabel extract -F babel.cfg -k _l -o /tmp/messages.pot .`,
-`pybabel update -i /tmp/messages.pot -d gateway/translations`, translate, `pybabel compile -d gateway/translations`.
+Catalogues live in gateway/translations (the compiled .mo is committed; a test checks it matches the
+.po). After changing texts: `pybabel extract -F babel.cfg -k _l -o /tmp/messages.pot .`,
+`pybabel update -i /tmp/messages.pot -d gateway/translations`, translate, `pybabel compile -d
+gateway/translations`.
 """
 
 from flask import has_request_context, request, session
@@ -37,7 +39,8 @@ def lazy_gettext(string, **variables):
 
 
 def select_locale():
-    """The switch in the URL, else the one remembered in the session, else the browser's best match."""
+    """The switch in the URL, else the one remembered in the session, else the browser's best
+    match."""
     if not has_request_context():
         return None
     chosen = request.args.get("lang")

@@ -4,7 +4,8 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 CENT = Decimal("0.01")
-# ASCII digits only, the whole value: `\d` would take Bangla or full-width digits, `$` a trailing newline.
+# ASCII digits only, the whole value: `\d` would take Bangla or full-width digits, `$` a trailing
+# newline.
 AMOUNT_PATTERN = re.compile(r"[0-9]{1,12}(\.[0-9]{1,2})?")
 # The same rule in an OpenAPI document (ECMA-262 patterns search, so both ends are anchored).
 AMOUNT_SCHEMA_PATTERN = r"^[0-9]{1,12}(\.[0-9]{1,2})?$"

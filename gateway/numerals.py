@@ -1,4 +1,6 @@
-"""Numbers and clock times as the page's language writes them: Bangla digits and day periods on bn pages."""
+"""Numbers and clock times as the page's language writes them: Bangla digits and day periods on bn
+pages.
+"""
 
 from babel.dates import format_time
 from babel.numbers import format_decimal
@@ -23,7 +25,8 @@ def native_digits(text, locale=None):
 
 
 def grouped_number(value, locale=None):
-    """A count or a rate, grouped, its decimals kept, in the page's digits: 1,250,000 or ১২,৫০,০০০."""
+    """A count or a rate, grouped, its decimals kept, in the page's digits: 1,250,000 or
+    ১২,৫০,০০০."""
     if (locale or page_locale()) != "bn":
         return f"{value:,}"
     whole, dot, fraction = str(value).partition(".")

@@ -12,7 +12,9 @@ import io
 
 
 def read_at_most(stream, size):
-    """Up to `size` bytes of a stream, looping over short reads (a dechunking input returns one chunk)."""
+    """Up to `size` bytes of a stream, looping over short reads (a dechunking input returns one
+    chunk).
+    """
     parts, remaining = [], size
     while remaining > 0:
         piece = stream.read(min(remaining, 64 * 1024))
@@ -24,7 +26,9 @@ def read_at_most(stream, size):
 
 
 class ChunkedBodyLimit:
-    """WSGI middleware: a body without Content-Length is buffered up to MAX_CONTENT_LENGTH + 1 bytes."""
+    """WSGI middleware: a body without Content-Length is buffered up to MAX_CONTENT_LENGTH + 1
+    bytes.
+    """
 
     def __init__(self, wsgi_app, config):
         self.wsgi_app = wsgi_app
@@ -36,14 +40,16 @@ class ChunkedBodyLimit:
             body = read_at_most(environ["wsgi.input"], limit + 1)
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
-            # Now an ordinary body of known length: Werkzeug would ignore the length of a chunked one.
+            # Now an ordinary body of known length: Werkzeug would ignore the length of a chunked
+            # one.
             environ.pop("wsgi.input_terminated", None)
             environ.pop("HTTP_TRANSFER_ENCODING", None)
         return self.wsgi_app(environ, start_response)
 
     @staticmethod
     def is_chunked(environ):
-        """A body whose length only its end tells (Transfer-Encoding: chunked), as servers mark it."""
+        """A body whose length only its end tells (Transfer-Encoding: chunked), as servers mark
+        it."""
         if environ.get("CONTENT_LENGTH"):
             return False
         return (

@@ -10,7 +10,8 @@ from .errors import request_id
 
 log = logging.getLogger("gateway.requests")
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-# URL parts that are capabilities (the checkout token): whoever reads the log must not be able to pay or cancel.
+# URL parts that are capabilities (the checkout token): whoever reads the log must not be able to
+# pay or cancel.
 SECRET_ARGS = ("token", "secret", "key", "code", "password")
 
 
@@ -40,7 +41,9 @@ def start_timer():
 
 
 def log_request(response):
-    """The request's one line; never headers, bodies or the query string (they may carry keys and tokens)."""
+    """The request's one line; never headers, bodies or the query string (they may carry keys and
+    tokens).
+    """
     started = g.pop("request_started", None)
     duration_ms = (time.perf_counter() - started) * 1000 if started is not None else 0.0
     log.info(

@@ -1,4 +1,5 @@
-"""Security headers on every answer: no sniffing, no framing, a referrer policy, a CSP, and HSTS over https.
+"""Security headers on every answer: no sniffing, no framing, a referrer policy, a CSP, and HSTS
+over https.
 
 The panel and checkout set their own, stricter values first (their blueprints' after_request); this
 app-wide hook fills in whatever a response still lacks, so answers outside any blueprint (the 404 of
@@ -71,7 +72,9 @@ def policy_for(response):
 
 
 def add_security_headers(response):
-    """Fill in the headers a response lacks; HSTS when the request came over https (ProxyFix says so)."""
+    """Fill in the headers a response lacks; HSTS when the request came over https (ProxyFix says
+    so).
+    """
     headers = response.headers
     headers.setdefault("X-Content-Type-Options", "nosniff")
     headers.setdefault("X-Frame-Options", "DENY")

@@ -1,9 +1,11 @@
-"""The one state machine: each domain object's statuses, the moves allowed between them, the one status writer.
+"""The one state machine: each domain object's statuses, the moves allowed between them, the one
+status writer.
 
-Every status change in the code is `write_status` (a guarded UPDATE: the from-states are in its WHERE,
-so of two racing writers one wins) or, for the few statements built once for speed, a statement
-made by `guarded_update`. A move the tables below do not list raises `IllegalTransition` before
-any SQL runs. The payment table is CONTRACT.md's with the amendments of docs/payment-states.md.
+Every status change in the code is `write_status` (a guarded UPDATE: the from-states are in its
+WHERE, so of two racing writers one wins) or, for the few statements built once for speed, a
+statement made by `guarded_update`. A move the tables below do not list raises `IllegalTransition`
+before any SQL runs. The payment table is CONTRACT.md's with the amendments of
+docs/payment-states.md.
 
 It names tables, not models, and imports no domain: payments, sms and webhooks all write statuses
 through it, and a module inside one of them would make the others import that domain.
@@ -56,7 +58,8 @@ PAYMENT = Machine(
     "payments",
     {
         "created": ("processing", "completed", "cancelled", "expired"),
-        # processing → created: the customer correcting a claim on the waiting page (docs/payment-states.md).
+        # processing → created: the customer correcting a claim on the waiting page
+        # (docs/payment-states.md).
         "processing": ("created", "completed", "cancelled", "expired", "failed"),
         "completed": ("partially_refunded", "refunded"),
         "partially_refunded": (
@@ -80,13 +83,15 @@ TRANSACTION = Machine(
         "refunded": (),
     },
 )
-# A refund is recorded completed (the money went back before the merchant recorded it) and never moves.
+# A refund is recorded completed (the money went back before the merchant recorded it) and never
+# moves.
 REFUND = Machine("refund", "refunds", {"completed": ()})
 DELIVERY = Machine(
     "webhook delivery",
     "webhook_deliveries",
     {
-        # An attempt's result; a hand retry puts any row back as `pending` (never attempted) or `retrying`.
+        # An attempt's result; a hand retry puts any row back as `pending` (never attempted) or
+        # `retrying`.
         "pending": ("pending", "retrying", "success", "failed"),
         "retrying": ("pending", "retrying", "success", "failed"),
         "success": ("pending", "retrying"),
@@ -99,7 +104,8 @@ INBOUND_SMS = Machine(
     {
         "unmatched": ("matched", "review", "ignored"),
         "unparsed": ("matched", "ignored"),  # only by hand: the merchant matches or sets it aside
-        # Approved (or a late payment completed), released by a cancel or reject, or its late money returned.
+        # Approved (or a late payment completed), released by a cancel or reject, or its late money
+        # returned.
         "review": ("matched", "unmatched", "returned"),
         "matched": (),
         "ignored": (),
@@ -151,11 +157,12 @@ MACHINES = (
 
 
 def write_status(machine, where, from_states, to_state, status_value=None, **values):
-    """Move the rows matching `where` from one of `from_states` to `to_state` with one guarded UPDATE; rows moved.
+    """Move the rows matching `where` from one of `from_states` to `to_state` with one guarded
+    UPDATE; rows moved.
 
     One row named in `where`: 1 when this writer won, 0 when another got there first. `to_state` may
-    be a tuple of targets when `status_value` (a SQL expression, e.g. a CASE) picks among them per row.
-    Runs in the caller's transaction; never commits.
+    be a tuple of targets when `status_value` (a SQL expression, e.g. a CASE) picks among them per
+    row. Runs in the caller's transaction; never commits.
     """
     targets = (to_state,) if isinstance(to_state, str) else tuple(to_state)
     machine.check(from_states, targets)
@@ -168,7 +175,9 @@ def write_status(machine, where, from_states, to_state, status_value=None, **val
 
 
 def guarded_update(machine, table, from_states, to_states):
-    """A Core UPDATE of `table` guarded on `from_states`, checked once against the table (for statements built once)."""
+    """A Core UPDATE of `table` guarded on `from_states`, checked once against the table (for
+    statements built once).
+    """
     machine.check(from_states, to_states)
     return db.update(table).where(table.c.status.in_(tuple(from_states)))
 

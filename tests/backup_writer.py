@@ -1,6 +1,8 @@
-"""A second process that keeps creating payments (each with its own customer, one transaction) in a SQLite file.
+"""A second process that keeps creating payments (each with its own customer, one transaction) in a
+SQLite file.
 
-Run as `python -m tests.backup_writer DATABASE_URL`; it writes until killed and prints each committed reference.
+Run as `python -m tests.backup_writer DATABASE_URL`; it writes until killed and prints each
+committed reference.
 """
 
 import sys
@@ -13,7 +15,8 @@ from gateway.payments.lifecycle import create_payment
 
 
 def write_forever(url):
-    """Create payment REF-1, REF-2, … one committed transaction each, until the process is stopped."""
+    """Create payment REF-1, REF-2, … one committed transaction each, until the process is
+    stopped."""
     app = create_app(
         {
             "APP_ENV": "testing",

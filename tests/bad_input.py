@@ -1,4 +1,6 @@
-"""Shared pieces of the bad-input walls: raw bodies, the cases every JSON body answers alike, the envelope check."""
+"""Shared pieces of the bad-input walls: raw bodies, the cases every JSON body answers alike, the
+envelope check.
+"""
 
 import json
 
@@ -173,7 +175,9 @@ def routed_id(app, method, path, ident):
 
 
 def raw_body(good, **raw):
-    """`good` as JSON text with some fields replaced by raw JSON fragments; a None fragment drops the field."""
+    """`good` as JSON text with some fields replaced by raw JSON fragments; a None fragment drops
+    the field.
+    """
     parts = [
         f"{json.dumps(key)}: {json.dumps(value)}" for key, value in good.items() if key not in raw
     ]
@@ -184,9 +188,11 @@ def raw_body(good, **raw):
 
 
 def body_cases(good, padded_field):
-    """(id, body, content type, status, code, field at fault) that any JSON body endpoint refuses alike.
+    """(id, body, content type, status, code, field at fault) that any JSON body endpoint refuses
+    alike.
 
-    `good` is a body the endpoint accepts; `padded_field` is a string field of it that can grow past 1 MB.
+    `good` is a body the endpoint accepts; `padded_field` is a string field of it that can grow past
+    1 MB.
     """
     text = json.dumps(good)
     return [
@@ -264,7 +270,9 @@ def send(client, method, url, headers, body, content_type):
 
 
 def assert_refused(response, status, code, field=None):
-    """A 4xx in the documented error envelope with the given code, naming `field` when one is at fault."""
+    """A 4xx in the documented error envelope with the given code, naming `field` when one is at
+    fault.
+    """
     assert response.status_code == status, response.get_data(as_text=True)[:500]
     body = response.get_json()
     assert body["success"] is False and body["error"] is True, body

@@ -1,5 +1,6 @@
-"""Helpers the checkout tests share: reading CSRF tokens off pages, posting the forms, reloading rows, and the
-fixtures of a bKash number, a payment with return addresses and an app with a small claim limit."""
+"""Helpers the checkout tests share: reading CSRF tokens off pages, posting the forms, reloading
+rows, and the fixtures of a bKash number, a payment with return addresses and an app with a small
+claim limit."""
 
 import re
 
@@ -59,7 +60,8 @@ def payment(brand):
 
 
 def simulate_sms(runner, trx_id, amount="500.00"):
-    """A bKash credit through the real ingestion path (the simulator device, via the test client)."""
+    """A bKash credit through the real ingestion path (the simulator device, via the test
+    client)."""
     result = runner.invoke(
         args=[
             "gateway",
@@ -79,7 +81,9 @@ def simulate_sms(runner, trx_id, amount="500.00"):
 
 @pytest.fixture
 def limited_app(app):
-    """The same database, served by an app whose claim limit is 2/hour; the shared limiter is restored after."""
+    """The same database, served by an app whose claim limit is 2/hour; the shared limiter is
+    restored after.
+    """
     was_enabled = limiter.enabled
     limited = create_app(
         {

@@ -1,4 +1,5 @@
-"""A pytest plugin: the run fails when the tests left a new change in the git work tree (`make test` keeps it clean).
+"""A pytest plugin: the run fails when the tests left a new change in the git work tree (`make test`
+keeps it clean).
 
 Changes that were there before the run (work in progress) are not the suite's doing and are ignored.
 """

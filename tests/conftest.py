@@ -1,4 +1,6 @@
-"""Fixtures: an app per engine (SQLite file, or PostgreSQL with TEST_DB=postgres), a clean database per test."""
+"""Fixtures: an app per engine (SQLite file, or PostgreSQL with TEST_DB=postgres), a clean database
+per test.
+"""
 
 import os
 from pathlib import Path
@@ -20,8 +22,9 @@ from tests.services import POSTGRES_URL, postgres_reachable, unavailable
 
 ENGINE = os.environ.get("TEST_DB", "sqlite")
 TESTS = Path(__file__).resolve().parent
-# Files whose rules the database engine cannot change (parsing, formatting, settings, the deployment kit, documents,
-# headers): marked `engine_independent`, and `make test-postgres` leaves them to the SQLite pass.
+# Files whose rules the database engine cannot change (parsing, formatting, settings, the deployment
+# kit, documents, headers): marked `engine_independent`, and `make test-postgres` leaves them to the
+# SQLite pass.
 ENGINE_INDEPENDENT = {
     "test_clean_tree.py",
     "test_config.py",
@@ -95,7 +98,9 @@ def clean_database(app):
 
 
 def empty_every_table():
-    """DELETE every table's rows, children first: on PostgreSQL one round trip, far cheaper than TRUNCATE."""
+    """DELETE every table's rows, children first: on PostgreSQL one round trip, far cheaper than
+    TRUNCATE.
+    """
     deletes = [f"DELETE FROM {table.name}" for table in reversed(db.metadata.sorted_tables)]
     with db.engine.begin() as connection:
         if connection.dialect.name == "postgresql":
@@ -107,7 +112,9 @@ def empty_every_table():
 
 @pytest.fixture(autouse=True)
 def restore_rate_limiter():
-    """Flask-Limiter keeps its on/off switch on one shared object; an app built with limits on must not leak it."""
+    """Flask-Limiter keeps its on/off switch on one shared object; an app built with limits on must
+    not leak it.
+    """
     from gateway.extensions import limiter
 
     was_enabled = limiter.enabled

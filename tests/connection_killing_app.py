@@ -1,10 +1,12 @@
-"""Test-only WSGI app for a gunicorn a test starts: terminates the request's own PostgreSQL backend at one moment.
+"""Test-only WSGI app for a gunicorn a test starts: terminates the request's own PostgreSQL backend
+at one moment.
 
-Nothing here is imported by the gateway. Only requests sending `X-Test-Kill-Connection` are touched, and
-the fault is real: pg_terminate_backend from a second connection, as an administrator or a failover would.
-KILL_AT picks the moment: `after_commit` (the first statement after the commit of the request's change to a payment) or
-`teardown` (after the response was made, the session still holding an open transaction), or `answer` (as a
-keyed request stores its answer, before the one commit of its work and answer).
+Nothing here is imported by the gateway. Only requests sending `X-Test-Kill-Connection` are touched,
+and the fault is real: pg_terminate_backend from a second connection, as an administrator or a
+failover would. KILL_AT picks the moment: `after_commit` (the first statement after the commit of
+the request's change to a payment) or `teardown` (after the response was made, the session still
+holding an open transaction), or `answer` (as a keyed request stores its answer, before the one
+commit of its work and answer).
 """
 
 import os

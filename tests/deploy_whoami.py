@@ -1,6 +1,8 @@
-"""The production app (settings from the environment, as the systemd unit gives them) plus a page echoing the client.
+"""The production app (settings from the environment, as the systemd unit gives them) plus a page
+echoing the client.
 
-tests/test_deploy_nginx.py serves it with gunicorn behind nginx to see what the app makes of forwarded headers.
+tests/test_deploy_nginx.py serves it with gunicorn behind nginx to see what the app makes of
+forwarded headers.
 """
 
 from flask import request

@@ -107,7 +107,9 @@ def paired_device(brand, device_id=None, name="Shop phone"):
 
 
 def sms_message(aes_key, text, sender="bKash", local_id=None, received_at=None):
-    """One item of POST /sms as the companion app builds it: the text encrypted under the device key."""
+    """One item of POST /sms as the companion app builds it: the text encrypted under the device
+    key.
+    """
     from gateway.devices.crypto import encrypt_payload
 
     return {
@@ -146,7 +148,9 @@ class PaymentMethodFactory(BaseFactory):
 
 
 def ingest(phone, text, sender="bKash"):
-    """Ingest one text as the paired phone (device, aes_key) would; returns its result and stored row (or None)."""
+    """Ingest one text as the paired phone (device, aes_key) would; returns its result and stored
+    row (or None).
+    """
     from gateway.sms.ingest import ingest_batch
     from gateway.sms.models.inbound_sms import InboundSms
 

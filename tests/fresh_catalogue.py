@@ -1,7 +1,8 @@
 """An app that reads the Bangla catalogue compiled from messages.po now, not the committed .mo.
 
 The .mo is compiled by the lead after merging (one compile for every stream's entries); tests of new
-Bangla texts compile the source into a temporary folder instead, so they check the words, not the build step.
+Bangla texts compile the source into a temporary folder instead, so they check the words, not the
+build step.
 """
 
 from pathlib import Path
@@ -49,7 +50,9 @@ def app_with_fresh_catalogue(app, folder):
 
 
 def forget_loaded_catalogues():
-    """Flask-Babel keeps one message domain, and its loaded catalogues, for every app of the process."""
+    """Flask-Babel keeps one message domain, and its loaded catalogues, for every app of the
+    process.
+    """
     babel.domain_instance.cache.clear()
 
 

@@ -1,4 +1,5 @@
-"""Servers a test runs on loopback: a free port, and the app behind a real threaded werkzeug server."""
+"""Servers a test runs on loopback: a free port, and the app behind a real threaded werkzeug
+server."""
 
 import logging
 import socket
@@ -17,7 +18,9 @@ def free_port():
 
 @contextmanager
 def serving(app):
-    """The app behind a threaded werkzeug server on a free 127.0.0.1 port; yields the server (its origin: `origin`)."""
+    """The app behind a threaded werkzeug server on a free 127.0.0.1 port; yields the server (its
+    origin: `origin`).
+    """
     server = make_server("127.0.0.1", 0, app, threaded=True)
     server.origin = f"http://127.0.0.1:{server.server_port}"
     thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
@@ -86,7 +89,8 @@ class LocalSmtpServer:
         return "250 Message accepted for delivery"
 
     def wait_for(self, count=1, timeout=10):
-        """The messages once at least `count` have arrived; AssertionError after `timeout` seconds."""
+        """The messages once at least `count` have arrived; AssertionError after `timeout`
+        seconds."""
         with self.arrived:
             if not self.arrived.wait_for(lambda: len(self.messages) >= count, timeout):
                 raise AssertionError(f"expected {count} e-mail(s), got {len(self.messages)}")

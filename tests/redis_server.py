@@ -1,4 +1,6 @@
-"""A throwaway `redis-server` of the test's own on a free loopback port, stopped and started as a fault would."""
+"""A throwaway `redis-server` of the test's own on a free loopback port, stopped and started as a
+fault would.
+"""
 
 import shutil
 import subprocess
@@ -12,7 +14,9 @@ from tests.local_servers import free_port
 
 
 class RedisServer:
-    """One redis-server without persistence: every start is an empty Redis, as after a crash with no snapshot."""
+    """One redis-server without persistence: every start is an empty Redis, as after a crash with no
+    snapshot.
+    """
 
     def __init__(self, port=None):
         self.port = port or free_port()
@@ -57,7 +61,8 @@ class RedisServer:
 
 @pytest.fixture
 def own_redis():
-    """A started RedisServer of this test's own (never the machine's Redis), killed after the test."""
+    """A started RedisServer of this test's own (never the machine's Redis), killed after the
+    test."""
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
     server = RedisServer().start()

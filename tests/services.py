@@ -1,4 +1,6 @@
-"""Reaching the real PostgreSQL and Redis the suite runs against; a missing one skips, except under CI."""
+"""Reaching the real PostgreSQL and Redis the suite runs against; a missing one skips, except under
+CI.
+"""
 
 import os
 
@@ -11,7 +13,9 @@ REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 def unavailable(what, error):
-    """Skip with a reason on a developer's machine; fail under CI=true, where every service must run."""
+    """Skip with a reason on a developer's machine; fail under CI=true, where every service must
+    run.
+    """
     message = f"{what} is not reachable ({error.__class__.__name__}: {error})"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message + " — under CI a missing service is a failure", pytrace=False)

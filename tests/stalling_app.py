@@ -1,10 +1,11 @@
-"""Test-only WSGI app for a gunicorn a test starts: it stalls at one commit so the test can SIGKILL the worker there.
+"""Test-only WSGI app for a gunicorn a test starts: it stalls at one commit so the test can SIGKILL
+the worker there.
 
-Nothing here is imported by the gateway. The hook is armed only in the gunicorn process a test starts,
-through STALL_FILE; the first request reaching the stall point writes its worker's pid there and sleeps
-until killed, and any request after that (the retry, in the respawned worker) runs normally.
-STALL_AT picks the moment: `after_commit` (the new payment or refund row just committed) or
-`before_commit` (written, not committed).
+Nothing here is imported by the gateway. The hook is armed only in the gunicorn process a test
+starts, through STALL_FILE; the first request reaching the stall point writes its worker's pid there
+and sleeps until killed, and any request after that (the retry, in the respawned worker) runs
+normally. STALL_AT picks the moment: `after_commit` (the new payment or refund row just committed)
+or `before_commit` (written, not committed).
 """
 
 import os

@@ -1,4 +1,6 @@
-"""The layout is the architecture: front doors import domains, domains never import front doors, no new cycles."""
+"""The layout is the architecture: front doors import domains, domains never import front doors, no
+new cycles.
+"""
 
 import ast
 from itertools import combinations
@@ -34,7 +36,9 @@ def is_module(name):
 
 
 def imported_modules(source, name, is_package):
-    """Every gateway module that source (the module `name`) imports, at module level or inside a function."""
+    """Every gateway module that source (the module `name`) imports, at module level or inside a
+    function.
+    """
     package = name.split(".") if is_package else name.split(".")[:-1]
     found = set()
     for node in ast.walk(ast.parse(source)):
@@ -92,7 +96,8 @@ def test_no_domain_imports_a_front_door():
 
 
 def test_no_two_domains_import_each_other():
-    """Function-level imports count too; a domain reacts to another's news through signals instead."""
+    """Function-level imports count too; a domain reacts to another's news through signals
+    instead."""
     assert domain_cycles(import_edges()) == {}
 
 
@@ -145,15 +150,15 @@ def test_every_cli_command_is_in_the_one_list_that_registers_them():
 # themselves, each for the reason given; any other function that commits fails the test below.
 OWN_COMMITS = {
     "answer_commit.commit_work": "the one commit of a unit of work, or of a service outside one",
-    "extensions.commit_without_expiring": "commit_work(keep_loaded=True): commits, rows stay loaded",
+    "extensions.commit_without_expiring": "commit_work(keep_loaded=True): rows stay loaded",
     "accounts.rate_limit_store.count_hit": "own connection: a hit counts whatever the request does",
-    "accounts.rate_limit_store.reset": "own connection: the limiter's store, apart from the request",
-    "accounts.rate_limit_store.clear": "own connection: the limiter's store, apart from the request",
-    "accounts.rate_limit_store.prune_rate_limit_counters": "the pruning job, on its own connection",
+    "accounts.rate_limit_store.reset": "own connection: the limiter's store",
+    "accounts.rate_limit_store.clear": "own connection: the limiter's store",
+    "accounts.rate_limit_store.prune_rate_limit_counters": "the pruning job, own connection",
     "api.auth.touch_last_used": "a key's last use is written when checked, whatever follows",
     "api.idempotency.reserve": "the key's reservation commits before the work it guards starts",
     "api.idempotency.release_reservation": "a failed request frees its key for the retry",
-    "api.idempotency.commit_with_answer": "the keyed request's one commit: its work with its answer",
+    "api.idempotency.commit_with_answer": "a keyed request's one commit: its work with its answer",
     "api.idempotency.prune_idempotency_records": "the pruning job: one delete, one commit",
     "compat.keys.find_compat_key": "a key's last use is written when checked, whatever follows",
     "devices.pairing.count_wrong_guess": "a wrong guess counts though its refusal rolls back",
@@ -161,32 +166,32 @@ OWN_COMMITS = {
     "mail.sending.deliver_mail": "lease committed before the slow SMTP send, outcome after",
     "notifications.sending.send_notification": "lease committed before the slow send",
     "notifications.sending.record": "outcome committed before the retry is scheduled",
-    "sms.balance_chain.lock_chains": "the batch's texts commit before its chains lock: short locks",
-    "sms.balance_chain.create_chain": "a new chain row commits alone: racing first texts both find it",
-    "sms.balance_chain.link_texts": "the batch's chaining commits once, before credits are released",
+    "sms.balance_chain.lock_chains": "texts commit before their chains lock: short locks",
+    "sms.balance_chain.create_chain": "a new chain row commits alone: racing texts find it",
+    "sms.balance_chain.link_texts": "the chaining commits once, before credits are released",
     "sms.balance_chain.settle_unsettled": "the settle-chains job commits what it settles",
-    "sms.claims.stranded_credit_ids": "ends its read: each stranded credit matches in its own transaction",
-    "sms.ingest.hold_unchecked": "a held credit commits before the failed batch is answered",
-    "sms.ingest.device_key": "a re-sealed device key commits whatever the batch does",
-    "sms.ingest.insert": "the phone's texts are stored before matching: a failed match loses none",
-    "sms.matching.submit_claim": "the claim commits before matching, so a racing SMS finds it",
-    "sms.matching.hold_for_review": "each guarded matching step commits alone: rivals see it at once",
-    "sms.matching.flag_rival_claims": "each guarded matching step commits alone: rivals see it at once",
-    "sms.matching.bind_held_sms": "each guarded matching step commits alone: rivals see it at once",
-    "sms.matching.release_verified_credit": "each guarded matching step commits alone: rivals see it at once",
-    "sms.matching.flag_lost_claim": "each guarded matching step commits alone: rivals see it at once",
-    "sms.matching.flag_lost_claims": "the sweep's flags commit together, before its wake-ups",
-    "sms.matching.expire_overdue_claim": "each guarded matching step commits alone: rivals see it at once",
-    "sms.matching.bind_late_sms": "each guarded matching step commits alone: rivals see it at once",
-    "sms.outbound.lease_outbound_sms": "the lease commits before the device is answered and sends",
+    "sms.claims.stranded_credit_ids": "ends its read: each stranded credit matches apart",
+    "sms.ingest.hold_unchecked": "a held credit commits before the failed batch answers",
+    "sms.ingest.device_key": "a re-sealed device key commits whatever follows",
+    "sms.ingest.insert": "texts are stored before matching: a failed match loses none",
+    "sms.matching.submit_claim": "the claim commits before matching: a racing SMS finds it",
+    "sms.matching.hold_for_review": "each guarded matching step commits alone",
+    "sms.matching.flag_rival_claims": "each guarded matching step commits alone",
+    "sms.matching.bind_held_sms": "each guarded matching step commits alone",
+    "sms.matching.release_verified_credit": "each guarded matching step commits alone",
+    "sms.matching.flag_lost_claim": "each guarded matching step commits alone",
+    "sms.matching.flag_lost_claims": "the sweep's flags commit together, before wake-ups",
+    "sms.matching.expire_overdue_claim": "each guarded matching step commits alone",
+    "sms.matching.bind_late_sms": "each guarded matching step commits alone",
+    "sms.outbound.lease_outbound_sms": "the lease commits before the device sends",
     "sms.outbound.report_outbound_sms": "the device's report commits its message's outcome",
-    "sms.outbound_sweep.wake_due_messages": "returned leases commit before the messages are woken",
-    "sms.provider.send_outbound_sms": "lease committed before the slow provider call, outcome after",
-    "webhooks.deliveries.rotate_webhook_secret": "each guarded try commits; its audit row apart (as found)",
-    "webhooks.delivery.claim_delivery": "the claim commits before the slow HTTP call (async on PG)",
-    "webhooks.delivery.commit_claim": "the claim commits before the slow HTTP call (async on PG)",
-    "webhooks.delivery.fail_exhausted": "an exhausted delivery commits as failed, apart from the next",
-    "webhooks.delivery.record_attempt": "the attempt and the delivery's next state, after the call",
+    "sms.outbound_sweep.wake_due_messages": "returned leases commit before wake-ups",
+    "sms.provider.send_outbound_sms": "lease committed before the provider call, outcome after",
+    "webhooks.deliveries.rotate_webhook_secret": "each guarded try commits; its audit row apart",
+    "webhooks.delivery.claim_delivery": "the claim commits before the HTTP call (async on PG)",
+    "webhooks.delivery.commit_claim": "the claim commits before the HTTP call (async on PG)",
+    "webhooks.delivery.fail_exhausted": "an exhausted delivery commits as failed, apart",
+    "webhooks.delivery.record_attempt": "the attempt and the next state, after the call",
     "webhooks.sweep.wake_due_deliveries": "the sweep's wake-ups go out after its commit",
 }
 
@@ -200,7 +205,8 @@ def call_name(call):
 
 
 def commits(call):
-    """Whether a call commits: a session's commit(), an engine's begin(), commit_without_expiring()."""
+    """Whether a call commits: a session's commit(), an engine's begin(),
+    commit_without_expiring()."""
     function = call.func
     if call_name(call) == "commit_without_expiring":
         return True
@@ -278,7 +284,8 @@ def audits_outside_units(sources):
 
 
 def test_only_the_listed_functions_commit_themselves():
-    """A new commit inside a service splits its front door's unit of work: end with commit_work()."""
+    """A new commit inside a service splits its front door's unit of work: end with
+    commit_work()."""
     assert own_commits(gateway_sources()) == set(OWN_COMMITS)
 
 

@@ -1,4 +1,6 @@
-"""`flask gateway backup`: a consistent online copy of a live SQLite database, and pg_dump advice on PostgreSQL."""
+"""`flask gateway backup`: a consistent online copy of a live SQLite database, and pg_dump advice on
+PostgreSQL.
+"""
 
 import shutil
 import sqlite3
@@ -18,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def sqlite_app(tmp_path):
-    """An application on a SQLite file of its own (whatever engine the suite runs), with one brand."""
+    """An application on a SQLite file of its own (whatever engine the suite runs), with one
+    brand."""
     app = create_app(
         {
             "APP_ENV": "testing",
@@ -63,7 +66,9 @@ def invoke(app, *args):
 
 
 def payment_rows(path):
-    """Every payment of a SQLite file with its customer's e-mail, by id: what a restore must bring back."""
+    """Every payment of a SQLite file with its customer's e-mail, by id: what a restore must bring
+    back.
+    """
     with closing(sqlite3.connect(path)) as connection:
         return connection.execute(
             "SELECT p.id, p.reference, p.amount, p.status, c.email FROM payments p "
@@ -104,7 +109,8 @@ def test_backup_of_a_live_database_under_writes_holds_exactly_the_committed_rows
         assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert copy.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     backed_up = payment_rows(target)
-    # A snapshot: the first N transactions, whole (each payment with its customer), nothing later, no gap.
+    # A snapshot: the first N transactions, whole (each payment with its customer), nothing later,
+    # no gap.
     assert before <= len(backed_up) <= after
     assert [row[1] for row in backed_up] == [f"REF-{n}" for n in range(1, len(backed_up) + 1)]
     assert all(row[4] == f"c{n}@shop.example" for n, row in enumerate(backed_up, start=1))

@@ -1,4 +1,6 @@
-"""The suite fails when a test writes into the git work tree, and passes when it writes into an ignored folder."""
+"""The suite fails when a test writes into the git work tree, and passes when it writes into an
+ignored folder.
+"""
 
 import subprocess
 import sys

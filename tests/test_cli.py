@@ -1,4 +1,5 @@
-"""`flask gateway bootstrap|create-admin|create-key|revoke-key`: what they print, write and refuse."""
+"""`flask gateway bootstrap|create-admin|create-key|revoke-key`: what they print, write and
+refuse."""
 
 import re
 
@@ -54,7 +55,8 @@ def test_bootstrap_prints_the_admin_login_password_and_a_working_key(runner, cli
         ).status_code
         == 201
     )
-    # The first key reads and writes; managing keys needs the admin scope, given only with --admin-key.
+    # The first key reads and writes; managing keys needs the admin scope, given only with
+    # --admin-key.
     keys = client.get("/api/v1/api-keys", headers={**headers, "X-Super-Admin-Email": login})
     assert keys.status_code == 403 and keys.json["code"] == "INSUFFICIENT_SCOPE"
     assert db.session.execute(db.select(ApiKey.scopes)).scalar_one() == "read,write"

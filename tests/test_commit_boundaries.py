@@ -1,4 +1,5 @@
-"""Where each front door commits: once, its action with its audit row, and its jobs only after that commit.
+"""Where each front door commits: once, its action with its audit row, and its jobs only after that
+commit.
 
 A failure after the action is made real: the database itself refuses a later write (a trigger), so
 the unit of work must keep none of what came before it.

@@ -1,7 +1,9 @@
-"""Settings from the environment: production secrets, APP_ENV, DATABASE_URL and the rate-limit switch.
+"""Settings from the environment: production secrets, APP_ENV, DATABASE_URL and the rate-limit
+switch.
 
-create_app reads the environment (config.load_settings) each time it runs; each test sets variables with
-monkeypatch (reloading config.py too, which is harmless) and the fixture puts everything back afterwards.
+create_app reads the environment (config.load_settings) each time it runs; each test sets variables
+with monkeypatch (reloading config.py too, which is harmless) and the fixture puts everything back
+afterwards.
 """
 
 import importlib
@@ -81,7 +83,8 @@ def test_other_environments_start_with_the_development_secret(environment, env):
     assert app.config["APP_ENV"] == env
 
 
-# --- APP_ENV ---------------------------------------------------------------------------------------
+# --- APP_ENV
+# ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["staging", "prod", "dev"])
@@ -100,7 +103,8 @@ def test_without_app_env_the_app_is_development(environment):
     assert create_app().config["APP_ENV"] == "development"
 
 
-# --- DATABASE_URL ----------------------------------------------------------------------------------
+# --- DATABASE_URL
+# ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -139,7 +143,8 @@ def test_without_database_url_the_database_is_sqlite_in_the_instance_folder(envi
     assert create_app().config["SQLALCHEMY_ENGINE_OPTIONS"] == {}
 
 
-# --- RATELIMIT_ENABLED -----------------------------------------------------------------------------
+# --- RATELIMIT_ENABLED
+# -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

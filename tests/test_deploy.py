@@ -1,4 +1,6 @@
-"""The deployment kit: systemd units that parse and name real paths, the environment file, setup-prod, make run HOST."""
+"""The deployment kit: systemd units that parse and name real paths, the environment file,
+setup-prod, make run HOST.
+"""
 
 import configparser
 import ipaddress
@@ -34,7 +36,9 @@ TEST_ONLY = {
 
 
 def unit(path):
-    """A unit file as configparser reads it (names keep their case; a repeated key would be an error)."""
+    """A unit file as configparser reads it (names keep their case; a repeated key would be an
+    error).
+    """
     parser = configparser.ConfigParser(interpolation=None, strict=True)
     parser.optionxform = str
     parser.read(path)
@@ -193,7 +197,9 @@ def env_file(path, **values):
 
 
 def read_env_file(path):
-    """KEY=value lines as systemd's EnvironmentFile= reads them (comments skipped, one level of quotes removed)."""
+    """KEY=value lines as systemd's EnvironmentFile= reads them (comments skipped, one level of
+    quotes removed).
+    """
     values = {}
     for line in path.read_text().splitlines():
         if line and not line.startswith("#"):
@@ -322,7 +328,8 @@ def test_the_env_file_starts_the_production_configuration(tmp_path):
     assert written.returncode == 0, written.stderr
     code = (
         "from gateway import create_app; app = create_app(); "
-        "print(app.config['APP_ENV'], app.config['TRUSTED_PROXIES'], app.config['SESSION_COOKIE_SECURE'])"
+        "print(app.config['APP_ENV'], app.config['TRUSTED_PROXIES'], "
+        "app.config['SESSION_COOKIE_SECURE'])"
     )
     env = {"PATH": os.environ["PATH"], **read_env_file(path)}
     result = subprocess.run(

@@ -1,7 +1,8 @@
-"""The kit's nginx site, run by the real nginx in front of a real gunicorn serving the production app.
+"""The kit's nginx site, run by the real nginx in front of a real gunicorn serving the production
+app.
 
-The site is deploy/nginx/gateway.conf with only its ports, certificate paths and upstream port changed to
-this machine's free loopback ports and a self-signed certificate made here.
+The site is deploy/nginx/gateway.conf with only its ports, certificate paths and upstream port
+changed to this machine's free loopback ports and a self-signed certificate made here.
 """
 
 import datetime
@@ -34,7 +35,9 @@ FORGED = "203.0.113.66"
 
 
 def wait_for_port(port, process, what, deadline=60):
-    """Return once something accepts connections on the port; fail if the process exits or time runs out."""
+    """Return once something accepts connections on the port; fail if the process exits or time runs
+    out.
+    """
     stop = time.monotonic() + deadline
     while time.monotonic() < stop:
         if process.poll() is not None:
@@ -48,7 +51,9 @@ def wait_for_port(port, process, what, deadline=60):
 
 
 def self_signed(directory):
-    """A certificate and key for DOMAIN and 127.0.0.1, as files; returns (certificate path, key path)."""
+    """A certificate and key for DOMAIN and 127.0.0.1, as files; returns (certificate path, key
+    path).
+    """
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, DOMAIN)])
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -107,7 +112,8 @@ def nginx_config(directory, site):
         "user root;\n" if os.geteuid() == 0 else ""
     )  # workers need the test's folder, which only its owner reads
     (directory / "nginx.conf").write_text(
-        f"{user}worker_processes 1;\ndaemon off;\npid {directory}/nginx.pid;\nerror_log {directory}/error.log;\n"
+        f"{user}worker_processes 1;\ndaemon off;\npid {directory}/nginx.pid;\nerror_log "
+        f"{directory}/error.log;\n"
         "events { worker_connections 64; }\n"
         "http {\n"
         f"  access_log {directory}/access.log;\n"
@@ -129,7 +135,9 @@ def nginx_binary():
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
-    """gunicorn (the web unit's command and the env file `make env-file` writes) behind nginx; yields their ports."""
+    """gunicorn (the web unit's command and the env file `make env-file` writes) behind nginx;
+    yields their ports.
+    """
     nginx = nginx_binary()
     directory = tmp_path_factory.mktemp("deploy")
     env_path = directory / "gateway.env"
@@ -197,7 +205,9 @@ def deployment(tmp_path_factory):
 
 
 def https(deployment, method, path, body=None, headers=None, source=CLIENT):
-    """One request through nginx over verified TLS from the given loopback address; returns (status, headers, body)."""
+    """One request through nginx over verified TLS from the given loopback address; returns (status,
+    headers, body).
+    """
     context = ssl.create_default_context(cafile=str(deployment["cert"]))
     connection = http.client.HTTPSConnection(
         "127.0.0.1", deployment["https"], context=context, timeout=30, source_address=(source, 0)
@@ -213,7 +223,8 @@ def https(deployment, method, path, body=None, headers=None, source=CLIENT):
 def test_a_request_through_nginx_reaches_the_app_with_the_clients_address_and_https(deployment):
     status, _, body = https(deployment, "GET", "/_test/whoami", headers={"X-Forwarded-For": FORGED})
     assert status == 200
-    # TRUSTED_PROXIES=1: the last X-Forwarded-For entry, the one nginx added, not the address the client forged.
+    # TRUSTED_PROXIES=1: the last X-Forwarded-For entry, the one nginx added, not the address the
+    # client forged.
     assert json.loads(body) == {"remote_addr": CLIENT, "scheme": "https", "host": "127.0.0.1"}
 
 

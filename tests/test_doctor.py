@@ -1,4 +1,6 @@
-"""`flask gateway doctor`: each problem it knows, provoked for real, and a sound production deployment passing."""
+"""`flask gateway doctor`: each problem it knows, provoked for real, and a sound production
+deployment passing.
+"""
 
 import logging.config
 import subprocess
@@ -34,7 +36,8 @@ STRONG_SECRET = "kX9-vQ2_pL7mZ4rT8wY1nB6cF3hJ5sD0gA2eU7iO4"
 
 @pytest.fixture(autouse=True)
 def keep_test_logging(monkeypatch):
-    """migrations/env.py loads alembic.ini's logging setup, which would close pytest's log handlers."""
+    """migrations/env.py loads alembic.ini's logging setup, which would close pytest's log
+    handlers."""
     monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
 
 
@@ -71,7 +74,8 @@ def test_an_enabled_demo_number_is_a_problem_until_switched_off(app, brand):
     result = run_doctor(app)
 
     assert found == [
-        f"bKash 01700000000 (#{method.id}, Test Shop) is a demo number and switched on: money customers "
+        f"bKash 01700000000 (#{method.id}, Test Shop) is a demo number and switched on: "
+        "money customers "
         "send there never reaches you."
     ]
     assert result.exit_code == 1 and "PROBLEM  no demo number enabled" in result.output
@@ -132,7 +136,8 @@ def test_an_http_base_url_in_production_is_a_problem(app, production, brand, mon
     brand.base_url = "http://shop.example"
     db.session.commit()
     assert problems(doctor.check_base_url()) == [
-        "Test Shop's origin (panel Settings) is http://shop.example: customers would pay and phones would send SMS "
+        "Test Shop's origin (panel Settings) is http://shop.example: customers would pay "
+        "and phones would send SMS "
         "over plain http."
     ]
     assert "PROBLEM  BASE_URL https" in run_doctor(app).output
@@ -243,7 +248,8 @@ def test_redis_without_any_worker_is_a_problem(app, production, rq_redis, monkey
 
     assert (
         found[0]
-        == "No RQ worker serves maintenance, webhooks, sms, mail: webhooks, SMS or sweeps are not run."
+        == "No RQ worker serves maintenance, webhooks, sms, mail: webhooks, SMS or sweeps are "
+        "not run."
     )
     assert "scheduler holds no lock" in found[1]
 

@@ -1,8 +1,10 @@
-"""Idempotency-Key across a crash: a gunicorn worker SIGKILLed mid-request, then the client's retry with its key.
+"""Idempotency-Key across a crash: a gunicorn worker SIGKILLed mid-request, then the client's retry
+with its key.
 
-The worker is really killed (kill -9 at the moment tests/stalling_app.py stops it at: right after the new
-payment or refund committed, or just before); the retry goes to the worker gunicorn respawns. Whatever the
-moment, the key leads to exactly one object, and a retry after the commit replays the stored answer.
+The worker is really killed (kill -9 at the moment tests/stalling_app.py stops it at: right after
+the new payment or refund committed, or just before); the retry goes to the worker gunicorn
+respawns. Whatever the moment, the key leads to exactly one object, and a retry after the commit
+replays the stored answer.
 """
 
 import os
@@ -25,7 +27,9 @@ BODY = {"amount": "500.00", "currency": "BDT", "reference": "ORDER-CRASH"}
 
 @pytest.fixture
 def stalling_server(app, tmp_path):
-    """Start a gunicorn of tests/stalling_app.py stalling at `stall_at`; yields (server, stall file)."""
+    """Start a gunicorn of tests/stalling_app.py stalling at `stall_at`; yields (server, stall
+    file).
+    """
     servers = []
 
     def start(stall_at):
@@ -49,7 +53,9 @@ def stalling_server(app, tmp_path):
 
 
 def post_and_kill(url, headers, body, stall_file):
-    """POST from a thread, SIGKILL the worker once it stalls; what the client saw (an exception here)."""
+    """POST from a thread, SIGKILL the worker once it stalls; what the client saw (an exception
+    here).
+    """
     seen = {}
 
     def send():

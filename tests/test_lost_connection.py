@@ -1,7 +1,8 @@
-"""A database connection lost mid-request: the client still gets JSON (its answer, or the 500 envelope), never HTML.
+"""A database connection lost mid-request: the client still gets JSON (its answer, or the 500
+envelope), never HTML.
 
-PostgreSQL only: the request's own backend is terminated (pg_terminate_backend) inside a real gunicorn
-worker by tests/connection_killing_app.py, at the moment each test names.
+PostgreSQL only: the request's own backend is terminated (pg_terminate_backend) inside a real
+gunicorn worker by tests/connection_killing_app.py, at the moment each test names.
 """
 
 import time
@@ -94,7 +95,7 @@ def test_a_connection_lost_mid_view_answers_the_500_envelope_with_the_request_id
     assert after.status_code == 200
 
 
-def test_a_connection_lost_as_a_keyed_payment_stores_its_answer_leaves_nothing_and_the_retry_makes_one(
+def test_a_keyed_payment_lost_in_flight_stores_its_answer_and_the_retry_makes_one(
     killing_server, auth
 ):
     server = killing_server("answer")

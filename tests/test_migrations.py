@@ -19,12 +19,14 @@ MIGRATIONS = str(Path(__file__).resolve().parent.parent / "migrations")
 
 @pytest.fixture(autouse=True)
 def keep_test_logging(monkeypatch):
-    """migrations/env.py loads alembic.ini's logging setup, which would close pytest's log handlers."""
+    """migrations/env.py loads alembic.ini's logging setup, which would close pytest's log
+    handlers."""
     monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
 
 
 def migrated_differences(url, engine_options=None):
-    """Run every migration on the empty database at `url`, then list how it differs from the models."""
+    """Run every migration on the empty database at `url`, then list how it differs from the
+    models."""
     app = create_app(
         {
             "APP_ENV": "testing",
@@ -46,8 +48,9 @@ def migrated_differences(url, engine_options=None):
 
 
 def rules(url, engine_options=None, migrate=True):
-    """The CHECK constraints and indexes (with any partial-index WHERE) of a database built by the migrations or
-    by the models, as the database reports them: Alembic's comparison looks at neither."""
+    """The CHECK constraints and indexes (with any partial-index WHERE) of a database built by the
+    migrations or by the models, as the database reports them: Alembic's comparison looks at
+    neither."""
     app = create_app(
         {
             "APP_ENV": "testing",
@@ -91,7 +94,8 @@ def rules(url, engine_options=None, migrate=True):
 
 
 def assert_same_rules(migrated, declared):
-    """Fail naming each CHECK or index that only one of the two databases has, or has differently."""
+    """Fail naming each CHECK or index that only one of the two databases has, or has
+    differently."""
     assert declared, (
         "the models declare no CHECK constraint or index: the comparison would prove nothing"
     )
@@ -132,7 +136,9 @@ def test_sqlite_checks_and_partial_indexes_match_the_models(tmp_path):
 
 @pytest.fixture
 def postgres_schemas():
-    """Make fresh, empty schemas in the test PostgreSQL database, dropped afterwards; each call returns a name."""
+    """Make fresh, empty schemas in the test PostgreSQL database, dropped afterwards; each call
+    returns a name.
+    """
     try:
         postgres_reachable()
     except Exception as error:  # noqa: BLE001 - any failure to connect
@@ -154,7 +160,8 @@ def postgres_schemas():
 
 @pytest.fixture
 def empty_postgres_schema(postgres_schemas):
-    """A fresh, empty schema in the test PostgreSQL database, dropped afterwards; yields its name."""
+    """A fresh, empty schema in the test PostgreSQL database, dropped afterwards; yields its
+    name."""
     return postgres_schemas()
 
 

@@ -1,4 +1,6 @@
-"""/api/mobile/v1/openapi.json is a valid OpenAPI 3 document of every companion-app route, from its request schemas."""
+"""/api/mobile/v1/openapi.json is a valid OpenAPI 3 document of every companion-app route, from its
+request schemas.
+"""
 
 import pytest
 from openapi_spec_validator import validate
@@ -16,7 +18,9 @@ def spec(client):
 
 
 def mobile_routes(app):
-    """(method, OpenAPI path) of every companion-app route the application serves, its document aside."""
+    """(method, OpenAPI path) of every companion-app route the application serves, its document
+    aside.
+    """
     routes = set()
     for rule in app.url_map.iter_rules():
         if rule.rule.startswith(MOBILE + "/") and rule.rule != DOCUMENT:

@@ -1,4 +1,6 @@
-"""Numbers and clock times in the page's language: Bangla digits and day periods, never AM/PM, on bn pages."""
+"""Numbers and clock times in the page's language: Bangla digits and day periods, never AM/PM, on bn
+pages.
+"""
 
 import re
 from datetime import datetime, timedelta, timezone

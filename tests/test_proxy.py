@@ -1,4 +1,6 @@
-"""TRUSTED_PROXIES: behind N reverse proxies the client's address comes from X-Forwarded-For; with 0 it is ignored."""
+"""TRUSTED_PROXIES: behind N reverse proxies the client's address comes from X-Forwarded-For; with 0
+it is ignored.
+"""
 
 import os
 import subprocess
@@ -17,7 +19,9 @@ CLIENT = "203.0.113.7"
 
 
 def app_with(app, trusted_proxies):
-    """An app on the test database with TRUSTED_PROXIES set, and a page that echoes what it sees of the client."""
+    """An app on the test database with TRUSTED_PROXIES set, and a page that echoes what it sees of
+    the client.
+    """
     proxied = create_app(
         {
             "APP_ENV": "testing",
@@ -37,7 +41,9 @@ def app_with(app, trusted_proxies):
 
 @pytest.fixture
 def whoami(app):
-    """Ask an app with a given TRUSTED_PROXIES who the client is, as a proxy at PROXY forwarding CLIENT."""
+    """Ask an app with a given TRUSTED_PROXIES who the client is, as a proxy at PROXY forwarding
+    CLIENT.
+    """
     was_enabled = limiter.enabled
     built = []
 

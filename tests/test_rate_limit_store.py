@@ -1,5 +1,5 @@
-"""The database rate-limit store: an atomic count per window on both engines, windows that end and are pruned, and
-limits that hold across real gunicorn worker processes without Redis."""
+"""The database rate-limit store: an atomic count per window on both engines, windows that end and
+are pruned, and limits that hold across real gunicorn worker processes without Redis."""
 
 import os
 import re
@@ -171,7 +171,8 @@ def test_the_sign_in_limit_holds_across_gunicorn_workers_without_redis(gunicorn)
         ).status_code
 
     def served_only_by(running, stopped):
-        """Failed sign-ins while `stopped` cannot accept connections, so `running` answers them all."""
+        """Failed sign-ins while `stopped` cannot accept connections, so `running` answers them
+        all."""
         os.kill(stopped, signal.SIGSTOP)
         try:
             return [failed_sign_in() for _ in range(2)]
@@ -179,7 +180,8 @@ def test_the_sign_in_limit_holds_across_gunicorn_workers_without_redis(gunicorn)
             os.kill(stopped, signal.SIGCONT)
 
     assert served_only_by(first, second) == [200, 200]
-    # The second worker has seen none of them, and still refuses the fifth: the count is in the database.
+    # The second worker has seen none of them, and still refuses the fifth: the count is in the
+    # database.
     os.kill(first, signal.SIGSTOP)
     try:
         assert [failed_sign_in() for _ in range(3)] == [200, 200, 429]
@@ -188,7 +190,9 @@ def test_the_sign_in_limit_holds_across_gunicorn_workers_without_redis(gunicorn)
 
 
 def served_by(running, stopped, send, times):
-    """`send()` `times` times while `stopped` cannot accept connections, so `running` answers them all."""
+    """`send()` `times` times while `stopped` cannot accept connections, so `running` answers them
+    all.
+    """
     os.kill(stopped, signal.SIGSTOP)
     try:
         return [send() for _ in range(times)]
@@ -245,7 +249,8 @@ def test_pairing_guesses_are_limited_across_workers(gunicorn, brand):
             timeout=10,
         ).status_code
 
-    # Five wrong guesses, spread over both workers, use the live code up (its budget is a column) ...
+    # Five wrong guesses, spread over both workers, use the live code up (its budget is a column)
+    # ...
     assert served_by(first, second, pair, 3) == [422, 422, 422]
     assert served_by(second, first, pair, 2) == [422, 422]
     assert served_by(second, first, lambda: pair(code), 1) == [422]

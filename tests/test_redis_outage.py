@@ -1,5 +1,6 @@
-"""Redis stopped under a running app: every request path still answers, limits still count (in the database, across
-processes), one warning per outage, /healthz says degraded; Redis back empty, wake-ups resume."""
+"""Redis stopped under a running app: every request path still answers, limits still count (in the
+database, across processes), one warning per outage, /healthz says degraded; Redis back empty,
+wake-ups resume."""
 
 import logging
 import threading
@@ -110,14 +111,16 @@ def test_every_request_path_answers_while_redis_is_down_and_limits_count_across_
         # The completion's webhook is recorded; its wake-up was skipped, left to the sweep.
         assert db.session.execute(db.select(WebhookDelivery.status)).scalars().all() == ["pending"]
 
-        # Sign-in: 3 failures a minute per address and e-mail, counted together by both apps in the database.
+        # Sign-in: 3 failures a minute per address and e-mail, counted together by both apps in the
+        # database.
         assert [failed_sign_in(clients[n % 2]).status_code for n in range(4)] == [
             200,
             200,
             200,
             429,
         ]
-        # The API key's limit (8 a minute): 3 requests above, 5 more allowed, the 9th refused, whichever app.
+        # The API key's limit (8 a minute): 3 requests above, 5 more allowed, the 9th refused,
+        # whichever app.
         statuses = [
             clients[n % 2].get(f"/api/v1/payments/{payment_id}", headers=auth).status_code
             for n in range(6)
@@ -139,7 +142,9 @@ def test_every_request_path_answers_while_redis_is_down_and_limits_count_across_
 
 
 def wait_for_redis_ok(client):
-    """Poll /healthz until it reports Redis answering again (the outage's pause between tries has passed)."""
+    """Poll /healthz until it reports Redis answering again (the outage's pause between tries has
+    passed).
+    """
     pause = threading.Event()
     for _ in range(100):
         if client.get("/healthz").get_json()["redis"] == "ok":

@@ -1,4 +1,6 @@
-"""One log line per request (id, method, path, status, duration) on stderr, and never a key, token or password."""
+"""One log line per request (id, method, path, status, duration) on stderr, and never a key, token
+or password.
+"""
 
 import logging
 import os

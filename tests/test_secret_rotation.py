@@ -1,5 +1,6 @@
-"""Rotating SECRET_KEY with SECRET_KEY_FALLBACKS: during the overlap, sessions, CSRF tokens, device tokens, pairing
-codes and sealed device keys from the old key keep working; once the fallback is removed, what was not renewed stops."""
+"""Rotating SECRET_KEY with SECRET_KEY_FALLBACKS: during the overlap, sessions, CSRF tokens, device
+tokens, pairing codes and sealed device keys from the old key keep working; once the fallback is
+removed, what was not renewed stops."""
 
 from decimal import Decimal
 
@@ -28,7 +29,9 @@ ACCOUNT = "/panel/account/password"
 
 @pytest.fixture
 def keyed(app):
-    """An app on the suite's database with a given SECRET_KEY and fallbacks; engines disposed afterwards."""
+    """An app on the suite's database with a given SECRET_KEY and fallbacks; engines disposed
+    afterwards.
+    """
     built = []
 
     def make(secret, fallbacks=()):

@@ -1,5 +1,5 @@
-"""Every answer carries the security headers: pages, the API, its docs and every front door's error pages;
-HSTS over https only; a brand's logo URL cannot add directives to the checkout's policy."""
+"""Every answer carries the security headers: pages, the API, its docs and every front door's error
+pages; HSTS over https only; a brand's logo URL cannot add directives to the checkout's policy."""
 
 import base64
 import hashlib

@@ -1,4 +1,6 @@
-"""The settings table: instance/settings.py read, APP_ENV choosing the profile, precedence, names and values checked."""
+"""The settings table: instance/settings.py read, APP_ENV choosing the profile, precedence, names
+and values checked.
+"""
 
 import logging
 import os
@@ -38,7 +40,9 @@ def settings_file(tmp_path):
 
 @pytest.fixture
 def build(tmp_path):
-    """create_app reading a given settings file, its database in tmp_path; engines disposed afterwards."""
+    """create_app reading a given settings file, its database in tmp_path; engines disposed
+    afterwards.
+    """
     built = []
 
     def make(settings_file, overrides=None):
@@ -70,7 +74,8 @@ def test_settings_py_is_read(clean_environment, settings_file, build):
 def test_app_env_in_settings_py_chooses_the_whole_production_profile(
     clean_environment, settings_file, build, tmp_path
 ):
-    # JOBS_IN_PROCESS off: a request would otherwise start the sweep thread over this empty database.
+    # JOBS_IN_PROCESS off: a request would otherwise start the sweep thread over this empty
+    # database.
     path = settings_file(
         "APP_ENV = 'production'",
         f"SECRET_KEY = {STRONG_SECRET!r}",

@@ -1,4 +1,5 @@
-"""The one state machine: every listed move works through write_status, every other one is refused."""
+"""The one state machine: every listed move works through write_status, every other one is
+refused."""
 
 import uuid
 from decimal import Decimal

@@ -1,4 +1,6 @@
-"""Units of work: the work inside one commits together, once, at its end; a failure keeps none of it."""
+"""Units of work: the work inside one commits together, once, at its end; a failure keeps none of
+it.
+"""
 
 import pytest
 from sqlalchemy import event

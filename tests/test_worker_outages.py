@@ -1,5 +1,5 @@
-"""The real `flask gateway worker` through Redis faults: started before Redis, Redis restarted under it, SIGKILLed,
-and a wake-up whose job died before claiming its delivery."""
+"""The real `flask gateway worker` through Redis faults: started before Redis, Redis restarted under
+it, SIGKILLed, and a wake-up whose job died before claiming its delivery."""
 
 import os
 import signal
@@ -92,7 +92,8 @@ def test_a_sigkilled_worker_leaves_no_scheduler_process_behind(start_worker, own
 def test_scheduler_moves_a_retry_onto_its_queue_right_after_a_redis_outage(
     app, brand, receiver, start_worker, own_redis, monkeypatch
 ):
-    # No maintenance queue, so no periodic sweep: only the scheduler can move the retry onto its queue.
+    # No maintenance queue, so no periodic sweep: only the scheduler can move the retry onto its
+    # queue.
     worker = start_worker("--queues", jobs.WEBHOOKS, REDIS_URL=own_redis.url)
     assert eventually(lambda: scheduler_pids(own_redis.client())), worker.output()
     own_redis.kill()
@@ -110,7 +111,8 @@ def test_scheduler_moves_a_retry_onto_its_queue_right_after_a_redis_outage(
         0,
         unique=jobs.delivery_wake(delivery.event_id, 0),
     )
-    # RQ's own scheduler, a forked child, died with the outage and was restarted after up to 10 minutes.
+    # RQ's own scheduler, a forked child, died with the outage and was restarted after up to 10
+    # minutes.
     assert receiver.wait_for(1, timeout=30), worker.output()
     assert eventually(lambda: the_delivery().status == "success"), worker.output()
 
@@ -123,7 +125,8 @@ def test_a_wakeup_whose_job_died_before_claiming_is_sent_again_by_the_next_sweep
     )  # the wake-up is queued
     delivery_id = the_delivery().id
     db.session.rollback()
-    # Hold the row so the worker's claim waits: the job has started but not claimed when the worker dies.
+    # Hold the row so the worker's claim waits: the job has started but not claimed when the worker
+    # dies.
     holder = db.engine.connect()
     lock = holder.begin()
     holder.execute(

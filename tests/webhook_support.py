@@ -116,7 +116,9 @@ def rq_redis(app, monkeypatch):
 
 
 def drain_queues():
-    """Run a real RQ worker, with its scheduler, in this process until nothing is due (freezegun reaches it)."""
+    """Run a real RQ worker, with its scheduler, in this process until nothing is due (freezegun
+    reaches it).
+    """
     from redis import Redis
     from rq import Queue, SimpleWorker
 
@@ -135,7 +137,9 @@ def drain_queues():
 
 
 class WorkerProcess:
-    """`flask gateway worker [args]` in a subprocess of its own session, on the test database and Redis."""
+    """`flask gateway worker [args]` in a subprocess of its own session, on the test database and
+    Redis.
+    """
 
     def __init__(self, app, tmp_path, *args, **settings):
         database = app.config["SQLALCHEMY_DATABASE_URI"]
@@ -209,8 +213,8 @@ TRICKLED_HEADS = pytest.mark.parametrize(
 
 
 class TricklingServer:
-    """Answers every request with `head`, then one byte every 50 ms (`drips` of them, 8 s by default: never
-    slow enough to trip a read timeout), then hangs up."""
+    """Answers every request with `head`, then one byte every 50 ms (`drips` of them, 8 s by
+    default: never slow enough to trip a read timeout), then hangs up."""
 
     def __init__(self, head, drips=160):
         self.head, self.drips = head, drips

@@ -57,7 +57,8 @@ def normalise_scopes(scopes):
 
 
 def generate_key(brand, label, scopes):
-    """Create and commit a key; returns (key, secret) — the secret exists only in this return value."""
+    """Create and commit a key; returns (key, secret) — the secret exists only in this return
+    value."""
     key, secret = add_key(brand, label, scopes)
     try:
         commit_work()
@@ -78,7 +79,8 @@ def generate_key(brand, label, scopes):
 
 
 def add_key(brand, label, scopes):
-    """A new key added to the current transaction, which the caller commits; returns (key, secret)."""
+    """A new key added to the current transaction, which the caller commits; returns (key,
+    secret)."""
     label = (label or "").strip()
     if not label or len(label) > 100:
         raise field_error(
@@ -115,7 +117,8 @@ def list_keys(brand):
 def revoke_key(brand, *, key_id=None, label=None):
     """Deactivate a key by id or label; every later request with it fails with INVALID_TOKEN."""
     if key_id is not None and row_id(key_id) is None:
-        raise key_not_found()  # an id from a URL that no row can have ("abc", 2**64), before it reaches the database
+        # an id from a URL that no row can have ("abc", 2**64), before it reaches the database
+        raise key_not_found()
     query = db.select(ApiKey).where(ApiKey.brand_id == brand.id, ApiKey.revoked_at.is_(None))
     query = (
         query.where(ApiKey.id == row_id(key_id))

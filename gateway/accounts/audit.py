@@ -1,4 +1,6 @@
-"""Writing the audit log: every change made in the panel or through the API, with who, what, when and from where."""
+"""Writing the audit log: every change made in the panel or through the API, with who, what, when
+and from where.
+"""
 
 from flask import has_request_context, request
 
@@ -11,7 +13,9 @@ MAX_USER_AGENT = 255
 
 
 def target_reference(target):
-    """(type, id) naming what an entry is about: a payment by payment_id, a user by e-mail, others by id."""
+    """(type, id) naming what an entry is about: a payment by payment_id, a user by e-mail, others
+    by id.
+    """
     if target is None:
         return None, None
     if isinstance(target, tuple):
@@ -29,7 +33,8 @@ def client_address():
 
 
 def record_audit(user, action, target=None, details=None, brand_id=None, who=None):
-    """Append one entry and commit it, or, inside a unit of work, with the action it records; `user` may be None.
+    """Append one entry and commit it, or, inside a unit of work, with the action it records; `user`
+    may be None.
 
     `who` names an actor that is no user (an API key) in the entry's Who column.
     """

@@ -1,4 +1,6 @@
-"""Brands: the first one of an install, and a brand's settings (name, look, origin, currencies, time zone, …)."""
+"""Brands: the first one of an install, and a brand's settings (name, look, origin, currencies, time
+zone, …).
+"""
 
 import re
 from decimal import Decimal
@@ -39,7 +41,9 @@ def create_first_brand(name, admin_email, admin_password, key_scopes=("read", "w
 
 
 def checked_url(field, value):
-    """An absolute http(s) URL without a trailing slash, None when blank, else ValidationFailed naming the field."""
+    """An absolute http(s) URL without a trailing slash, None when blank, else ValidationFailed
+    naming the field.
+    """
     value = (value or "").strip()
     if not value:
         return None
@@ -48,7 +52,8 @@ def checked_url(field, value):
         parts.scheme not in ("http", "https")
         or not parts.netloc
         or len(value) > MAX_URL_LENGTH
-        # A host a CSP cannot name (`;`, spaces, quotes…) would add directives to the checkout's policy.
+        # A host a CSP cannot name (`;`, spaces, quotes…) would add directives to the checkout's
+        # policy.
         or not csp_source(value)
         or any(char.isspace() or char in "\"'<>" for char in value)
     ):
@@ -71,7 +76,9 @@ def checked_currencies(value):
 
 
 def checked_refund_limit(value):
-    """The staff refund limit: None (no limit), or a Decimal amount of zero (staff cannot refund) or more."""
+    """The staff refund limit: None (no limit), or a Decimal amount of zero (staff cannot refund) or
+    more.
+    """
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:

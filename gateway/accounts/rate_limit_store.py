@@ -1,8 +1,9 @@
-"""Rate-limit counters every process shares: in the database without Redis, in Redis with the database as fallback.
+"""Rate-limit counters every process shares: in the database without Redis, in Redis with the
+database as fallback.
 
-Both are `limits` storages registered by scheme (`gateway+db://`, `gateway+redis://…`), so Flask-Limiter and the
-API's own limits (gateway.api.rate_limit) count through the same store: a limit holds across gunicorn workers
-and machines whether Redis is configured, absent or down.
+Both are `limits` storages registered by scheme (`gateway+db://`, `gateway+redis://…`), so
+Flask-Limiter and the API's own limits (gateway.api.rate_limit) count through the same store: a
+limit holds across gunicorn workers and machines whether Redis is configured, absent or down.
 """
 
 import hashlib
@@ -21,14 +22,16 @@ KEY_LENGTH = COUNTERS.c.key.type.length
 
 
 def storage_uri(app):
-    """The store for the app's limits: RATELIMIT_STORAGE_URI if set (a plain Redis URL gains the database
-    fallback), else Redis with the fallback when REDIS_URL is set, else the database."""
+    """The store for the app's limits: RATELIMIT_STORAGE_URI if set (a plain Redis URL gains the
+    database fallback), else Redis with the fallback when REDIS_URL is set, else the database."""
     uri = app.config.get("RATELIMIT_STORAGE_URI") or app.config.get("REDIS_URL") or "gateway+db://"
     return "gateway+" + uri if uri.startswith(("redis://", "rediss://")) else uri
 
 
 def init_app(app):
-    """Point Flask-Limiter (and gateway.api.rate_limit) at the shared store; call before `limiter.init_app`."""
+    """Point Flask-Limiter (and gateway.api.rate_limit) at the shared store; call before
+    `limiter.init_app`.
+    """
     app.config["RATELIMIT_STORAGE_URI"] = storage_uri(app)
 
 
@@ -37,8 +40,9 @@ def stored_key(key):
     return key if len(key) <= KEY_LENGTH else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
-# One statement, the same on PostgreSQL and SQLite: a first hit opens the window, a hit after it ended opens the
-# next, any other adds to it. Every SET expression sees the row as it was, so both CASEs test the old window.
+# One statement, the same on PostgreSQL and SQLite: a first hit opens the window, a hit after it
+# ended opens the next, any other adds to it. Every SET expression sees the row as it was, so both
+# CASEs test the old window.
 COUNT_HIT = text("""
     INSERT INTO rate_limit_counters (key, hits, window_ends) VALUES (:key, :amount, :ends)
     ON CONFLICT (key) DO UPDATE SET
@@ -51,16 +55,18 @@ COUNT_HIT = text("""
 
 
 def count_hit(key, expiry, amount=1):
-    """Add `amount` to the key's window in one guarded upsert (a new window if the last ended); (hits, ends).
+    """Add `amount` to the key's window in one guarded upsert (a new window if the last ended);
+    (hits, ends).
 
-    Atomic: two processes counting at once cannot both open a window or lose a hit, since PostgreSQL locks the
-    conflicting row and SQLite the database. It runs in a transaction of its own, committed at once, whatever
-    becomes of the request's.
+    Atomic: two processes counting at once cannot both open a window or lose a hit, since PostgreSQL
+    locks the conflicting row and SQLite the database. It runs in a transaction of its own,
+    committed at once, whatever becomes of the request's.
     """
     now = time.time()
     with db.engine.begin() as connection:
         if connection.dialect.name == "postgresql":
-            # A hit lost to a crash in the next few milliseconds costs nothing; waiting for the WAL flush does.
+            # A hit lost to a crash in the next few milliseconds costs nothing; waiting for the WAL
+            # flush does.
             connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
         hits, window_ends = connection.execute(
             COUNT_HIT, {"key": stored_key(key), "amount": amount, "ends": now + expiry, "now": now}
@@ -124,7 +130,9 @@ class DatabaseStorage(Storage):
 
 
 class RedisWithDatabaseFallback(Storage):
-    """Counters in Redis while it answers, in the database while it does not (warned once per outage)."""
+    """Counters in Redis while it answers, in the database while it does not (warned once per
+    outage).
+    """
 
     STORAGE_SCHEME = ["gateway+redis", "gateway+rediss"]
 

@@ -1,4 +1,5 @@
-"""Who may do what in the panel: the one table of roles and their permissions, and `can(user, permission)`.
+"""Who may do what in the panel: the one table of roles and their permissions, and `can(user,
+permission)`.
 
 Every panel route declares one permission with `gateway/panel/access.py:requires`; a new route
 picks one of these (or adds one here) and `tests/panel/test_roles_routes.py` fails until it does.
@@ -7,8 +8,9 @@ picks one of these (or adds one here) and `tests/panel/test_roles_routes.py` fai
 |---|---|
 | owner | everything, including other owners, the two-factor policy and the staff refund limit |
 | admin | everything except managing owners and the brand's security policy |
-| staff | read pages; act on payments, the SMS inbox and outbound SMS; edit and delete customers; revoke a phone;
-  redeliver a webhook; refunds up to the brand's staff refund limit (none by default) |
+| staff | read pages; act on payments, the SMS inbox and outbound SMS; edit and delete customers;
+  revoke a phone; redeliver a webhook; refunds up to the brand's staff refund limit (none by
+  default) |
 | viewer | read pages only |
 """
 
@@ -82,7 +84,8 @@ def can(user, permission):
 
 
 def refund_limit(user, brand):
-    """The largest refund this user may record (None: no limit); staff are held to the brand's limit.
+    """The largest refund this user may record (None: no limit); staff are held to the brand's
+    limit.
 
     The brand's staff_refund_limit is None by default (staff refund any amount, as before roles
     existed); an owner sets 0 to stop staff refunding, or an amount to cap each refund.
@@ -117,5 +120,6 @@ def may_manage(acting_user, user):
 
 
 def requires_two_factor(user):
-    """Whether the brand's policy makes this user enrol before using the panel (owners and admins)."""
+    """Whether the brand's policy makes this user enrol before using the panel (owners and
+    admins)."""
     return bool(user.brand.require_two_factor) and user.role in ADMIN_ROLES

@@ -1,8 +1,8 @@
 """Two-factor sign-in for panel users: TOTP (RFC 6238, pyotp) and ten single-use recovery codes.
 
-The secret is sealed with AES-GCM under a key derived from SECRET_KEY (bound to the user's id) and is
-shown only while enrolling; recovery codes are stored as SHA-256 hashes (80 random bits each, so a
-plain hash suffices). A code is accepted once: the time step it matched is written with a guarded
+The secret is sealed with AES-GCM under a key derived from SECRET_KEY (bound to the user's id) and
+is shown only while enrolling; recovery codes are stored as SHA-256 hashes (80 random bits each, so
+a plain hash suffices). A code is accepted once: the time step it matched is written with a guarded
 UPDATE, so a replayed or racing second use of the same code fails.
 """
 
@@ -38,14 +38,17 @@ def new_totp_secret():
 
 
 def seal_totp_secret(secret, user_id):
-    """The secret encrypted at rest, bound to its user so sealed secrets cannot be swapped between rows."""
+    """The secret encrypted at rest, bound to its user so sealed secrets cannot be swapped between
+    rows.
+    """
     iv = os.urandom(IV_BYTES)
     sealed = AESGCM(derived_key(PURPOSE)).encrypt(iv, secret.encode(), f"user:{user_id}".encode())
     return base64.b64encode(iv + sealed).decode("ascii")
 
 
 def open_totp_secret(sealed, user_id):
-    """The secret, unsealed with SECRET_KEY or any fallback; InvalidTag when no key in use opens it."""
+    """The secret, unsealed with SECRET_KEY or any fallback; InvalidTag when no key in use opens
+    it."""
     raw = base64.b64decode(sealed)
     failure = None
     for key in derived_keys(PURPOSE):
@@ -154,7 +157,9 @@ def verify_second_factor(user, code):
 
 
 def new_recovery_codes(user):
-    """Replace the user's recovery codes with ten fresh ones; returns them as shown (xxxx-xxxx-xxxx-xxxx)."""
+    """Replace the user's recovery codes with ten fresh ones; returns them as shown
+    (xxxx-xxxx-xxxx-xxxx).
+    """
     db.session.execute(db.delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
     codes = []
     for _ in range(RECOVERY_CODES):
@@ -165,7 +170,8 @@ def new_recovery_codes(user):
 
 
 def confirm_enrolment(user, code):
-    """Turn two-factor on with a first code from the pending secret; returns the ten recovery codes."""
+    """Turn two-factor on with a first code from the pending secret; returns the ten recovery
+    codes."""
     secret = pending_secret(user)
     if secret is None:
         raise invalid_state("Start again: there is no enrolment waiting for a code.")
@@ -206,7 +212,8 @@ def disable_two_factor(user, password, code):
 
 
 def reset_two_factor(user):
-    """Turn two-factor off without proofs: for the operator (CLI) when a user lost phone and codes."""
+    """Turn two-factor off without proofs: for the operator (CLI) when a user lost phone and
+    codes."""
     db.session.execute(db.delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
     user.totp_secret_sealed = None
     user.totp_enabled_at = None

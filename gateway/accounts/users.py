@@ -1,4 +1,6 @@
-"""Panel users: sign-in checks, invitations with a one-time password, roles, deactivation, passwords, sessions."""
+"""Panel users: sign-in checks, invitations with a one-time password, roles, deactivation,
+passwords, sessions.
+"""
 
 import secrets
 from functools import cache
@@ -22,7 +24,9 @@ MAX_EMAIL_LENGTH = 254
 
 @cache
 def dummy_hash(method):
-    """A hash checked when the e-mail is unknown, so a wrong address takes as long as a wrong password."""
+    """A hash checked when the e-mail is unknown, so a wrong address takes as long as a wrong
+    password.
+    """
     return generate_password_hash(secrets.token_urlsafe(16), method)
 
 
@@ -49,7 +53,9 @@ def find_user_by_email(email):
 
 
 def checked_email(email):
-    """A lower-cased e-mail address (the API's own rule for addresses), or ValidationFailed naming `email`."""
+    """A lower-cased e-mail address (the API's own rule for addresses), or ValidationFailed naming
+    `email`.
+    """
     email = (email or "").strip().lower()
     try:
         validate.Email()(email)
@@ -68,7 +74,9 @@ def checked_password(password, field="new_password"):
 
 
 def checked_role(role, acting_user=None):
-    """A role of the table that the acting user may give (an admin cannot make owners), else ValidationFailed."""
+    """A role of the table that the acting user may give (an admin cannot make owners), else
+    ValidationFailed.
+    """
     allowed = ROLES if acting_user is None else assignable_roles(acting_user)
     if role not in allowed:
         raise field_error("role", f"Role must be one of {', '.join(allowed)}.")
@@ -76,9 +84,11 @@ def checked_role(role, acting_user=None):
 
 
 def invite_user(brand, email, name=None, role="staff", acting_user=None):
-    """Create a user with a temporary password; returns (user, password) — the password exists only here.
+    """Create a user with a temporary password; returns (user, password) — the password exists only
+    here.
 
-    `acting_user` (the panel's signed-in user) limits the roles that may be given; the CLI gives any.
+    `acting_user` (the panel's signed-in user) limits the roles that may be given; the CLI gives
+    any.
     """
     checked_role(role, acting_user)
     user = User(
@@ -132,7 +142,9 @@ def list_users(brand):
 
 
 def other_active_owners(user):
-    """A guard for UPDATEs: some other active owner of the user's brand exists (the last owner stays)."""
+    """A guard for UPDATEs: some other active owner of the user's brand exists (the last owner
+    stays).
+    """
     other = db.aliased(User)
     return (
         db.select(other.id)
@@ -147,7 +159,9 @@ def other_active_owners(user):
 
 
 def lock_owners(user):
-    """Lock the brand's owner rows (PostgreSQL) so two owners cannot demote each other at the same time."""
+    """Lock the brand's owner rows (PostgreSQL) so two owners cannot demote each other at the same
+    time.
+    """
     db.session.execute(
         db.select(User.id)
         .where(User.brand_id == user.brand_id, User.role == "owner")
@@ -164,7 +178,9 @@ def check_may_manage(user, acting_user, about_yourself):
 
 
 def set_user_active(user, active, acting_user):
-    """Deactivate (every session ends at once) or reactivate a user; never yourself, never the last owner."""
+    """Deactivate (every session ends at once) or reactivate a user; never yourself, never the last
+    owner.
+    """
     check_may_manage(user, acting_user, "You cannot deactivate or reactivate yourself.")
     guards = [User.id == user.id, User.active.is_(not active)]
     if not active and user.role == "owner":
@@ -188,7 +204,9 @@ def set_user_active(user, active, acting_user):
 
 
 def change_role(user, role, acting_user):
-    """Give a user another role (their sessions end); an admin cannot make or unmake owners, the last owner stays."""
+    """Give a user another role (their sessions end); an admin cannot make or unmake owners, the
+    last owner stays.
+    """
     check_may_manage(user, acting_user, "You cannot change your own role.")
     checked_role(role, acting_user)
     if role == user.role:

@@ -1,4 +1,6 @@
-"""API keys: list, generate (secret shown once), revoke; write+admin and a super-administrator required."""
+"""API keys: list, generate (secret shown once), revoke; write+admin and a super-administrator
+required.
+"""
 
 from flask import g
 

@@ -60,7 +60,8 @@ def authenticate(extra_scopes=()):
 
 
 def caller_brand():
-    """The calling key's brand, loaded on first use: reading a payment back needs only `g.brand_id`."""
+    """The calling key's brand, loaded on first use: reading a payment back needs only
+    `g.brand_id`."""
     brand = g.get("brand")
     if brand is None:
         brand = g.brand = db.session.execute(BRAND_BY_ID, {"brand_id": g.brand_id}).scalar_one()
@@ -81,9 +82,11 @@ def touch_last_used(key):
 
 
 def require_super_admin():
-    """Key operations also need the X-Super-Admin-Email of an active owner or admin of the key's brand.
+    """Key operations also need the X-Super-Admin-Email of an active owner or admin of the key's
+    brand.
 
-    Addresses are stored lower-cased, so the header is lowered and the column compared as is (its index serves).
+    Addresses are stored lower-cased, so the header is lowered and the column compared as is (its
+    index serves).
     """
     email = (request.headers.get("X-Super-Admin-Email") or "").strip().lower()
     if not email:

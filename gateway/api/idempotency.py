@@ -1,10 +1,12 @@
-"""Idempotency-Key handling: reserve before the view runs, commit its answer with its work, replay repeats.
+"""Idempotency-Key handling: reserve before the view runs, commit its answer with its work, replay
+repeats.
 
-The view's work and the stored answer commit in one transaction (answer_commit.commit_work defers the
-service's commit to store_response), so after any crash a retry either replays the answer or finds
-nothing was made. A reservation whose request died is taken over after IDEMPOTENCY_LEASE_SECONDS; the
-request it was taken from, should it still be alive, finds its reservation gone when it stores its answer
-and rolls its work back, so a takeover never makes a second object.
+The view's work and the stored answer commit in one transaction (answer_commit.commit_work defers
+the service's commit to store_response), so after any crash a retry either replays the answer or
+finds nothing was made. A reservation whose request died is taken over after
+IDEMPOTENCY_LEASE_SECONDS; the request it was taken from, should it still be alive, finds its
+reservation gone when it stores its answer and rolls its work back, so a takeover never makes a
+second object.
 """
 
 import hashlib
@@ -28,7 +30,8 @@ IN_PROGRESS = "A request with this Idempotency-Key is still being processed."
 
 
 def lease():
-    """How long an in-progress record is left to its request before a retry may take the key over."""
+    """How long an in-progress record is left to its request before a retry may take the key
+    over."""
     return timedelta(seconds=float(current_app.config.get("IDEMPOTENCY_LEASE_SECONDS", 5)))
 
 
@@ -96,7 +99,8 @@ def reserve(key, fingerprint):
 
 
 def release_if_stale(seen, now):
-    """Delete the record `seen` (id, created_at, response_status) if expired or abandoned; rows deleted.
+    """Delete the record `seen` (id, created_at, response_status) if expired or abandoned; rows
+    deleted.
 
     The DELETE repeats what was seen in its WHERE: when another request has meanwhile reclaimed
     the key (a new created_at) or the first request has finished (a status), nothing is deleted.
@@ -125,7 +129,8 @@ def replay(key, fingerprint):
         )
     ).scalar_one_or_none()
     if record is None:
-        # The first request failed on our side and released the key between our insert and this read.
+        # The first request failed on our side and released the key between our insert and this
+        # read.
         raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     if record.request_hash != fingerprint:
         raise ApiError(
@@ -144,7 +149,8 @@ def current_response(body, status):
 
 
 def store_response(response):
-    """Commit the view's work with its answer for replay; on a refusal (4xx) or failure (5xx), release the key.
+    """Commit the view's work with its answer for replay; on a refusal (4xx) or failure (5xx),
+    release the key.
 
     A refused request changed nothing, so its key stays free for a corrected body. Only the
     reservation this request made is touched: when a retry took it over after the lease, this
@@ -191,7 +197,8 @@ def commit_with_answer(mine, response):
         .execution_options(synchronize_session=False)
     ).rowcount
     if stored != 1:
-        # Taken over after the lease: the retry owns the key and makes the object; this work must not commit.
+        # Taken over after the lease: the retry owns the key and makes the object; this work must
+        # not commit.
         db.session.rollback()
         return error_response(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     db.session.commit()

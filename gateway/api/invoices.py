@@ -62,6 +62,6 @@ def void_invoice(invoice_id):
 @blp.arguments(InvoiceSendSchema())
 @blp.response(200, envelope(InvoiceSchema))
 def send_invoice(data, invoice_id):
-    """E-mail (with the PDF) and/or text the invoice's link to the customer; a draft becomes sent."""
+    """E-mail (with the PDF) and/or text the invoice's link to the customer; drafts become sent."""
     invoice = drafting.get_invoice(caller_brand(), invoice_id)
     return single(sending.send_invoice(invoice, data["channels"], data.get("language")))

@@ -1,9 +1,9 @@
 """The OpenAPI document made as strict as the validators: a request it calls valid, the API accepts.
 
-Most rules come from the marshmallow fields themselves (patterns, lengths, formats). What a field cannot
-say on its own is added here, once the schemas are registered: an amount is a string or a whole number
-within MAX_AMOUNT, a refund names its transaction by exactly one of two keys, metadata is small and flat.
-Schemathesis checks the promise in tests/api/test_schemathesis.py.
+Most rules come from the marshmallow fields themselves (patterns, lengths, formats). What a field
+cannot say on its own is added here, once the schemas are registered: an amount is a string or a
+whole number within MAX_AMOUNT, a refund names its transaction by exactly one of two keys, metadata
+is small and flat. Schemathesis checks the promise in tests/api/test_schemathesis.py.
 """
 
 from decimal import Decimal
@@ -12,8 +12,8 @@ from ..money import CENT
 from ..schemas.payment import METADATA_MAX_KEYS
 
 METADATA_KEY_LENGTH = 40
-# Request bodies only (answers may hold any value the validators took): what the document promises an
-# http(s) URL looks like. Narrower than what is accepted, never wider.
+# Request bodies only (answers may hold any value the validators took): what the document promises
+# an http(s) URL looks like. Narrower than what is accepted, never wider.
 URL_PATTERN = (
     r"^https?://([a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?\.)*[a-z][a-z0-9-]{0,30}[a-z0-9]"
     r"(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]{0,40}){0,5}$"
@@ -47,7 +47,9 @@ METADATA_VALUE = {
 
 
 def integer_digits_below(maximum):
-    """The most integer digits n such that every amount of n digits (up to 10**n - 0.01) is <= maximum."""
+    """The most integer digits n such that every amount of n digits (up to 10**n - 0.01) is <=
+    maximum.
+    """
     if maximum is None:
         return AMOUNT_DIGITS
     maximum = Decimal(str(maximum))

@@ -17,7 +17,8 @@ from .paging import listing, paginate, single
 from .resource import resource_blueprint
 
 URL = "payments"
-# Argument schemas are passed as instances: given a class, webargs builds a new instance per request.
+# Argument schemas are passed as instances: given a class, webargs builds a new instance per
+# request.
 blp = resource_blueprint("payments", "Payment intents and their status.")
 
 

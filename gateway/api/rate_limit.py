@@ -1,11 +1,11 @@
-"""The per-key API rate limit (API_RATE_LIMIT) and the per-address limit on refused keys (API_AUTH_FAILURE_LIMIT),
-which made-up keys cannot dodge by changing each time.
+"""The per-key API rate limit (API_RATE_LIMIT) and the per-address limit on refused keys
+(API_AUTH_FAILURE_LIMIT), which made-up keys cannot dodge by changing each time.
 
-It calls the `limits` library (the engine under Flask-Limiter) directly, one counter hit per request, over the
-store every process shares (gateway.accounts.rate_limit_store): Redis while it answers, else the database. The
-per-key rate of a deployment without Redis, and every limit with RATELIMIT_STORAGE_URI=memory://, count in this
-process instead, in a plain fixed-window dict: `limits`' memory storage starts a timer thread to expire its keys,
-which costs more than the check.
+It calls the `limits` library (the engine under Flask-Limiter) directly, one counter hit per
+request, over the store every process shares (gateway.accounts.rate_limit_store): Redis while it
+answers, else the database. The per-key rate of a deployment without Redis, and every limit with
+RATELIMIT_STORAGE_URI=memory://, count in this process instead, in a plain fixed-window dict:
+`limits`' memory storage starts a timer thread to expire its keys, which costs more than the check.
 """
 
 import math
@@ -23,7 +23,8 @@ PER_PROCESS_WITHOUT_REDIS = {"API_RATE_LIMIT"}
 
 
 class LocalFixedWindow:
-    """A fixed window per identity, opened by its first hit, as `limits`' memory storage counts it."""
+    """A fixed window per identity, opened by its first hit, as `limits`' memory storage counts
+    it."""
 
     SWEEP_EVERY = (
         1000  # expired windows are dropped every this many new windows, keeping memory bounded
@@ -54,7 +55,9 @@ class LocalFixedWindow:
 
 
 class SharedFixedWindow:
-    """The same check over the shared `limits` storage (gateway.accounts.rate_limit_store): Redis or the database."""
+    """The same check over the shared `limits` storage (gateway.accounts.rate_limit_store): Redis or
+    the database.
+    """
 
     def __init__(self, storage_uri, limit, namespace):
         self.limiter = FixedWindowRateLimiter(storage_from_string(storage_uri))
@@ -96,7 +99,9 @@ def api_key_identity(key):
 
 
 def count_against(setting, identity, message):
-    """Count one request of `identity` against the limit `setting`; 429 RATE_LIMITED with Retry-After past it."""
+    """Count one request of `identity` against the limit `setting`; 429 RATE_LIMITED with
+    Retry-After past it.
+    """
     app = current_app._get_current_object()
     if not app.config.get("RATELIMIT_ENABLED", True):
         return
@@ -108,17 +113,20 @@ def count_against(setting, identity, message):
 
 
 def check_api_rate_limit(key=None):
-    """Count this request against its key's limit (the address's without a key), before its scopes and work.
+    """Count this request against its key's limit (the address's without a key), before its scopes
+    and work.
 
-    Keyed by the resolved key: spelling one key's header differently (`bearer`, extra spaces) must not
-    open a fresh bucket each time.
+    Keyed by the resolved key: spelling one key's header differently (`bearer`, extra spaces) must
+    not open a fresh bucket each time.
     """
     identity = api_key_identity(key) if key is not None else address_identity()
     count_against("API_RATE_LIMIT", identity, "Too many requests for this API key; slow down.")
 
 
 def count_refused_key():
-    """Count a refused key against the client's address: each made-up key would otherwise get a limit of its own."""
+    """Count a refused key against the client's address: each made-up key would otherwise get a
+    limit of its own.
+    """
     count_against(
         "API_AUTH_FAILURE_LIMIT",
         address_identity(),

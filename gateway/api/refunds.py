@@ -23,7 +23,8 @@ def create_refund(data):
     """Refund a transaction; without `amount`, everything that remains is refunded."""
     trx_ref = data["trx_id"] if "trx_id" in data else data["transaction_id"]
     brand = caller_brand()
-    # Audited as the panel's refunds are, the entry committing with the refund (and its stored answer).
+    # Audited as the panel's refunds are, the entry committing with the refund (and its stored
+    # answer).
     with unit_of_work():
         refund = refunds.create_refund(brand, trx_ref, data.get("amount"), data.get("reason"))
         record_audit(

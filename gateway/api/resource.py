@@ -39,7 +39,9 @@ def resource_blueprint(
 
 
 def check_path_arguments():
-    """No id holds a NUL character, and PostgreSQL cannot even compare one: the resource's 404 before a query."""
+    """No id holds a NUL character, and PostgreSQL cannot even compare one: the resource's 404
+    before a query.
+    """
     view_args = request.view_args
     if view_args and any("\x00" in str(value) for value in view_args.values()):
         raise not_found(current_app.blueprints[request.blueprint].thing)

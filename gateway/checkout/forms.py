@@ -23,7 +23,8 @@ def without_spaces(value):
 
 
 class ClaimForm(FlaskForm):
-    """The provider TrxID the customer received, and the number they paid from when the method asks."""
+    """The provider TrxID the customer received, and the number they paid from when the method
+    asks."""
 
     method_id = HiddenField(validators=[DataRequired()])
     trx_id = StringField(
@@ -56,7 +57,9 @@ class ClaimForm(FlaskForm):
 
 
 class CancelForm(FlaskForm):
-    """Cancelling needs the CSRF token; after "I have paid", also the confirmation that names the risk."""
+    """Cancelling needs the CSRF token; after "I have paid", also the confirmation that names the
+    risk.
+    """
 
     confirm = HiddenField()
 

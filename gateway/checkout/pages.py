@@ -1,4 +1,6 @@
-"""Rendering checkout pages: the shared context, the result pages, error pages and protective headers."""
+"""Rendering checkout pages: the shared context, the result pages, error pages and protective
+headers.
+"""
 
 from flask import g, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
@@ -15,7 +17,9 @@ ERROR_KINDS = {400: "form_expired", 404: "not_found", 429: "rate_limited"}
 
 
 def find_payment(token):
-    """The payment behind a checkout token, or None (tokens are long and random; no brand scoping needed)."""
+    """The payment behind a checkout token, or None (tokens are long and random; no brand scoping
+    needed).
+    """
     if not token or len(token) > 64:
         return None
     return db.session.execute(db.select(Payment).where(Payment.token == token)).scalar_one_or_none()
@@ -27,7 +31,8 @@ def page_url(payment):
 
 
 def language_url(code):
-    """This page in another language; pages answered to a POST switch on the checkout page instead."""
+    """This page in another language; pages answered to a POST switch on the checkout page
+    instead."""
     token = (request.view_args or {}).get("token")
     if request.method == "GET" or not token:
         return (
@@ -39,7 +44,8 @@ def language_url(code):
 
 
 def render_checkout(template, payment=None, status=200, **context):
-    """A checkout template in the brand's name and colours, with the payment's amount ready to show."""
+    """A checkout template in the brand's name and colours, with the payment's amount ready to
+    show."""
     brand = payment.brand if payment is not None else None
     if brand is not None:
         g.checkout_logo_origin = csp_source(brand.logo_url)
@@ -64,7 +70,9 @@ def render_checkout(template, payment=None, status=200, **context):
 
 
 def render_result(kind, payment=None, status=200):
-    """A final page (completed, cancelled, expired, failed) or a failure page, with the way back to the shop."""
+    """A final page (completed, cancelled, expired, failed) or a failure page, with the way back to
+    the shop.
+    """
     back_url = None
     if payment is not None and kind == "completed":
         back_url = return_url(payment.redirect_url, payment, "completed")
@@ -83,9 +91,11 @@ def render_http_error(error):
 
 
 def protect_response(response):
-    """No caching of payment pages, no token in Referer headers, no framing, nothing from other origins.
+    """No caching of payment pages, no token in Referer headers, no framing, nothing from other
+    origins.
 
-    Forms may post only here (and follow our redirect to the shop's own return addresses); no <base>.
+    Forms may post only here (and follow our redirect to the shop's own return addresses); no
+    <base>.
     """
     logo = g.get("checkout_logo_origin", "")
     form_targets = " ".join(["'self'", *dict.fromkeys(g.get("checkout_form_origins", []))])
@@ -96,7 +106,8 @@ def protect_response(response):
     response.headers["Content-Security-Policy"] = (
         "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
         f"img-src 'self' data: {logo}".rstrip()
-        + f"; object-src 'none'; base-uri 'none'; form-action {form_targets}; frame-ancestors 'none'"
+        + f"; object-src 'none'; base-uri 'none'; form-action {form_targets}; "
+        "frame-ancestors 'none'"
     )
     return response
 

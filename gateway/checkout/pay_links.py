@@ -1,4 +1,5 @@
-"""The public page of a payment link, /pay/<slug>: the customer's answers, then the hosted checkout."""
+"""The public page of a payment link, /pay/<slug>: the customer's answers, then the hosted
+checkout."""
 
 from urllib.parse import urlsplit
 
@@ -23,7 +24,9 @@ bp.after_request(protect_response)
 
 
 def render_link_error(error):
-    """A refused request as a page: too many tries is said on the link's own page, the rest as at checkout."""
+    """A refused request as a page: too many tries is said on the link's own page, the rest as at
+    checkout.
+    """
     if error.code == 429:
         link = find_link_by_slug((request.view_args or {}).get("slug"))
         if link is not None:

@@ -1,4 +1,5 @@
-"""What the checkout pages show: money and times in the brand's format, steps per method, QR codes."""
+"""What the checkout pages show: money and times in the brand's format, steps per method, QR
+codes."""
 
 from decimal import Decimal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -52,7 +53,9 @@ def brand_zone(brand):
 
 
 def local_time(moment, brand):
-    """A clock time in the brand's zone and the page's language, e.g. 2:35 PM (দুপুর ২:৩৫ in Bangla)."""
+    """A clock time in the brand's zone and the page's language, e.g. 2:35 PM (দুপুর ২:৩৫ in
+    Bangla).
+    """
     return clock_time(moment, brand_zone(brand))
 
 

@@ -1,4 +1,6 @@
-"""The brand's colour made safe for the page: valid CSS, readable text on it and beside it (WCAG AA)."""
+"""The brand's colour made safe for the page: valid CSS, readable text on it and beside it (WCAG
+AA).
+"""
 
 import re
 
@@ -41,7 +43,8 @@ def brand_theme(brand):
     color = getattr(brand, "primary_color", None) or DEFAULT_COLOR
     # The colour lands in a <style> block: anything but #rrggbb is refused, not escaped.
     color = color.lower() if HEX_COLOR.match(color) else DEFAULT_COLOR
-    # White text where it reads well, else dark ink; pure black for the few mid-tones ink misses by a hair.
+    # White text where it reads well, else dark ink; pure black for the few mid-tones ink misses by
+    # a hair.
     on_primary = next(
         (text for text in (WHITE, DARK_TEXT, BLACK) if contrast(color, text) >= AA_CONTRAST), BLACK
     )

@@ -75,7 +75,9 @@ def claim_rate_limit():
 
 
 def claim_bucket():
-    """Attempts are counted per payment, so guessing TrxIDs for one payment is slow from any address."""
+    """Attempts are counted per payment, so guessing TrxIDs for one payment is slow from any
+    address.
+    """
     return "checkout-claim:" + (request.view_args or {}).get("token", "")
 
 
@@ -121,9 +123,9 @@ def claim(token):
 def cancel(token):
     """The customer gives up: cancel and send them to the merchant's cancel_url.
 
-    After "I have paid" (processing) the first POST only shows what cancelling means for money already
-    sent; the confirmed POST cancels. Unconfirmed, only a `created` payment can be cancelled, so a claim
-    committing meanwhile is never cancelled by a tap meant for the pay page.
+    After "I have paid" (processing) the first POST only shows what cancelling means for money
+    already sent; the confirmed POST cancels. Unconfirmed, only a `created` payment can be
+    cancelled, so a claim committing meanwhile is never cancelled by a tap meant for the pay page.
     """
     payment = payment_or_404(token)
     form = CancelForm()
@@ -142,7 +144,9 @@ def cancel(token):
 
 @bp.get("/<token>/wait")
 def waiting(token):
-    """Waiting for the SMS: refreshes itself (meta refresh, or JavaScript polling) until the payment settles."""
+    """Waiting for the SMS: refreshes itself (meta refresh, or JavaScript polling) until the payment
+    settles.
+    """
     payment = payment_or_404(token)
     state = checkout_state(payment)
     if state == "completed":
@@ -153,7 +157,9 @@ def waiting(token):
 
 
 def correction_method(payment, methods):
-    """The method the correction form starts on: the enabled one of the provider claimed with, else the first."""
+    """The method the correction form starts on: the enabled one of the provider claimed with, else
+    the first.
+    """
     return next(
         (method for method in methods if method.provider == payment.provider),
         methods[0] if methods else None,
@@ -161,7 +167,9 @@ def correction_method(payment, methods):
 
 
 def render_waiting_page(payment, form=None, status=200, chosen=None):
-    """The waiting page; unless the payment is held for review, with a correction (method and TrxID) and a cancel."""
+    """The waiting page; unless the payment is held for review, with a correction (method and TrxID)
+    and a cancel.
+    """
     held = in_review(payment)
     methods = [] if held else payment_methods.list_enabled_methods(payment.brand)
     method = chosen or correction_method(payment, methods)
@@ -182,7 +190,9 @@ def render_waiting_page(payment, form=None, status=200, chosen=None):
 @bp.post("/<token>/correct")
 @claim_limit()
 def correct_claim(token):
-    """A mistyped TrxID, or the wrong method, entered again: the claim is replaced through the same matching."""
+    """A mistyped TrxID, or the wrong method, entered again: the claim is replaced through the same
+    matching.
+    """
     payment = payment_or_404(token)
     if checkout_state(payment) != "processing" or in_review(payment):
         return redirect(page_url(payment), 303)

@@ -1,4 +1,6 @@
-"""Backups: a consistent online copy of a SQLite database (sqlite3's backup API), and PostgreSQL's pg_dump advice."""
+"""Backups: a consistent online copy of a SQLite database (sqlite3's backup API), and PostgreSQL's
+pg_dump advice.
+"""
 
 import os
 import shlex
@@ -13,7 +15,8 @@ class BackupRefused(Exception):
 
 
 def sqlite_file(database_url):
-    """The SQLite file behind a database URL, or None for another engine or an in-memory database."""
+    """The SQLite file behind a database URL, or None for another engine or an in-memory
+    database."""
     url = make_url(database_url)
     if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
         return None
@@ -21,9 +24,11 @@ def sqlite_file(database_url):
 
 
 def pg_dump_command(database_url, target):
-    """The pg_dump command that backs up this PostgreSQL database to `target`, without its password."""
+    """The pg_dump command that backs up this PostgreSQL database to `target`, without its
+    password."""
     url = make_url(database_url)
-    # Built anew: URL.set(password=None) keeps the password, and it must never reach a terminal or a log.
+    # Built anew: URL.set(password=None) keeps the password, and it must never reach a terminal or a
+    # log.
     bare = URL.create(
         "postgresql",
         username=url.username,
@@ -32,14 +37,19 @@ def pg_dump_command(database_url, target):
         database=url.database,
         query=url.query,
     )
-    return f"pg_dump --format=custom --file {shlex.quote(str(target))} {shlex.quote(bare.render_as_string(False))}"
+    return (
+        f"pg_dump --format=custom --file {shlex.quote(str(target))} "
+        f"{shlex.quote(bare.render_as_string(False))}"
+    )
 
 
 def backup_sqlite(source, target, force=False):
-    """Copy the live SQLite database `source` to `target` as one snapshot; returns the copy's integrity_check result.
+    """Copy the live SQLite database `source` to `target` as one snapshot; returns the copy's
+    integrity_check result.
 
-    The backup API reads every page inside one read transaction, so writers carry on and the copy holds exactly the
-    transactions committed before it began; a file copy could catch a half-written page or miss the WAL.
+    The backup API reads every page inside one read transaction, so writers carry on and the copy
+    holds exactly the transactions committed before it began; a file copy could catch a half-written
+    page or miss the WAL.
     """
     source, target = Path(source), Path(target)
     if not source.is_file():
@@ -50,15 +60,16 @@ def backup_sqlite(source, target, force=False):
         raise BackupRefused(f"{target} exists: give another path, or --force to replace it.")
     if not target.parent.is_dir():
         raise BackupRefused(f"The folder {target.parent} does not exist.")
-    # Written beside the target and renamed at the end: a failed or interrupted backup never leaves half a file
-    # where an older good one was.
+    # Written beside the target and renamed at the end: a failed or interrupted backup never leaves
+    # half a file where an older good one was.
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     partial.unlink(missing_ok=True)
     live = sqlite3.connect(source, timeout=10)
     copy = sqlite3.connect(partial)
     try:
         live.backup(copy)  # pages=-1: the whole database in one step, one snapshot
-        # One self-contained file: restoring it is copying it back, with no -wal beside it to forget.
+        # One self-contained file: restoring it is copying it back, with no -wal beside it to
+        # forget.
         copy.execute("PRAGMA journal_mode=DELETE")
         integrity = copy.execute("PRAGMA integrity_check").fetchone()[0]
     except BaseException:

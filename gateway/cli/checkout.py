@@ -1,4 +1,5 @@
-"""`flask gateway add-method|update-method|list-methods`: the receiving numbers shown at checkout."""
+"""`flask gateway add-method|update-method|list-methods`: the receiving numbers shown at
+checkout."""
 
 import click
 
@@ -91,8 +92,11 @@ def list_methods_command():
 
 
 def requested_methods(bkash_numbers, method_specs, production):
-    """Bootstrap's --bkash/--method options as checked (provider, number, kind); bad input fails before any write."""
-    # (option, what was typed, provider:number[:kind]): an error names the option and the value the operator typed.
+    """Bootstrap's --bkash/--method options as checked (provider, number, kind); bad input fails
+    before any write.
+    """
+    # (option, what was typed, provider:number[:kind]): an error names the option and the value the
+    # operator typed.
     specs = [("--bkash", number, f"bkash:{number}") for number in bkash_numbers]
     specs += [("--method", spec, spec) for spec in method_specs]
     methods = []
@@ -124,7 +128,9 @@ def requested_methods(bkash_numbers, method_specs, production):
 
 
 def add_bootstrap_methods(brand, methods, production):
-    """Bootstrap step: the numbers asked for; without any, a demo bKash number in development and none in production."""
+    """Bootstrap step: the numbers asked for; without any, a demo bKash number in development and
+    none in production.
+    """
     for provider, number, kind in methods:
         try:
             method = payment_methods.add_method(brand, provider, number, kind)
@@ -136,8 +142,10 @@ def add_bootstrap_methods(brand, methods, production):
         return
     if production:
         click.echo(
-            "Payment methods: none added. Customers cannot pay until you add your receiving number: "
-            "`flask gateway add-method --provider bkash --number 01XXXXXXXXX` (or Settings in the panel)."
+            "Payment methods: none added. Customers cannot pay until you add your "
+            "receiving number: "
+            "`flask gateway add-method --provider bkash --number 01XXXXXXXXX` (or Settings "
+            "in the panel)."
         )
         return
     method = payment_methods.add_method(brand, "bkash", DEMO_NUMBER, "personal", demo=True)

@@ -1,4 +1,6 @@
-"""`flask gateway …`: the operator's commands; each exits non-zero with a clear message on bad input."""
+"""`flask gateway …`: the operator's commands; each exits non-zero with a clear message on bad
+input.
+"""
 
 import click
 from flask import current_app
@@ -50,7 +52,8 @@ def echo_sign_in():
 @click.option(
     "--brand-name",
     default=None,
-    help=f"The shop's name, shown to customers at checkout; required in production ({DEMO_BRAND_NAME!r} "
+    help="The shop's name, shown to customers at checkout; required in production "
+    f"({DEMO_BRAND_NAME!r} "
     "otherwise).",
 )
 @click.option(
@@ -79,8 +82,9 @@ def echo_sign_in():
     help="Give the first API key the admin scope (API key management) too.",
 )
 def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_key):
-    """Create the brand, a super-administrator, a first API key and the receiving numbers; running it again changes
-    nothing. Without numbers, development adds a marked demo bKash number and production adds none."""
+    """Create the brand, a super-administrator, a first API key and the receiving numbers; running
+    it again changes nothing. Without numbers, development adds a marked demo bKash number and
+    production adds none."""
     import secrets
 
     from .checkout import add_bootstrap_methods, requested_methods
@@ -91,13 +95,15 @@ def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_ke
         return
     production = current_app.config["APP_ENV"] == "production"
     if email is None and production:
-        # A guessable sign-in is half a password: production takes the owner's real address, never a default.
+        # A guessable sign-in is half a password: production takes the owner's real address, never a
+        # default.
         raise click.ClickException(
             "Give the administrator's e-mail address: `flask gateway bootstrap --email "
             "you@yourshop.com` (it is the panel sign-in; production has no default)."
         )
     if brand_name is None and production:
-        # Customers see this name at checkout and on the way back to the shop: never a placeholder in production.
+        # Customers see this name at checkout and on the way back to the shop: never a placeholder
+        # in production.
         raise click.ClickException(
             "Give your shop's name as customers should see it at checkout: `flask gateway "
             'bootstrap --brand-name "Your Shop" …` (production has no default).'

@@ -1,4 +1,6 @@
-"""`flask gateway doctor`'s checks: each looks at one part of a deployment and says what is wrong and how to fix it."""
+"""`flask gateway doctor`'s checks: each looks at one part of a deployment and says what is wrong
+and how to fix it.
+"""
 
 import logging
 from collections import namedtuple
@@ -33,7 +35,8 @@ KNOWN_SECRETS = {
 MIN_SECRET_LENGTH = 32
 MIN_SECRET_SYMBOLS = 12  # distinct characters: "aaaa…" or "abab…" of any length is no secret
 NEW_SECRET = "python3 -c 'import secrets; print(secrets.token_urlsafe(48))'"
-# A delivery this late past its due time is not being worked on: the workers (or the in-process runner) are not.
+# A delivery this late past its due time is not being worked on: the workers (or the in-process
+# runner) are not.
 DELIVERY_OVERDUE = timedelta(minutes=10)
 RETRYING_PILE = 10
 FAILED_WINDOW = timedelta(hours=24)
@@ -73,7 +76,8 @@ def check_demo_numbers():
     ).all()
     return [
         problem(
-            f"{PROVIDER_NAMES[method.provider]} {method.number} (#{method.id}, {brand}) is a demo number and "
+            f"{PROVIDER_NAMES[method.provider]} {method.number} (#{method.id}, {brand}) is "
+            "a demo number and "
             "switched on: money customers send there never reaches you.",
             f"Add your own number (`flask gateway add-method --provider {method.provider} --number "
             f"01XXXXXXXXX`), then `flask gateway update-method {method.id} --disable`.",
@@ -83,7 +87,9 @@ def check_demo_numbers():
 
 
 def check_secret_key():
-    """A missing, default, short or low-variety SECRET_KEY (sessions, device tokens and keys derive from it)."""
+    """A missing, default, short or low-variety SECRET_KEY (sessions, device tokens and keys derive
+    from it).
+    """
     secret = current_app.config.get("SECRET_KEY") or ""
     if secret.lower() in KNOWN_SECRETS:
         reason = "is a published default"
@@ -95,9 +101,12 @@ def check_secret_key():
         return []
     return [
         problem(
-            f"SECRET_KEY {reason}: anyone who guesses it can forge panel sessions and device tokens.",
-            f"Set SECRET_KEY to the output of `{NEW_SECRET}` in the environment file and restart (phones "
-            "must be paired again unless the old key stays in SECRET_KEY_FALLBACKS during the switch).",
+            f"SECRET_KEY {reason}: anyone who guesses it can forge panel sessions and "
+            "device tokens.",
+            f"Set SECRET_KEY to the output of `{NEW_SECRET}` in the environment file and "
+            "restart (phones "
+            "must be paired again unless the old key stays in SECRET_KEY_FALLBACKS during "
+            "the switch).",
         )
     ]
 
@@ -129,10 +138,10 @@ def check_base_url():
 def check_proxies():
     """In production an https BASE_URL means a TLS proxy in front, which TRUSTED_PROXIES must count.
 
-    gunicorn here speaks plain http, so https comes from a reverse proxy. With TRUSTED_PROXIES=0 the app takes
-    the proxy for the client: every customer shares one rate-limit bucket and one address in the audit log, and
-    the request looks like http. More than 2 hops is unusual enough to be a miscount that lets clients forge
-    X-Forwarded-For.
+    gunicorn here speaks plain http, so https comes from a reverse proxy. With TRUSTED_PROXIES=0 the
+    app takes the proxy for the client: every customer shares one rate-limit bucket and one address
+    in the audit log, and the request looks like http. More than 2 hops is unusual enough to be a
+    miscount that lets clients forge X-Forwarded-For.
     """
     if not production():
         return []
@@ -141,16 +150,20 @@ def check_proxies():
     if https and hops == 0:
         return [
             problem(
-                "BASE_URL is https but TRUSTED_PROXIES=0: behind the TLS proxy every client looks like the "
-                "proxy (one shared rate limit, the proxy's address in the audit log, http as the scheme).",
-                "Set TRUSTED_PROXIES to the number of proxies in front of gunicorn (1 for nginx alone), with "
+                "BASE_URL is https but TRUSTED_PROXIES=0: behind the TLS proxy every "
+                "client looks like the "
+                "proxy (one shared rate limit, the proxy's address in the audit log, http "
+                "as the scheme).",
+                "Set TRUSTED_PROXIES to the number of proxies in front of gunicorn (1 for "
+                "nginx alone), with "
                 "the proxy setting X-Forwarded-For and X-Forwarded-Proto.",
             )
         ]
     if hops > 2:
         return [
             problem(
-                f"TRUSTED_PROXIES={hops}: one more than the real count lets any client forge its address.",
+                f"TRUSTED_PROXIES={hops}: one more than the real count lets any client "
+                "forge its address.",
                 "Set it to the exact number of reverse proxies in front of gunicorn (usually 1).",
             )
         ]
@@ -173,7 +186,9 @@ def check_database():
 
 
 def check_migrations():
-    """The database's Alembic revision is the code's head: `flask db upgrade` has run after the last update."""
+    """The database's Alembic revision is the code's head: `flask db upgrade` has run after the last
+    update.
+    """
     from alembic.migration import MigrationContext
     from alembic.script import ScriptDirectory
 
@@ -191,8 +206,10 @@ def check_migrations():
     shown = ", ".join(sorted(current)) or "none (not created by the migrations)"
     return [
         problem(
-            f"The database schema is at revision {shown}; this code expects {', '.join(sorted(heads))}.",
-            "Stop the workers, run `flask db upgrade`, then restart web and workers (docs: upgrading).",
+            f"The database schema is at revision {shown}; this code expects "
+            f"{', '.join(sorted(heads))}.",
+            "Stop the workers, run `flask db upgrade`, then restart web and workers (docs: "
+            "upgrading).",
         )
     ]
 
@@ -214,14 +231,17 @@ def redis_address():
 
 
 def check_redis():
-    """Redis answers when REDIS_URL is set; without it in production, a note that the web process runs the jobs."""
+    """Redis answers when REDIS_URL is set; without it in production, a note that the web process
+    runs the jobs.
+    """
     connection = redis_connection()
     if connection is None:
         if production():
             return [
                 note(
                     "REDIS_URL is not set: webhooks, SMS and expiry run inside the web process.",
-                    "Fine on one machine; set REDIS_URL and run `flask gateway worker` to move them out.",
+                    "Fine on one machine; set REDIS_URL and run `flask gateway worker` to "
+                    "move them out.",
                 )
             ]
         return []
@@ -241,7 +261,9 @@ def check_redis():
 
 
 def check_workers():
-    """With Redis, live RQ workers serve every queue and RQ's scheduler (retries at their time) runs."""
+    """With Redis, live RQ workers serve every queue and RQ's scheduler (retries at their time)
+    runs.
+    """
     from redis.exceptions import RedisError
     from rq import Worker
     from rq.scheduler import RQScheduler
@@ -268,7 +290,8 @@ def check_workers():
         findings.append(
             problem(
                 f"No RQ worker serves {', '.join(unserved)}: webhooks, SMS or sweeps are not run.",
-                "Start `flask gateway worker` (systemd: gateway-worker.service) and keep it running.",
+                "Start `flask gateway worker` (systemd: gateway-worker.service) and keep "
+                "it running.",
             )
         )
     if unscheduled:
@@ -319,7 +342,9 @@ def check_heartbeats(now=None):
 
 
 def check_webhooks(now=None):
-    """Webhook deliveries that failed in the last 24 h, piled up retrying, or sit overdue with nobody sending."""
+    """Webhook deliveries that failed in the last 24 h, piled up retrying, or sit overdue with
+    nobody sending.
+    """
     now = now or utcnow()
     count = db.func.count(WebhookDelivery.id)
     failed = db.session.execute(
@@ -336,7 +361,10 @@ def check_webhooks(now=None):
             WebhookDelivery.next_attempt_at <= now - DELIVERY_OVERDUE,
         )
     ).scalar_one()
-    look = "See panel → Developers → Deliveries for the receiver's answers; fix the receiver, then retry them there."
+    look = (
+        "See panel → Developers → Deliveries for the receiver's answers; fix the receiver, "
+        "then retry them there."
+    )
     findings = []
     if failed:
         findings.append(
@@ -352,9 +380,11 @@ def check_webhooks(now=None):
     if overdue:
         findings.append(
             problem(
-                f"{overdue} webhook deliveries are more than {DELIVERY_OVERDUE.seconds // 60} minutes "
+                f"{overdue} webhook deliveries are more than "
+                f"{DELIVERY_OVERDUE.seconds // 60} minutes "
                 "past due: nothing is sending them.",
-                "Check that `flask gateway worker` runs (with REDIS_URL) or that the web process is "
+                "Check that `flask gateway worker` runs (with REDIS_URL) or that the web "
+                "process is "
                 "up (without it).",
             )
         )
@@ -384,7 +414,9 @@ NEEDS_DATABASE = {
 
 
 def run_checks():
-    """Every check's findings as [(title, findings)]; checks that read the database are skipped without one."""
+    """Every check's findings as [(title, findings)]; checks that read the database are skipped
+    without one.
+    """
     results = []
     database_up = True
     for title, check in CHECKS:

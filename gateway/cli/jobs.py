@@ -1,4 +1,5 @@
-"""`flask gateway worker | sweep | rotate-webhook-secret`: background work and the webhook secret."""
+"""`flask gateway worker | sweep | rotate-webhook-secret`: background work and the webhook
+secret."""
 
 import click
 from flask import current_app
@@ -14,14 +15,17 @@ from .core import default_brand
     "--queues",
     default=",".join(QUEUES),
     show_default=True,
-    help="Comma-separated queues to serve; only a worker serving maintenance enqueues the periodic jobs.",
+    help="Comma-separated queues to serve; only a worker serving maintenance enqueues the "
+    "periodic jobs.",
 )
 @click.option("--burst", is_flag=True, help="Quit once the queues are empty (no periodic jobs).")
 @click.option(
     "--log-level", default="INFO", show_default=True, help="WARNING drops RQ's three lines per job."
 )
 def worker(queues, burst, log_level):
-    """Run an RQ worker with its scheduler (and the periodic sweeps when it serves maintenance); waits out Redis."""
+    """Run an RQ worker with its scheduler (and the periodic sweeps when it serves maintenance);
+    waits out Redis.
+    """
     if not current_app.config.get("REDIS_URL"):
         raise click.ClickException(
             "REDIS_URL is not set: without Redis the web process runs every job itself."
@@ -39,7 +43,9 @@ def worker(queues, burst, log_level):
 
 @click.command("sweep")
 def sweep():
-    """Run each periodic job once now: outbox sweep, expiry, idempotency and rate-limit pruning, self-heal."""
+    """Run each periodic job once now: outbox sweep, expiry, idempotency and rate-limit pruning,
+    self-heal.
+    """
     for name, path, _ in PERIODIC:
         result = import_string(path)()
         click.echo(f"{name}: {len(result) if isinstance(result, list) else result}")
@@ -50,10 +56,12 @@ def sweep():
     "--overlap",
     type=click.IntRange(min=0),
     default=None,
-    help="Seconds the old secret still signs X-Service-Signature-Previous (default WEBHOOK_SECRET_OVERLAP).",
+    help="Seconds the old secret still signs X-Service-Signature-Previous (default "
+    "WEBHOOK_SECRET_OVERLAP).",
 )
 def rotate_webhook_secret_command(overlap):
-    """Replace the brand's webhook signing secret; the new secret alone is printed on the last line."""
+    """Replace the brand's webhook signing secret; the new secret alone is printed on the last
+    line."""
     brand = default_brand()
     secret = rotate_webhook_secret(brand, overlap)
     if brand.webhook_secret_previous_until is not None:

@@ -1,4 +1,6 @@
-"""`flask gateway pair-code` and `flask gateway simulate-sms`: the companion app's side, from a terminal."""
+"""`flask gateway pair-code` and `flask gateway simulate-sms`: the companion app's side, from a
+terminal.
+"""
 
 import click
 import segno
@@ -19,7 +21,8 @@ def pair_code(qr):
     if qr:
         segno.make(pairing_qr_payload(code, brand), error="m").terminal(compact=True)
     click.echo(
-        f"Pairing code for {server_url(brand)} (single use, {int(CODE_TTL.total_seconds() // 60)} minutes):"
+        f"Pairing code for {server_url(brand)} (single use, "
+        f"{int(CODE_TTL.total_seconds() // 60)} minutes):"
     )
     click.echo(code)
 
@@ -52,7 +55,8 @@ def amount_option(ctx, param, value):
     help="auto: HTTP to BASE_URL when a server answers there, else the ingestion service directly.",
 )
 def simulate_sms(provider, amount, trx_id, sender_number, balance, via):
-    """Forward a real-format provider SMS as a paired phone would, through the ingestion endpoint."""
+    """Forward a real-format provider SMS as a paired phone would, through the ingestion
+    endpoint."""
     brand = default_brand()
     provider = provider.lower()
     try:

@@ -1,4 +1,6 @@
-"""The shared core of the dialects: errors, ids, statuses, dates and the payment operations they call."""
+"""The shared core of the dialects: errors, ids, statuses, dates and the payment operations they
+call.
+"""
 
 import json
 import secrets
@@ -93,7 +95,9 @@ def provider_label(payment, with_kind=False):
 
 
 def parse_money(value, field="amount"):
-    """A positive Decimal amount within MAX_AMOUNT from a JSON number or string; INVALID_AMOUNT else."""
+    """A positive Decimal amount within MAX_AMOUNT from a JSON number or string; INVALID_AMOUNT
+    else.
+    """
     try:
         amount = parse_amount(value.strip() if isinstance(value, str) else value)
     except InvalidAmount as error:
@@ -259,7 +263,9 @@ def create_dialect_payment(key, fields):
 
 
 def insert_dialect_row(**values):
-    """Insert the dialect row with a free id; a rival that took the same id meanwhile makes it draw again."""
+    """Insert the dialect row with a free id; a rival that took the same id meanwhile makes it draw
+    again.
+    """
     for attempt in range(3):
         row = CompatPayment(
             external_id=new_external_id(
@@ -297,7 +303,8 @@ def find_dialect_payment(key, external_id, field):
 
 
 def find_by_provider_trx(key, trx_id):
-    """The key's brand's payment of this dialect paid with the provider TrxID; INVALID_PP_ID else."""
+    """The key's brand's payment of this dialect paid with the provider TrxID; INVALID_PP_ID
+    else."""
     from ..payments.models.payment import Payment
 
     text = text_field(trx_id, 64)
@@ -322,7 +329,9 @@ def find_by_provider_trx(key, trx_id):
 
 
 def refund_dialect_payment(row, amount=None, reason=None):
-    """Refund (all of, or `amount` of) a paid payment through the native refunds; REFUND_FAILED else."""
+    """Refund (all of, or `amount` of) a paid payment through the native refunds; REFUND_FAILED
+    else.
+    """
     payment = row.payment
     if payment.status not in PAID_STATUSES or payment.transaction is None:
         raise CompatError(

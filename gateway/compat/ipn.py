@@ -1,4 +1,5 @@
-"""IPNs: each dialect's notification as an outbox event, its key header at send time, and test IPNs."""
+"""IPNs: each dialect's notification as an outbox event, its key header at send time, and test
+IPNs."""
 
 import json
 
@@ -24,7 +25,9 @@ def ipn_event(dialect):
 
 
 def write_ipn(event, brand, payment=None, transaction=None, refund=None):
-    """Listener of webhooks' event_emitted: a dialect payment's change becomes its dialect's IPN too."""
+    """Listener of webhooks' event_emitted: a dialect payment's change becomes its dialect's IPN
+    too.
+    """
     if payment is None or event == "webhook.test":
         return None
     row = db.session.execute(

@@ -1,4 +1,5 @@
-"""Compatibility keys: one dialect each, secret shown once, stored hashed (and sealed for the IPN)."""
+"""Compatibility keys: one dialect each, secret shown once, stored hashed (and sealed for the
+IPN)."""
 
 import base64
 import binascii
@@ -32,7 +33,9 @@ def seal_secret(secret, digest):
 
 
 def open_secret(key):
-    """The key's secret for its IPN header, or None when no key in use opens it (a rotated SECRET_KEY)."""
+    """The key's secret for its IPN header, or None when no key in use opens it (a rotated
+    SECRET_KEY).
+    """
     try:
         raw = base64.b64decode(key.secret_sealed, validate=True)
     except (binascii.Error, ValueError):

@@ -1,4 +1,5 @@
-"""Dialect P3 (PipraPay 3.x): checkout/redirect, verify and refund, its statuses, errors and return."""
+"""Dialect P3 (PipraPay 3.x): checkout/redirect, verify and refund, its statuses, errors and
+return."""
 
 from flask import jsonify
 

@@ -1,4 +1,5 @@
-"""The compatibility blueprint: every dialect path at the origin's root, and the customer's return."""
+"""The compatibility blueprint: every dialect path at the origin's root, and the customer's
+return."""
 
 import logging
 import secrets
@@ -180,7 +181,8 @@ def customer_return(token):
 
 
 def with_query(base, pairs):
-    """The merchant URL with our pairs added, any query it already had kept (same names replaced)."""
+    """The merchant URL with our pairs added, any query it already had kept (same names
+    replaced)."""
     parts = urlsplit(base)
     names = {name for name, _ in pairs}
     query = [
@@ -192,7 +194,9 @@ def with_query(base, pairs):
 
 
 def post_return_page(action, pairs):
-    """PipraPay 2's POST return: a form that submits itself, with a button for browsers without script."""
+    """PipraPay 2's POST return: a form that submits itself, with a button for browsers without
+    script.
+    """
     nonce = secrets.token_urlsafe(16)
     page = render_template("compat/post_return.html", action=action, fields=pairs, nonce=nonce)
     response = make_response(page)

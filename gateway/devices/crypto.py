@@ -1,4 +1,6 @@
-"""AES-256-GCM for the companion app's SMS payloads, and keys derived from SECRET_KEY (or a fallback while rotating)."""
+"""AES-256-GCM for the companion app's SMS payloads, and keys derived from SECRET_KEY (or a fallback
+while rotating).
+"""
 
 import base64
 import binascii
@@ -26,7 +28,9 @@ def derived_key(purpose):
 
 
 def derived_keys(purpose):
-    """The purpose's key from SECRET_KEY, then from each SECRET_KEY_FALLBACKS entry: what may still verify or open."""
+    """The purpose's key from SECRET_KEY, then from each SECRET_KEY_FALLBACKS entry: what may still
+    verify or open.
+    """
     in_use = [current_app.config["SECRET_KEY"], *current_app.config.get("SECRET_KEY_FALLBACKS", [])]
     return [_hkdf(secret, purpose) for secret in dict.fromkeys(in_use)]
 
@@ -85,7 +89,9 @@ def open_device_key(sealed, device_uuid):
 
 
 def unseal_device_key(sealed, device_uuid):
-    """(device key hex, whether SECRET_KEY itself sealed it); InvalidTag when no key in use opens it."""
+    """(device key hex, whether SECRET_KEY itself sealed it); InvalidTag when no key in use opens
+    it.
+    """
     raw = base64.b64decode(sealed)
     failure = None
     for index, key in enumerate(derived_keys("device-key-at-rest")):

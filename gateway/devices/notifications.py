@@ -1,4 +1,5 @@
-"""Notifications for the companion phones: written by the service, read and acknowledged by the app."""
+"""Notifications for the companion phones: written by the service, read and acknowledged by the
+app."""
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
@@ -54,7 +55,9 @@ def count_pending(device):
 
 
 def acknowledge_notifications(device, ids):
-    """Mark notifications read; ids of other devices or brands are ignored. Returns how many changed."""
+    """Mark notifications read; ids of other devices or brands are ignored. Returns how many
+    changed.
+    """
     changed = db.session.execute(
         db.update(Notification)
         .where(

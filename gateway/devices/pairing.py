@@ -38,7 +38,9 @@ def code_hash(code):
 
 
 def code_hashes(code):
-    """The code's hash under SECRET_KEY and each fallback: a code shown just before a key rotation still pairs."""
+    """The code's hash under SECRET_KEY and each fallback: a code shown just before a key rotation
+    still pairs.
+    """
     return [
         hmac.new(key, code.encode(), hashlib.sha256).hexdigest()
         for key in derived_keys("pairing-codes")
@@ -92,7 +94,9 @@ def pairing_qr_svg(code, brand=None):
 
 
 def refused_code():
-    """The one answer to every code that does not pair: wrong, used, expired or out of guesses alike."""
+    """The one answer to every code that does not pair: wrong, used, expired or out of guesses
+    alike.
+    """
     return ValidationFailed(
         REFUSED,
         [{"field": "pairing_code", "code": "invalid_pairing_code", "message": REFUSED}],
@@ -101,8 +105,8 @@ def refused_code():
 
 
 def count_wrong_guess(now):
-    """A wrong code is one guess against every live code, committed at once: the refusal that follows
-    rolls back its unit of work, the guess must outlast it."""
+    """A wrong code is one guess against every live code, committed at once: the refusal that
+    follows rolls back its unit of work, the guess must outlast it."""
     db.session.rollback()
     db.session.execute(
         db.update(PairingCode)
@@ -118,7 +122,9 @@ def count_wrong_guess(now):
 
 
 def redeem_code(code, now):
-    """Consume a live code with a guarded UPDATE (unused, unexpired, guesses left); refused_code otherwise."""
+    """Consume a live code with a guarded UPDATE (unused, unexpired, guesses left); refused_code
+    otherwise.
+    """
     used = db.session.execute(
         db.update(PairingCode)
         .where(
@@ -132,7 +138,8 @@ def redeem_code(code, now):
         .execution_options(synchronize_session=False)
     ).all()
     if len(used) != 1:
-        # None live; or, against odds of one in a million, two brands' live codes alike: neither pairs.
+        # None live; or, against odds of one in a million, two brands' live codes alike: neither
+        # pairs.
         if used:
             db.session.rollback()
         else:

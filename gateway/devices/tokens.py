@@ -1,4 +1,5 @@
-"""Device access and refresh tokens (JWT, HS256): short-lived access, rotating single-use refresh."""
+"""Device access and refresh tokens (JWT, HS256): short-lived access, rotating single-use
+refresh."""
 
 import hashlib
 import uuid
@@ -61,9 +62,11 @@ def issue_tokens(device):
 
 
 def decode(token, typ):
-    """The claims of a valid token of this type; NotAuthenticated otherwise (an access token is no refresh token).
+    """The claims of a valid token of this type; NotAuthenticated otherwise (an access token is no
+    refresh token).
 
-    Signed with SECRET_KEY's key or, during a rotation, a fallback's: phones keep working until they refresh.
+    Signed with SECRET_KEY's key or, during a rotation, a fallback's: phones keep working until they
+    refresh.
     """
     claims = None
     for key in derived_keys("device-tokens"):
@@ -119,7 +122,9 @@ def revoke_device(device, reason):
 
 
 def rotate_tokens(refresh_token, fingerprint=None):
-    """Exchange the current refresh token for a new pair; presenting an older one revokes the device."""
+    """Exchange the current refresh token for a new pair; presenting an older one revokes the
+    device.
+    """
     device = active_device(decode(refresh_token, "refresh"))
     presented = token_hash(refresh_token)
     if presented != device.refresh_token_hash:

@@ -60,7 +60,8 @@ def as_decimal(value, field, places, minimum, maximum):
 
 
 def checked_items(items):
-    """[(description, quantity, unit_price)] from the request's items; each fault names its field."""
+    """[(description, quantity, unit_price)] from the request's items; each fault names its
+    field."""
     if not isinstance(items, list) or not items:
         raise refuse("items", "Add at least one line item.", "required")
     if len(items) > MAX_ITEMS:
@@ -134,7 +135,8 @@ def checked_values(brand, data, current=None):
 
 
 def invoice_customer(brand, data):
-    """The customer an invoice is for: `customer_id` (id, e-mail or phone), or a new/known profile."""
+    """The customer an invoice is for: `customer_id` (id, e-mail or phone), or a new/known
+    profile."""
     if data.get("customer_id") not in (None, ""):
         try:
             return get_customer(brand, data["customer_id"])
@@ -196,7 +198,9 @@ def create_invoice(brand, data):
 
 
 def update_invoice(invoice, data):
-    """Change a draft; a sent, paid or void invoice is INVALID_STATE (guarded against a racing send)."""
+    """Change a draft; a sent, paid or void invoice is INVALID_STATE (guarded against a racing
+    send).
+    """
     brand = invoice.brand
     values = checked_values(brand, data, current=invoice)
     customer = invoice_customer(brand, data) if {"customer_id", "customer"} & set(data) else None
@@ -215,7 +219,8 @@ def update_invoice(invoice, data):
 
 
 def guarded_draft_update(invoice, columns):
-    """UPDATE the draft's columns only while it is still a draft (a racing send wins, or this does)."""
+    """UPDATE the draft's columns only while it is still a draft (a racing send wins, or this
+    does)."""
     return db.session.execute(
         db.update(Invoice)
         .where(Invoice.id == invoice.id, Invoice.status == "draft")

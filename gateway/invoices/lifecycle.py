@@ -135,7 +135,9 @@ def invoice_event_data(invoice, payment=None, transaction=None):
 
 
 def mark_invoice_paid(payment, transaction=None, **extra):
-    """In the completing transaction: the payment's invoice becomes paid and invoice.paid is written."""
+    """In the completing transaction: the payment's invoice becomes paid and invoice.paid is
+    written.
+    """
     if payment.invoice_id is None:
         return
     invoice = db.session.get(Invoice, payment.invoice_id)

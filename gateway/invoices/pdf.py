@@ -1,4 +1,6 @@
-"""The invoice as a PDF (fpdf2, HarfBuzz shaping): Latin in Liberation Sans, Bangla and ৳ in Lohit Bengali."""
+"""The invoice as a PDF (fpdf2, HarfBuzz shaping): Latin in Liberation Sans, Bangla and ৳ in Lohit
+Bengali.
+"""
 
 import logging
 from pathlib import Path

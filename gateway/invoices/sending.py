@@ -18,7 +18,8 @@ CHANNELS = ("email", "sms")
 
 
 def checked_channels(invoice, channels):
-    """The channels to send by, each possible for this customer and brand; refusals name the field."""
+    """The channels to send by, each possible for this customer and brand; refusals name the
+    field."""
     channels = tuple(dict.fromkeys(channels or CHANNELS))
     if not channels or not set(channels) <= set(CHANNELS):
         raise ValidationFailed.field("channels", "Choose email, sms or both.")

@@ -41,7 +41,9 @@ def date_text(value, language="en"):
 
 
 def status_names():
-    """The invoice statuses as customers and merchants read them (translated in the caller's locale)."""
+    """The invoice statuses as customers and merchants read them (translated in the caller's
+    locale).
+    """
     return {
         "draft": _("Draft"),
         "sent": _("Unpaid"),

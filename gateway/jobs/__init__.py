@@ -22,43 +22,51 @@ PERIODIC = (
     ("sweep-outbox", "gateway.jobs.sweep.sweep_outbox", "SWEEP_INTERVAL"),
     ("expire-payments", "gateway.payments.lifecycle.expire_due_payments", 60),
     ("prune-idempotency", "gateway.api.idempotency.prune_idempotency_records", 3600),
-    # Stored credits a waiting claim could match, left unmatched by a request that died after storing them.
+    # Stored credits a waiting claim could match, left unmatched by a request that died after
+    # storing them.
     ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL"),
     # Credits whose chain healed but whose release died with its request.
     ("settle-chains", "gateway.sms.balance_chain.settle_unsettled", "SWEEP_INTERVAL"),
     ("prune-rate-limits", "gateway.accounts.rate_limit_store.prune_rate_limit_counters", 3600),
     ("sweep-mail", "gateway.mail.sending.sweep_mail", "SWEEP_INTERVAL"),
-    # Phones gone silent and texts no payment claimed tell the merchant; due notifications are re-woken.
+    # Phones gone silent and texts no payment claimed tell the merchant; due notifications are
+    # re-woken.
     ("notifications", "gateway.notifications.watch.sweep_notifications", "SWEEP_INTERVAL"),
     ("prune-notifications", "gateway.notifications.watch.prune_notifications", 3600),
     # Sent invoices past their due date become overdue, each with one reminder.
     ("invoice-overdue", "gateway.invoices.lifecycle.sweep_overdue_invoices", 900),
 )
-# Jobs already in Redis when the code moved into domain packages name their function's old home: they still run.
+# Jobs already in Redis when the code moved into domain packages name their function's old home:
+# they still run.
 MOVED_JOBS = {
     "gateway.rq_queues.run_rq_job": "gateway.jobs.rq_queues.run_rq_job",
     "gateway.services.webhooks.deliver_webhook": DELIVER_WEBHOOK,
     "gateway.services.sms_provider.send_outbound_sms": SEND_SMS,
     "gateway.services.outbox.sweep_outbox": "gateway.jobs.sweep.sweep_outbox",
-    "gateway.services.payments.expire_due_payments": "gateway.payments.lifecycle.expire_due_payments",
+    "gateway.services.payments.expire_due_payments": (
+        "gateway.payments.lifecycle.expire_due_payments"
+    ),
     "gateway.services.matching.heal_matching": "gateway.sms.matching.heal_matching",
-    "gateway.rate_limit_store.prune_rate_limit_counters": "gateway.accounts.rate_limit_store.prune_rate_limit_counters",
+    "gateway.rate_limit_store.prune_rate_limit_counters": (
+        "gateway.accounts.rate_limit_store.prune_rate_limit_counters"
+    ),
 }
 JOB_TIMEOUT = 30  # below the 60 s lease: a stuck job dies before another process may take its row
-# How long a wake-up key suppresses a duplicate enqueue of the same attempt, at most: the job frees it as it
-# starts, so this only bounds a job lost before it started. Like a lease: a sweep or two, not five minutes.
+# How long a wake-up key suppresses a duplicate enqueue of the same attempt, at most: the job frees
+# it as it starts, so this only bounds a job lost before it started. Like a lease: a sweep or two,
+# not five minutes.
 WAKE_TTL = 60
 
 
 def delivery_wake(event_id, attempts):
-    """The dedupe key of a wake-up for a delivery's attempt after `attempts`: by the random event id, never
-    by a row id that a restored database could reuse."""
+    """The dedupe key of a wake-up for a delivery's attempt after `attempts`: by the random event
+    id, never by a row id that a restored database could reuse."""
     return f"delivery:{event_id}:{attempts}"
 
 
 def sms_wake(message_id, created_at, attempts):
-    """The dedupe key of a wake-up for a message's attempt after `attempts` (the creation time tells apart
-    two rows with the same id, before and after a database restore)."""
+    """The dedupe key of a wake-up for a message's attempt after `attempts` (the creation time tells
+    apart two rows with the same id, before and after a database restore)."""
     return f"sms:{message_id}:{created_at:%Y%m%d%H%M%S%f}:{attempts}"
 
 
@@ -93,7 +101,8 @@ def enqueue(queue, path, *args, unique=None):
 
 
 def enqueue_at(when, queue, path, *args, unique=None):
-    """Wake `path(*args)` up at `when` (RQ's scheduler); without Redis the periodic sweep does it."""
+    """Wake `path(*args)` up at `when` (RQ's scheduler); without Redis the periodic sweep does
+    it."""
     return backend(current_app._get_current_object()).enqueue_at(when, queue, path, args, unique)
 
 

@@ -1,4 +1,6 @@
-"""Jobs without Redis: the same job functions on a small thread pool, periodic jobs on a timer thread."""
+"""Jobs without Redis: the same job functions on a small thread pool, periodic jobs on a timer
+thread.
+"""
 
 import logging
 import threading
@@ -77,7 +79,9 @@ class InProcessExecutor:
             self.release(unique)
 
     def run_periodic(self):
-        """Submit each periodic job whenever its interval has passed, unless its last run is still going."""
+        """Submit each periodic job whenever its interval has passed, unless its last run is still
+        going.
+        """
         last_run = {}
         while True:
             now = time.monotonic()

@@ -1,4 +1,6 @@
-"""Whether Redis answers: one warning when an outage starts, one line when it ends, and a pause between tries."""
+"""Whether Redis answers: one warning when an outage starts, one line when it ends, and a pause
+between tries.
+"""
 
 import logging
 import threading
@@ -17,15 +19,20 @@ _outages_lock = threading.Lock()
 
 
 class RedisUnavailable(RedisConnectionError):
-    """Redis is known to be down: the call was not tried (a ConnectionError, so existing handlers catch it)."""
+    """Redis is known to be down: the call was not tried (a ConnectionError, so existing handlers
+    catch it).
+    """
 
 
 class RedisOutage:
-    """The reachability of one Redis URL in this process, shared by the rate limits, the wake-ups and the worker."""
+    """The reachability of one Redis URL in this process, shared by the rate limits, the wake-ups
+    and the worker.
+    """
 
     def __init__(self, url):
         self.where = redacted(url)
-        # Short timeouts: the check runs inside requests, which must not hang on an unreachable Redis.
+        # Short timeouts: the check runs inside requests, which must not hang on an unreachable
+        # Redis.
         self.client = Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
         self.lock = threading.Lock()
         self.since = None  # time.monotonic() when the outage began; None while Redis answers
@@ -37,11 +44,15 @@ class RedisOutage:
         return self.since is not None
 
     def skipping(self):
-        """Whether callers should not even try Redis now: it is down and its next try is not yet due."""
+        """Whether callers should not even try Redis now: it is down and its next try is not yet
+        due.
+        """
         return self.since is not None and time.monotonic() < self.retry_at
 
     def failed(self, error):
-        """Note a failed call; True when Redis is down (it does not answer a PING either), warning once per outage."""
+        """Note a failed call; True when Redis is down (it does not answer a PING either), warning
+        once per outage.
+        """
         if self.since is None:
             try:  # one failed command is not an outage: a PING tells them apart
                 self.client.ping()
@@ -54,7 +65,8 @@ class RedisOutage:
                 return True
             self.since = time.monotonic()
         log.warning(
-            "Redis at %s is unreachable (%s): wake-ups are skipped and the sweep will pick them up, "
+            "Redis at %s is unreachable (%s): wake-ups are skipped and the sweep will pick "
+            "them up, "
             "rate limits count in the database, until it answers again",
             self.where,
             error,
@@ -97,8 +109,9 @@ def outage_for(url):
 
 
 def redis_state(app):
-    """`ok`, `degraded` (Redis set but unreachable: the app serves, limits count in the database, wake-ups wait
-    for the sweep) or `not_configured` (no REDIS_URL: in-process jobs); what /healthz and `doctor` report."""
+    """`ok`, `degraded` (Redis set but unreachable: the app serves, limits count in the database,
+    wake-ups wait for the sweep) or `not_configured` (no REDIS_URL: in-process jobs); what /healthz
+    and `doctor` report."""
     url = app.config.get("REDIS_URL")
     if not url:
         return "not_configured"

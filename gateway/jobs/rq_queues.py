@@ -1,4 +1,5 @@
-"""RQ on Redis: enqueueing wake-ups (gateway.jobs.rq_worker runs them), skipped while Redis is down."""
+"""RQ on Redis: enqueueing wake-ups (gateway.jobs.rq_worker runs them), skipped while Redis is
+down."""
 
 import logging
 import math
@@ -15,14 +16,17 @@ from .redis_health import RedisUnavailable, outage_for
 log = logging.getLogger(__name__)
 
 ENTRY = "gateway.jobs.rq_queues.run_rq_job"
-# A successful job expires a minute after it ends (the database keeps the record); failures stay a week.
-# Not at once (result_ttl 0): deleting a finished job takes RQ 28 round trips to Redis per job instead of
-# 19, which capped a worker's deliveries per second; the expired hashes are small and prune themselves.
+# A successful job expires a minute after it ends (the database keeps the record); failures stay a
+# week. Not at once (result_ttl 0): deleting a finished job takes RQ 28 round trips to Redis per job
+# instead of 19, which capped a worker's deliveries per second; the expired hashes are small and
+# prune themselves.
 JOB_OPTIONS = {"job_timeout": JOB_TIMEOUT, "result_ttl": 60, "failure_ttl": 7 * 24 * 3600}
 
 
 class RedisQueues:
-    """Enqueue wake-ups onto the RQ queues that `flask gateway worker` serves; skipped while Redis is down."""
+    """Enqueue wake-ups onto the RQ queues that `flask gateway worker` serves; skipped while Redis
+    is down.
+    """
 
     def __init__(self, url):
         # Short timeouts: a request that has just committed must not hang on an unreachable Redis.
@@ -34,11 +38,14 @@ class RedisQueues:
         """Nothing runs in this process: the workers do."""
 
     def first_wake(self, key, ttl):
-        """Whether no wake-up for the same attempt is already on its way (the sweep repeats itself)."""
+        """Whether no wake-up for the same attempt is already on its way (the sweep repeats
+        itself)."""
         return key is None or bool(self.redis.set(key, 1, nx=True, ex=ttl))
 
     def forget_wake(self, unique):
-        """Drop the wake-up keys of an attempt whose job came to nothing, so the sweep may wake it again."""
+        """Drop the wake-up keys of an attempt whose job came to nothing, so the sweep may wake it
+        again.
+        """
         if unique is not None:
             self.redis.delete(wake_key(unique), scheduled_key(unique))
 
@@ -49,7 +56,9 @@ class RedisQueues:
         return self._reaching_redis(self._enqueue_at, when, queue, path, args, unique)
 
     def _reaching_redis(self, enqueue, *args):
-        """Run `enqueue` unless Redis is known to be down; RedisUnavailable (logged once per outage) if it is."""
+        """Run `enqueue` unless Redis is known to be down; RedisUnavailable (logged once per outage)
+        if it is.
+        """
         if self.outage.skipping():
             raise RedisUnavailable(
                 f"Redis at {self.outage.where} is down; the sweep will wake the row"
@@ -91,7 +100,9 @@ class RedisQueues:
         )
 
     def _keyed(self, key, enqueue, *args, **kwargs):
-        """Enqueue; a failure removes the wake-up key it took, so the failed wake-up suppresses nothing."""
+        """Enqueue; a failure removes the wake-up key it took, so the failed wake-up suppresses
+        nothing.
+        """
         try:
             return enqueue(*args, **kwargs)
         except BaseException:
@@ -106,9 +117,9 @@ class RedisQueues:
 def run_rq_job(path, *args):
     """The RQ entry point: free the job's wake-up key as it starts, then run `path(*args)`.
 
-    From here on a new wake-up of the same attempt may be queued: should this job die before claiming its row,
-    the next sweep wakes the row again instead of waiting out WAKE_TTL. Two jobs for one attempt are harmless:
-    only the one whose claim (a guarded UPDATE) matches does the work.
+    From here on a new wake-up of the same attempt may be queued: should this job die before
+    claiming its row, the next sweep wakes the row again instead of waiting out WAKE_TTL. Two jobs
+    for one attempt are harmless: only the one whose claim (a guarded UPDATE) matches does the work.
     """
     job = get_current_job()
     key = job.meta.get("wake") if job is not None else None

@@ -1,4 +1,6 @@
-"""`flask gateway worker`: RQ's worker, its scheduler in a thread, the periodic jobs; all outlive a Redis outage."""
+"""`flask gateway worker`: RQ's worker, its scheduler in a thread, the periodic jobs; all outlive a
+Redis outage.
+"""
 
 import logging
 import signal
@@ -36,10 +38,12 @@ class GatewayJob(Job):
 
 
 class GatewayWorker(SimpleWorker):
-    """RQ's SimpleWorker (no fork per job) that tells run_worker a shutdown was asked for, not Redis lost."""
+    """RQ's SimpleWorker (no fork per job) that tells run_worker a shutdown was asked for, not Redis
+    lost.
+    """
 
-    # RQ's backoff between tries to reach a lost Redis grows to a minute by default: jobs would wait that long
-    # after Redis is back.
+    # RQ's backoff between tries to reach a lost Redis grows to a minute by default: jobs would wait
+    # that long after Redis is back.
     max_connection_wait_time = 5.0
     job_class = GatewayJob
 
@@ -50,8 +54,8 @@ class GatewayWorker(SimpleWorker):
     def heartbeat(self, timeout=None, pipeline=None):
         """RQ's heartbeat (HSET and EXPIRE of the worker's key) in one round trip to Redis, not two.
 
-        RQ sends it three times per job outside a pipeline: pipelined, that is three round trips less
-        per webhook delivery. With a pipeline given, it joins that one as RQ meant.
+        RQ sends it three times per job outside a pipeline: pipelined, that is three round trips
+        less per webhook delivery. With a pipeline given, it joins that one as RQ meant.
         """
         if pipeline is not None:
             return super().heartbeat(timeout, pipeline=pipeline)
@@ -67,10 +71,11 @@ class GatewayWorker(SimpleWorker):
 
 
 def run_worker(app, queue_names, burst=False, log_level="INFO"):
-    """Serve the queues, with the scheduler and (serving `maintenance`) the periodic jobs, until told to stop.
+    """Serve the queues, with the scheduler and (serving `maintenance`) the periodic jobs, until
+    told to stop.
 
-    Redis unreachable at the start or later is waited for with backoff, logged once, never a reason to exit:
-    systemd would restart an exiting worker until its restart limit gave up on it.
+    Redis unreachable at the start or later is waited for with backoff, logged once, never a reason
+    to exit: systemd would restart an exiting worker until its restart limit gave up on it.
     """
     url = app.config["REDIS_URL"]
     redis = Redis.from_url(url)
@@ -136,7 +141,9 @@ def stop_on_signals(stopping):
 
 
 def wait_for_redis(url, stopping):
-    """Block until Redis answers, retrying with backoff; whether it does (False: told to stop first)."""
+    """Block until Redis answers, retrying with backoff; whether it does (False: told to stop
+    first).
+    """
     outage, delay = outage_for(url), FIRST_RETRY
     while not stopping.is_set():
         try:
@@ -152,8 +159,9 @@ def wait_for_redis(url, stopping):
 
 
 def run_scheduler(queue_names, url, stopping, log_level="INFO"):
-    """RQ's scheduler, in a thread of the worker rather than a forked child: it dies with the worker (even
-    SIGKILLed) and, retrying through a Redis outage, moves due retries onto their queues as soon as Redis is back.
+    """RQ's scheduler, in a thread of the worker rather than a forked child: it dies with the worker
+    (even SIGKILLed) and, retrying through a Redis outage, moves due retries onto their queues as
+    soon as Redis is back.
     """
     scheduler = RQScheduler(
         queue_names,
@@ -165,7 +173,8 @@ def run_scheduler(queue_names, url, stopping, log_level="INFO"):
     while not stopping.is_set():
         try:
             if scheduler.acquired_locks != wanted:
-                # Each pass, not every few minutes: a lock freed by a dead worker or an emptied Redis is taken now.
+                # Each pass, not every few minutes: a lock freed by a dead worker or an emptied
+                # Redis is taken now.
                 scheduler.acquire_locks()
             if not born:
                 scheduler.register_birth()
@@ -198,7 +207,9 @@ def enqueue_due_retries(queue_names, redis, log_level="INFO"):
 
 
 def enqueue_periodic(app, redis, stop):
-    """Enqueue each periodic job when its interval has passed; a Redis key lets one worker of many do it."""
+    """Enqueue each periodic job when its interval has passed; a Redis key lets one worker of many
+    do it.
+    """
     queue, outage = Queue(MAINTENANCE, connection=redis), outage_for(app.config["REDIS_URL"])
     while not stop.wait(1):
         try:

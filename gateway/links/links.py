@@ -70,7 +70,9 @@ def check_slug(slug):
 
 
 def check_definition(brand, values):
-    """The rules a link's whole definition must meet (after field-level checks); raises ValidationFailed."""
+    """The rules a link's whole definition must meet (after field-level checks); raises
+    ValidationFailed.
+    """
     errors = []
 
     def refuse(field, message):
@@ -124,7 +126,9 @@ def normalise_fields(fields):
 
 
 def save_slug_or_refuse():
-    """Flush; a slug another link holds is AlreadyExists on `slug` (SLUG_TAKEN), a broken limit a 422."""
+    """Flush; a slug another link holds is AlreadyExists on `slug` (SLUG_TAKEN), a broken limit a
+    422.
+    """
     try:
         db.session.flush()
     except IntegrityError as error:
@@ -142,7 +146,8 @@ def save_slug_or_refuse():
 
 
 def create_link(brand, data):
-    """A new active link from validated input (title required; a slug is made when none is given)."""
+    """A new active link from validated input (title required; a slug is made when none is
+    given)."""
     values = dict(data)
     values.setdefault("currency", brand.currency_list[0])
     values["custom_fields"] = normalise_fields(values.get("custom_fields"))
@@ -239,7 +244,9 @@ def list_links_query(brand, filters=None):
 
 
 def with_totals(links):
-    """The links, each given `paid_count` and `paid_total` (completed, refunded or not), in one query."""
+    """The links, each given `paid_count` and `paid_total` (completed, refunded or not), in one
+    query.
+    """
     ids = [link.id for link in links]
     totals = {}
     if ids:
@@ -258,7 +265,9 @@ def with_totals(links):
 
 
 def link_payments_query(link):
-    """The payments made through a link with the customer's answers, newest first: (payment, answers)."""
+    """The payments made through a link with the customer's answers, newest first: (payment,
+    answers).
+    """
     return (
         db.select(Payment, LinkPayment.answers)
         .join(LinkPayment, LinkPayment.payment_id == Payment.id)
@@ -268,7 +277,9 @@ def link_payments_query(link):
 
 
 def link_payment_ids(brand_id, ident):
-    """A subquery of the payment ids of a brand's link (by public id or slug), for filtering payments."""
+    """A subquery of the payment ids of a brand's link (by public id or slug), for filtering
+    payments.
+    """
     ident = str(ident).strip().lower()
     return (
         db.select(LinkPayment.payment_id)

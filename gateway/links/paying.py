@@ -79,7 +79,9 @@ def normalise_phone(text):
 
 
 def check_answers(link, values):
-    """The customer's answers by field key, every required one given; ValidationFailed lists each fault."""
+    """The customer's answers by field key, every required one given; ValidationFailed lists each
+    fault.
+    """
     answers, errors = {}, []
     for field in link.custom_fields or []:
         key, kind = field["key"], field["kind"]
@@ -232,7 +234,9 @@ def link_payment_closed(payment):
 
 
 def link_payment_completed(payment, transaction):
-    """A link's payment completed: keep (or take back) its slot and write payment_link.paid (payments signal)."""
+    """A link's payment completed: keep (or take back) its slot and write payment_link.paid
+    (payments signal).
+    """
     link_payment = link_payment_of(payment)
     if link_payment is None:
         return

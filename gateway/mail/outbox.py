@@ -1,4 +1,6 @@
-"""The e-mail outbox: `send_mail` writes a row in the caller's transaction and wakes a job after commit."""
+"""The e-mail outbox: `send_mail` writes a row in the caller's transaction and wakes a job after
+commit.
+"""
 
 from .. import jobs
 from ..answer_commit import commit_work

@@ -1,4 +1,6 @@
-"""Sending the outbox: one job per e-mail over smtplib, retried with backoff, and the periodic sweep."""
+"""Sending the outbox: one job per e-mail over smtplib, retried with backoff, and the periodic
+sweep.
+"""
 
 import logging
 import smtplib
@@ -163,7 +165,9 @@ def smtp_send(settings, message):
 
 
 def send_test_mail(settings, to):
-    """Send a test e-mail now, in the request (the settings page shows the answer); MailNotSent if not."""
+    """Send a test e-mail now, in the request (the settings page shows the answer); MailNotSent if
+    not.
+    """
     message = EmailMessage()
     message["From"] = formataddr((settings.from_name or "", settings.from_address))
     message["To"] = to

@@ -18,7 +18,8 @@ DEFAULT_PORTS = {"none": 25, "starttls": 587, "tls": 465}
 
 
 def seal_password(password, brand_id):
-    """The SMTP password encrypted at rest, bound to its brand so sealed values cannot be swapped."""
+    """The SMTP password encrypted at rest, bound to its brand so sealed values cannot be
+    swapped."""
     iv = os.urandom(IV_BYTES)
     sealed = AESGCM(derived_key(PURPOSE)).encrypt(iv, password.encode(), str(brand_id).encode())
     return base64.b64encode(iv + sealed).decode("ascii")

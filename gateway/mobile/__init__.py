@@ -1,4 +1,6 @@
-"""The companion app's protocol under /api/mobile/v1: pairing, SMS in, outbound SMS out, and its OpenAPI document."""
+"""The companion app's protocol under /api/mobile/v1: pairing, SMS in, outbound SMS out, and its
+OpenAPI document.
+"""
 
 from ..api import GatewayApi
 from ..extensions import csrf
@@ -7,10 +9,13 @@ URL_PREFIX = "/api/mobile/v1"
 
 
 def register_mobile(app):
-    """Attach every device blueprint and /api/mobile/v1/openapi.json; none uses cookies, so none needs CSRF tokens."""
+    """Attach every device blueprint and /api/mobile/v1/openapi.json; none uses cookies, so none
+    needs CSRF tokens.
+    """
     from . import config, dashboard, devices, notifications, outbound, pairing, sms
 
-    # flask-smorest reads a second Api's settings under its own prefix: the merchant API keeps the plain names.
+    # flask-smorest reads a second Api's settings under its own prefix: the merchant API keeps the
+    # plain names.
     app.config.setdefault("MOBILE_OPENAPI_URL_PREFIX", URL_PREFIX)
     app.config.setdefault("MOBILE_OPENAPI_JSON_PATH", "openapi.json")
     api = GatewayApi(

@@ -51,7 +51,8 @@ def unpair_device(device, ref):
 
 
 def report_leased_sms(device, message_id, status, error=None):
-    """A device reports an outbound message it leased; another device's lease is not its to report."""
+    """A device reports an outbound message it leased; another device's lease is not its to
+    report."""
     message = get_outbound_sms(device.brand, message_id)
     if message.status == "leased" and message.leased_by != device.uuid:
         raise invalid_state("This message is leased to another device.")
@@ -66,7 +67,8 @@ def start_of_day(brand, now):
 
 
 def device_dashboard(device):
-    """Today's SMS by status, payments waiting for an SMS, completions today, unread notifications."""
+    """Today's SMS by status, payments waiting for an SMS, completions today, unread
+    notifications."""
     now = utcnow()
     since = start_of_day(device.brand, now)
     by_status = dict(
@@ -81,7 +83,8 @@ def device_dashboard(device):
         .select_from(Payment)
         .where(Payment.brand_id == device.brand_id, Payment.status == "processing")
     ).scalar_one()
-    # A completed payment's transaction is written at completion, and (brand_id, created_at) is indexed.
+    # A completed payment's transaction is written at completion, and (brand_id, created_at) is
+    # indexed.
     completed, volume = db.session.execute(
         db.select(db.func.count(), db.func.coalesce(db.func.sum(Transaction.amount), 0)).where(
             Transaction.brand_id == device.brand_id, Transaction.created_at >= since

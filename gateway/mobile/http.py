@@ -11,7 +11,9 @@ class ProtocolParser(FlaskParser):
     """webargs' Flask parser, reading a body as the app's protocol always has."""
 
     def load_json(self, req, schema):
-        """The body, checked like the merchant API's (415, 400); none at all, or `null`, reads as `{}`."""
+        """The body, checked like the merchant API's (415, 400); none at all, or `null`, reads as
+        `{}`.
+        """
         check_json_body()
         payload = req.get_json(silent=True)
         return {} if payload is None else payload

@@ -17,9 +17,9 @@ blp = ProtocolBlueprint(
 @limiter.limit("10/minute")
 @blp.arguments(PairDeviceSchema())
 def pair(data):
-    """Exchange a one-time pairing code (and the phone's fingerprint) for tokens and the device's AES key.
+    """Exchange a one-time pairing code and the phone's fingerprint for tokens and an AES key.
 
-    Every code that does not pair gets the same 422 INVALID_PAIRING_CODE, whatever was wrong with it.
+    Every code that does not pair gets the same 422 INVALID_PAIRING_CODE, whatever was wrong.
     """
     with unit_of_work():
         device, tokens, aes_key = pair_device(data)

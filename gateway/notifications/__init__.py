@@ -1,1 +1,3 @@
-"""Telling the merchant: events (payment completed, review, phone offline, …) sent by e-mail, Telegram or the app."""
+"""Telling the merchant: events (payment completed, review, phone offline, …) sent by e-mail,
+Telegram or the app.
+"""

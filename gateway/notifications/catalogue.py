@@ -38,8 +38,9 @@ DEFAULT_CHANNELS = {
     WEBHOOKS_FAILING: (EMAIL, TELEGRAM),
     SMS_UNCLAIMED: (EMAIL, TELEGRAM, APP),
 }
-# The phone already hears of a payment held for review from matching (sms/matching.py notify_review), and of
-# its own silence it cannot be told: those app cells are not offered, so nothing reaches the phone twice.
+# The phone already hears of a payment held for review from matching (sms/matching.py
+# notify_review), and of its own silence it cannot be told: those app cells are not offered, so
+# nothing reaches the phone twice.
 NOT_OFFERED = {(PAYMENT_REVIEW, APP), (PHONE_OFFLINE, APP)}
 
 

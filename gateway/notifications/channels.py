@@ -1,4 +1,6 @@
-"""The channels a notification goes out through: Telegram's Bot API, e-mail, and the companion app's feed."""
+"""The channels a notification goes out through: Telegram's Bot API, e-mail, and the companion app's
+feed.
+"""
 
 import logging
 import re
@@ -31,7 +33,8 @@ logging.getLogger("urllib3.connectionpool").addFilter(HideBotTokens())
 
 
 class ChannelError(Exception):
-    """A send that did not go through; the message is shown in the panel, so it never holds a secret.
+    """A send that did not go through; the message is shown in the panel, so it never holds a
+    secret.
 
     `retry_after` (seconds) is the receiver's own "not before" (Telegram's 429 answer).
     """
@@ -84,13 +87,16 @@ def send_telegram(settings, note):
 
 
 def send_app(settings, note):
-    """The companion app's own notifications feed (gateway/devices/notifications.py), every phone."""
+    """The companion app's own notifications feed (gateway/devices/notifications.py), every
+    phone."""
     body = "\n\n".join(part for part in (note.text, note.link) if part)
     notify_devices(note.brand_id, note.event, note.subject, body=body)
 
 
 def send_email(settings, note):
-    """One e-mail per recipient through the brand's SMTP outbox (gateway/mail), which retries on its own."""
+    """One e-mail per recipient through the brand's SMTP outbox (gateway/mail), which retries on its
+    own.
+    """
     addresses = recipients(settings)
     if not addresses:
         raise ChannelError("No e-mail recipient is set.")

@@ -1,4 +1,5 @@
-"""The hook points: what each event tells the merchant. Called inside the caller's transaction, never raising.
+"""The hook points: what each event tells the merchant. Called inside the caller's transaction,
+never raising.
 
 This module imports no payments, SMS or webhooks code (those domains call it): it reads their rows
 by table name, as gateway/states.py does, so no domain has to import back.
@@ -21,8 +22,8 @@ from .catalogue import (
 from .outbox import already_raised, local_time, raise_notification
 from .settings import settings_for
 
-# An attempt that fails this many automatic attempts in a row tells the merchant (about 36 minutes in),
-# as does running out of attempts; at most once an hour per brand.
+# An attempt that fails this many automatic attempts in a row tells the merchant (about 36 minutes
+# in), as does running out of attempts; at most once an hour per brand.
 FAILING_AFTER_ATTEMPTS = 3
 
 
@@ -72,7 +73,9 @@ def notify_payments_in_review(payment_ids, reason):
 
 
 def notify_webhook_attempt(delivery_id, status, attempts):
-    """A webhook attempt recorded (or a delivery failed for good): failing ones tell the merchant, hourly."""
+    """A webhook attempt recorded (or a delivery failed for good): failing ones tell the merchant,
+    hourly.
+    """
     if status != "failed" and not (status == "retrying" and attempts == FAILING_AFTER_ATTEMPTS):
         return
     deliveries = table("webhook_deliveries").c
@@ -121,7 +124,9 @@ def notify_phone_offline(brand_id, device_id, name, last_heartbeat_at, minutes):
 
 
 def phone_heard_from(device, previous_heartbeat_at):
-    """A heartbeat after an outage that was notified: the phone is back (once, if the brand wants it)."""
+    """A heartbeat after an outage that was notified: the phone is back (once, if the brand wants
+    it).
+    """
     if previous_heartbeat_at is None:
         return
     settings = settings_for(device.brand_id)

@@ -1,7 +1,8 @@
 """Raising a notification: one row per thing told, one outbox row per channel, woken after commit.
 
-Raising runs inside the caller's transaction (a payment's, a heartbeat's, a sweep's) under a SAVEPOINT
-and never raises: a fault here rolls back only the notification, never the payment that caused it.
+Raising runs inside the caller's transaction (a payment's, a heartbeat's, a sweep's) under a
+SAVEPOINT and never raises: a fault here rolls back only the notification, never the payment that
+caused it.
 """
 
 import logging
@@ -43,7 +44,9 @@ def notification_wake(delivery_id, attempts):
 
 
 def channel_ready(settings, channel):
-    """Whether a channel has what it needs to send: recipients and SMTP, a bot and chat, a paired phone."""
+    """Whether a channel has what it needs to send: recipients and SMTP, a bot and chat, a paired
+    phone.
+    """
     if channel == EMAIL:
         return bool(recipients(settings)) and mail_configured(settings.brand_id)
     if channel == TELEGRAM:
@@ -62,7 +65,8 @@ def has_paired_phone(brand_id):
 
 
 def panel_link(brand_id, path):
-    """An absolute address of a panel page: the brand's own origin when it has one, else BASE_URL."""
+    """An absolute address of a panel page: the brand's own origin when it has one, else
+    BASE_URL."""
     base = db.session.execute(db.select(Brand.base_url).where(Brand.id == brand_id)).scalar()
     return f"{(base or current_app.config['BASE_URL']).rstrip('/')}{path}"
 
@@ -150,7 +154,8 @@ def send_test_notification(brand_id):
         brand_id,
         TEST,
         "Test notification from your payment gateway",
-        "Notifications reach you here. You chose which events do in the panel's Notifications page.",
+        "Notifications reach you here. You chose which events do in the panel's "
+        "Notifications page.",
         "/panel/notifications",
         channels=list(CHANNELS),
     )

@@ -29,7 +29,9 @@ BATCH = 500
 
 
 def send_notification(delivery_id):
-    """Make the next attempt of a due delivery if this process wins its lease; True when it was sent."""
+    """Make the next attempt of a due delivery if this process wins its lease; True when it was
+    sent.
+    """
     now = utcnow()
     table = NotificationDelivery.__table__.c
     lease = now + LEASE
@@ -55,7 +57,8 @@ def send_notification(delivery_id):
 
 
 def attempt(delivery):
-    """Send through the delivery's channel; None when it went, else the ChannelError (no secrets)."""
+    """Send through the delivery's channel; None when it went, else the ChannelError (no
+    secrets)."""
     try:
         SENDERS[delivery.channel](settings_for(delivery.brand_id), delivery.notification)
     except ChannelError as error:
@@ -72,7 +75,9 @@ def retry_delay(attempts):
 
 
 def record(delivery, lease, error):
-    """Sent, failed for good, or pending again after the backoff; only while this process holds the lease."""
+    """Sent, failed for good, or pending again after the backoff; only while this process holds the
+    lease.
+    """
     now, table = utcnow(), NotificationDelivery.__table__.c
     attempts, delivery_id = delivery.attempts, delivery.id
     where = (table.id == delivery_id, table.lease_expires_at == lease)
@@ -128,7 +133,9 @@ def due_notification_ids(now):
 
 
 def wake_notifications(due):
-    """Enqueue these due deliveries, (id, attempts) each, once their sweep committed; returns how many."""
+    """Enqueue these due deliveries, (id, attempts) each, once their sweep committed; returns how
+    many.
+    """
     for delivery_id, attempts in due:
         jobs.enqueue(
             jobs.WEBHOOKS,

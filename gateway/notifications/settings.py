@@ -1,4 +1,6 @@
-"""A brand's notification settings: channels per event, recipients, the Telegram bot, the thresholds."""
+"""A brand's notification settings: channels per event, recipients, the Telegram bot, the
+thresholds.
+"""
 
 import base64
 import os
@@ -102,9 +104,9 @@ def checked_emails(value):
 def update_settings(brand_id, changes):
     """Apply validated changes (all or nothing, the caller commits); returns the names that changed.
 
-    `changes` may hold: channels ({event: [channel]}), email_to, telegram_token (blank keeps the stored
-    one), telegram_chat_id, clear_telegram, offline_minutes, waiting_minutes, unclaimed_minutes,
-    notify_back_online.
+    `changes` may hold: channels ({event: [channel]}), email_to, telegram_token (blank keeps the
+    stored one), telegram_chat_id, clear_telegram, offline_minutes, waiting_minutes,
+    unclaimed_minutes, notify_back_online.
     """
     settings = settings_for(brand_id)
     values = {}

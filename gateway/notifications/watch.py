@@ -1,4 +1,6 @@
-"""The periodic watch: phones gone silent, payment texts no payment claimed, and due deliveries woken."""
+"""The periodic watch: phones gone silent, payment texts no payment claimed, and due deliveries
+woken.
+"""
 
 from datetime import timedelta
 
@@ -107,8 +109,10 @@ def watch_unclaimed_texts(now):
                 row.brand_id,
                 SMS_UNCLAIMED,
                 f"{provider} {format_amount(row.amount)} received, but no payment claimed it",
-                f"TrxID {row.provider_trx_id or '—'} from {row.counterparty or 'an unknown number'}, "
-                f"received {local_time(row.brand_id, row.created_at)}, has waited {minutes} minutes. "
+                f"TrxID {row.provider_trx_id or '—'} from "
+                f"{row.counterparty or 'an unknown number'}, "
+                f"received {local_time(row.brand_id, row.created_at)}, has waited "
+                f"{minutes} minutes. "
                 "If a customer paid, match it to their payment by hand in the SMS inbox; otherwise "
                 "it was not for a payment.",
                 f"/panel/sms-inbox/{row.public_id}",
@@ -129,7 +133,8 @@ def sweep_notifications(now=None):
         raised = watch_phones(now) + watch_unclaimed_texts(now)
         due = due_notification_ids(now)
     # After the one commit: what was raised is woken by its own wake_after_commit; a delivery due
-    # before this sweep (a lost wake-up, a Redis outage) is woken here, its dedupe key keeps it one job.
+    # before this sweep (a lost wake-up, a Redis outage) is woken here, its dedupe key keeps it one
+    # job.
     return raised + wake_notifications(due)
 
 

@@ -18,7 +18,8 @@ bp.record_once(register_filters)
 
 # The panel's pages may show nothing but themselves: no framing, no third-party scripts.
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; img-src 'self' data: https:; style-src 'self' 'unsafe-inline'; script-src 'self'; "
+    "default-src 'self'; img-src 'self' data: https:; style-src 'self' 'unsafe-inline'; "
+    "script-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 )
 ERROR_MESSAGES = {
@@ -68,7 +69,9 @@ def register_panel(app):
 
 
 def language_url(code):
-    """This page in another language; a page answered to a form (a POST-only address) switches on the dashboard."""
+    """This page in another language; a page answered to a form (a POST-only address) switches on
+    the dashboard.
+    """
     rule = request.url_rule
     if rule is None or "GET" not in rule.methods:
         return url_for("panel.dashboard", lang=code)
@@ -79,7 +82,9 @@ def language_url(code):
 
 @bp.context_processor
 def panel_context():
-    """What the layout needs: the brand, its colours, the sidebar, the sign-out form, the language switch."""
+    """What the layout needs: the brand, its colours, the sidebar, the sign-out form, the language
+    switch.
+    """
     brand = current_user.brand if current_user.is_authenticated else None
     return {
         "brand": brand,

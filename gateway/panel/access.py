@@ -48,7 +48,9 @@ PUBLIC = "public"
 
 
 def must_enrol(user):
-    """Whether the brand's two-factor policy holds this user back until they enrol (production only)."""
+    """Whether the brand's two-factor policy holds this user back until they enrol (production
+    only).
+    """
     return (
         current_app.config.get("APP_ENV") == "production"
         and requires_two_factor(user)
@@ -78,7 +80,8 @@ def requires(permission):
 
 
 def public(view):
-    """A route for signed-out visitors (sign-in); declared so the route table test sees it chosen."""
+    """A route for signed-out visitors (sign-in); declared so the route table test sees it
+    chosen."""
     view.required_permission = PUBLIC
     return view
 

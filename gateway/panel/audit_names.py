@@ -1,4 +1,5 @@
-"""What each audit-log action is called in the panel's languages (the log keeps the machine name)."""
+"""What each audit-log action is called in the panel's languages (the log keeps the machine
+name)."""
 
 from ..i18n import lazy_gettext as _l
 
@@ -64,5 +65,6 @@ ACTION_NAMES = {
 
 
 def audit_action(action):
-    """An audit action as people read it, in the page's language; an unknown one as it was recorded."""
+    """An audit action as people read it, in the page's language; an unknown one as it was
+    recorded."""
     return ACTION_NAMES.get(action, action)

@@ -20,17 +20,22 @@ from .forms import ActionForm, PasswordForm, SignInForm, attach_error
 
 
 def sign_in_limit():
-    """Failed attempts allowed per address, and apart from that per e-mail (LOGIN_RATE_LIMIT, e.g. 10/minute)."""
+    """Failed attempts allowed per address, and apart from that per e-mail (LOGIN_RATE_LIMIT, e.g.
+    10/minute).
+    """
     return current_app.config["LOGIN_RATE_LIMIT"]
 
 
 def sign_in_address_bucket():
-    """Failed attempts from one client address, whatever e-mails they try (spraying many is limited too)."""
+    """Failed attempts from one client address, whatever e-mails they try (spraying many is limited
+    too).
+    """
     return f"sign-in-address:{client_address()}"
 
 
 def sign_in_email_bucket():
-    """Failed attempts at one e-mail, from whatever addresses (guessing from many is limited too)."""
+    """Failed attempts at one e-mail, from whatever addresses (guessing from many is limited
+    too)."""
     return f"sign-in-email:{(request.form.get('email') or '').strip().lower()}"
 
 
@@ -55,7 +60,9 @@ def safe_next(target):
 
 
 def reset_session():
-    """Empty the session (an old one is never carried into a new sign-in), keeping the language choice."""
+    """Empty the session (an old one is never carried into a new sign-in), keeping the language
+    choice.
+    """
     language = session.get("lang")
     session.clear()
     if language:
@@ -131,7 +138,9 @@ def render_sign_in(form, status=200, limited=None):
 
 @bp.errorhandler(429)
 def too_many_attempts(error):
-    """Past a limit: on sign-in, the form again saying when to retry; elsewhere, the panel's error page."""
+    """Past a limit: on sign-in, the form again saying when to retry; elsewhere, the panel's error
+    page.
+    """
     message = _("Too many attempts. Wait a minute, then try again.")
     page = (
         render_sign_in(SignInForm(formdata=None), 429, message)
@@ -146,7 +155,9 @@ def too_many_attempts(error):
 @bp.post("/sign-out")
 @requires(ACCOUNT)
 def sign_out():
-    """End the session on the server too (the button carries a CSRF token so no other site can sign you out)."""
+    """End the session on the server too (the button carries a CSRF token so no other site can sign
+    you out).
+    """
     if ActionForm().validate_on_submit():
         with unit_of_work():
             # A new session version: this cookie, and any copy of it, no longer names the user.

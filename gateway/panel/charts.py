@@ -1,4 +1,6 @@
-"""The dashboard's daily chart as inline SVG drawn on the server: no script, no CDN, readable by screen readers."""
+"""The dashboard's daily chart as inline SVG drawn on the server: no script, no CDN, readable by
+screen readers.
+"""
 
 from decimal import Decimal
 
@@ -12,7 +14,9 @@ GRID_LINES = 4
 
 
 def nice_ceiling(value):
-    """A round number at or above `value` for the top of the axis (1, 2, 2.5 or 5 times a power of ten)."""
+    """A round number at or above `value` for the top of the axis (1, 2, 2.5 or 5 times a power of
+    ten).
+    """
     if value <= 0:
         return Decimal(1)
     magnitude = Decimal(10) ** (len(str(int(value))) - 1)
@@ -42,14 +46,16 @@ def daily_bars(days, title, value_label, date_label):
     slot = plot_w / max(len(days), 1)
     bar_w = max(slot * 0.7, 2)
     parts = [
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="chart-title" '
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        'aria-labelledby="chart-title" '
         f'xmlns="http://www.w3.org/2000/svg">',
         f'<title id="chart-title">{escape(title)}</title>',
     ]
     for line in range(GRID_LINES + 1):
         y = PAD_TOP + plot_h - plot_h * line / GRID_LINES
         parts.append(
-            f'<line class="grid" x1="{PAD_LEFT}" x2="{WIDTH - PAD_RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<line class="grid" x1="{PAD_LEFT}" x2="{WIDTH - PAD_RIGHT}" y1="{y:.1f}" '
+            f'y2="{y:.1f}"/>'
         )
         parts.append(
             f'<text class="axis" x="{PAD_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">'
@@ -60,7 +66,8 @@ def daily_bars(days, title, value_label, date_label):
         x = PAD_LEFT + slot * index + (slot - bar_w) / 2
         label = f"{day['label']}: {day['value_text']} ({day['count']})"
         parts.append(
-            f'<rect class="bar" x="{x:.1f}" y="{PAD_TOP + plot_h - height:.1f}" width="{bar_w:.1f}" '
+            f'<rect class="bar" x="{x:.1f}" y="{PAD_TOP + plot_h - height:.1f}" '
+            f'width="{bar_w:.1f}" '
             f'height="{max(height, 0.0):.1f}" rx="2"><title>{escape(label)}</title></rect>'
         )
         if (len(days) - 1 - index) % 7 == 0:  # today and each week before it

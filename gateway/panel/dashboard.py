@@ -1,4 +1,6 @@
-"""The dashboard: today, the last 30 days, the review queue, unclaimed texts and the companion phone's pulse."""
+"""The dashboard: today, the last 30 days, the review queue, unclaimed texts and the companion
+phone's pulse.
+"""
 
 from datetime import datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
@@ -26,7 +28,9 @@ WAITING_SHOWN = 3
 
 
 def review_queue(brand):
-    """Payments waiting for the merchant: held with a review reason, or with money that came after cancel or expiry."""
+    """Payments waiting for the merchant: held with a review reason, or with money that came after
+    cancel or expiry.
+    """
     return db.session.execute(
         db.select(db.func.count())
         .select_from(Payment)
@@ -35,7 +39,9 @@ def review_queue(brand):
 
 
 def texts_waiting_for_claim(brand):
-    """How many credits the phone forwarded that no payment has claimed yet, and the latest few of them."""
+    """How many credits the phone forwarded that no payment has claimed yet, and the latest few of
+    them.
+    """
     waiting = (
         InboundSms.brand_id == brand.id,
         InboundSms.status == "unmatched",

@@ -1,4 +1,6 @@
-"""The panel's warning while a demo receiving number is switched on (bootstrap's sample for `make run`)."""
+"""The panel's warning while a demo receiving number is switched on (bootstrap's sample for `make
+run`).
+"""
 
 from flask_login import current_user
 
@@ -8,7 +10,9 @@ from . import bp
 
 @bp.context_processor
 def demo_notice_context():
-    """`live_demo_methods()` for templates/panel/_demo_banner.html; queried only by the pages that show it."""
+    """`live_demo_methods()` for templates/panel/_demo_banner.html; queried only by the pages that
+    show it.
+    """
 
     def live_demo_methods():
         """The signed-in user's brand's switched-on demo numbers."""

@@ -1,4 +1,6 @@
-"""Developers, the API keys tab (super-administrators): generate a key shown once, list keys, revoke by label."""
+"""Developers, the API keys tab (super-administrators): generate a key shown once, list keys, revoke
+by label.
+"""
 
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _

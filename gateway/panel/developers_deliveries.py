@@ -42,7 +42,9 @@ def webhook_deliveries():
 @bp.get("/developers/webhook-deliveries/<int:delivery_id>")
 @requires(VIEW)
 def webhook_delivery(delivery_id):
-    """One delivery: the body sent, its payment, and every attempt with status, time, duration and error."""
+    """One delivery: the body sent, its payment, and every attempt with status, time, duration and
+    error.
+    """
     delivery = get_delivery(current_brand(), delivery_id)
     payment = db.session.get(Payment, delivery.payment_id) if delivery.payment_id else None
     return render_template(

@@ -1,4 +1,6 @@
-"""Developers, webhook settings (super-administrators): the default URL, the signing secret, a test event."""
+"""Developers, webhook settings (super-administrators): the default URL, the signing secret, a test
+event.
+"""
 
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
@@ -16,12 +18,15 @@ from .forms_developers import WebhookUrlForm
 
 
 def render_webhooks(form=None, status=200, secret=None, rotated=False):
-    """The settings tab; the secret appears only when asked for (or just rotated), in that answer alone."""
+    """The settings tab; the secret appears only when asked for (or just rotated), in that answer
+    alone.
+    """
     brand = current_brand()
     form = (
         form if form is not None else WebhookUrlForm(formdata=None, webhook_url=brand.webhook_url)
     )
-    # Just rotated: until when the old secret still signs X-Service-Signature-Previous (None without an overlap).
+    # Just rotated: until when the old secret still signs X-Service-Signature-Previous (None without
+    # an overlap).
     previous_until = brand.webhook_secret_previous_until if rotated else None
     return render_template(
         "panel/developers_webhooks.html",
@@ -42,7 +47,9 @@ def webhook_settings():
 @bp.post("/developers/webhooks/url")
 @requires(WEBHOOKS_MANAGE)
 def webhook_settings_url():
-    """Save the default URL, refused when it may not receive webhooks (e.g. a private address in production)."""
+    """Save the default URL, refused when it may not receive webhooks (e.g. a private address in
+    production).
+    """
     form = WebhookUrlForm()
     if not form.validate_on_submit():
         return render_webhooks(form, 422)
@@ -79,7 +86,9 @@ def webhook_settings_secret():
 @bp.post("/developers/webhooks/secret/rotate")
 @requires(WEBHOOKS_MANAGE)
 def webhook_settings_rotate():
-    """Replace the secret; every attempt from now on is signed with the new one, which is shown once here."""
+    """Replace the secret; every attempt from now on is signed with the new one, which is shown once
+    here.
+    """
     if not ActionForm().validate_on_submit():
         return redirect(url_for("panel.webhook_settings"))
     with unit_of_work():

@@ -52,7 +52,9 @@ def devices():
 
 
 def unreachable_by_phone(url):
-    """Whether no phone can reach a URL: it names this computer only (localhost, 127.x, ::1), 0.0.0.0, or no host."""
+    """Whether no phone can reach a URL: it names this computer only (localhost, 127.x, ::1),
+    0.0.0.0, or no host.
+    """
     host = (urlsplit(url).hostname or "").lower()
     if not host or host == "localhost" or host.endswith(".localhost"):
         return True
@@ -72,7 +74,9 @@ def companion_app_url():
 @bp.get("/devices/pairing")
 @requires(VIEW)
 def device_pairing_reopened():
-    """A reloaded or bookmarked pairing page: codes are shown once, so back to Devices to make a new one."""
+    """A reloaded or bookmarked pairing page: codes are shown once, so back to Devices to make a new
+    one.
+    """
     if current_user.is_super_admin:
         flash(_("A pairing code is shown only once. Press “Pair a phone” for a new one."), "info")
     else:
@@ -85,7 +89,9 @@ def device_pairing_reopened():
 @bp.post("/devices/pairing")
 @requires(DEVICES_PAIR)
 def device_pairing():
-    """A fresh 6-digit code and its QR; rendered, not redirected, so the code lives in no URL or session."""
+    """A fresh 6-digit code and its QR; rendered, not redirected, so the code lives in no URL or
+    session.
+    """
     if not ActionForm().validate_on_submit():
         return redirect(url_for("panel.devices"))
     brand = current_brand()

@@ -1,4 +1,6 @@
-"""Jinja filters of the panel: money in the currency's format, times in the brand's zone, both in the page's digits."""
+"""Jinja filters of the panel: money in the currency's format, times in the brand's zone, both in
+the page's digits.
+"""
 
 from datetime import datetime, time, timezone
 from decimal import Decimal
@@ -32,7 +34,9 @@ STATUS_NAMES = {
 
 
 def money(amount, currency="BDT"):
-    """An amount as the merchant reads it: ৳ 1,250.00, $ 12.50 (৳ ১,২৫০.০০ in Bangla), or the currency's code."""
+    """An amount as the merchant reads it: ৳ 1,250.00, $ 12.50 (৳ ১,২৫০.০০ in Bangla), or the
+    currency's code.
+    """
     if amount is None:
         return "—"
     text = native_digits(format_decimal(Decimal(amount), money_pattern(), locale="en"))
@@ -40,7 +44,9 @@ def money(amount, currency="BDT"):
 
 
 def number(value):
-    """A count or a rate in the page's digits, grouped: 1,250 or ১,২৫০; a dash for None; other text as it came."""
+    """A count or a rate in the page's digits, grouped: 1,250 or ১,২৫০; a dash for None; other text
+    as it came.
+    """
     if value is None:
         return "—"
     if not isinstance(value, (int, float, Decimal)):  # e.g. a phone-reported status field
@@ -95,7 +101,8 @@ def status_name(status):
 
 
 def day_bounds(day_from, day_to):
-    """Local calendar dates as an aware UTC [start, end] range for filtering (either may be None)."""
+    """Local calendar dates as an aware UTC [start, end] range for filtering (either may be
+    None)."""
     zone = current_zone()
     start = (
         datetime.combine(day_from, time.min, tzinfo=zone).astimezone(timezone.utc)

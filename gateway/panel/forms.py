@@ -55,7 +55,9 @@ class ActionForm(FlaskForm):
 
 
 class PaymentFilterForm(Form):
-    """The payment list's filters, read from the query string (a GET form changes nothing: no token)."""
+    """The payment list's filters, read from the query string (a GET form changes nothing: no
+    token).
+    """
 
     q = StringField(
         _l("Search"),
@@ -106,7 +108,8 @@ class RefundForm(FlaskForm):
         description=_l("Leave empty to refund everything that remains."),
     )
     reason = StringField(_l("Reason"), filters=[strip], validators=[Optional(), Length(max=500)])
-    # Set only by the confirmation step's button: without it the refund is shown to confirm, not recorded.
+    # Set only by the confirmation step's button: without it the refund is shown to confirm, not
+    # recorded.
     confirmed = BooleanField()
 
     def validate_amount(self, field):

@@ -1,4 +1,6 @@
-"""Forms of the SMS pages: inbox filters and matching, regex templates and their tester, the outbound queue."""
+"""Forms of the SMS pages: inbox filters and matching, regex templates and their tester, the
+outbound queue.
+"""
 
 from flask_wtf import FlaskForm
 from wtforms import Form, SelectField, StringField, TextAreaField

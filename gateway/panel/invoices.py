@@ -1,4 +1,6 @@
-"""Invoices in the panel: the list, the create/edit form with line items, the detail page and its actions."""
+"""Invoices in the panel: the list, the create/edit form with line items, the detail page and its
+actions.
+"""
 
 from flask import flash, make_response, redirect, render_template, request, url_for
 from flask_babel import gettext as _

@@ -1,4 +1,6 @@
-"""Payment links in the panel: the list, the form to create or change one, its page with QR and sharing."""
+"""Payment links in the panel: the list, the form to create or change one, its page with QR and
+sharing.
+"""
 
 from datetime import datetime, time, timezone
 from urllib.parse import quote

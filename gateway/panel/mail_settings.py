@@ -1,4 +1,6 @@
-"""Settings → E-mail (super-administrators): the brand's SMTP server, and a button that sends a test."""
+"""Settings → E-mail (super-administrators): the brand's SMTP server, and a button that sends a
+test.
+"""
 
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _

@@ -26,7 +26,8 @@ NavItem = namedtuple("NavItem", "endpoint label icon permission active_prefix")
 
 
 def item(endpoint, label, icon, super_admin=False, active_prefix=None, permission=None):
-    """One link, shown to roles with `permission` (`super_admin=True`: settings.manage, i.e. owners and admins).
+    """One link, shown to roles with `permission` (`super_admin=True`: settings.manage, i.e. owners
+    and admins).
 
     `active_prefix` marks it current on its detail pages too (panel.payment → panel.payment_*).
     """

@@ -1,4 +1,5 @@
-"""Notifications (super-administrators): which event goes to which channel, Telegram, thresholds, a test.
+"""Notifications (super-administrators): which event goes to which channel, Telegram, thresholds, a
+test.
 
 Nothing here sends: saving and testing only write rows; the outbox job sends, and the table of
 latest deliveries shows what became of each (failures included, with a "send again").
@@ -72,7 +73,8 @@ def grid_choice(form_data):
 
 
 def render_notifications(form=None, status=200, grid=None):
-    """The page: the event × channel grid, recipients and Telegram, thresholds, latest deliveries."""
+    """The page: the event × channel grid, recipients and Telegram, thresholds, latest
+    deliveries."""
     brand = current_brand()
     settings = settings_for(brand.id)
     if form is None:
@@ -123,7 +125,8 @@ def notifications():
 @bp.post("/notifications/test")
 @requires(SETTINGS_MANAGE)
 def notifications_test():
-    """Queue a test notification to every channel that is set up; the table below shows the outcome."""
+    """Queue a test notification to every channel that is set up; the table below shows the
+    outcome."""
     if not ActionForm().validate_on_submit():
         return redirect(url_for("panel.notifications"))
     with unit_of_work():

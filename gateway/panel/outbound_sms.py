@@ -1,4 +1,6 @@
-"""Outbound SMS: the queue a phone or the SMS provider sends from; queue a message, retry a failed one."""
+"""Outbound SMS: the queue a phone or the SMS provider sends from; queue a message, retry a failed
+one.
+"""
 
 import marshmallow as ma
 from flask import flash, redirect, render_template, request, url_for

@@ -1,4 +1,5 @@
-"""What the merchant can do to a payment: refund, cancel, approve or reject a review, settle money that came late.
+"""What the merchant can do to a payment: refund, cancel, approve or reject a review, settle money
+that came late.
 
 Each action calls the same service function as its API twin, so the rules are the API's.
 """
@@ -28,7 +29,9 @@ def back_to(payment):
 
 
 def refund_recipient(payment):
-    """Who the refund goes back to, as the merchant knows them: name and phone, or the number that paid."""
+    """Who the refund goes back to, as the merchant knows them: name and phone, or the number that
+    paid.
+    """
     phone = payment.customer_phone or payment.sender_number
     parts = [part for part in (payment.customer_name, phone) if part]
     if not parts:
@@ -47,7 +50,9 @@ def beyond_refund_limit():
 @bp.post("/payments/<payment_id>/refund")
 @requires(REFUNDS_CREATE)
 def refund_payment(payment_id):
-    """Refund all that remains, or the amount given: the first POST asks to confirm, only the confirmed one records."""
+    """Refund all that remains, or the amount given: the first POST asks to confirm, only the
+    confirmed one records.
+    """
     payment = get_payment(current_brand(), payment_id)
     form = RefundForm()
     if not form.validate_on_submit():
@@ -90,7 +95,9 @@ def refund_payment(payment_id):
 
 
 def ask_refund_confirmation(payment, form):
-    """The payment page with the refund spelt out (amount fixed now, recipient named) and a confirm button."""
+    """The payment page with the refund spelt out (amount fixed now, recipient named) and a confirm
+    button.
+    """
     refusal = refund_refusal(payment.transaction, form.amount.data)
     if refusal is not None:  # say so now, not after the merchant has confirmed
         attach_error(form, refusal)
@@ -125,7 +132,9 @@ def cancel(payment_id):
 @bp.post("/payments/<payment_id>/approve")
 @requires(PAYMENTS_ACT)
 def approve(payment_id):
-    """Accept a payment held for review: its held SMS is matched and the payment completes (the service decides)."""
+    """Accept a payment held for review: its held SMS is matched and the payment completes (the
+    service decides).
+    """
     payment = get_payment(current_brand(), payment_id)
     if ActionForm().validate_on_submit():
         reason = payment.review_reason
@@ -148,7 +157,9 @@ def approve(payment_id):
 @bp.post("/payments/<payment_id>/reject")
 @requires(PAYMENTS_ACT)
 def reject(payment_id):
-    """Refuse a payment held for review: it fails, and its held SMS is released to be matched by hand."""
+    """Refuse a payment held for review: it fails, and its held SMS is released to be matched by
+    hand.
+    """
     payment = get_payment(current_brand(), payment_id)
     form = RejectForm()
     if form.validate_on_submit():
@@ -172,7 +183,9 @@ def reject(payment_id):
 @bp.post("/payments/<payment_id>/late/complete")
 @requires(PAYMENTS_ACT)
 def complete_late(payment_id):
-    """Keep money that came after the payment was cancelled or expired: the payment completes (the service guards)."""
+    """Keep money that came after the payment was cancelled or expired: the payment completes (the
+    service guards).
+    """
     payment = get_payment(current_brand(), payment_id)
     if ActionForm().validate_on_submit():
         reason = payment.review_reason

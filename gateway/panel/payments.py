@@ -26,7 +26,9 @@ def like_pattern(text):
 
 
 def search_clause(text):
-    """Rows whose reference, TrxID (ours or the provider's), payment ID, phone or e-mail match `text`."""
+    """Rows whose reference, TrxID (ours or the provider's), payment ID, phone or e-mail match
+    `text`.
+    """
     pattern = like_pattern(text)
     ours = db.select(Transaction.payment_id).where(Transaction.trx_id == text.upper())
     clauses = [
@@ -46,7 +48,9 @@ def search_clause(text):
 
 
 def valid(field):
-    """A filter's value, or None when it is empty or invalid (an invalid filter is ignored, not an error page)."""
+    """A filter's value, or None when it is empty or invalid (an invalid filter is ignored, not an
+    error page).
+    """
     return None if field.errors else field.data or None
 
 
@@ -87,7 +91,9 @@ def payments():
 
 
 def render_payment(payment, refund_form=None, status=200, refund_confirmation=None):
-    """The detail page, with a refund form carrying errors when one was just refused, or a refund to confirm."""
+    """The detail page, with a refund form carrying errors when one was just refused, or a refund to
+    confirm.
+    """
     context = dict(
         payment=payment,
         timeline=payment_timeline(payment),

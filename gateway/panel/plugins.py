@@ -1,4 +1,5 @@
-"""Developers, the Plugins tab: which dialect each platform's plugin speaks, its keys, a test IPN."""
+"""Developers, the Plugins tab: which dialect each platform's plugin speaks, its keys, a test
+IPN."""
 
 from flask import abort, flash, redirect, render_template, url_for
 from flask_babel import gettext as _

@@ -48,10 +48,9 @@ def report_download(kind):
         return reports(), 422
     brand = current_brand()
     day_from, day_to = form.date_from.data, form.date_to.data
+    name = file_name(export, brand, day_from, day_to)
     return Response(
         stream_with_context(csv_chunks(export, brand, day_from, day_to)),
         mimetype="text/csv",
-        headers={
-            "Content-Disposition": f'attachment; filename="{file_name(export, brand, day_from, day_to)}"'
-        },
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

@@ -1,4 +1,6 @@
-"""The brand's security policy (owners only): two-factor sign-in required, and the staff refund limit."""
+"""The brand's security policy (owners only): two-factor sign-in required, and the staff refund
+limit.
+"""
 
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _

@@ -1,4 +1,6 @@
-"""Settings (super-administrators): the brand's name and look, its currencies, and the receiving numbers."""
+"""Settings (super-administrators): the brand's name and look, its currencies, and the receiving
+numbers.
+"""
 
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _

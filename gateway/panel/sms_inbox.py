@@ -1,4 +1,6 @@
-"""The SMS inbox: every forwarded text with its parse and match status; match one by hand, or set it aside."""
+"""The SMS inbox: every forwarded text with its parse and match status; match one by hand, or set it
+aside.
+"""
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
@@ -78,7 +80,9 @@ def sms_inbox():
 
 
 def render_message(sms, form=None, status=200):
-    """One text: what the parser read, its balance chain, what it paid, and the match and ignore forms."""
+    """One text: what the parser read, its balance chain, what it paid, and the match and ignore
+    forms.
+    """
     return render_template(
         "panel/sms_inbox_message.html",
         sms=sms,
@@ -105,7 +109,9 @@ def sms_inbox_message(sms_id):
 @bp.post("/sms-inbox/<sms_id>/match")
 @requires(SMS_ACT)
 def sms_inbox_match(sms_id):
-    """Bind the text to the payment named (ID or reference) and complete it, as a matching claim would."""
+    """Bind the text to the payment named (ID or reference) and complete it, as a matching claim
+    would.
+    """
     brand = current_brand()
     sms = get_inbound_sms(brand, sms_id)
     form = MatchForm()
@@ -140,7 +146,8 @@ def sms_inbox_match(sms_id):
 @bp.post("/sms-inbox/<sms_id>/ignore")
 @requires(SMS_ACT)
 def sms_inbox_ignore(sms_id):
-    """Mark a text that pays nothing as ignored, so it leaves the list of texts waiting for a claim."""
+    """Mark a text that pays nothing as ignored, so it leaves the list of texts waiting for a
+    claim."""
     sms = get_inbound_sms(current_brand(), sms_id)
     if ActionForm().validate_on_submit():
         previous = sms.status
@@ -160,7 +167,7 @@ def sms_inbox_ignore(sms_id):
     return redirect(url_for("panel.sms_inbox_message", sms_id=sms.public_id))
 
 
-# --- Balance chains (docs/sms-trust.md): each phone's wallets, their last balance, the merchant's start ---
+# --- Balance chains (docs/sms-trust.md): each phone's wallets, last balance, the merchant's start
 
 
 def balance_forms(brand, start_form=None, mode_form=None):
@@ -189,7 +196,8 @@ def render_balances(start_form=None, mode_form=None, status=200):
 @bp.get("/sms-inbox/balances")
 @requires(VIEW)
 def sms_balances():
-    """Each phone's wallet balances as its texts printed them, and the merchant's starting points."""
+    """Each phone's wallet balances as its texts printed them, and the merchant's starting
+    points."""
     return render_balances()
 
 

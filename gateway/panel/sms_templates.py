@@ -1,4 +1,5 @@
-"""SMS templates: regular expressions for provider texts the built-in parsers do not know, with a tester.
+"""SMS templates: regular expressions for provider texts the built-in parsers do not know, with a
+tester.
 
 Everyone may try a template; saving, switching and deleting them (they decide which texts can pay)
 is for super-administrators.
@@ -30,7 +31,8 @@ from .forms_sms import TemplateForm, TemplateTestForm
 
 
 def tester_for_sms(sms_id):
-    """The tester filled with a stored text (the inbox's "write a template" link), or an empty one."""
+    """The tester filled with a stored text (the inbox's "write a template" link), or an empty
+    one."""
     form = TemplateTestForm(formdata=None)
     if sms_id:
         sms = get_inbound_sms(current_brand(), sms_id)
@@ -41,7 +43,9 @@ def tester_for_sms(sms_id):
 
 
 def render_templates(form=None, tester=None, trial=None, status=200):
-    """The templates page: the brand's templates, the tester (with its result) and the new-template form."""
+    """The templates page: the brand's templates, the tester (with its result) and the new-template
+    form.
+    """
     form = form if form is not None else TemplateForm(formdata=None)
     tester = tester if tester is not None else tester_for_sms(request.args.get("sms"))
     return render_template(

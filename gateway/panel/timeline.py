@@ -1,4 +1,6 @@
-"""A payment's story for its detail page: created, claimed, SMS matched, completed, webhooks, refunds."""
+"""A payment's story for its detail page: created, claimed, SMS matched, completed, webhooks,
+refunds.
+"""
 
 from flask_babel import gettext as _
 from flask_babel import ngettext
@@ -21,7 +23,8 @@ AUDIT_TITLES = {
 }
 SMS_TITLES = {"matched": _l("SMS matched"), "returned": _l("SMS arrived late; money returned")}
 
-# Events stamped in the same instant read in the order they happen (an SMS is matched, then the payment completes).
+# Events stamped in the same instant read in the order they happen (an SMS is matched, then the
+# payment completes).
 KIND_ORDER = {
     kind: rank
     for rank, kind in enumerate(

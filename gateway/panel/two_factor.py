@@ -1,9 +1,10 @@
-"""Two-factor sign-in in the panel: the code step after the password, and enrolling, disabling, new recovery codes.
+"""Two-factor sign-in in the panel: the code step after the password, and enrolling, disabling, new
+recovery codes.
 
-The code step is a page of its own for a visitor who is NOT signed in: the session only names them as
-pending (gateway/panel/auth.py:ask_for_second_factor), so no other panel address opens until the code
-passes. Code attempts are limited per user (LOGIN_RATE_LIMIT) in the shared rate-limit store, so
-changing address does not buy more guesses.
+The code step is a page of its own for a visitor who is NOT signed in: the session only names them
+as pending (gateway/panel/auth.py:ask_for_second_factor), so no other panel address opens until the
+code passes. Code attempts are limited per user (LOGIN_RATE_LIMIT) in the shared rate-limit store,
+so changing address does not buy more guesses.
 """
 
 from flask import current_app, g, redirect, render_template, session, url_for
@@ -41,7 +42,9 @@ def code_limit():
 
 
 def pending_user():
-    """The user who gave the right password and has not yet given a code, while that is recent; else None."""
+    """The user who gave the right password and has not yet given a code, while that is recent; else
+    None.
+    """
     pending = session.get(PENDING_SIGN_IN)
     if not isinstance(pending, dict) or pending.get("until", 0) < utcnow().timestamp():
         return None

@@ -1,4 +1,5 @@
-"""Users (owners and admins): invite people with a role and a one-time password, change roles, deactivate.
+"""Users (owners and admins): invite people with a role and a one-time password, change roles,
+deactivate.
 
 An admin cannot make, change or deactivate an owner; the last active owner cannot be demoted or
 deactivated; every change ends the user's sessions (gateway/accounts/users.py).
@@ -27,7 +28,9 @@ def role_name(role):
 
 
 def invite_form(submitted=True):
-    """The invitation form (blank unless submitted) offering only the roles the signed-in user may give."""
+    """The invitation form (blank unless submitted) offering only the roles the signed-in user may
+    give.
+    """
     form = InviteForm() if submitted else InviteForm(formdata=None)
     form.role.choices = role_choices(assignable_roles(current_user))
     return form

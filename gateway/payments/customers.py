@@ -15,7 +15,9 @@ from .models.payment import PAID_STATUSES, Payment
 
 
 def upsert_customer(brand, name=None, email=None, phone=None):
-    """The brand's customer with this e-mail (else phone), created or filled in; None without either."""
+    """The brand's customer with this e-mail (else phone), created or filled in; None without
+    either.
+    """
     customer_id = upsert_customer_id(brand, name, email, phone)
     if customer_id is None:
         return None
@@ -23,12 +25,14 @@ def upsert_customer(brand, name=None, email=None, phone=None):
 
 
 def upsert_customer_id(brand, name=None, email=None, phone=None):
-    """The id of the brand's customer with this e-mail (else phone), created or filled in; None without either.
+    """The id of the brand's customer with this e-mail (else phone), created or filled in; None
+    without either.
 
-    A new name or phone fills in the profile; an empty one keeps what is on file. By e-mail it is one
-    statement (INSERT … ON CONFLICT DO UPDATE … RETURNING, on both engines): of two payments for one
-    new customer at once, one inserts the row and the other updates it, and neither transaction is
-    rolled back (a savepoint would not do on SQLite, where releasing the outermost one commits it).
+    A new name or phone fills in the profile; an empty one keeps what is on file. By e-mail it is
+    one statement (INSERT … ON CONFLICT DO UPDATE … RETURNING, on both engines): of two payments for
+    one new customer at once, one inserts the row and the other updates it, and neither transaction
+    is rolled back (a savepoint would not do on SQLite, where releasing the outermost one commits
+    it).
     """
     email = email.lower() if email else None
     if email:
@@ -46,9 +50,10 @@ def upsert_customer_id(brand, name=None, email=None, phone=None):
     return customer.id
 
 
-# The same SQL on SQLite and PostgreSQL. SQLAlchemy's dialect-specific insert().on_conflict_do_update()
-# would say it too, but it is not cacheable: it was compiled afresh for every payment. updated_at
-# moves only when the name or phone really changes, as the ORM's onupdate would.
+# The same SQL on SQLite and PostgreSQL. SQLAlchemy's dialect-specific
+# insert().on_conflict_do_update() would say it too, but it is not cacheable: it was compiled afresh
+# for every payment. updated_at moves only when the name or phone really changes, as the ORM's
+# onupdate would.
 UPSERT_BY_EMAIL = (
     db.text(
         """INSERT INTO customers (brand_id, name, email, phone, created_at, updated_at)
@@ -99,7 +104,8 @@ def get_customer(brand, ident):
 
 
 def normalise_phone(text):
-    """A telephone number in the E.164 form profiles store, or the text as given when it is not one."""
+    """A telephone number in the E.164 form profiles store, or the text as given when it is not
+    one."""
     try:
         number = phonenumbers.parse(text, "BD")
     except phonenumbers.NumberParseException:

@@ -45,7 +45,8 @@ def dashboard_summary(brand, now=None):
 
 
 def brand_zone(brand):
-    """The brand's time zone, falling back to DEFAULT_TIMEZONE (Asia/Dhaka) when unset or unknown."""
+    """The brand's time zone, falling back to DEFAULT_TIMEZONE (Asia/Dhaka) when unset or
+    unknown."""
     default = current_app.config.get("DEFAULT_TIMEZONE", "Asia/Dhaka")
     try:
         return ZoneInfo(brand.timezone or default)
@@ -75,8 +76,8 @@ def status_window(brand, since, until):
 
 
 def status_counts(brand, since=None, until=None):
-    """Number of the brand's payments in each status (every status present, zeros included), optionally
-    only those created in [since, until)."""
+    """Number of the brand's payments in each status (every status present, zeros included),
+    optionally only those created in [since, until)."""
     query = db.select(Payment.status, db.func.count()).where(Payment.brand_id == brand.id)
     if since is not None:
         query = query.where(Payment.created_at >= since, Payment.created_at < until)
@@ -103,7 +104,8 @@ def paid_volumes(brand):
 
 
 def local_days(zone, now, days=SERIES_DAYS):
-    """The last `days` local dates (oldest first), the UTC instant each begins, and when today ends."""
+    """The last `days` local dates (oldest first), the UTC instant each begins, and when today
+    ends."""
     today = now.astimezone(zone).date()
     dates = [today - timedelta(days=back) for back in range(days - 1, -1, -1)]
     starts = [

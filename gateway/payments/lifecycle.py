@@ -29,7 +29,9 @@ def new_trx_id():
 
 
 def checkout_url(payment):
-    """Where the merchant sends the customer: the brand's origin + /checkout/<token> (a Payment or a view row)."""
+    """Where the merchant sends the customer: the brand's origin + /checkout/<token> (a Payment or a
+    view row).
+    """
     base = payment.brand_base_url or current_app.config["BASE_URL"]
     return f"{base.rstrip('/')}/checkout/{payment.token}"
 
@@ -112,7 +114,9 @@ PAYMENT_VIEW_ID = _P.c.id  # for filters other domains add to a listing (payment
 
 
 def get_payment(brand, public_id):
-    """A payment of this brand by its payment_id; NotFound for anything else, another brand's included."""
+    """A payment of this brand by its payment_id; NotFound for anything else, another brand's
+    included.
+    """
     payment = db.session.execute(
         db.select(Payment)
         .options(joinedload(Payment.transaction))
@@ -124,7 +128,8 @@ def get_payment(brand, public_id):
 
 
 def get_payment_view(brand_id, public_id):
-    """What the API shows of a payment of this brand (a read-only row); NotFound for anything else."""
+    """What the API shows of a payment of this brand (a read-only row); NotFound for anything
+    else."""
     row = (
         db.session.connection()
         .execute(PAYMENT_VIEW_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand_id})
@@ -136,7 +141,8 @@ def get_payment_view(brand_id, public_id):
 
 
 def payment_filters(brand_id, filters):
-    """WHERE clauses for a listing: the brand's payments, narrowed by status, reference and dates."""
+    """WHERE clauses for a listing: the brand's payments, narrowed by status, reference and
+    dates."""
     clauses = [_P.c.brand_id == brand_id]
     if filters.get("status"):
         clauses.append(_P.c.status == filters["status"])
@@ -152,7 +158,9 @@ def payment_filters(brand_id, filters):
 
 
 def list_payments_query(brand, filters):
-    """The brand's payments (ORM rows, for the panel), newest first, narrowed as `payment_filters` says."""
+    """The brand's payments (ORM rows, for the panel), newest first, narrowed as `payment_filters`
+    says.
+    """
     return db.select(Payment).where(*payment_filters(brand.id, filters)).order_by(*NEWEST_FIRST)
 
 
@@ -162,7 +170,9 @@ def list_payment_views_query(brand_id, filters):
 
 
 def transition(payment, from_states, to_state, **values):
-    """Move a payment between states with a guarded UPDATE; False when another writer got there first."""
+    """Move a payment between states with a guarded UPDATE; False when another writer got there
+    first.
+    """
     return (
         write_status(
             PAYMENT,
@@ -179,7 +189,8 @@ def transition(payment, from_states, to_state, **values):
 def complete_payment(
     payment, provider=None, provider_trx_id=None, sender_number=None, from_states=OPEN_STATUSES
 ):
-    """The one place a payment becomes completed: guarded transition plus its transaction and trx_id.
+    """The one place a payment becomes completed: guarded transition plus its transaction and
+    trx_id.
 
     Runs in the caller's database transaction and commits it; raises INVALID_STATE when the
     payment is no longer open (another writer completed, cancelled or expired it first).
@@ -194,8 +205,9 @@ def complete_payment(
 
 
 def complete_payments(completions, from_states=OPEN_STATUSES):
-    """complete_payment for several payments at once (a phone's batch): one guarded UPDATE moves them
-    all, then each gets its transaction, its `payment.completed` event and its signal; one commit.
+    """complete_payment for several payments at once (a phone's batch): one guarded UPDATE moves
+    them all, then each gets its transaction, its `payment.completed` event and its signal; one
+    commit.
 
     `completions` holds (payment, provider, provider_trx_id, sender_number); None keeps the column.
     All or nothing: when any payment is no longer open, the caller's transaction is rolled back and
@@ -271,10 +283,11 @@ def expirable():
 
 
 def expire_due_payments(now=None):
-    """Expire every open payment past its expires_at, except those held for review; returns those expired.
+    """Expire every open payment past its expires_at, except those held for review; returns those
+    expired.
 
-    A processing payment with a review reason holds its SMS (or learnt a rival paid its TrxID); only the
-    merchant's approve or reject settles it, so the sweep leaves it alone. The guard is repeated
+    A processing payment with a review reason holds its SMS (or learnt a rival paid its TrxID); only
+    the merchant's approve or reject settles it, so the sweep leaves it alone. The guard is repeated
     in the UPDATE: a hold for review committing meanwhile wins over the sweep.
     """
     now = now or utcnow()

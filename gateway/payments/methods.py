@@ -18,7 +18,8 @@ EDITABLE = ("kind", "instructions", "ask_sender_number", "enabled", "position")
 
 
 def normalize_mobile_number(value):
-    """A Bangladeshi mobile number as 01XXXXXXXXX from `01…`, `+8801…` or `8801…`; None if not one."""
+    """A Bangladeshi mobile number as 01XXXXXXXXX from `01…`, `+8801…` or `8801…`; None if not
+    one."""
     digits = re.sub(r"[\s\-()]", "", str(value or ""))
     if digits.startswith("+"):
         digits = digits[1:]
@@ -58,7 +59,9 @@ def checked_changes(changes):
 
 
 def add_method(brand, provider, number, kind="personal", demo=False, **options):
-    """Add a receiving number for a provider; last in order unless `position` is given; `demo` marks a sample number."""
+    """Add a receiving number for a provider; last in order unless `position` is given; `demo` marks
+    a sample number.
+    """
     provider = checked_provider(provider)
     normalized = normalize_mobile_number(number)
     if normalized is None:
@@ -87,7 +90,8 @@ def add_method(brand, provider, number, kind="personal", demo=False, **options):
 
 
 def get_method(brand, method_id):
-    """One of the brand's methods by id; NotFound for anything else, an id no row can have included."""
+    """One of the brand's methods by id; NotFound for anything else, an id no row can have
+    included."""
     method_id = row_id(method_id)
     if method_id is None:
         raise not_found("payment_method")
@@ -120,7 +124,9 @@ def list_methods(brand, enabled_only=False):
 
 
 def enabled_demo_methods(brand):
-    """The brand's switched-on demo numbers: customers could send real money to a number nobody here owns."""
+    """The brand's switched-on demo numbers: customers could send real money to a number nobody here
+    owns.
+    """
     return [method for method in list_methods(brand, enabled_only=True) if method.is_demo]
 
 

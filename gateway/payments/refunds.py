@@ -11,7 +11,8 @@ from ..webhooks.events import emit_event
 from .models.payment import PAID_STATUSES, Payment, Refund, Transaction
 from .transactions import get_transaction
 
-# A refunded transaction is still "paid" but has nothing left: that is RefundExceedsRemaining, not InvalidState.
+# A refunded transaction is still "paid" but has nothing left: that is RefundExceedsRemaining, not
+# InvalidState.
 REFUNDABLE_STATUSES = ("completed", "partially_refunded")
 
 
@@ -139,7 +140,8 @@ def list_refunds_query(brand, filters):
 
 
 def get_refund(brand, refund_id):
-    """A refund of this brand by id (digits); NotFound for anything else, another brand's included."""
+    """A refund of this brand by id (digits); NotFound for anything else, another brand's
+    included."""
     refund_id = row_id(refund_id)
     refund = None
     if refund_id is not None:

@@ -10,7 +10,8 @@ from blinker import Namespace
 
 _signals = Namespace()
 
-# Sent by complete_payment after the status change and its `payment.completed` event: (payment, transaction=…).
+# Sent by complete_payment after the status change and its `payment.completed` event: (payment,
+# transaction=…).
 payment_completed = _signals.signal("payment-completed")
 # Sent by cancel_payment after the status change: (payment).
 payment_cancelled = _signals.signal("payment-cancelled")

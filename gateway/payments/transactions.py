@@ -24,7 +24,8 @@ def list_transactions_query(brand, filters):
 
 
 def get_transaction(brand, trx_id):
-    """A transaction of this brand by trx_id; NotFound for anything else, another brand's included."""
+    """A transaction of this brand by trx_id; NotFound for anything else, another brand's
+    included."""
     trx_id = str(trx_id).strip().upper()  # trx_ids are issued upper-case; accept any case back
     transaction = None
     if 0 < len(trx_id) <= MAX_TRX_ID_LENGTH:

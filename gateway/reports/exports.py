@@ -1,8 +1,8 @@
 """CSV exports: one header and one row generator per kind, streamed in the brand's time zone.
 
-Rows are read with `yield_per` (a server-side cursor on PostgreSQL) and written a batch of lines at a
-time, so an export of any size never sits in memory. Each kind (payments, refunds, invoices) is one
-entry of EXPORTS: a header and a function giving rows for a brand and a UTC range.
+Rows are read with `yield_per` (a server-side cursor on PostgreSQL) and written a batch of lines at
+a time, so an export of any size never sits in memory. Each kind (payments, refunds, invoices) is
+one entry of EXPORTS: a header and a function giving rows for a brand and a UTC range.
 """
 
 import csv
@@ -18,7 +18,8 @@ from ..payments.models.customer import Customer
 from ..payments.models.payment import Payment, Refund, Transaction
 
 BATCH = 500
-# Cells a spreadsheet would run as a formula (OWASP "CSV injection"): such a cell gets a leading quote.
+# Cells a spreadsheet would run as a formula (OWASP "CSV injection"): such a cell gets a leading
+# quote.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -30,7 +31,9 @@ class ExportKind:
 
 
 def safe_cell(value):
-    """A cell as text; one starting with = + - @ (or a tab or CR) is prefixed with ' so it stays text."""
+    """A cell as text; one starting with = + - @ (or a tab or CR) is prefixed with ' so it stays
+    text.
+    """
     if value is None:
         return ""
     text = str(value)
@@ -38,7 +41,8 @@ def safe_cell(value):
 
 
 def local_iso(moment, zone):
-    """A UTC instant as ISO 8601 in the brand's zone, with its offset (2025-01-02T06:30:00+06:00)."""
+    """A UTC instant as ISO 8601 in the brand's zone, with its offset
+    (2025-01-02T06:30:00+06:00)."""
     if moment is None:
         return None
     return moment.astimezone(zone).replace(microsecond=0).isoformat()

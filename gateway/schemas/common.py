@@ -27,7 +27,8 @@ class BaseSchema(ma.Schema):
 
     @ma.pre_load
     def refuse_unstorable_values(self, data, **kwargs):
-        """NUL, lone surrogates, NaN and Infinity cannot be stored: a 422 on their field, not a 500."""
+        """NUL, lone surrogates, NaN and Infinity cannot be stored: a 422 on their field, not a
+        500."""
         if isinstance(data, Mapping):
             known = {field.data_key or name for name, field in self.load_fields.items()}
             bad = [name for name in data if name in known and unstorable(data[name])]
@@ -41,7 +42,9 @@ _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 def unstorable(value):
-    """Whether a parsed JSON value holds text or a number no database column can take, keys included."""
+    """Whether a parsed JSON value holds text or a number no database column can take, keys
+    included.
+    """
     if isinstance(value, str):
         return _UNSTORABLE_TEXT.search(value) is not None
     if isinstance(value, float):
@@ -96,7 +99,8 @@ class HttpUrl(fields.Url):
 
 
 class Phone(fields.String):
-    """A telephone number in E.164 (`+8801712345678`); a local Bangladeshi number is accepted too."""
+    """A telephone number in E.164 (`+8801712345678`); a local Bangladeshi number is accepted
+    too."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("metadata", {}).update(
@@ -112,7 +116,8 @@ class Phone(fields.String):
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs).strip()
-        # phonenumbers would read letters as a keypad's digits ("+880ABC…"): only digits are a number here.
+        # phonenumbers would read letters as a keypad's digits ("+880ABC…"): only digits are a
+        # number here.
         if not PHONE_CHARACTERS.fullmatch(text):
             raise ma.ValidationError(
                 "Not a telephone number; use international format such as +8801712345678."
@@ -150,7 +155,9 @@ class PageArgs(BaseSchema):
 
     @ma.validates_schema
     def times_have_a_utc_form(self, data, **kwargs):
-        """A filter time at the calendar's edge (0001-01-01 at +14:00) has no UTC form to compare: a 422, not a 500."""
+        """A filter time at the calendar's edge (0001-01-01 at +14:00) has no UTC form to compare: a
+        422, not a 500.
+        """
         for name, field in self.load_fields.items():
             value = data.get(field.attribute or name)
             if isinstance(value, datetime):

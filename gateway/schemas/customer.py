@@ -22,7 +22,9 @@ class CustomerUpdateSchema(CustomerFieldsSchema):
 
     @ma.validates_schema
     def changes_something(self, data, **kwargs):
-        """Unknown fields are ignored, so a body without a known one is a mistake, not a change to nothing."""
+        """Unknown fields are ignored, so a body without a known one is a mistake, not a change to
+        nothing.
+        """
         if not data:
             raise ma.ValidationError({"body": [CHANGE_MESSAGE]})
 

@@ -60,7 +60,8 @@ class DashboardSummarySchema(BaseSchema):
     success_rate = fields.String(
         allow_none=True,
         metadata={
-            "description": "Percentage, two decimals: payments that were paid (completed, partially_refunded, "
+            "description": "Percentage, two decimals: payments that were paid (completed, "
+            "partially_refunded, "
             "refunded) out of all payments, open ones (created, processing) included; "
             "null when there are no payments.",
             "example": "66.67",
@@ -69,7 +70,8 @@ class DashboardSummarySchema(BaseSchema):
     windows = fields.Nested(
         WindowsSchema,
         metadata={
-            "description": "Counts by status and success rate of the payments created today and in the last 30 days."
+            "description": "Counts by status and success rate of the payments created today and in "
+            "the last 30 days."
         },
     )
     today = fields.Nested(

@@ -9,7 +9,9 @@ MAX_DAYS = 3660
 
 
 class ExportArgs(BaseSchema):
-    """`from` and `to`: days (YYYY-MM-DD) in the brand's time zone, both included; either may be left out."""
+    """`from` and `to`: days (YYYY-MM-DD) in the brand's time zone, both included; either may be
+    left out.
+    """
 
     from_ = fields.Date(
         data_key="from",

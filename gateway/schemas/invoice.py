@@ -27,7 +27,8 @@ RATE_DOC = {
 
 
 class DecimalText(fields.Field):
-    """A decimal as a string (a JSON number is accepted), with at most `places` decimals, in range."""
+    """A decimal as a string (a JSON number is accepted), with at most `places` decimals, in
+    range."""
 
     def __init__(self, places, minimum, maximum, doc, **kwargs):
         kwargs.setdefault("metadata", {}).update(doc)

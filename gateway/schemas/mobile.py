@@ -22,8 +22,8 @@ class PairDeviceSchema(BaseSchema):
     device_name = fields.String(required=True, validate=validate.Length(min=1, max=120))
     app_version = fields.String(load_default=None, validate=validate.Length(max=32))
     platform = fields.String(load_default=None, validate=validate.Length(max=20))
-    # Required: pins the device's fingerprint from the start; every refresh must then present it, so a
-    # refresh token alone (stolen from a backup, say) never rotates.
+    # Required: pins the device's fingerprint from the start; every refresh must then present it, so
+    # a refresh token alone (stolen from a backup, say) never rotates.
     fingerprint = fields.String(
         required=True,
         validate=validate.Length(min=1, max=128),

@@ -65,7 +65,8 @@ class PaymentCreateSchema(BaseSchema):
         for item in value.values():
             if isinstance(item, (dict, list)) or (isinstance(item, str) and len(item) > 500):
                 raise ma.ValidationError(
-                    "Metadata values must be strings of at most 500 characters, numbers or booleans."
+                    "Metadata values must be strings of at most 500 characters, numbers or "
+                    "booleans."
                 )
 
     @ma.post_load
@@ -87,7 +88,9 @@ class PaymentCreatedSchema(BaseSchema):
 
 
 def customer_summary(payment):
-    """The customer as the payment recorded them; written out, since a nested schema's dump costs more on every read."""
+    """The customer as the payment recorded them; written out, since a nested schema's dump costs
+    more on every read.
+    """
     return {
         "name": payment.customer_name,
         "email": payment.customer_email,
@@ -105,7 +108,9 @@ CUSTOMER_SUMMARY_DOC = {
 
 
 class PaymentSchema(PaymentCreatedSchema):
-    """`data` of GET /payments/{payment_id} (spec 2.4 and CONTRACT.md), from a Payment or a payment view row."""
+    """`data` of GET /payments/{payment_id} (spec 2.4 and CONTRACT.md), from a Payment or a payment
+    view row.
+    """
 
     trx_id = fields.String(allow_none=True)
     reference = fields.String(allow_none=True)
@@ -123,7 +128,9 @@ class PaymentSchema(PaymentCreatedSchema):
     metadata = fields.Raw(attribute="metadata_json", allow_none=True)
 
     def get_attribute(self, obj, attr, default):
-        """Plain attribute access: a view row answers by name, and marshmallow's item lookup first would raise."""
+        """Plain attribute access: a view row answers by name, and marshmallow's item lookup first
+        would raise.
+        """
         return getattr(obj, attr, default)
 
 

@@ -12,7 +12,9 @@ TRX_ID = dict(validate=validate.Length(min=1, max=20), metadata={"example": "TRX
 
 
 class RefundCreateSchema(BaseSchema):
-    """Body of POST /refunds: `trx_id` or `transaction_id`, `amount` optional (default: the remainder)."""
+    """Body of POST /refunds: `trx_id` or `transaction_id`, `amount` optional (default: the
+    remainder).
+    """
 
     trx_id = fields.String(**TRX_ID)
     transaction_id = fields.Integer(

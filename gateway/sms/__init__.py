@@ -1,1 +1,3 @@
-"""SMS: parsing, ingest, matching and claims, inbox, templates, crypto, filter rules, outbound queue."""
+"""SMS: parsing, ingest, matching and claims, inbox, templates, crypto, filter rules, outbound
+queue.
+"""

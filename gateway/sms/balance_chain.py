@@ -1,4 +1,5 @@
-"""The balance chain: a wallet text's printed balance must continue the previous text's (docs/sms-trust.md).
+"""The balance chain: a wallet text's printed balance must continue the previous text's
+(docs/sms-trust.md).
 
 Every text from an official sender that moves money prints the balance after it. For a credit the
 balance before is `balance − amount`; for money out (send money, cash out, payments) it is
@@ -67,7 +68,8 @@ PRINTED = re.compile(
 
 @dataclass(frozen=True)
 class Movement:
-    """What one text says about its wallet: the balance before and after, and when it was printed."""
+    """What one text says about its wallet: the balance before and after, and when it was
+    printed."""
 
     before: Decimal
     after: Decimal
@@ -99,7 +101,8 @@ def local_now(moment, brand_timezone):
 
 
 def printed_datetime(printed, received_at, brand_timezone):
-    """The printed time as a naive local datetime; the phone's arrival time when none can be read."""
+    """The printed time as a naive local datetime; the phone's arrival time when none can be
+    read."""
     arrived = local_now(received_at, brand_timezone)
     match = PRINTED.search(printed or "")
     if not match:
@@ -110,7 +113,8 @@ def printed_datetime(printed, received_at, brand_timezone):
         year = int(match["y"]) + (2000 if len(match["y"]) == 2 else 0)
         day = datetime(year, month, int(match["d"]))
         if match["H"] is None:
-            # A date alone (bank alerts): its arrival time when it came that day, else the day's start.
+            # A date alone (bank alerts): its arrival time when it came that day, else the day's
+            # start.
             return arrived if arrived.date() == day.date() else day
         hour = int(match["H"])
         if match["ap"]:
@@ -144,7 +148,8 @@ def lock_chains(keys):
 
 
 def bump_chain(device_id, provider, receiving_number):
-    """Bump a chain's version (its row lock until commit) and load it; None when it does not exist."""
+    """Bump a chain's version (its row lock until commit) and load it; None when it does not
+    exist."""
     key = (
         BalanceChain.device_id == device_id,
         BalanceChain.provider == provider,
@@ -211,7 +216,9 @@ def first_linked(chain):
 
 
 def expected_before(chain, move):
-    """The balance the chain expects before this movement: its last verified text's, else the anchor."""
+    """The balance the chain expects before this movement: its last verified text's, else the
+    anchor.
+    """
     if chain.anchor_at is not None and move.printed_at < chain.anchor_at:
         return None
     head = db.session.execute(
@@ -254,7 +261,9 @@ def break_reason(chain, move):
 
 
 def link_text(sms, parsed, brand, receiving_number=""):
-    """Place one stored text in its chain (see link_texts); its link, or None for a text not chained."""
+    """Place one stored text in its chain (see link_texts); its link, or None for a text not
+    chained.
+    """
     return link_texts([(sms, parsed, receiving_number)], brand)[0]
 
 
@@ -309,7 +318,9 @@ def link_texts(texts, brand):
 
 
 def chain_movement(sms, parsed, brand):
-    """The Movement of a stored text that enters a chain (an official sender's, from a phone), or None."""
+    """The Movement of a stored text that enters a chain (an official sender's, from a phone), or
+    None.
+    """
     if not is_official(sms.sender, parsed.provider) or sms.device_id is None:
         return None
     return movement(parsed, sms, brand.timezone)
@@ -404,7 +415,9 @@ class ChainPool:
         return self.candidates[max(found)[-1]] if found else None
 
     def added(self, link):
-        """A new link of this batch: a possible predecessor of the next texts, or a broken one to heal."""
+        """A new link of this batch: a possible predecessor of the next texts, or a broken one to
+        heal.
+        """
         self.candidates.append(link)
         if link.status == "broken":
             self.broken_befores.add(link.before)

@@ -39,7 +39,8 @@ def open_claims(brand_id, provider, trx_id, exclude=None):
 
 
 def live_claims(payments, brand_id, now, exclude=None):
-    """Of the payments claiming one TrxID, the brand's live processing ones, earliest claim first."""
+    """Of the payments claiming one TrxID, the brand's live processing ones, earliest claim
+    first."""
     live = [
         p
         for p in payments
@@ -64,8 +65,8 @@ def reopen_claim(payment):
 
     The payment goes back to created with no TrxID, in the caller's transaction and uncommitted: the
     caller then submits the corrected claim through matching.submit_claim, which commits both steps
-    together (and completes the payment at once when the corrected TrxID's SMS is already stored), or
-    rolls back and the old claim stands. False, nothing changed, when the payment is no longer
+    together (and completes the payment at once when the corrected TrxID's SMS is already stored),
+    or rolls back and the old claim stands. False, nothing changed, when the payment is no longer
     processing, is held for review, has expired, or has an SMS bound to it.
     """
     now = utcnow()
@@ -88,11 +89,12 @@ STRANDED_BATCH = 500
 
 
 def stranded_credit_ids(now, brand_id=None, slots=None):
-    """Ids of stored, unmatched incoming credits that a live processing claim could match, oldest first.
+    """Ids of stored, unmatched incoming credits that a live processing claim could match, oldest
+    first.
 
-    Driven from the few live claims (status, expires_at index) to their SMS (the TrxID unique index),
-    so the many texts nobody claims are never scanned. `brand_id` and `slots` ((provider, TrxID) pairs)
-    narrow it to one phone's batch.
+    Driven from the few live claims (status, expires_at index) to their SMS (the TrxID unique
+    index), so the many texts nobody claims are never scanned. `brand_id` and `slots` ((provider,
+    TrxID) pairs) narrow it to one phone's batch.
     """
     query = (
         db.select(InboundSms.id)
@@ -126,7 +128,8 @@ def stranded_credit_ids(now, brand_id=None, slots=None):
 
 
 def late_claims(brand_id, provider, trx_id, arrived_at):
-    """The brand's payments that claimed this TrxID and were cancelled or expired before the SMS arrived.
+    """The brand's payments that claimed this TrxID and were cancelled or expired before the SMS
+    arrived.
 
     A processing payment past its expiry counts too (the sweep has not reached it yet). A payment
     cancelled after the SMS came (the merchant cancelled a review, releasing its SMS) does not: that

@@ -1,4 +1,6 @@
-"""What the companion app forwards: the provider sender ids and the keywords that mark payment texts."""
+"""What the companion app forwards: the provider sender ids and the keywords that mark payment
+texts.
+"""
 
 import json
 import zlib
@@ -8,7 +10,8 @@ from ..payments.models.payment_method import PROVIDERS
 from .models.sms_template import SmsTemplate
 from .senders import official_senders
 
-# Words of the texts that can pay; the server parses everything forwarded, so these err on the wide side.
+# Words of the texts that can pay; the server parses everything forwarded, so these err on the wide
+# side.
 POSITIVE_KEYWORDS = (
     "received",
     "Cash In",
@@ -36,7 +39,8 @@ def filter_rules(brand):
             )
         ).scalars()
     )
-    # Ties of case ("UPAY", "upay") are broken by the string itself, so `version` is stable across runs.
+    # Ties of case ("UPAY", "upay") are broken by the string itself, so `version` is stable across
+    # runs.
     senders = sorted(
         {sender for provider in providers for sender in known_senders(provider)},
         key=lambda sender: (sender.lower(), sender),

@@ -1,4 +1,6 @@
-"""The SMS inbox: every stored text with what the parser read, found by status, provider or TrxID, and set aside."""
+"""The SMS inbox: every stored text with what the parser read, found by status, provider or TrxID,
+and set aside.
+"""
 
 import uuid
 
@@ -18,7 +20,9 @@ CANDIDATE_LIMIT = 8
 
 
 def list_inbound_sms_query(brand, filters):
-    """The brand's texts, newest first, narrowed by status, provider and a TrxID or words of the text."""
+    """The brand's texts, newest first, narrowed by status, provider and a TrxID or words of the
+    text.
+    """
     query = (
         db.select(InboundSms)
         .options(selectinload(InboundSms.payment))
@@ -42,7 +46,9 @@ def list_inbound_sms_query(brand, filters):
 
 
 def get_inbound_sms(brand, public_id):
-    """A text of this brand by its server reference; NotFound for anything else, another brand's included."""
+    """A text of this brand by its server reference; NotFound for anything else, another brand's
+    included.
+    """
     try:
         public_id = str(uuid.UUID(str(public_id)))
     except ValueError:
@@ -58,12 +64,15 @@ def get_inbound_sms(brand, public_id):
 
 
 def parser_reading(sms):
-    """What the parsers (built-in, then the brand's templates) make of the text today, e.g. kind `send`."""
+    """What the parsers (built-in, then the brand's templates) make of the text today, e.g. kind
+    `send`.
+    """
     return read_text(sms.sender, sms.body, enabled_templates(sms.brand_id))
 
 
 def ignore_sms(sms):
-    """Set aside a text that no claim took and that pays nothing (guarded: a concurrent match wins)."""
+    """Set aside a text that no claim took and that pays nothing (guarded: a concurrent match
+    wins)."""
     changed = write_status(
         INBOUND_SMS,
         (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
@@ -84,7 +93,9 @@ def ignore_sms(sms):
 
 
 def match_candidates(sms):
-    """Open payments this text could pay: same amount in BDT, newest first (none when the amount is unknown)."""
+    """Open payments this text could pay: same amount in BDT, newest first (none when the amount is
+    unknown).
+    """
     if sms.amount is None or sms.status not in HAND_MATCHABLE_HELD or sms.payment_id is not None:
         return []
     return (
@@ -105,7 +116,9 @@ def match_candidates(sms):
 
 
 def find_payment_to_match(brand, text):
-    """The open payment a person names by payment ID or by reference; ValidationFailed on `payment` if none or many."""
+    """The open payment a person names by payment ID or by reference; ValidationFailed on `payment`
+    if none or many.
+    """
     text = (text or "").strip()
     if not text:
         raise field_error(

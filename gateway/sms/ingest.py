@@ -25,7 +25,9 @@ logger = logging.getLogger(__name__)
 
 
 def ingest_batch(device, items):
-    """Per-message results {local_id, status: accepted|duplicate|rejected, server_ref} for one batch."""
+    """Per-message results {local_id, status: accepted|duplicate|rejected, server_ref} for one
+    batch.
+    """
     key = device_key(device)
     templates = enabled_templates(device.brand_id)
     results, pending, receivers, readings = [], [], {}, {}
@@ -52,8 +54,8 @@ def ingest_batch(device, items):
 def chain_stored(device, stored, readings, receivers=None):
     """Link the batch's new texts into their balance chains, in printed order (docs/sms-trust.md).
 
-    Runs before matching, so a strict brand's credit that does not follow is already held for review.
-    `readings` maps a text's public id to its parse (read once, when the text was read);
+    Runs before matching, so a strict brand's credit that does not follow is already held for
+    review. `readings` maps a text's public id to its parse (read once, when the text was read);
     `receivers` to the wallet number it arrived on, when the phone said.
     """
     receivers = receivers or {}
@@ -66,7 +68,8 @@ def chain_stored(device, stored, readings, receivers=None):
         move = movement(parsed, sms, device.brand.timezone)
         if move is not None:
             receiver = receivers.get(values["public_id"]) or ""
-            # Printed minutes tie often: the phone's arrival order breaks the tie (ids follow hashes).
+            # Printed minutes tie often: the phone's arrival order breaks the tie (ids follow
+            # hashes).
             order = (move.printed_at, values["received_at"], values["id"])
             texts.append((order, sms, parsed, receiver))
     if not texts:
@@ -95,7 +98,9 @@ def stored_rows(ids):
 
 
 def hold_unchecked(sms, brand):
-    """A strict brand's credit whose chain step failed waits for review rather than paying unchecked."""
+    """A strict brand's credit whose chain step failed waits for review rather than paying
+    unchecked.
+    """
     db.session.refresh(sms)
     if brand.sms_chain_mode == "strict" and sms.status == "unmatched":
         hold_unverified_credit(sms, UNCHECKED)
@@ -103,7 +108,8 @@ def hold_unchecked(sms, brand):
 
 
 def rechain_resent(device, pending, templates, receivers):
-    """Chain a text sent again (the phone's retry) whose chain step never ran, and pay it if it follows.
+    """Chain a text sent again (the phone's retry) whose chain step never ran, and pay it if it
+    follows.
 
     A request that dies between storing a text and chaining it leaves a gap that would hold every
     later credit of the chain for review: the retry fills it, and healing releases those credits.
@@ -145,7 +151,9 @@ def rechain_resent(device, pending, templates, receivers):
 
 
 def batch_answer(results):
-    """What the phone is told about a batch: each text's result, and how many were accepted, duplicate or rejected."""
+    """What the phone is told about a batch: each text's result, and how many were accepted,
+    duplicate or rejected.
+    """
     counts = {
         status: sum(1 for r in results if r["status"] == status)
         for status in ("accepted", "duplicate", "rejected")
@@ -154,10 +162,11 @@ def batch_answer(results):
 
 
 def match_resent(brand_id, sent):
-    """A text forwarded again (the phone's retry after a failed batch) settles its stored copy if still unmatched.
+    """A text forwarded again (the phone's retry after a failed batch) settles its stored copy if
+    still unmatched.
 
-    `sent` holds (result, provider, TrxID) of the batch's parsed texts; only those answered `duplicate`
-    are looked at, so a batch of new texts costs nothing more.
+    `sent` holds (result, provider, TrxID) of the batch's parsed texts; only those answered
+    `duplicate` are looked at, so a batch of new texts costs nothing more.
     """
     slots = {
         (provider, trx_id) for result, provider, trx_id in sent if result["status"] == "duplicate"
@@ -167,10 +176,13 @@ def match_resent(brand_id, sent):
 
 
 def device_key(device):
-    """The device's SMS key; one still sealed under a SECRET_KEY fallback is re-sealed under SECRET_KEY now."""
+    """The device's SMS key; one still sealed under a SECRET_KEY fallback is re-sealed under
+    SECRET_KEY now.
+    """
     key, current = unseal_device_key(device.aes_key_sealed, device.uuid)
     if not current:
-        # Guarded on the old value: of two batches re-sealing at once, one writes; either seal opens the same key.
+        # Guarded on the old value: of two batches re-sealing at once, one writes; either seal opens
+        # the same key.
         sealed = device.aes_key_sealed
         db.session.execute(
             db.update(Device)
@@ -282,7 +294,9 @@ def insert(device, rows):
 
 
 def screen(brand_id, pending):
-    """Drop texts already stored (result `duplicate`); a second text with a stored TrxID is kept as `duplicate`."""
+    """Drop texts already stored (result `duplicate`); a second text with a stored TrxID is kept as
+    `duplicate`.
+    """
     hashes = {values["content_hash"] for _, values in pending}
     known = dict(
         db.session.execute(

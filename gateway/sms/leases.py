@@ -1,4 +1,6 @@
-"""Leases on outbound SMS, shared by both ways out: take one, settle it by a report, return expired ones."""
+"""Leases on outbound SMS, shared by both ways out: take one, settle it by a report, return expired
+ones.
+"""
 
 from datetime import timedelta
 
@@ -33,7 +35,9 @@ def take_lease(message_id, holder, until, now):
 
 
 def outcome_values(attempts, status, error, now):
-    """The columns after a report: sent; queued again after a backoff; or failed after the last attempt."""
+    """The columns after a report: sent; queued again after a backoff; or failed after the last
+    attempt.
+    """
     released = {"lease_expires_at": None, "leased_by": None, "updated_at": now}
     if status == "sent":
         return {**released, "status": "sent", "sent_at": now, "last_error": None}
@@ -49,13 +53,17 @@ def outcome_values(attempts, status, error, now):
 
 
 def settle_lease(where, values):
-    """Write a report's outcome (outcome_values) on a still-leased message; True when this lease still held it."""
+    """Write a report's outcome (outcome_values) on a still-leased message; True when this lease
+    still held it.
+    """
     values = dict(values)
     return write_status(OUTBOUND_SMS, where, ("leased",), values.pop("status"), **values) == 1
 
 
 def release_expired_leases(now, brand_id=None):
-    """Return messages whose lease ran out to the queue, or fail them when no attempt is left (no commit)."""
+    """Return messages whose lease ran out to the queue, or fail them when no attempt is left (no
+    commit).
+    """
     base = (OutboundSms.lease_expires_at < now,) + (
         () if brand_id is None else (OutboundSms.brand_id == brand_id,)
     )

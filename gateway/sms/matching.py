@@ -55,12 +55,16 @@ SMS_CURRENCY = "BDT"
 
 
 def normalise_trx_id(value):
-    """A TrxID as stored: trimmed, upper-case, look-alike letters folded, exactly as the parser stores it."""
+    """A TrxID as stored: trimmed, upper-case, look-alike letters folded, exactly as the parser
+    stores it.
+    """
     return canonical_trx_id((value or "").strip()) or ""
 
 
 def submit_claim(payment, provider, provider_trx_id, sender_number=None):
-    """The customer's TrxID at checkout: created → processing, then settled with an SMS already here."""
+    """The customer's TrxID at checkout: created → processing, then settled with an SMS already
+    here.
+    """
     provider = (provider or "").strip().lower()
     trx_id = normalise_trx_id(provider_trx_id)
     if provider not in PROVIDERS:
@@ -119,7 +123,8 @@ def match_sms_to_claim(sms):
     return settle(sms, next((p for p in claims if p.amount == sms.amount), claims[0]))
 
 
-# A claim still worth an SMS: live (processing), or left on a payment cancelled or expired before its money arrived.
+# A claim still worth an SMS: live (processing), or left on a payment cancelled or expired before
+# its money arrived.
 CLAIM_HOLDING_STATUSES = ("processing", "cancelled", "expired")
 
 
@@ -201,10 +206,16 @@ def mismatch_reason(sms, payment):
     if payment.currency != SMS_CURRENCY:
         return f"SMS amounts are in {SMS_CURRENCY}; the payment is in {payment.currency}"
     if sms.amount is None or sms.amount != payment.amount:
-        return f"SMS amount {format_amount(sms.amount) or 'unknown'} differs from {format_amount(payment.amount)}"
+        return (
+            f"SMS amount {format_amount(sms.amount) or 'unknown'} differs from "
+            f"{format_amount(payment.amount)}"
+        )
     claimed, sent = last_digits(payment.sender_number), last_digits(sms.counterparty)
     if claimed and sent and claimed != sent:
-        return f"SMS sender {sms.counterparty} differs from the number entered, {payment.sender_number}"
+        return (
+            f"SMS sender {sms.counterparty} differs from the number entered, "
+            f"{payment.sender_number}"
+        )
     return None
 
 
@@ -215,7 +226,8 @@ def last_digits(number):
 
 
 def settle(sms, payment):
-    """Bind one SMS to one payment and complete it, or hold both for review; None when a rival won."""
+    """Bind one SMS to one payment and complete it, or hold both for review; None when a rival
+    won."""
     reason = mismatch_reason(sms, payment)
     try:
         won = write_status(
@@ -295,7 +307,8 @@ def flag_rival_claims(payment):
         db.session.commit()
 
 
-# --- Credits that cannot pay by themselves (docs/sms-trust.md): one review writer -------------------
+# --- Credits that cannot pay by themselves (docs/sms-trust.md): one review writer
+# -------------------
 
 
 def review_text(reason, mismatch=None):
@@ -378,7 +391,8 @@ def release_verified_credit(sms):
     """A held credit whose balance chain healed: it pays as if it had followed at once.
 
     A text held alone goes back to `unmatched` and meets its claim; one held with a payment whose
-    only reason was the chain completes it (a remaining amount or sender difference stays in review).
+    only reason was the chain completes it (a remaining amount or sender difference stays in
+    review).
     """
     if sms.status != "review":
         return None
@@ -426,7 +440,8 @@ HAND_MATCHABLE_HELD = (*HAND_MATCHABLE, "review")
 
 
 def hand_match_differences(sms, payment):
-    """Why this text would not pay this payment on its own, as the automatic path sees it (may be empty).
+    """Why this text would not pay this payment on its own, as the automatic path sees it (may be
+    empty).
 
     The same rules as settle(): amount, provider, the sender number entered at checkout, and any
     reason the text is held for (sender id, balance chain). An unparsed text has no amount or
@@ -442,7 +457,8 @@ def hand_match_differences(sms, payment):
     claimed, sent = last_digits(payment.sender_number), last_digits(sms.counterparty)
     if claimed and sent and claimed != sent:
         differences.append(
-            f"SMS sender {sms.counterparty} differs from the number entered, {payment.sender_number}"
+            f"SMS sender {sms.counterparty} differs from the number entered, "
+            f"{payment.sender_number}"
         )
     if sms.status == "review" and sms.review_reason:
         differences.append(sms.review_reason)
@@ -505,7 +521,9 @@ def match_sms_by_hand(sms, payment, reason=None, may_override=False):
 
 
 def complete_with_sms(payment, sms, from_states=OPEN_STATUSES):
-    """Complete a payment with the SMS that paid it (provider, TrxID, sender), then flag rivals claiming that TrxID."""
+    """Complete a payment with the SMS that paid it (provider, TrxID, sender), then flag rivals
+    claiming that TrxID.
+    """
     transaction = complete_payment(
         payment,
         provider=sms.provider if sms.provider in PROVIDERS else None,
@@ -572,11 +590,13 @@ def trx_id_paid_elsewhere(payment, sms):
 
 
 def approve_review(payment):
-    """The merchant accepts a payment held for review: its held SMS becomes matched and the payment completes.
+    """The merchant accepts a payment held for review: its held SMS becomes matched and the payment
+    completes.
 
     Refused (INVALID_STATE, nothing changed) when the payment is not in review, when no SMS is held
-    for it (a rival's claim was paid with its TrxID), or when the TrxID already paid another payment.
-    The SMS update and the completion commit together; a racing approve, reject or cancel loses.
+    for it (a rival's claim was paid with its TrxID), or when the TrxID already paid another
+    payment. The SMS update and the completion commit together; a racing approve, reject or cancel
+    loses.
     """
     db.session.refresh(payment)
     if not in_review(payment):
@@ -594,7 +614,8 @@ def approve_review(payment):
 
 
 def release_held_sms(payment):
-    """Unbind the SMS a payment holds for review: back to `unmatched`, no payment, to be matched by hand.
+    """Unbind the SMS a payment holds for review: back to `unmatched`, no payment, to be matched by
+    hand.
 
     Runs in the caller's transaction without committing: the caller's own state change commits
     the release together with itself, or rolls it back. A credit held because its balance did
@@ -632,7 +653,8 @@ def reject_review(payment, reason=None):
     """The merchant refuses a payment held for review: it fails, and its held SMS is released.
 
     The SMS goes back to `unmatched` with no payment, so it can be matched by hand to the payment
-    it really pays. Release and failure commit together; nothing changes when the payment has left review.
+    it really pays. Release and failure commit together; nothing changes when the payment has left
+    review.
     """
     db.session.refresh(payment)
     if not in_review(payment):
@@ -642,14 +664,16 @@ def reject_review(payment, reason=None):
     return fail_payment(payment, reason or payment.review_reason)
 
 
-# --- Self-healing: what a lost connection, a killed worker or a lost race left undone ---------------------
+# --- Self-healing: what a lost connection, a killed worker or a lost race left undone
+# ---------------------
 
 
 def flag_lost_claim(payment, sms=None):
-    """A claim that lost its TrxID's SMS to another payment by a moment: held for review, never left silent.
+    """A claim that lost its TrxID's SMS to another payment by a moment: held for review, never left
+    silent.
 
-    `sms` is the stored text with the claim's TrxID when the caller has it. Nothing changes when that
-    SMS is unbound or bound to this payment, or the payment already has a reason.
+    `sms` is the stored text with the claim's TrxID when the caller has it. Nothing changes when
+    that SMS is unbound or bound to this payment, or the payment already has a reason.
     """
     if sms is None and payment.provider_trx_id is not None:
         sms = stored_sms(payment.brand_id, payment.provider, payment.provider_trx_id)
@@ -668,10 +692,12 @@ def lost_claim_reason(trx_id, winner):
 
 
 def match_stranded_credits(brand_id=None, slots=None):
-    """Match stored incoming credits left unmatched although a live claim waits for them; how many settled.
+    """Match stored incoming credits left unmatched although a live claim waits for them; how many
+    settled.
 
-    The periodic job runs it over every brand; a phone's duplicate forward runs it for the TrxIDs it sent
-    (`slots`: (provider, TrxID) pairs). Each text goes through match_sms_to_claim, with its guards.
+    The periodic job runs it over every brand; a phone's duplicate forward runs it for the TrxIDs it
+    sent (`slots`: (provider, TrxID) pairs). Each text goes through match_sms_to_claim, with its
+    guards.
     """
     settled = 0
     for sms_id in stranded_credit_ids(utcnow(), brand_id, slots):
@@ -686,7 +712,9 @@ def match_stranded_credits(brand_id=None, slots=None):
 
 
 def flag_lost_claims():
-    """Live claims whose TrxID's SMS already paid another payment, still without a reason: flagged; how many."""
+    """Live claims whose TrxID's SMS already paid another payment, still without a reason: flagged;
+    how many.
+    """
     now = utcnow()
     lost = (
         db.session.execute(
@@ -716,7 +744,9 @@ def flag_lost_claims():
 
 
 def heal_matching():
-    """The periodic self-heal: match stranded credits, flag claims that lost their TrxID; how many payments moved."""
+    """The periodic self-heal: match stranded credits, flag claims that lost their TrxID; how many
+    payments moved.
+    """
     return match_stranded_credits() + flag_lost_claims()
 
 
@@ -731,10 +761,12 @@ RETURNED = "returned"  # the SMS status once the merchant has sent the late mone
 
 
 def hold_late_sms(sms):
-    """A credit no live claim takes, whose TrxID a cancelled or expired payment claimed: held there for review.
+    """A credit no live claim takes, whose TrxID a cancelled or expired payment claimed: held there
+    for review.
 
-    The SMS is bound to that payment in `review` and the payment keeps its state with a review reason;
-    only the merchant settles it (complete_late_payment or return_late_sms). None when no such claim.
+    The SMS is bound to that payment in `review` and the payment keeps its state with a review
+    reason; only the merchant settles it (complete_late_payment or return_late_sms). None when no
+    such claim.
     """
     for payment in late_claims(sms.brand_id, sms.provider, sms.provider_trx_id, sms.created_at):
         if payment.status == "processing" and not expire_overdue_claim(payment):
@@ -746,7 +778,9 @@ def hold_late_sms(sms):
 
 
 def expire_overdue_claim(payment):
-    """Expire a processing payment past its expiry now, as the sweep would (payment.expired sent); False if it moved."""
+    """Expire a processing payment past its expiry now, as the sweep would (payment.expired sent);
+    False if it moved.
+    """
     now = utcnow()
     changed = write_status(
         PAYMENT,
@@ -773,7 +807,9 @@ def late_reason(sms, payment):
 
 
 def bind_late_sms(sms, payment):
-    """Bind the SMS to the late payment in `review` and give the payment the reason; None when a rival got either."""
+    """Bind the SMS to the late payment in `review` and give the payment the reason; None when a
+    rival got either.
+    """
     reason = late_reason(sms, payment)
     now = utcnow()
     try:
@@ -799,14 +835,18 @@ def bind_late_sms(sms, payment):
 
 
 def late_sms(payment):
-    """The SMS that arrived after this payment was cancelled or expired and waits for the merchant, or None."""
+    """The SMS that arrived after this payment was cancelled or expired and waits for the merchant,
+    or None.
+    """
     if payment.status not in LATE_STATUSES:
         return None
     return held_sms(payment)
 
 
 def late_sms_waiting():
-    """SQL: payments cancelled or expired whose late SMS waits for the merchant (for lists and counts)."""
+    """SQL: payments cancelled or expired whose late SMS waits for the merchant (for lists and
+    counts).
+    """
     waiting = db.select(InboundSms.id).where(
         InboundSms.payment_id == Payment.id, InboundSms.status == "review"
     )
@@ -814,7 +854,8 @@ def late_sms_waiting():
 
 
 def complete_late_payment(payment):
-    """The merchant keeps money that came late: cancelled/expired → completed with its held SMS, once.
+    """The merchant keeps money that came late: cancelled/expired → completed with its held SMS,
+    once.
 
     The SMS becomes matched and the payment completes in one commit, with payment.completed through
     the outbox; refused (INVALID_STATE, nothing changed) when no late SMS waits, the TrxID already
@@ -833,7 +874,8 @@ def complete_late_payment(payment):
 
 
 def return_late_sms(payment, note=None):
-    """The merchant sent the late money back: its SMS is closed as `returned`; the payment stays as it was.
+    """The merchant sent the late money back: its SMS is closed as `returned`; the payment stays as
+    it was.
 
     No refund row: nothing was completed, so amount_refunded, the payment's status and the
     dashboard's volumes stay untouched (docs/payment-states.md). Guarded like completion.
@@ -867,5 +909,6 @@ def return_late_sms(payment, note=None):
 
 
 def needs_review():
-    """SQL: payments waiting for the merchant, held processing ones and those with a late SMS alike."""
+    """SQL: payments waiting for the merchant, held processing ones and those with a late SMS
+    alike."""
     return db.or_(payment_in_review_sql(), late_sms_waiting())

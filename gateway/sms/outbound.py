@@ -1,4 +1,6 @@
-"""Outbound SMS: queue a message, lease it to a companion device, take its report, retry with backoff."""
+"""Outbound SMS: queue a message, lease it to a companion device, take its report, retry with
+backoff.
+"""
 
 from datetime import timedelta
 
@@ -62,7 +64,8 @@ def wake_provider(message):
 
 
 def queue_receipt_sms(payment, transaction):
-    """Queue the customer's receipt for a completed payment when the brand has switched receipts on."""
+    """Queue the customer's receipt for a completed payment when the brand has switched receipts
+    on."""
     brand = payment.brand
     if not brand.receipt_sms_enabled or not payment.customer_phone:
         return None
@@ -104,7 +107,9 @@ def get_outbound_sms(brand, message_id):
 
 
 def retry_outbound_sms(brand, message_id):
-    """Put a failed message back in the queue for one more attempt (InvalidState from any other status)."""
+    """Put a failed message back in the queue for one more attempt (InvalidState from any other
+    status).
+    """
     message = get_outbound_sms(brand, message_id)
     changed = write_status(
         OUTBOUND_SMS,
@@ -124,7 +129,9 @@ def retry_outbound_sms(brand, message_id):
 
 
 def lease_outbound_sms(brand, device_ref, limit=10):
-    """Lease up to `limit` due messages to a companion device for 5 minutes; none when a provider sends."""
+    """Lease up to `limit` due messages to a companion device for 5 minutes; none when a provider
+    sends.
+    """
     if provider_url():
         return []
     now = utcnow()
@@ -161,7 +168,9 @@ def lease_outbound_sms(brand, device_ref, limit=10):
 
 
 def report_outbound_sms(brand, message_id, status, error=None):
-    """Record what the device that leased a message did with it: `sent` or `failed` (InvalidState unless leased)."""
+    """Record what the device that leased a message did with it: `sent` or `failed` (InvalidState
+    unless leased).
+    """
     if status not in ("sent", "failed"):
         raise field_error("status", "Status must be `sent` or `failed`.")
     message = get_outbound_sms(brand, message_id)

@@ -1,4 +1,6 @@
-"""Wake every outbound SMS due for the HTTP provider again, and return expired leases (the outbox sweep)."""
+"""Wake every outbound SMS due for the HTTP provider again, and return expired leases (the outbox
+sweep).
+"""
 
 from flask import current_app
 
@@ -23,7 +25,9 @@ def due_sms_ids(now):
 
 
 def wake_due_messages(now):
-    """Return expired leases, then re-enqueue every due message; the job's claim makes repeats harmless."""
+    """Return expired leases, then re-enqueue every due message; the job's claim makes repeats
+    harmless.
+    """
     release_expired_leases(now)
     messages = due_sms_ids(now)
     db.session.commit()

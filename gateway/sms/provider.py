@@ -25,7 +25,8 @@ _local = threading.local()
 def send_outbound_sms(message_id):
     """Post one queued, due message to the provider if this process wins its lease; else do nothing.
 
-    The provider receives `{"id", "to", "body"}` as JSON; any 2xx within SMS_PROVIDER_TIMEOUT (10 s) means sent.
+    The provider receives `{"id", "to", "body"}` as JSON; any 2xx within SMS_PROVIDER_TIMEOUT (10 s)
+    means sent.
     """
     url = provider_url()
     now = utcnow()
@@ -49,8 +50,9 @@ def send_outbound_sms(message_id):
     )
     db.session.commit()
     if not kept:
-        # The lease ran out mid-request and the row moved on (back to the queue, or to another sender's
-        # attempt): this attempt's result is no longer the row's to record, nor its retry to schedule.
+        # The lease ran out mid-request and the row moved on (back to the queue, or to another
+        # sender's attempt): this attempt's result is no longer the row's to record, nor its retry
+        # to schedule.
         log.warning(
             "sms %s: lease lost during the attempt; its outcome is not recorded", message.id
         )
@@ -72,7 +74,9 @@ def send_outbound_sms(message_id):
 
 
 def provider_session():
-    """This thread's session for the provider: watched connections, and the environment's proxy settings kept."""
+    """This thread's session for the provider: watched connections, and the environment's proxy
+    settings kept.
+    """
     if not hasattr(_local, "session"):
         _local.session = requests.Session()
         for prefix in ("http://", "https://"):
@@ -81,8 +85,9 @@ def provider_session():
 
 
 def post_to_provider(url, message):
-    """POST the message; None when the provider took it, else why not. The whole exchange has a deadline,
-    well within the lease: a provider trickling its answer must not hold the message past it."""
+    """POST the message; None when the provider took it, else why not. The whole exchange has a
+    deadline, well within the lease: a provider trickling its answer must not hold the message past
+    it."""
     timeout = current_app.config.get("SMS_PROVIDER_TIMEOUT", 10)
     with Deadline(timeout) as deadline:
         try:

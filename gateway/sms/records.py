@@ -1,4 +1,5 @@
-"""What a forwarded text becomes when stored: parsed fields, a status and the hash that dedupes it."""
+"""What a forwarded text becomes when stored: parsed fields, a status and the hash that dedupes
+it."""
 
 import hashlib
 import json
@@ -27,7 +28,9 @@ def enabled_templates(brand_id):
 
 
 def message_text(plaintext):
-    """The SMS body inside a decrypted payload: the text itself, or a JSON object's body/message/text."""
+    """The SMS body inside a decrypted payload: the text itself, or a JSON object's
+    body/message/text.
+    """
     if plaintext.lstrip().startswith("{"):
         try:
             wrapped = json.loads(plaintext)
@@ -40,7 +43,9 @@ def message_text(plaintext):
 
 
 def message_receiver(plaintext):
-    """The wallet number a text arrived on, when the phone wraps the text in JSON with `receiver`; else ''."""
+    """The wallet number a text arrived on, when the phone wraps the text in JSON with `receiver`;
+    else ''.
+    """
     if not plaintext.lstrip().startswith("{"):
         return ""
     try:
@@ -55,13 +60,16 @@ def message_receiver(plaintext):
 
 
 def content_hash(sender, body):
-    """The identity of a text for dedupe: sender and body, whitespace and case of the sender aside."""
+    """The identity of a text for dedupe: sender and body, whitespace and case of the sender
+    aside."""
     text = f"{sender.strip().lower()}\n{' '.join(body.split())}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def read_text(sender, body, templates):
-    """The built-in parse, else the first brand template that matches (trusted only from its provider's sender)."""
+    """The built-in parse, else the first brand template that matches (trusted only from its
+    provider's sender).
+    """
     parsed = parse_sms(sender, body)
     if parsed.recognised:
         return parsed
@@ -114,7 +122,9 @@ def trust_note(sender, parsed):
 
 
 def sms_values(device, sender, body, received_at, local_id, parsed):
-    """The column values of a new inbound_sms row for one decrypted text, read as `parsed` (read_text)."""
+    """The column values of a new inbound_sms row for one decrypted text, read as `parsed`
+    (read_text).
+    """
     status = status_for(parsed)
     return {
         "public_id": str(uuid.uuid4()),
@@ -131,7 +141,8 @@ def sms_values(device, sender, body, received_at, local_id, parsed):
         "counterparty": (parsed.counterparty or "")[:64] or None,
         "balance": parsed.balance,
         "printed_time": (parsed.printed_time or "")[:32] or None,
-        # Only a text that can pay holds its TrxID's unique slot, so a forged copy cannot block the real one.
+        # Only a text that can pay holds its TrxID's unique slot, so a forged copy cannot block the
+        # real one.
         "provider_trx_id": parsed.trx_key[:64] if status == "unmatched" else None,
         "status": status,
         "review_reason": trust_note(sender[:64], parsed),

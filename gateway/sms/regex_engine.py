@@ -1,8 +1,9 @@
-"""The engine that runs merchants' SMS templates: RE2, whose time is linear in the text, never re's backtracking.
+"""The engine that runs merchants' SMS templates: RE2, whose time is linear in the text, never re's
+backtracking.
 
-A template is typed by a merchant and runs on every text a phone forwards, on the inbox pages and in the
-tester; with `re`, `(a+)+$` on 26 letters and a `!` took 18 s of a worker. RE2 cannot backtrack: it
-refuses look-arounds and back-references at save time instead, and bounds its memory.
+A template is typed by a merchant and runs on every text a phone forwards, on the inbox pages and in
+the tester; with `re`, `(a+)+$` on 26 letters and a `!` took 18 s of a worker. RE2 cannot backtrack:
+it refuses look-arounds and back-references at save time instead, and bounds its memory.
 """
 
 import re
@@ -19,7 +20,8 @@ UNSUPPORTED = (
 
 
 def template_options():
-    """Case-insensitive like the built-in parsers, quiet (errors become form errors, not log lines)."""
+    """Case-insensitive like the built-in parsers, quiet (errors become form errors, not log
+    lines)."""
     options = re2.Options()
     options.case_sensitive = False
     options.log_errors = False
@@ -29,7 +31,8 @@ def template_options():
 
 @lru_cache(maxsize=256)
 def compile_template_regex(pattern):
-    """A pattern compiled by RE2 (cached: ingest runs the same few on every text), or ValueError saying why not.
+    """A pattern compiled by RE2 (cached: ingest runs the same few on every text), or ValueError
+    saying why not.
 
     It must also be valid for Python's `re` (only compiled, never run): that parser catches what RE2
     lets through, such as a group name given twice.

@@ -49,7 +49,8 @@ SENDER_PARSERS = {
 _LOOKUP = {}
 for _provider, _ids in OFFICIAL_SENDERS.items():
     for _id in _ids:
-        # A wallet's own id wins over the bank list: 16216 is looked up as Rocket (which also reads bank alerts).
+        # A wallet's own id wins over the bank list: 16216 is looked up as Rocket (which also reads
+        # bank alerts).
         _LOOKUP.setdefault(_id.lower(), _provider)
 
 
@@ -71,7 +72,9 @@ def official_provider(sender):
 
 
 def is_official(sender, provider):
-    """Whether `sender` is one of `provider`'s listed ids (16216 counts for Rocket and for bank alerts)."""
+    """Whether `sender` is one of `provider`'s listed ids (16216 counts for Rocket and for bank
+    alerts).
+    """
     key = sender_key(sender)
     return bool(key) and key in {s.lower() for s in OFFICIAL_SENDERS.get(provider, ())}
 

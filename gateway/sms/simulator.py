@@ -52,8 +52,9 @@ def simulated_text(brand, provider, amount, trx_id, counterparty, balance=None):
     """A provider's incoming-credit text, printed at the brand's local time."""
     when = utcnow().astimezone(ZoneInfo(brand.timezone or "Asia/Dhaka")).replace(tzinfo=None)
     if balance is None:
-        # Continue the simulator's balance chain, so a run of simulated credits is not held for review.
-        # A TrxID simulated before is the same text again (a duplicate), with the balance it had.
+        # Continue the simulator's balance chain, so a run of simulated credits is not held for
+        # review. A TrxID simulated before is the same text again (a duplicate), with the balance it
+        # had.
         again = db.session.execute(
             db.select(InboundSms.balance).where(
                 InboundSms.brand_id == brand.id,
@@ -77,8 +78,9 @@ def last_balance(brand, provider):
 
 
 def forward_as_device(device, provider, text, via="auto"):
-    """Encrypt the text with the device's key and POST it to the ingestion endpoint, or without a server hand it
-    to the ingestion service directly; (route, status, body), the body as the endpoint answers."""
+    """Encrypt the text with the device's key and POST it to the ingestion endpoint, or without a
+    server hand it to the ingestion service directly; (route, status, body), the body as the
+    endpoint answers."""
     message = {
         "local_id": f"sim-{uuid.uuid4().hex[:12]}",
         "sender": sender_for(provider),

@@ -1,4 +1,6 @@
-"""A brand's regex templates for provider texts the built-in parsers do not know, and the tester for them."""
+"""A brand's regex templates for provider texts the built-in parsers do not know, and the tester for
+them.
+"""
 
 from dataclasses import dataclass
 
@@ -24,7 +26,9 @@ MAX_SAMPLE = 2000
 
 @dataclass(frozen=True)
 class TemplateTrial:
-    """What a template makes of a sample: the fields it read, and whether that text would count as a payment."""
+    """What a template makes of a sample: the fields it read, and whether that text would count as a
+    payment.
+    """
 
     parsed: ParsedSms | None  # None: the template does not match the sample
     builtin: ParsedSms  # the built-in parsers' reading, which wins when it recognises the text
@@ -32,7 +36,9 @@ class TemplateTrial:
 
     @property
     def used(self):
-        """Whether the template would be consulted at all (the built-in parsers did not recognise the text)."""
+        """Whether the template would be consulted at all (the built-in parsers did not recognise
+        the text).
+        """
         return not self.builtin.recognised
 
 
@@ -57,7 +63,9 @@ def get_template(brand, template_id):
 
 
 def checked_pattern(pattern):
-    """The pattern when it compiles with the named groups ingest needs; ValidationFailed on `pattern` saying why not."""
+    """The pattern when it compiles with the named groups ingest needs; ValidationFailed on
+    `pattern` saying why not.
+    """
     try:
         validate_template(pattern)
     except ValueError as error:
@@ -73,7 +81,9 @@ def checked_provider(provider):
 
 
 def create_template(brand, provider, name, pattern):
-    """Save an enabled template; ingest tries it on every text the built-in parsers do not recognise."""
+    """Save an enabled template; ingest tries it on every text the built-in parsers do not
+    recognise.
+    """
     name = (name or "").strip()
     if not 1 <= len(name) <= 100:
         raise field_error(
@@ -121,7 +131,9 @@ def delete_template(template):
 
 
 def try_template(provider, pattern, text, sender=None):
-    """Run a template on a sample as ingest would, saving nothing; ValidationFailed on a bad pattern or sample."""
+    """Run a template on a sample as ingest would, saving nothing; ValidationFailed on a bad pattern
+    or sample.
+    """
     provider = checked_provider(provider)
     checked_pattern(pattern)
     if not (text or "").strip() or len(text) > MAX_SAMPLE:

@@ -1,5 +1,6 @@
-"""A total deadline for an HTTP attempt: read timeouts are per read, so one thread per process shuts the socket
-of any attempt still running at its deadline (a receiver trickling bytes cannot hold it longer)."""
+"""A total deadline for an HTTP attempt: read timeouts are per read, so one thread per process shuts
+the socket of any attempt still running at its deadline (a receiver trickling bytes cannot hold it
+longer)."""
 
 import heapq
 import itertools
@@ -15,8 +16,9 @@ _local = threading.local()
 
 
 class Deadline:
-    """Ends an attempt after `seconds` in all by shutting its socket down: read timeouts are per read,
-    so a receiver trickling a byte at a time would otherwise hold the attempt for as long as it likes."""
+    """Ends an attempt after `seconds` in all by shutting its socket down: read timeouts are per
+    read, so a receiver trickling a byte at a time would otherwise hold the attempt for as long as
+    it likes."""
 
     def __init__(self, seconds):
         self.at = time.monotonic() + seconds
@@ -48,8 +50,8 @@ class Deadline:
 
 
 class Watchdog:
-    """One thread for the process that expires each attempt still running at its deadline (a timer thread
-    per attempt would cost as much as a delivery to a fast receiver)."""
+    """One thread for the process that expires each attempt still running at its deadline (a timer
+    thread per attempt would cost as much as a delivery to a fast receiver)."""
 
     def __init__(self):
         self.condition = threading.Condition()
@@ -74,7 +76,8 @@ class Watchdog:
                 now = time.monotonic()
                 while self.due and (self.due[0][2].over or self.due[0][0] <= now):
                     heapq.heappop(self.due)[2].expire()
-                # Capped: a clock that jumps (a frozen one, in tests) can only delay a check by a minute.
+                # Capped: a clock that jumps (a frozen one, in tests) can only delay a check by a
+                # minute.
                 self.condition.wait(min(self.due[0][0] - now, 60) if self.due else None)
 
 
@@ -82,7 +85,9 @@ WATCHDOG = Watchdog()
 
 
 def shut_down(connection):
-    """Shut the connection's socket down, which wakes the thread blocked on it with an end of stream."""
+    """Shut the connection's socket down, which wakes the thread blocked on it with an end of
+    stream.
+    """
     sock = getattr(connection, "sock", None)
     if sock is None:
         return
@@ -125,7 +130,9 @@ class WatchedHTTPSPool(HTTPSConnectionPool):
 
 
 class WatchedAdapter(HTTPAdapter):
-    """requests' adapter over watched connections (through a proxy too), so a Deadline can end its requests."""
+    """requests' adapter over watched connections (through a proxy too), so a Deadline can end its
+    requests.
+    """
 
     POOLS = {"http": WatchedHTTPPool, "https": WatchedHTTPSPool}
 

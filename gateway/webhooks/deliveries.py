@@ -1,4 +1,6 @@
-"""The merchant's side of webhooks: the delivery log, redelivery, test events and the signing secret."""
+"""The merchant's side of webhooks: the delivery log, redelivery, test events and the signing
+secret.
+"""
 
 from datetime import timedelta
 
@@ -35,7 +37,9 @@ def recent_deliveries(brand):
 
 
 def get_delivery(brand, delivery_id):
-    """A delivery of this brand with its attempt log; NotFound for anything else, another brand's included."""
+    """A delivery of this brand with its attempt log; NotFound for anything else, another brand's
+    included.
+    """
     delivery_id = row_id(delivery_id)
     delivery = None
     if delivery_id is not None:
@@ -53,7 +57,8 @@ def retry_delivery(brand, delivery_id):
     """Redeliver now, whatever the record's status, unless an attempt is in flight (InvalidState).
 
     The hand attempt is extra: it leaves the automatic budget alone, and if it fails the automatic
-    schedule resumes where it was (`resume_at`, the attempt that was due; none for a finished record).
+    schedule resumes where it was (`resume_at`, the attempt that was due; none for a finished
+    record).
     """
     delivery = get_delivery(brand, delivery_id)
     now = utcnow()
@@ -99,10 +104,12 @@ def send_test_webhook(brand, url=None):
 
 
 def rotate_webhook_secret(brand, overlap=None):
-    """Give the brand a new webhook secret; the old one still signs (the Previous header) for `overlap` seconds.
+    """Give the brand a new webhook secret; the old one still signs (the Previous header) for
+    `overlap` seconds.
 
-    `overlap` defaults to WEBHOOK_SECRET_OVERLAP; 0 drops the old secret at once. Guarded on the secret read,
-    so of two rotations at once each keeps the secret it replaced, never one the other never saw.
+    `overlap` defaults to WEBHOOK_SECRET_OVERLAP; 0 drops the old secret at once. Guarded on the
+    secret read, so of two rotations at once each keeps the secret it replaced, never one the other
+    never saw.
     """
     overlap = current_app.config["WEBHOOK_SECRET_OVERLAP"] if overlap is None else overlap
     while True:
@@ -127,7 +134,9 @@ def rotate_webhook_secret(brand, overlap=None):
 
 
 def set_webhook_url(brand, url):
-    """Set (or, with an empty value, clear) the brand's default webhook URL; {from, to} when it changed."""
+    """Set (or, with an empty value, clear) the brand's default webhook URL; {from, to} when it
+    changed.
+    """
     url = (url or "").strip() or None
     check_callback_url(url, "webhook_url")
     if url == brand.webhook_url:

@@ -1,4 +1,6 @@
-"""Sending webhooks: claim a due delivery, sign and POST its stored body, log the attempt, schedule the next."""
+"""Sending webhooks: claim a due delivery, sign and POST its stored body, log the attempt, schedule
+the next.
+"""
 
 import hashlib
 import hmac
@@ -34,7 +36,8 @@ RETRY_DELAYS = (
 )
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 USER_AGENT = "PaymentGateway-Webhooks/1.0"
-# The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE bookkeeping.
+# The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE
+# bookkeeping.
 DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
 RESULT_STATUSES = ("retrying", "success", "failed")  # what an attempt leaves a due delivery in
 
@@ -65,13 +68,15 @@ CLAIM_READ = (
 
 
 def brand_column(column):
-    """The delivery's brand's `column`, as a scalar subquery (a RETURNING clause names one table only)."""
+    """The delivery's brand's `column`, as a scalar subquery (a RETURNING clause names one table
+    only).
+    """
     return db.select(column).where(BRANDS.c.id == _D.brand_id).scalar_subquery().label(column.name)
 
 
-# The common claim in one statement: a due row that no attempt holds or ever abandoned, not redelivered by
-# hand, within its automatic budget. It returns what the attempt needs; any other row goes through
-# CLAIM_READ and CLAIM, whose reading tells the other cases apart.
+# The common claim in one statement: a due row that no attempt holds or ever abandoned, not
+# redelivered by hand, within its automatic budget. It returns what the attempt needs; any other row
+# goes through CLAIM_READ and CLAIM, whose reading tells the other cases apart.
 CLAIM_FRESH = (
     db.update(DELIVERIES)
     .where(
@@ -100,8 +105,8 @@ CLAIM_FRESH = (
         brand_column(BRANDS.c.webhook_secret_previous_until),
     )
 )
-# `attempts` unchanged since the read proves nobody claimed in between: every claim increments it. A hand
-# redelivery is beyond the automatic budget (MAX_ATTEMPTS counts the automatic attempts only).
+# `attempts` unchanged since the read proves nobody claimed in between: every claim increments it. A
+# hand redelivery is beyond the automatic budget (MAX_ATTEMPTS counts the automatic attempts only).
 CLAIM = (
     db.update(DELIVERIES)
     .where(
@@ -145,8 +150,8 @@ LOG_ATTEMPT = db.insert(ATTEMPTS)
 # is delivered at least once; receivers drop a repeat by its event id). It cannot be lost once its
 # attempt's result is recorded: that commit waits for the WAL up to itself, the claim included.
 ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
-# On PostgreSQL the common claim sets it itself, in the same round trip: set_config(…, true) is SET LOCAL
-# as a function, evaluated only for the row claimed.
+# On PostgreSQL the common claim sets it itself, in the same round trip: set_config(…, true) is SET
+# LOCAL as a function, evaluated only for the row claimed.
 CLAIM_FRESH_POSTGRESQL = CLAIM_FRESH.returning(
     db.func.set_config("synchronous_commit", "off", True).label("async_commit")
 )
@@ -162,7 +167,8 @@ def sign_payload(secret, body):
 
 
 def signature_v1(timestamp, body, *secrets):
-    """X-Service-Signature-V1: `t=<unix>,v1=<hex>` (one v1 per secret), each an HMAC of `<t>.<body>`.
+    """X-Service-Signature-V1: `t=<unix>,v1=<hex>` (one v1 per secret), each an HMAC of
+    `<t>.<body>`.
 
     Unlike X-Service-Signature it covers the time of signing, so a captured webhook cannot be
     replayed outside the receiver's tolerance with a fresh timestamp (docs/webhooks.md).
@@ -217,14 +223,16 @@ def deliver_webhook(delivery_id, attempts=None):
 
 
 def claim_delivery(delivery_id, scheduled_attempts=None):
-    """Take the row's lease with a guarded UPDATE; a Claim when this process owns the next attempt."""
+    """Take the row's lease with a guarded UPDATE; a Claim when this process owns the next
+    attempt."""
     now = utcnow()
     lease = now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"])
     claim = {"p_id": delivery_id, "p_now": now, "p_lease": lease}
     postgresql = db.session.get_bind().dialect.name == "postgresql"
     row = db.session.execute(CLAIM_FRESH_POSTGRESQL if postgresql else CLAIM_FRESH, claim).first()
     if row is None:
-        # Not a plainly due row: abandoned, by hand, not yet due, exhausted, already claimed, or gone.
+        # Not a plainly due row: abandoned, by hand, not yet due, exhausted, already claimed, or
+        # gone.
         db.session.rollback()
         return claim_after_reading(delivery_id, now, lease, scheduled_attempts)
     if not webhook_hosts.admit(row.url, delivery_id, row.attempts, row.brand_id):
@@ -258,8 +266,9 @@ def commit_claim():
 
 
 def claim_after_reading(delivery_id, now, lease, scheduled_attempts):
-    """The claim of a row that is not plainly due: read it, then take it with CLAIM guarded on what was
-    read (an abandoned attempt is logged, a hand redelivery counted); or fail it, park it, wake it later."""
+    """The claim of a row that is not plainly due: read it, then take it with CLAIM guarded on what
+    was read (an abandoned attempt is logged, a hand redelivery counted); or fail it, park it, wake
+    it later."""
     row = db.session.execute(CLAIM_READ, {"p_id": delivery_id}).first()
     if row is None:
         db.session.rollback()
@@ -318,7 +327,9 @@ def claim_after_reading(delivery_id, now, lease, scheduled_attempts):
 
 
 def claimable(row, now):
-    """Whether the read row is free for its next attempt now (the claim's own conditions, read in Python)."""
+    """Whether the read row is free for its next attempt now (the claim's own conditions, read in
+    Python).
+    """
     return (
         row.status in DUE_STATUSES
         and row.next_attempt_at is not None
@@ -329,8 +340,8 @@ def claimable(row, now):
 
 
 def park(delivery_id, now):
-    """A delivery held back for its host's share waits for an attempt there to end; this wake-up, a lease
-    later, covers a worker killed mid-attempt (whose end never comes)."""
+    """A delivery held back for its host's share waits for an attempt there to end; this wake-up, a
+    lease later, covers a worker killed mid-attempt (whose end never comes)."""
     try:
         jobs.enqueue_at(
             now + timedelta(seconds=current_app.config["WEBHOOK_LEASE_SECONDS"]),
@@ -367,8 +378,8 @@ def log_abandoned(delivery_id, lease_expires_at):
 
 
 def exhausted(row):
-    """Whether the row has used all MAX_ATTEMPTS automatic attempts, its last one abandoned, and no hand retry
-    is waiting."""
+    """Whether the row has used all MAX_ATTEMPTS automatic attempts, its last one abandoned, and no
+    hand retry is waiting."""
     return (
         row.attempts - row.manual_attempts >= MAX_ATTEMPTS
         and row.status in DUE_STATUSES
@@ -378,7 +389,9 @@ def exhausted(row):
 
 
 def fail_exhausted(delivery_id, row, now):
-    """A due row that has used every attempt (its last one abandoned) is `failed`, never attempted again."""
+    """A due row that has used every attempt (its last one abandoned) is `failed`, never attempted
+    again.
+    """
     d = DELIVERIES.c
     failed = (
         write_status(
@@ -407,7 +420,9 @@ def fail_exhausted(delivery_id, row, now):
 
 
 def only_not_yet_due(row, now):
-    """Whether the read row was free to claim but for its next attempt time (a wake-up that came early)."""
+    """Whether the read row was free to claim but for its next attempt time (a wake-up that came
+    early).
+    """
     return (
         row.status in DUE_STATUSES
         and row.next_attempt_at is not None
@@ -417,8 +432,8 @@ def only_not_yet_due(row, now):
 
 
 def wake_when_due(delivery_id, row, rescheduled):
-    """An early wake-up came to nothing: free the attempt's wake-up keys so the sweep may wake it when due,
-    and, if it was this attempt's scheduled retry, schedule it again at the due time."""
+    """An early wake-up came to nothing: free the attempt's wake-up keys so the sweep may wake it
+    when due, and, if it was this attempt's scheduled retry, schedule it again at the due time."""
     unique = jobs.delivery_wake(row.event_id, row.attempts)
     try:
         forget = getattr(jobs.backend(current_app._get_current_object()), "forget_wake", None)
@@ -442,7 +457,9 @@ def wake_when_due(delivery_id, row, rescheduled):
 
 
 def post_webhook(claim):
-    """POST the stored body, signed now, to the delivery's URL; never raises for the receiver's faults."""
+    """POST the stored body, signed now, to the delivery's URL; never raises for the receiver's
+    faults.
+    """
     refusal, addresses = checked_destination(claim.url)
     if refusal is not None:
         return Outcome(error=refusal)
@@ -462,7 +479,8 @@ def post_webhook(claim):
     headers["X-Timestamp"] = headers["X-Service-Timestamp"]
     for _, extra in delivery_headers.send(claim):  # a dialect's own IPN headers (compat/ipn.py)
         headers.update(extra or {})
-    # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still verifies.
+    # During a rotation's overlap the rotated-out secret signs too: a receiver not yet updated still
+    # verifies.
     if claim.previous_secret and claim.previous_until is not None and now < claim.previous_until:
         headers["X-Service-Signature-Previous"] = sign_payload(claim.previous_secret, body)
         signing.append(claim.previous_secret)
@@ -479,8 +497,9 @@ def post_webhook(claim):
 
 
 def next_state(attempts, outcome, now, resume_at=None):
-    """The delivery's status and next attempt time after automatic attempt number `attempts` (or a hand
-    attempt after it, which goes back to the automatic attempt `resume_at` when there is one)."""
+    """The delivery's status and next attempt time after automatic attempt number `attempts` (or a
+    hand attempt after it, which goes back to the automatic attempt `resume_at` when there is
+    one)."""
     if outcome.success:
         return "success", None
     if attempts >= MAX_ATTEMPTS:
@@ -491,7 +510,9 @@ def next_state(attempts, outcome, now, resume_at=None):
 
 
 def retry_delay(attempts):
-    """How long after automatic attempt number `attempts` the next one is made (scaled by WEBHOOK_RETRY_SCALE)."""
+    """How long after automatic attempt number `attempts` the next one is made (scaled by
+    WEBHOOK_RETRY_SCALE).
+    """
     return RETRY_DELAYS[attempts - 1] * current_app.config.get("WEBHOOK_RETRY_SCALE", 1)
 
 

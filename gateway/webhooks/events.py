@@ -1,4 +1,5 @@
-"""Events: the one place that builds a webhook body, recorded in the caller's database transaction."""
+"""Events: the one place that builds a webhook body, recorded in the caller's database
+transaction."""
 
 import json
 import secrets
@@ -31,7 +32,8 @@ def new_event_id():
 def emit_event(
     event, brand, payment=None, transaction=None, refund=None, url=None, extra=None, data=None
 ):
-    """Add the event's delivery record to the current transaction (no commit) and wake it after commit.
+    """Add the event's delivery record to the current transaction (no commit) and wake it after
+    commit.
 
     The webhook goes to `url`, else the payment's callback_url, else the brand's webhook_url;
     with none of them nothing is recorded and None is returned. `extra` adds keys to `data`;
@@ -60,7 +62,8 @@ def emit_event(
 
 
 def record_delivery(brand, event, url, body, payment=None, transaction=None, event_id=None):
-    """Add one delivery of `body` (a dict, stored as the exact bytes sent) and wake it after commit."""
+    """Add one delivery of `body` (a dict, stored as the exact bytes sent) and wake it after
+    commit."""
     now = utcnow()
     event_id = event_id or new_event_id()
     delivery = WebhookDelivery(

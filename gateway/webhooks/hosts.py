@@ -1,10 +1,11 @@
-"""Fair shares of the webhook workers between receiving hosts: a slow host gets few attempts at once.
+"""Fair shares of the webhook workers between receiving hosts: a slow host gets few attempts at
+once.
 
-A host that has answered quickly of late (within WEBHOOK_SLOW_SECONDS, no attempt of its own overdue) takes
-as many workers as it has deliveries. Any other host, a new one included, has at most
-WEBHOOK_SLOW_HOST_CONCURRENCY attempts in flight; its further deliveries are parked in Redis instead of
-holding a worker, and each attempt that ends wakes the next parked one (all of them once the host proves
-fast). Six hanging attempts to one receiver therefore hold one worker, not all of them.
+A host that has answered quickly of late (within WEBHOOK_SLOW_SECONDS, no attempt of its own
+overdue) takes as many workers as it has deliveries. Any other host, a new one included, has at most
+WEBHOOK_SLOW_HOST_CONCURRENCY attempts in flight; its further deliveries are parked in Redis instead
+of holding a worker, and each attempt that ends wakes the next parked one (all of them once the host
+proves fast). Six hanging attempts to one receiver therefore hold one worker, not all of them.
 
 Brands share the workers fairly too: attempts to hosts that are not fast count against their brand,
 at most WEBHOOK_SLOW_BRAND_CONCURRENCY at once, so one brand's many slow receivers (each host
@@ -29,19 +30,22 @@ log = logging.getLogger(__name__)
 FAST_FOR = 60  # seconds a quick answer vouches for its host
 WAKE_ALL = 200  # parked deliveries woken at once when their host proves fast
 
-# KEYS: the host's in-flight zset (member = attempt, score = start), its fast marker, its parked zset (member =
-# delivery id); the brand's in-flight zset of attempts to hosts that are not fast, the brand's parked zset.
-# ARGV: now, start of the oldest live lease, start of the slow window, host cap, attempt, delivery id, key ttl,
-# brand cap.
+# KEYS: the host's in-flight zset (member = attempt, score = start), its fast marker, its parked
+# zset (member = delivery id); the brand's in-flight zset of attempts to hosts that are not fast,
+# the brand's parked zset. ARGV: now, start of the oldest live lease, start of the slow window, host
+# cap, attempt, delivery id, key ttl, brand cap.
 ADMIT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[2])
-local fast = redis.call('EXISTS', KEYS[2]) == 1 and redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[3]) == 0
+local fast = redis.call('EXISTS', KEYS[2]) == 1
+  and redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[3]) == 0
 if not fast then
   -- This very attempt already in flight was left by a process that died before its claim: it is
   -- taken over, not counted against itself.
-  local host_held = redis.call('ZCARD', KEYS[1]) - (redis.call('ZSCORE', KEYS[1], ARGV[5]) and 1 or 0)
-  local brand_held = redis.call('ZCARD', KEYS[4]) - (redis.call('ZSCORE', KEYS[4], ARGV[5]) and 1 or 0)
+  local host_held = redis.call('ZCARD', KEYS[1])
+    - (redis.call('ZSCORE', KEYS[1], ARGV[5]) and 1 or 0)
+  local brand_held = redis.call('ZCARD', KEYS[4])
+    - (redis.call('ZSCORE', KEYS[4], ARGV[5]) and 1 or 0)
   local parked = nil
   if host_held >= tonumber(ARGV[4]) then
     parked = KEYS[3]
@@ -93,17 +97,23 @@ def keys(host):
 
 
 def brand_keys(brand_id):
-    """The Redis keys of a brand: its attempts in flight to hosts that are not fast, its parked deliveries."""
+    """The Redis keys of a brand: its attempts in flight to hosts that are not fast, its parked
+    deliveries.
+    """
     return (f"gateway:brand:{brand_id}:slow-inflight", f"gateway:brand:{brand_id}:parked")
 
 
 def redis_of_app():
-    """The RQ backend's Redis client, or None without Redis (the in-process executor has no sharing to do)."""
+    """The RQ backend's Redis client, or None without Redis (the in-process executor has no sharing
+    to do).
+    """
     return getattr(jobs.backend(current_app._get_current_object()), "redis", None)
 
 
 def admit(url, delivery_id, attempt, brand_id=None):
-    """Whether this attempt may go now; False parks the delivery until an attempt to its host (or brand) ends."""
+    """Whether this attempt may go now; False parks the delivery until an attempt to its host (or
+    brand) ends.
+    """
     redis = redis_of_app()
     if redis is None:
         return True
@@ -133,7 +143,9 @@ def admit(url, delivery_id, attempt, brand_id=None):
 
 
 def release(url, delivery_id, attempt, seconds=None, brand_id=None):
-    """The attempt ended (`seconds` long; None when it was never made): free its place, wake what it held up."""
+    """The attempt ended (`seconds` long; None when it was never made): free its place, wake what it
+    held up.
+    """
     redis = redis_of_app()
     if redis is None:
         return
@@ -143,7 +155,8 @@ def release(url, delivery_id, attempt, seconds=None, brand_id=None):
     try:
         pipe = redis.pipeline()
         pipe.zrem(inflight, attempt_member(delivery_id, attempt))
-        # Not this attempt's brand share, or not any more (its host proved fast meanwhile): ZREM then is a no-op.
+        # Not this attempt's brand share, or not any more (its host proved fast meanwhile): ZREM
+        # then is a no-op.
         pipe.zrem(brand_inflight, attempt_member(delivery_id, attempt))
         if seconds is not None:
             pipe.set(fast, 1, ex=FAST_FOR) if quick else pipe.delete(fast)

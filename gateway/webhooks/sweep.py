@@ -1,4 +1,6 @@
-"""Wake every webhook delivery whose attempt is due again, whatever became of its job (the outbox sweep)."""
+"""Wake every webhook delivery whose attempt is due again, whatever became of its job (the outbox
+sweep).
+"""
 
 from .. import jobs
 from ..extensions import db
@@ -24,7 +26,9 @@ def due_delivery_ids(now):
 
 
 def wake_due_deliveries(now):
-    """Re-enqueue every due delivery; its job's own claim makes a repeat harmless. Returns the count."""
+    """Re-enqueue every due delivery; its job's own claim makes a repeat harmless. Returns the
+    count.
+    """
     deliveries = due_delivery_ids(now)
     db.session.commit()
     for delivery_id, event_id, attempts in deliveries:

@@ -1,4 +1,6 @@
-"""The HTTP side of a webhook attempt: POST to a checked address, no redirects, a capped answer, a deadline."""
+"""The HTTP side of a webhook attempt: POST to a checked address, no redirects, a capped answer, a
+deadline.
+"""
 
 import threading
 import time
@@ -32,16 +34,18 @@ class Outcome:
 
 
 class PinnedAdapter(WatchedAdapter):
-    """Watched connections; and an https request to an address with a Host header is TLS for that host."""
+    """Watched connections; and an https request to an address with a Host header is TLS for that
+    host.
+    """
 
     def build_connection_pool_key_attributes(self, request, verify, cert=None):
         host_params, pool_kwargs = super().build_connection_pool_key_attributes(
             request, verify, cert
         )
         if host_params["scheme"] == "https" and "Host" in request.headers:
-            # SNI and the certificate check are for the host name, not the address. server_hostname alone
-            # does both; assert_hostname would also turn check_hostname off on the SSL context, which some
-            # requests versions share between all their connections.
+            # SNI and the certificate check are for the host name, not the address. server_hostname
+            # alone does both; assert_hostname would also turn check_hostname off on the SSL
+            # context, which some requests versions share between all their connections.
             pool_kwargs["server_hostname"] = parse_url("//" + request.headers["Host"]).host.strip(
                 "[]"
             )
@@ -53,7 +57,8 @@ def http_session():
     if not hasattr(_local, "session"):
         session = requests.Session()
         session.trust_env = False  # no proxy from the environment between us and the receiver
-        # Receivers' cookies are never sent back (pinned requests are to an address another host may share).
+        # Receivers' cookies are never sent back (pinned requests are to an address another host may
+        # share).
         session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
         for prefix in ("http://", "https://"):
             session.mount(prefix, PinnedAdapter())
@@ -62,11 +67,12 @@ def http_session():
 
 
 def prepare_post(url, body, headers, address=None):
-    """The POST request; with `address`, sent there while the Host header (and TLS) keep the URL's host.
+    """The POST request; with `address`, sent there while the Host header (and TLS) keep the URL's
+    host.
 
-    Prepared by the Request itself with the session's default headers under ours: Session.prepare_request
-    would also merge the session's cookie jar, auth and hooks, which are always empty here (no cookie is
-    ever kept), at a third of the cost of the preparation.
+    Prepared by the Request itself with the session's default headers under ours:
+    Session.prepare_request would also merge the session's cookie jar, auth and hooks, which are
+    always empty here (no cookie is ever kept), at a third of the cost of the preparation.
     """
     merged = CaseInsensitiveDict(http_session().headers)
     merged.update(headers)
@@ -115,7 +121,9 @@ def post_body(url, body, headers, connect_timeout, timeout, addresses=None):
 
 
 def never_connected(error):
-    """Whether an attempt failed before any connection was made (refused, unreachable, or no answer to connect)."""
+    """Whether an attempt failed before any connection was made (refused, unreachable, or no answer
+    to connect).
+    """
     if isinstance(error, requests.ConnectTimeout):
         return True
     if not isinstance(error, requests.ConnectionError) or not error.args:

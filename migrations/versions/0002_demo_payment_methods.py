@@ -14,7 +14,8 @@ down_revision = "0001"
 branch_labels = None
 depends_on = None
 
-# The number bootstrap used as its sample before the flag existed (gateway/cli/checkout.py DEMO_NUMBER).
+# The number bootstrap used as its sample before the flag existed (gateway/cli/checkout.py
+# DEMO_NUMBER).
 DEMO_NUMBER = "01700000000"
 
 
@@ -26,7 +27,8 @@ def upgrade():
     # An install bootstrapped before this revision holds the sample bKash number unmarked: mark it.
     op.execute(
         sa.text(
-            "UPDATE payment_methods SET is_demo = :yes WHERE provider = 'bkash' AND number = :number"
+            "UPDATE payment_methods SET is_demo = :yes WHERE provider = 'bkash' AND number "
+            "= :number"
         ).bindparams(yes=True, number=DEMO_NUMBER)
     )
 

@@ -1,4 +1,5 @@
-"""rate-limit counters shared by every process (the database store, and the fallback when Redis is down)
+"""rate-limit counters shared by every process (the database store, and the fallback when Redis is
+down)
 
 Revision ID: 0003
 Revises: 0002

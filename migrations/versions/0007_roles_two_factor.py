@@ -1,4 +1,5 @@
-"""roles owner/admin/staff/viewer, session versions, two-factor sign-in and the brand's security policy
+"""roles owner/admin/staff/viewer, session versions, two-factor sign-in and the brand's security
+policy
 
 Revision ID: 0007
 Revises: 0006

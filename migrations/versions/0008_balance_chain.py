@@ -1,4 +1,5 @@
-"""SMS balance chains: per phone and wallet the last known balance, each text's link, the brand's mode
+"""SMS balance chains: per phone and wallet the last known balance, each text's link, the brand's
+mode
 
 Revision ID: 0008
 Revises: 0007

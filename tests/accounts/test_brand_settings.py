@@ -1,4 +1,5 @@
-"""Brand settings without HTTP: every field validated, all or nothing, and a record of what changed."""
+"""Brand settings without HTTP: every field validated, all or nothing, and a record of what
+changed."""
 
 import pytest
 

@@ -1,5 +1,5 @@
-"""What the API changes is audited like the panel's changes: key creation and revocation, refunds; and a key
-never hands out a scope it lacks."""
+"""What the API changes is audited like the panel's changes: key creation and revocation, refunds;
+and a key never hands out a scope it lacks."""
 
 from decimal import Decimal
 

@@ -1,5 +1,5 @@
-"""Bad input the other API test files leave out, over HTTP: outbound SMS and webhook test bodies, list
-queries, ids in the path, body encodings.
+"""Bad input the other API test files leave out, over HTTP: outbound SMS and webhook test bodies,
+list queries, ids in the path, body encodings.
 
 Each bad value is tried where its rule lives (tests/api/test_query_schemas.py, test_path_guard.py,
 test_body_rules.py, and the lookups below); here one test per endpoint proves the wiring.
@@ -42,9 +42,9 @@ def count(model):
 
 # --- the bodies of POST /sms/outbound and POST /webhooks/tests --------------------------------
 
-# One HTTP test per endpoint, with a body of each kind of refusal: tests/api/test_body_rules.py reads
-# every bad body through the guard and the parser without HTTP; here they come out in the envelope
-# (status, code, field at fault) and nothing is written.
+# One HTTP test per endpoint, with a body of each kind of refusal: tests/api/test_body_rules.py
+# reads every bad body through the guard and the parser without HTTP; here they come out in the
+# envelope (status, code, field at fault) and nothing is written.
 BODY_ENDPOINTS = {  # url: (its table, its bad bodies, the ones sent here)
     SMS_URL: (
         OutboundSms,

@@ -1,4 +1,6 @@
-"""The /api-keys API: list, generate (secret shown once), revoke; labels, scopes and brand isolation."""
+"""The /api-keys API: list, generate (secret shown once), revoke; labels, scopes and brand
+isolation.
+"""
 
 import pytest
 

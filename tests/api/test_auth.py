@@ -1,4 +1,6 @@
-"""Bearer keys: missing, invalid, revoked, scopes, super-administrator header, storage, last use, limits."""
+"""Bearer keys: missing, invalid, revoked, scopes, super-administrator header, storage, last use,
+limits.
+"""
 
 import hashlib
 from datetime import datetime, timedelta, timezone

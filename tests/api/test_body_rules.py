@@ -1,4 +1,5 @@
-"""Every bad body of POST /sms/outbound and POST /webhooks/tests refused where its rule lives, no HTTP.
+"""Every bad body of POST /sms/outbound and POST /webhooks/tests refused where its rule lives, no
+HTTP.
 
 A body is read before the view by the resources' body guard (check_json_body: media type, UTF-8,
 JSON syntax, and through Werkzeug the size limit), then by flask-smorest's parser with the
@@ -35,7 +36,9 @@ def clean_database():
 
 
 def read_body(app, url, schema_class, body, content_type):
-    """The arguments a POST of `body` would hand its view: the body guard, then the endpoint's parser."""
+    """The arguments a POST of `body` would hand its view: the body guard, then the endpoint's
+    parser.
+    """
     kwargs = {} if body is None else {"data": body}
     if content_type:
         kwargs["content_type"] = content_type

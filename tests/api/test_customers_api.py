@@ -1,4 +1,6 @@
-"""The /customers API: create, list with filters, read by id/e-mail/phone, change, delete, brand isolation."""
+"""The /customers API: create, list with filters, read by id/e-mail/phone, change, delete, brand
+isolation.
+"""
 
 from decimal import Decimal
 

@@ -1,4 +1,5 @@
-"""GET /dashboard/summary: figures checked against the rows behind them, days in the brand's zone."""
+"""GET /dashboard/summary: figures checked against the rows behind them, days in the brand's
+zone."""
 
 from datetime import date, datetime, timezone
 from decimal import Decimal
@@ -170,7 +171,8 @@ def test_status_counts_and_success_rate_for_today_and_the_last_30_days(brand, hi
         3,
     )
     assert today["success_rate"] == Decimal("66.67")
-    # The 10th, 1 May and 12 April (local) are in the window; 11 April and the open rows made "now" are not.
+    # The 10th, 1 May and 12 April (local) are in the window; 11 April and the open rows made "now"
+    # are not.
     assert month["counts"] == {
         "created": 1,
         "processing": 0,

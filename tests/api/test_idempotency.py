@@ -1,4 +1,6 @@
-"""Idempotency-Key: replays, reuse with another body, a repeat in flight, per-brand keys, 5xx and expiry."""
+"""Idempotency-Key: replays, reuse with another body, a repeat in flight, per-brand keys, 5xx and
+expiry.
+"""
 
 import threading
 from datetime import datetime, timedelta, timezone
@@ -360,7 +362,8 @@ def test_a_late_answer_of_the_abandoned_request_does_not_overwrite_the_new_reser
     assert (record.response_status, record.response_body) == (None, None)
 
 
-# --- one key, concurrent requests; a request outlived by its lease never commits beside the retry ----------
+# --- one key, concurrent requests; a request outlived by its lease never commits beside the retry
+# ----------
 
 
 def post_at_once(url, headers, bodies):

@@ -1,4 +1,6 @@
-"""/api/v1/openapi.json is a valid OpenAPI 3 document that describes the answers the API really gives."""
+"""/api/v1/openapi.json is a valid OpenAPI 3 document that describes the answers the API really
+gives.
+"""
 
 import re
 import uuid
@@ -153,7 +155,9 @@ def admin(brand, make_key):
 
 
 class Recorder:
-    """A test client wrapper that keeps every call, to check each answer against the document afterwards."""
+    """A test client wrapper that keeps every call, to check each answer against the document
+    afterwards.
+    """
 
     def __init__(self, client):
         self.client = client
@@ -178,7 +182,9 @@ PAYMENT_BODY = {
 
 
 def exercise_payments(call, brand, admin, make_key):
-    """Every payment operation, a 401, a 403, a 404, a 409, a 422, a 400, a 413 and a 415; returns a paid payment."""
+    """Every payment operation, a 401, a 403, a 404, a 409, a 422, a 400, a 413 and a 415; returns a
+    paid payment.
+    """
     created = call("post", "/api/v1/payments", json=PAYMENT_BODY, headers=admin).json["data"]
     paid = completed_payment(brand=brand, reference="DOC-2")
     call("get", f"/api/v1/payments/{created['payment_id']}", headers=admin)
@@ -216,7 +222,8 @@ def exercise_payments(call, brand, admin, make_key):
 
 
 def exercise_transactions_and_refunds(call, paid, admin):
-    """Transactions read and listed; a refund made, listed, read, and one that exceeds what remains."""
+    """Transactions read and listed; a refund made, listed, read, and one that exceeds what
+    remains."""
     trx_id = paid.transaction.trx_id
     call("get", "/api/v1/transactions?per_page=5", headers=admin)
     call("get", f"/api/v1/transactions/{trx_id}", headers=admin)
@@ -268,7 +275,8 @@ def exercise_api_keys(call, admin):
 
 
 def exercise_webhooks(call, receiver, admin):
-    """A test event delivered for real, the log, one record with its attempts, a retry, and a 404."""
+    """A test event delivered for real, the log, one record with its attempts, a retry, and a
+    404."""
     from gateway.webhooks.delivery import deliver_webhook
 
     delivery = call(
@@ -322,7 +330,8 @@ def exercise_payment_links_and_exports(call, admin):
 
 
 def exercise_invoices(call, admin):
-    """An invoice created, listed, read, changed while draft, sent by SMS, refused a change, voided."""
+    """An invoice created, listed, read, changed while draft, sent by SMS, refused a change,
+    voided."""
     body = {
         "customer": {"name": "Doc", "phone": "+8801712345678"},
         "items": [{"description": "Design", "quantity": "2", "unit_price": "500"}],

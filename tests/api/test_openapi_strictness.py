@@ -14,7 +14,9 @@ def spec(client):
 
 
 def ecma(pattern):
-    """A document's pattern as a JSON Schema validator reads it: `$` is the very end, newline or not."""
+    """A document's pattern as a JSON Schema validator reads it: `$` is the very end, newline or
+    not.
+    """
     return re.compile(pattern.replace("$", r"\Z"))
 
 

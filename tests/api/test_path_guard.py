@@ -1,4 +1,5 @@
-"""The path guard of every API resource (check_path_arguments) on every bad id of every by-id route, no HTTP.
+"""The path guard of every API resource (check_path_arguments) on every bad id of every by-id route,
+no HTTP.
 
 An id holding a NUL character is the resource's own 404 here, before any query; every other bad id
 goes on, unchanged, to the resource's lookup, which tests/api/test_api_bad_input.py tries with each
@@ -15,7 +16,8 @@ from tests.bad_input import BAD_IDS, BAD_IDS_PAST_THE_GUARD, BY_ID
 
 @pytest.fixture(autouse=True)
 def clean_database():
-    """No database here: the guard is called alone, so the per-test emptying of tables is skipped."""
+    """No database here: the guard is called alone, so the per-test emptying of tables is
+    skipped."""
     yield
 
 

@@ -1,4 +1,6 @@
-"""POST/GET /payments and cancel: the shapes of spec 2.3/2.4 and CONTRACT.md, filters, isolation, bad input."""
+"""POST/GET /payments and cancel: the shapes of spec 2.3/2.4 and CONTRACT.md, filters, isolation,
+bad input.
+"""
 
 import re
 import uuid

@@ -1,4 +1,5 @@
-"""The list queries' rules where they live, the query schemas: every bad value of every parameter, no HTTP.
+"""The list queries' rules where they live, the query schemas: every bad value of every parameter,
+no HTTP.
 
 tests/api/test_api_bad_input.py proves with one request per list that each endpoint reads its query
 through the schema named here and answers its refusal as a 422 envelope naming the parameter.
@@ -34,12 +35,15 @@ BAD_QUERIES = [
 
 @pytest.fixture(autouse=True)
 def clean_database():
-    """No database here: the schemas are called alone, so the per-test emptying of tables is skipped."""
+    """No database here: the schemas are called alone, so the per-test emptying of tables is
+    skipped.
+    """
     yield
 
 
 def load_query(schema_class, query_string):
-    """A raw query string read as the API reads it: Werkzeug's parsing, webargs' proxy, the schema."""
+    """A raw query string read as the API reads it: Werkzeug's parsing, webargs' proxy, the
+    schema."""
     schema = schema_class()
     return schema.load(MultiDictProxy(Request.from_values(query_string=query_string).args, schema))
 

@@ -1,8 +1,8 @@
-"""Schemathesis over /api/v1's OpenAPI document: every schema-valid request is accepted (or refused for a
-documented reason), no answer is a 5xx, and every answer matches its documented schema.
+"""Schemathesis over /api/v1's OpenAPI document: every schema-valid request is accepted (or refused
+for a documented reason), no answer is a 5xx, and every answer matches its documented schema.
 
-Short, seeded and bounded (derandomized Hypothesis, a few examples per operation, no example database) so
-that it runs in the normal suite; `make test` runs it on SQLite.
+Short, seeded and bounded (derandomized Hypothesis, a few examples per operation, no example
+database) so that it runs in the normal suite; `make test` runs it on SQLite.
 """
 
 import pytest
@@ -20,7 +20,8 @@ from gateway.extensions import db
 from tests.factories import CustomerFactory, UserFactory
 
 EXAMPLES = 8
-# Metadata keys for the run: any 1 to 40 characters would do, which OpenAPI 3.0 can only say in words.
+# Metadata keys for the run: any 1 to 40 characters would do, which OpenAPI 3.0 can only say in
+# words.
 METADATA_KEYS = ("order_id", "কোড", "x" * 40, "note")
 SUPER_ADMIN = "root@example.com"
 CHECKS = [
@@ -36,14 +37,14 @@ def api_schema(app, brand, monkeypatch, httpserver):
     """The live document; positive requests only (what the schema promises).
 
     Facts no document of a multi-brand API can hold are added for the brand under test: its
-    currencies and its customers' ids, and what OpenAPI 3.0 can only say in words: metadata keys have 1
-    to 40 characters, no text holds a NUL character, a payment link's minimum is not above its maximum
-    (here: minimums under 1000, maximums from 1000) and asks for a name or phone at most once (here:
-    one question), an invoice's total is positive and within MAX_AMOUNT with its discount under its
-    subtotal (here: up to ten lines of at most 9 × 9999.99, no discount) and its customer exists or is
-    reachable (here: an existing one), and an export spans at most ten years, `from` before `to`
-    (here: from the 2020s' first half to their second). Callbacks to any address are
-    allowed, as on a private deployment, so that the run needs no DNS.
+    currencies and its customers' ids, and what OpenAPI 3.0 can only say in words: metadata keys
+    have 1 to 40 characters, no text holds a NUL character, a payment link's minimum is not above
+    its maximum (here: minimums under 1000, maximums from 1000) and asks for a name or phone at most
+    once (here: one question), an invoice's total is positive and within MAX_AMOUNT with its
+    discount under its subtotal (here: up to ten lines of at most 9 × 9999.99, no discount) and its
+    customer exists or is reachable (here: an existing one), and an export spans at most ten years,
+    `from` before `to` (here: from the 2020s' first half to their second). Callbacks to any address
+    are allowed, as on a private deployment, so that the run needs no DNS.
     """
     monkeypatch.setitem(app.config, "ALLOW_PRIVATE_CALLBACKS", True)
     brand.webhook_url = httpserver.url_for("/webhooks")  # test events with no url go here

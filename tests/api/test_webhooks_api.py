@@ -1,4 +1,6 @@
-"""GET /webhooks/deliveries, POST /webhooks/deliveries/{id}/retry, POST /webhooks/tests, callback URL checks."""
+"""GET /webhooks/deliveries, POST /webhooks/deliveries/{id}/retry, POST /webhooks/tests, callback
+URL checks.
+"""
 
 import json
 import socket

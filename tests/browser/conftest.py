@@ -1,4 +1,6 @@
-"""Browser fixtures: the app served by a real threaded server, and Debian's Chromium driven by Playwright."""
+"""Browser fixtures: the app served by a real threaded server, and Debian's Chromium driven by
+Playwright.
+"""
 
 from pathlib import Path
 
@@ -9,7 +11,8 @@ from tests.services import unavailable
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-# Ignored by git: `make screenshots` copies them into docs/screenshots/ when they should change there.
+# Ignored by git: `make screenshots` copies them into docs/screenshots/ when they should change
+# there.
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
 PHONE = {
     "viewport": {"width": 390, "height": 844},
@@ -21,7 +24,9 @@ PHONE = {
 
 @pytest.fixture(scope="session")
 def live_server(app):
-    """The session's app behind a threaded werkzeug server on a free 127.0.0.1 port; yields its origin."""
+    """The session's app behind a threaded werkzeug server on a free 127.0.0.1 port; yields its
+    origin.
+    """
     with serving(app) as server:
         yield server.origin
 

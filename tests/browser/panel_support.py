@@ -1,4 +1,5 @@
-"""Helpers of the panel's browser tests: a desktop window, signing in, screenshots, a shop with history.
+"""Helpers of the panel's browser tests: a desktop window, signing in, screenshots, a shop with
+history.
 
 The server and Chromium come from tests/browser/conftest.py (live_url, browser).
 """
@@ -50,7 +51,9 @@ AMOUNTS = ("450.00", "1250.00", "780.00", "2200.00", "3499.00", "150.00")
 
 @pytest.fixture
 def window(browser):
-    """Open pages in fresh browser windows (own cookies; desktop unless `phone`), closed after the test."""
+    """Open pages in fresh browser windows (own cookies; desktop unless `phone`), closed after the
+    test.
+    """
     contexts = []
 
     def open_window(phone=False, locale="en-US"):
@@ -139,7 +142,9 @@ def shop_history(brand, days=30):
 
 
 def payment_in_review(brand):
-    """A payment held for review the real way: the customer claimed TrxID 9C4D7E2F1A, the SMS said 450.00."""
+    """A payment held for review the real way: the customer claimed TrxID 9C4D7E2F1A, the SMS said
+    450.00.
+    """
     now = utcnow()
     payment = PaymentFactory(
         brand=brand,

@@ -1,4 +1,6 @@
-"""The API docs (Swagger UI) work under their Content-Security-Policy: no violation, the routes listed."""
+"""The API docs (Swagger UI) work under their Content-Security-Policy: no violation, the routes
+listed.
+"""
 
 import pytest
 

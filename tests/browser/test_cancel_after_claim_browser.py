@@ -1,5 +1,5 @@
-"""In Chromium: a customer who said "I have paid" is warned before cancelling; the money that then arrives
-reaches the owner's review, who completes the payment from the panel."""
+"""In Chromium: a customer who said "I have paid" is warned before cancelling; the money that then
+arrives reaches the owner's review, who completes the payment from the panel."""
 
 import re
 from urllib.parse import parse_qs, urlsplit
@@ -55,7 +55,8 @@ def test_cancel_after_i_have_paid_asks_first_and_the_late_money_is_completed_in_
     assert parse_qs(urlsplit(page.url).query)["status"] == ["cancelled"]
     assert reloaded(payment).status == "cancelled"
 
-    # The customer had paid after all: bKash's SMS reaches the shop's phone and the gateway over HTTP.
+    # The customer had paid after all: bKash's SMS reaches the shop's phone and the gateway over
+    # HTTP.
     forward_bkash_sms(runner)
     sms = db.session.execute(
         db.select(InboundSms).where(InboundSms.provider_trx_id == TRX_ID)

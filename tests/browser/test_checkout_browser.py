@@ -1,4 +1,6 @@
-"""A customer in Chromium: pays from the API call to the thank-you page, cancels, is late, reads Bangla."""
+"""A customer in Chromium: pays from the API call to the thank-you page, cancels, is late, reads
+Bangla.
+"""
 
 import re
 from datetime import timedelta
@@ -55,7 +57,8 @@ def create_payment_through_the_api(live_url, auth, merchant_site):
 
 
 def forward_bkash_sms(runner, amount="500.00"):
-    """The shop's phone forwards bKash's credit SMS through the real ingestion endpoint over HTTP."""
+    """The shop's phone forwards bKash's credit SMS through the real ingestion endpoint over
+    HTTP."""
     result = runner.invoke(
         args=[
             "gateway",
@@ -112,7 +115,8 @@ def test_without_javascript_the_waiting_page_refreshes_until_the_success_page(
     page.get_by_role("button", name="I have paid — verify").first.click()
     expect(page.get_by_role("heading", name="Confirming your payment")).to_be_visible()
     forward_bkash_sms(runner)
-    # The meta refresh (every 5 s) brings the customer to the success page: no redirect_url was given.
+    # The meta refresh (every 5 s) brings the customer to the success page: no redirect_url was
+    # given.
     expect(page.get_by_role("heading", name="Payment received")).to_be_visible()
     assert page.url == f"{live_url}/checkout/{payment.token}"
     screenshot(page, "completed")

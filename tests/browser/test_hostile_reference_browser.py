@@ -1,4 +1,6 @@
-"""Issue 14, finding 1 in a real browser: a hostile order reference is text on the pay page, never markup."""
+"""Issue 14, finding 1 in a real browser: a hostile order reference is text on the pay page, never
+markup.
+"""
 
 import pytest
 from playwright.sync_api import expect

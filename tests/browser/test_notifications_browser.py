@@ -1,4 +1,6 @@
-"""A shop owner in Chromium sets up notifications and sees a silent phone and a payment waiting too long."""
+"""A shop owner in Chromium sets up notifications and sees a silent phone and a payment waiting too
+long.
+"""
 
 from datetime import timedelta
 

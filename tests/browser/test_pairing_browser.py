@@ -1,4 +1,6 @@
-"""A shop owner in Chromium on the pairing page: where to get the app, an address a phone cannot reach, reopening."""
+"""A shop owner in Chromium on the pairing page: where to get the app, an address a phone cannot
+reach, reopening.
+"""
 
 import re
 

@@ -1,4 +1,5 @@
-"""A shop owner in Chromium: signs in, settles a payment held for review, refunds part of another."""
+"""A shop owner in Chromium: signs in, settles a payment held for review, refunds part of
+another."""
 
 from decimal import Decimal
 

@@ -1,4 +1,6 @@
-"""A shop owner in Chromium on the Developers pages: a key from generation to refusal, webhook settings, redelivery."""
+"""A shop owner in Chromium on the Developers pages: a key from generation to refusal, webhook
+settings, redelivery.
+"""
 
 import time
 
@@ -47,7 +49,8 @@ def test_a_key_is_generated_used_against_the_api_and_revoked_by_label(
     screenshot(page, "api-key-created")
     assert api_answer(live_url, secret) == (200, None)
 
-    page.reload()  # the form is sent again: a second key cannot take the same label, and the first is not shown
+    # the form is sent again: a second key cannot take the same label, and the first is not shown
+    page.reload()
     expect(page.get_by_text("Labels are unique among active keys.")).to_be_visible()
     expect(page.locator("#new-api-key")).to_have_count(0)
     sidebar(page, "API keys")

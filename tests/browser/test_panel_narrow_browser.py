@@ -1,4 +1,6 @@
-"""The panel on the shop owner's phone (390 px): every list row is a card with its amount and status in view."""
+"""The panel on the shop owner's phone (390 px): every list row is a card with its amount and status
+in view.
+"""
 
 import pytest
 from playwright.sync_api import expect
@@ -20,7 +22,9 @@ WIDTH = 390
 
 
 def boxes_in_view(page, row_selector):
-    """Per row: the amount's and the status badge's bounding boxes, and the top of the row's other cells."""
+    """Per row: the amount's and the status badge's bounding boxes, and the top of the row's other
+    cells.
+    """
     return page.eval_on_selector_all(
         row_selector,
         """rows => rows.map(row => {
@@ -30,15 +34,19 @@ def boxes_in_view(page, row_selector):
         };
         const others = [...row.querySelectorAll('td:not(.card-amount):not(.card-status)')]
             .filter(cell => cell.offsetParent);
-        return {amount: box(row.querySelector('.card-amount')), status: box(row.querySelector('.card-status .badge')),
-                text: row.querySelector('.card-amount').innerText + ' ' + row.querySelector('.card-status').innerText,
+        const amount = row.querySelector('.card-amount');
+        const status = row.querySelector('.card-status');
+        return {amount: box(amount), status: box(status.querySelector('.badge')),
+                text: amount.innerText + ' ' + status.innerText,
                 others_top: Math.min(...others.map(cell => cell.getBoundingClientRect().top))};
     })""",
     )
 
 
 def assert_amount_and_status_lead_each_card(page, row_selector, rows_expected):
-    """Each row's amount and status lie inside the 390 px viewport, side by side, above the row's other lines."""
+    """Each row's amount and status lie inside the 390 px viewport, side by side, above the row's
+    other lines.
+    """
     rows = boxes_in_view(page, row_selector)
     assert len(rows) == rows_expected
     for row in rows:
@@ -126,7 +134,8 @@ def test_on_a_phone_every_list_page_fits_and_keeps_its_leading_cells_in_view(
                 f"table.cards td.{part}"
                 for part in ("card-amount", "card-status", "card-title", "card-side")
             ),
-            "cells => cells.map(cell => { const r = cell.getBoundingClientRect(); return [r.left, r.right]; })",
+            "cells => cells.map(cell => { const r = cell.getBoundingClientRect(); return "
+            "[r.left, r.right]; })",
         )
         assert all(0 <= left < right <= WIDTH for left, right in leading), (path, leading)
         screenshot(page, "phone" + path.replace("/panel", "").replace("/", "-"), full_page=False)

@@ -1,4 +1,6 @@
-"""Every main panel page in Chromium, on a desktop and a phone, in English and Bangla: kept as screenshots."""
+"""Every main panel page in Chromium, on a desktop and a phone, in English and Bangla: kept as
+screenshots.
+"""
 
 import re
 from urllib.parse import urlsplit

@@ -1,4 +1,6 @@
-"""A shop owner in Chromium on the phone and SMS pages: pairs a phone, matches a text by hand, tests a template."""
+"""A shop owner in Chromium on the phone and SMS pages: pairs a phone, matches a text by hand, tests
+a template.
+"""
 
 import uuid
 from datetime import timedelta

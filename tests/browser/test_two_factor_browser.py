@@ -1,4 +1,6 @@
-"""Two-factor sign-in in Chromium: enrolling with the QR code, then signing in with a code; kept as screenshots."""
+"""Two-factor sign-in in Chromium: enrolling with the QR code, then signing in with a code; kept as
+screenshots.
+"""
 
 import re
 import time
@@ -53,7 +55,8 @@ def test_an_owner_enrols_with_the_qr_code_and_signs_in_with_a_code(live_url, own
     page.goto(f"{live_url}/panel/sign-in/two-factor")
     screenshot(page, "two-factor-sign-in")
 
-    # The enrolment used this 30-second step's code; a code is never accepted twice, so use the next.
+    # The enrolment used this 30-second step's code; a code is never accepted twice, so use the
+    # next.
     page.get_by_role("textbox", name="Code").fill(totp.at(time.time() + 30))
     page.get_by_role("button", name="Verify").click()
     expect(page.get_by_role("heading", name="Dashboard", exact=True)).to_be_visible()

@@ -1,4 +1,6 @@
-"""The checkout pages for every state of a payment, in English and Bangla, with nothing from other origins."""
+"""The checkout pages for every state of a payment, in English and Bangla, with nothing from other
+origins.
+"""
 
 import re
 from datetime import timedelta
@@ -108,8 +110,8 @@ def test_completed_payment_shows_the_receipt_and_the_way_back(client, brand):
     assert "Payment received" in page
     assert payment.transaction.trx_id in page and payment.provider_trx_id in page
     assert (
-        f'href="https://shop.example/thanks?order=7&amp;payment_id={payment.public_id}&amp;status=completed"'
-        in page
+        f'href="https://shop.example/thanks?order=7&amp;payment_id={payment.public_id}&amp'
+        ';status=completed"' in page
     )
 
 

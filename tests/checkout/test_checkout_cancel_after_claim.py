@@ -1,4 +1,6 @@
-"""Cancelling after "I have paid": a confirmation that names the risk, enforced by the server, not only the page."""
+"""Cancelling after "I have paid": a confirmation that names the risk, enforced by the server, not
+only the page.
+"""
 
 import pytest
 
@@ -87,7 +89,9 @@ def test_a_payment_nobody_claimed_still_cancels_with_one_tap(client, payment, bk
 def test_a_claim_committed_after_the_pay_page_loaded_is_not_cancelled_by_its_tap(
     client, payment, bkash
 ):
-    """The cancel button of a pay page opened before the claim: the customer is asked, not cancelled."""
+    """The cancel button of a pay page opened before the claim: the customer is asked, not
+    cancelled.
+    """
     token = CSRF_FIELD.search(text_of(client.get(f"/checkout/{payment.token}"))).group(1)
     submit_claim(payment, "bkash", "8N7A6B5C4D")  # e.g. from a second tab
 

@@ -1,4 +1,5 @@
-"""Submitting a TrxID, cancelling, waiting for the SMS and the status JSON the waiting page polls."""
+"""Submitting a TrxID, cancelling, waiting for the SMS and the status JSON the waiting page
+polls."""
 
 import pytest
 

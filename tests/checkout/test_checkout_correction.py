@@ -1,4 +1,6 @@
-"""On the waiting page: entering a mistyped TrxID again, cancelling, and neither while held for review."""
+"""On the waiting page: entering a mistyped TrxID again, cancelling, and neither while held for
+review.
+"""
 
 import pytest
 
@@ -37,7 +39,9 @@ def correct(client, payment, method, trx_id, **fields):
 
 
 def cancel_from_waiting_page(client, payment):
-    """Open the waiting page's cancel, read the risk, press "Yes, cancel the payment" (its form sends confirm=yes)."""
+    """Open the waiting page's cancel, read the risk, press "Yes, cancel the payment" (its form
+    sends confirm=yes).
+    """
     page, token = waiting_page(client, payment)
     assert "cancelling does not return it" in page and 'name="confirm" value="yes"' in page
     return client.post(

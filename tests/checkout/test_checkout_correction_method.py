@@ -1,4 +1,6 @@
-"""The waiting page's correction changes the method as well as the TrxID, through the same claim and limit."""
+"""The waiting page's correction changes the method as well as the TrxID, through the same claim and
+limit.
+"""
 
 import re
 from decimal import Decimal

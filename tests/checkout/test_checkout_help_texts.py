@@ -1,4 +1,6 @@
-"""The pay page's small explanations: what the QR code is for, and a TrxID example shaped like each provider's."""
+"""The pay page's small explanations: what the QR code is for, and a TrxID example shaped like each
+provider's.
+"""
 
 import re
 

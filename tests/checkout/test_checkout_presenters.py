@@ -1,4 +1,6 @@
-"""What the checkout shows, without HTTP: money, return URLs, readable brand colours, the Bangla catalogue."""
+"""What the checkout shows, without HTTP: money, return URLs, readable brand colours, the Bangla
+catalogue.
+"""
 
 from decimal import Decimal
 from pathlib import Path

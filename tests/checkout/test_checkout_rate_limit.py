@@ -1,4 +1,6 @@
-"""TrxID attempts per payment are rate limited (in an app with limits on; the test config turns them off)."""
+"""TrxID attempts per payment are rate limited (in an app with limits on; the test config turns them
+off).
+"""
 
 import pytest
 
@@ -15,7 +17,9 @@ USED_TRX_ID = "USED000001"
 
 @pytest.fixture
 def shop(limited_app):
-    """A brand's bKash method, and a rival payment already holding USED_TRX_ID so that claims of it fail."""
+    """A brand's bKash method, and a rival payment already holding USED_TRX_ID so that claims of it
+    fail.
+    """
     method = PaymentMethodFactory()
     PaymentFactory(
         brand=method.brand, status="processing", provider="bkash", provider_trx_id=USED_TRX_ID

@@ -1,4 +1,5 @@
-"""A local HTTP server that keeps each request's headers exactly as spelt on the wire, and its raw body.
+"""A local HTTP server that keeps each request's headers exactly as spelt on the wire, and its raw
+body.
 
 werkzeug (and so pytest-httpserver) normalises header names; the dialects' PHP clients look
 them up case-sensitively, so the tests read them as sent, from http.server.

@@ -1,4 +1,6 @@
-"""Bad input on a dialect's path gets that dialect's own refusal: shape and status, never ours, never a 500."""
+"""Bad input on a dialect's path gets that dialect's own refusal: shape and status, never ours,
+never a 500.
+"""
 
 import pytest
 

@@ -1,4 +1,6 @@
-"""Each dialect end to end: create → checkout → claim → SMS → IPN on the wire → verify → return → refund."""
+"""Each dialect end to end: create → checkout → claim → SMS → IPN on the wire → verify → return →
+refund.
+"""
 
 import hashlib
 import hmac
@@ -182,8 +184,8 @@ def test_p2_post_return_is_a_self_submitting_form_with_a_button(
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert (
-        '<form id="back" method="post" action="https://shop.example/modules/gateways/callback.php?gw=pay">'
-        in html
+        '<form id="back" method="post" '
+        'action="https://shop.example/modules/gateways/callback.php?gw=pay">' in html
     )
     assert f'<input type="hidden" name="pp_id" value="{created["pp_id"]}">' in html
     assert '<button type="submit">' in html and ".submit()" in html

@@ -1,5 +1,6 @@
-"""Each dialect driven by a PHP client (Debian's php-cli with php-curl) against a live server, and the IPN
-checked by a PHP handler under `php -S` that looks its header up case-sensitively, as the plugins do."""
+"""Each dialect driven by a PHP client (Debian's php-cli with php-curl) against a live server, and
+the IPN checked by a PHP handler under `php -S` that looks its header up case-sensitively, as the
+plugins do."""
 
 import json
 import os
@@ -32,7 +33,8 @@ def free_port():
 
 @pytest.fixture
 def php_ipn(tmp_path):
-    """Start `php -S` with a dialect's script as the shop's IPN endpoint; yields (url, log reader)."""
+    """Start `php -S` with a dialect's script as the shop's IPN endpoint; yields (url, log
+    reader)."""
     started = []
 
     def start(dialect, key, base):

@@ -136,7 +136,9 @@ def test_header_names_are_matched_case_insensitively(client, compat_key):
 def test_two_payments_drawing_the_same_dialect_id_at_once_both_get_one(
     client, compat_key, monkeypatch
 ):
-    """The id is checked free, then inserted: a rival inserting it meanwhile makes this one draw again."""
+    """The id is checked free, then inserted: a rival inserting it meanwhile makes this one draw
+    again.
+    """
     from gateway.compat import core
 
     secret = compat_key("piprapay3")

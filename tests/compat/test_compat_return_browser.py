@@ -1,4 +1,6 @@
-"""PipraPay 2.x's POST return in a real browser: the form submits itself, or by its button without script."""
+"""PipraPay 2.x's POST return in a real browser: the form submits itself, or by its button without
+script.
+"""
 
 from urllib.parse import parse_qs
 

@@ -1,4 +1,6 @@
-"""The native API's own plugins: the webhook signature also under X-Signature/X-Timestamp, and `fee`."""
+"""The native API's own plugins: the webhook signature also under X-Signature/X-Timestamp, and
+`fee`.
+"""
 
 import hashlib
 import hmac

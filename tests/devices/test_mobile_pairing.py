@@ -1,4 +1,5 @@
-"""The companion app's pairing and tokens: one-time codes, rotation, reuse detection, token types."""
+"""The companion app's pairing and tokens: one-time codes, rotation, reuse detection, token
+types."""
 
 import json
 import re
@@ -28,7 +29,9 @@ DASHBOARD = "/api/mobile/v1/dashboard"
 
 @pytest.fixture(autouse=True)
 def limits_off():
-    """The suite runs with limits off, but a test that builds a limited app can leave the shared limiter on."""
+    """The suite runs with limits off, but a test that builds a limited app can leave the shared
+    limiter on.
+    """
     was_enabled = limiter.enabled
     limiter.enabled = False
     yield
@@ -359,16 +362,20 @@ def test_notifications_are_listed_and_acknowledged(client, brand, other_brand):
 
 
 def test_pairing_attempts_are_rate_limited_per_address():
-    """Ten guesses a minute from one address, then 429 (its own process: the limiter is app-wide state)."""
+    """Ten guesses a minute from one address, then 429 (its own process: the limiter is app-wide
+    state).
+    """
     script = (
         "from gateway import create_app\n"
         "from gateway.extensions import db\n"
-        "app = create_app({'APP_ENV': 'testing', 'SQLALCHEMY_DATABASE_URI': 'sqlite://', 'RATELIMIT_ENABLED': True,"
+        "app = create_app({'APP_ENV': 'testing', 'SQLALCHEMY_DATABASE_URI': 'sqlite://', "
+        "'RATELIMIT_ENABLED': True,"
         " 'RATELIMIT_STORAGE_URI': 'memory://'})\n"
         "with app.app_context():\n    db.create_all()\n"
         "client = app.test_client()\n"
         "body = {'pairing_code': '000000', 'device_id': 'x', 'device_name': 'y'}\n"
-        "codes = [client.post('/api/mobile/v1/devices', json=body).status_code for _ in range(11)]\n"
+        "codes = [client.post('/api/mobile/v1/devices', json=body).status_code for _ in "
+        "range(11)]\n"
         "last = client.post('/api/mobile/v1/devices', json=body)\n"
         "print(codes, last.get_json()['code'], last.headers['Retry-After'])\n"
     )
@@ -404,7 +411,8 @@ def test_a_refresh_without_the_pinned_fingerprint_is_refused_and_rotates_nothing
     db.session.refresh(device)
     pinned_hash = device.refresh_token_hash
 
-    # A stolen refresh token alone, with no fingerprint at all (or a null one), is refused like a wrong one.
+    # A stolen refresh token alone, with no fingerprint at all (or a null one), is refused like a
+    # wrong one.
     for body in (
         {"refresh_token": fresh["refresh_token"]},
         {"refresh_token": fresh["refresh_token"], "fingerprint": None},

@@ -1,4 +1,6 @@
-"""The fault suite's stack: its own Redis and gunicorn per module, workers and a shop per test (PostgreSQL only)."""
+"""The fault suite's stack: its own Redis and gunicorn per module, workers and a shop per test
+(PostgreSQL only).
+"""
 
 import uuid
 
@@ -14,7 +16,8 @@ from tests.services import POSTGRES_URL
 from tests.webhook_support import receiver  # noqa: F401 - fixture
 
 SKIP_REASON = (
-    "the fault suite runs once, in the PostgreSQL pass (TEST_DB=postgres): it faults a production-like "
+    "the fault suite runs once, in the PostgreSQL pass (TEST_DB=postgres): it faults a "
+    "production-like "
     "stack (gunicorn, RQ workers) on PostgreSQL"
 )
 
@@ -42,7 +45,8 @@ def redis_server():
 
 @pytest.fixture(scope="module")
 def gunicorn(app, fault_dir, redis_server):
-    """gunicorn serving the gateway in production mode on the test PostgreSQL and the suite's Redis."""
+    """gunicorn serving the gateway in production mode on the test PostgreSQL and the suite's
+    Redis."""
     server = Gunicorn(fault_dir, POSTGRES_URL, redis_server.url)
     yield server
     server.stop()
@@ -58,7 +62,9 @@ def workers(fault_dir, redis_server, gunicorn):
 
 @pytest.fixture
 def shop(app, brand, make_key, gunicorn, receiver, redis_server, monkeypatch):
-    """The brand's merchant, customers and paired phone, paying through gunicorn; webhooks to `receiver`."""
+    """The brand's merchant, customers and paired phone, paying through gunicorn; webhooks to
+    `receiver`.
+    """
     monkeypatch.setitem(app.config, "SECRET_KEY", STACK_SECRET)
     if (
         redis_server.process.poll() is not None

@@ -1,5 +1,6 @@
-"""Real processes for the fault suite: a Redis of its own, gunicorn, `flask gateway worker`s, and a shop that
-pays over HTTP (merchant API, checkout form, the phone's SMS forward) so that every fault meets the real stack.
+"""Real processes for the fault suite: a Redis of its own, gunicorn, `flask gateway worker`s, and a
+shop that pays over HTTP (merchant API, checkout form, the phone's SMS forward) so that every fault
+meets the real stack.
 
 Everything listens on loopback ports picked free; nothing here touches the machine's own Redis.
 """
@@ -22,11 +23,12 @@ from tests.local_servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PAUSE = 0.05
-# Production settings, but a retry schedule 50 times shorter (1 min → 1.2 s), short leases and a sweep
-# every second, so that a whole fault plays out in seconds.
+# Production settings, but a retry schedule 50 times shorter (1 min → 1.2 s), short leases and a
+# sweep every second, so that a whole fault plays out in seconds.
 FAST_RECOVERY = {"SWEEP_INTERVAL": "1", "WEBHOOK_LEASE_SECONDS": "3", "WEBHOOK_RETRY_SCALE": "0.02"}
 WEB_APP_NAME, WORKER_APP_NAME = "gw-fault-web", "gw-fault-worker"
-# One secret for the stack and the test process, so that what the test creates (a pairing code) is valid there.
+# One secret for the stack and the test process, so that what the test creates (a pairing code) is
+# valid there.
 STACK_SECRET = secrets.token_hex(32)
 
 
@@ -41,12 +43,16 @@ def wait_until(predicate, timeout, pause=0.1):
 
 
 def with_app_name(database_url, name):
-    """The database URL with an application_name, so the suite can find (and terminate) these connections."""
+    """The database URL with an application_name, so the suite can find (and terminate) these
+    connections.
+    """
     return f"{database_url}{'&' if '?' in database_url else '?'}application_name={name}"
 
 
 class Process:
-    """A subprocess in its own session, its output in a log file; killed with its whole process group."""
+    """A subprocess in its own session, its output in a log file; killed with its whole process
+    group.
+    """
 
     def __init__(self, args, log_path, env=None):
         self.args, self.log_path, self.env = args, log_path, env
@@ -149,7 +155,9 @@ class Gunicorn:
 
 
 class Workers:
-    """`flask gateway worker` processes, restarted when one exits (as systemd's Restart=always would)."""
+    """`flask gateway worker` processes, restarted when one exits (as systemd's Restart=always
+    would).
+    """
 
     def __init__(self, directory, database_url, redis_url, base_url):
         self.directory = Path(directory)
@@ -180,7 +188,8 @@ class Workers:
                     self.processes[index] = self.spawn()
 
     def kill(self, process):
-        """SIGKILL one worker (and its scheduler child) mid-whatever; the supervisor starts another."""
+        """SIGKILL one worker (and its scheduler child) mid-whatever; the supervisor starts
+        another."""
         self.killed += 1
         process.kill()
 
@@ -204,7 +213,8 @@ IN_PROGRESS_PATIENCE = (
 
 
 def in_progress(response):
-    """Whether a 409 is IDEMPOTENCY_IN_PROGRESS (the retry may go on) rather than a real conflict."""
+    """Whether a 409 is IDEMPOTENCY_IN_PROGRESS (the retry may go on) rather than a real
+    conflict."""
     try:
         return response.json().get("code") == "IDEMPOTENCY_IN_PROGRESS"
     except ValueError:
@@ -212,7 +222,9 @@ def in_progress(response):
 
 
 class Shop:
-    """A merchant, its customers and its phone, over HTTP: every answer the gateway gives is recorded."""
+    """A merchant, its customers and its phone, over HTTP: every answer the gateway gives is
+    recorded.
+    """
 
     def __init__(
         self, base_url, api_key, method_id, aes_key, device_token, callback_url, retries=6
@@ -221,11 +233,12 @@ class Shop:
         self.api = {"Authorization": f"Bearer {api_key}"}
         self.phone = {"Authorization": f"Bearer {device_token}"}
         self.callback_url, self.retries = callback_url, retries
-        # (method, path, status, seconds, monotonic start) of every answer; no answer at all is status None
+        # (method, path, status, seconds, monotonic start) of every answer; no answer at all is
+        # status None
         self.answers = []
         self.lock = threading.Lock()
-        # The phone's bKash balance: each credit's text continues it (gateway/sms/balance_chain.py), and
-        # like a real phone it forwards one text at a time, in the order its balance says.
+        # The phone's bKash balance: each credit's text continues it (gateway/sms/balance_chain.py),
+        # and like a real phone it forwards one text at a time, in the order its balance says.
         self.wallet = threading.Lock()
         self.balance = Decimal("1000.00")
 
@@ -234,8 +247,9 @@ class Shop:
         return [answer for answer in self.answers if answer[2] is None or answer[2] >= 500]
 
     def send(self, session, method, path, **kwargs):
-        """One request, retried as a careful client would (same body, same Idempotency-Key) after a 5xx, and
-        after a 409 IDEMPOTENCY_IN_PROGRESS for up to IN_PROGRESS_PATIENCE s (the first try may have died)."""
+        """One request, retried as a careful client would (same body, same Idempotency-Key) after a
+        5xx, and after a 409 IDEMPOTENCY_IN_PROGRESS for up to IN_PROGRESS_PATIENCE s (the first try
+        may have died)."""
         patience = time.monotonic() + IN_PROGRESS_PATIENCE
         failures = 0
         while True:
@@ -268,7 +282,9 @@ class Shop:
             time.sleep(0.2 * failures)
 
     def pay(self, reference):
-        """Create a payment, claim it at checkout with a fresh TrxID, forward the bKash SMS; returns its id."""
+        """Create a payment, claim it at checkout with a fresh TrxID, forward the bKash SMS; returns
+        its id.
+        """
         from tests.factories import bkash_text, sms_message
 
         session = requests.Session()

@@ -1,6 +1,7 @@
-"""Faults injected for real into a production-like stack (gunicorn, RQ workers, PostgreSQL, a Redis of our own):
-nothing answers 5xx beyond a request that was itself killed, no payment is stuck, no webhook is lost, and a
-webhook arrives twice only as documented (the same event id and X-Service-Delivery)."""
+"""Faults injected for real into a production-like stack (gunicorn, RQ workers, PostgreSQL, a Redis
+of our own): nothing answers 5xx beyond a request that was itself killed, no payment is stuck, no
+webhook is lost, and a webhook arrives twice only as documented (the same event id and
+X-Service-Delivery)."""
 
 import threading
 from collections import defaultdict
@@ -50,7 +51,9 @@ def delivered_ids(receiver):
 
 
 def assert_nothing_lost(payment_ids, receiver, workers, exactly_once=True):
-    """Every payment completed, every webhook delivered and recorded, repeats only of the same webhook."""
+    """Every payment completed, every webhook delivered and recorded, repeats only of the same
+    webhook.
+    """
     everything = set(payment_ids)
     arrived = wait_until(
         lambda: (
@@ -126,12 +129,15 @@ def test_a_worker_killed_mid_delivery_leaves_the_delivery_to_another(shop, recei
 
 
 def terminate_web_backends():
-    """pg_terminate_backend on every gunicorn connection that is running a query or inside a transaction."""
+    """pg_terminate_backend on every gunicorn connection that is running a query or inside a
+    transaction.
+    """
     dsn = POSTGRES_URL.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(dsn, autocommit=True) as connection:
         return connection.execute(
             "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE application_name = %s AND state IN ('active', 'idle in transaction') AND pid <> pg_backend_pid()",
+            "WHERE application_name = %s AND state IN ('active', 'idle in transaction') "
+            "AND pid <> pg_backend_pid()",
             (WEB_APP_NAME,),
         ).fetchone()[0]
 

@@ -1,4 +1,6 @@
-"""/api/v1/invoices: bad input in the error envelope with the field at fault, scopes, brands, states."""
+"""/api/v1/invoices: bad input in the error envelope with the field at fault, scopes, brands,
+states.
+"""
 
 import json
 

@@ -1,4 +1,6 @@
-"""The customer's invoice page on a phone and the panel's invoice form, in Chromium: kept as screenshots."""
+"""The customer's invoice page on a phone and the panel's invoice form, in Chromium: kept as
+screenshots.
+"""
 
 import re
 

@@ -1,5 +1,6 @@
 """An invoice from draft to paid through the real pieces: the API, the SMTP server, the customer's
-page, the hosted checkout's claim, a simulated SMS, and the invoice.paid webhook on a local receiver."""
+page, the hosted checkout's claim, a simulated SMS, and the invoice.paid webhook on a local
+receiver."""
 
 import json
 import re

@@ -124,7 +124,8 @@ def test_paying_twice_reuses_the_open_payment(invoice):
 
 
 def pdf_text(data):
-    """Every page's text, with the control characters shaping leaves between Bangla glyphs removed."""
+    """Every page's text, with the control characters shaping leaves between Bangla glyphs
+    removed."""
     text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(data)).pages)
     return re.sub(r"[\x00-\x08\x0b-\x1f]", "", text)
 

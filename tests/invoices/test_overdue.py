@@ -1,4 +1,5 @@
-"""Overdue invoices: past the due date in the brand's zone they become overdue, with one reminder."""
+"""Overdue invoices: past the due date in the brand's zone they become overdue, with one
+reminder."""
 
 from datetime import datetime, timezone
 

@@ -1,4 +1,6 @@
-"""Background work: wake-ups after commit only, Redis outages survived, sweeps, periodic jobs, commands."""
+"""Background work: wake-ups after commit only, Redis outages survived, sweeps, periodic jobs,
+commands.
+"""
 
 import logging
 import socket
@@ -79,7 +81,8 @@ def failing_job(name):
 
 @pytest.fixture
 def executor(app, monkeypatch):
-    """A started in-process executor of its own; its threads are let go and joined after the test."""
+    """A started in-process executor of its own; its threads are let go and joined after the
+    test."""
     monkeypatch.setitem(app.config, "JOBS_IN_PROCESS", True)
     RUNS.clear()
     RELEASE.clear()
@@ -204,7 +207,8 @@ def test_a_job_queued_under_its_path_before_the_move_into_domain_packages_still_
     brand, rq_redis
 ):
     payment = create_payment(brand, {"amount": 100, "currency": "BDT", "callback_url": CALLBACK})
-    # Exactly what an RQ worker found in Redis before the move: the old entry point naming the old job.
+    # Exactly what an RQ worker found in Redis before the move: the old entry point naming the old
+    # job.
     Queue(jobs.MAINTENANCE, connection=rq_redis).enqueue(
         "gateway.rq_queues.run_rq_job", "gateway.services.payments.expire_due_payments"
     )

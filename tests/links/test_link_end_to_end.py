@@ -1,4 +1,5 @@
-"""A link paid end to end: API → /pay/<slug> → checkout claim → SMS → completed → payment_link.paid."""
+"""A link paid end to end: API → /pay/<slug> → checkout claim → SMS → completed →
+payment_link.paid."""
 
 import re
 

@@ -1,4 +1,6 @@
-"""Payment links in the panel: the form, the list, the link's page (QR, sharing, payments), turning it off."""
+"""Payment links in the panel: the form, the list, the link's page (QR, sharing, payments), turning
+it off.
+"""
 
 import re
 from decimal import Decimal

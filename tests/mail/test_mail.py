@@ -1,4 +1,6 @@
-"""E-mail: the outbox row, the job that sends it over SMTP to a real local server, retries, settings."""
+"""E-mail: the outbox row, the job that sends it over SMTP to a real local server, retries,
+settings.
+"""
 
 from datetime import timedelta
 

@@ -1,4 +1,6 @@
-"""Notification fixtures: a local stand-in for Telegram's Bot API, settings, and running the outbox inline."""
+"""Notification fixtures: a local stand-in for Telegram's Bot API, settings, and running the outbox
+inline.
+"""
 
 import socket
 
@@ -17,7 +19,8 @@ SEND_PATH = f"/bot{BOT_TOKEN}/sendMessage"
 
 @pytest.fixture
 def telegram(app, httpserver, monkeypatch):
-    """pytest-httpserver answering sendMessage as the Bot API does; TELEGRAM_API_BASE points at it."""
+    """pytest-httpserver answering sendMessage as the Bot API does; TELEGRAM_API_BASE points at
+    it."""
     httpserver.expect_request(SEND_PATH, method="POST").respond_with_json(
         {"ok": True, "result": {"message_id": 1, "chat": {"id": int(CHAT_ID)}}}
     )

@@ -1,4 +1,6 @@
-"""The heartbeat the phone is watched by: battery and app version stored and documented, old apps unchanged."""
+"""The heartbeat the phone is watched by: battery and app version stored and documented, old apps
+unchanged.
+"""
 
 import pytest
 

@@ -1,4 +1,6 @@
-"""Notifications ride the real job machinery: an RQ worker sends them, and a Redis outage loses none."""
+"""Notifications ride the real job machinery: an RQ worker sends them, and a Redis outage loses
+none.
+"""
 
 from datetime import timedelta
 

@@ -1,4 +1,6 @@
-"""The Notifications page: the event × channel grid, Telegram, thresholds, the test button, failures shown."""
+"""The Notifications page: the event × channel grid, Telegram, thresholds, the test button, failures
+shown.
+"""
 
 import pytest
 

@@ -1,4 +1,6 @@
-"""Telegram: the Bot API's sendMessage on a local stand-in, retries when it is down, errors without the token."""
+"""Telegram: the Bot API's sendMessage on a local stand-in, retries when it is down, errors without
+the token.
+"""
 
 from datetime import timedelta
 

@@ -1,4 +1,6 @@
-"""The periodic watch: one notification per phone outage (and one "back online"), texts nobody claimed."""
+"""The periodic watch: one notification per phone outage (and one "back online"), texts nobody
+claimed.
+"""
 
 from datetime import timedelta
 

@@ -1,5 +1,5 @@
-"""The phone watched in the panel: heartbeat, battery, app version and offline on the devices page (English and
-Bangla), and the dashboard's flag for payments waiting too long for their SMS."""
+"""The phone watched in the panel: heartbeat, battery, app version and offline on the devices page
+(English and Bangla), and the dashboard's flag for payments waiting too long for their SMS."""
 
 from datetime import datetime, timedelta, timezone
 
@@ -33,7 +33,8 @@ def beat(client, device, **body):
 
 
 def two_phones(client, brand):
-    """One phone heard from two minutes ago (battery, charging, version), one silent for 40 minutes."""
+    """One phone heard from two minutes ago (battery, charging, version), one silent for 40
+    minutes."""
     fresh, _, _ = paired_device(brand, name="Counter phone")
     quiet, _, _ = paired_device(brand, name="Back office phone")
     with freeze_time(NOW - timedelta(minutes=40)):

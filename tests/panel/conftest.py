@@ -1,4 +1,6 @@
-"""Panel fixtures: users of the test brand, signed in through the real form, and a CSRF-aware poster."""
+"""Panel fixtures: users of the test brand, signed in through the real form, and a CSRF-aware
+poster.
+"""
 
 import re
 

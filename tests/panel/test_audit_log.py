@@ -1,4 +1,5 @@
-"""The audit log page: every change with who, what, when and from where, one brand's entries only."""
+"""The audit log page: every change with who, what, when and from where, one brand's entries
+only."""
 
 from freezegun import freeze_time
 

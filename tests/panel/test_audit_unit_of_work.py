@@ -1,4 +1,6 @@
-"""A panel action and its audit row commit together: no commit between the change and its audit entry."""
+"""A panel action and its audit row commit together: no commit between the change and its audit
+entry.
+"""
 
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment

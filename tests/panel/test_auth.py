@@ -197,7 +197,9 @@ def test_a_session_id_without_the_current_password_stamp_is_refused(admin):
 
 @pytest.fixture
 def limited_app(app):
-    """The same database behind an app that enforces LOGIN_RATE_LIMIT=3/minute; the shared limiter is restored after."""
+    """The same database behind an app that enforces LOGIN_RATE_LIMIT=3/minute; the shared limiter
+    is restored after.
+    """
     was_enabled = limiter.enabled
     limited = create_app(
         {

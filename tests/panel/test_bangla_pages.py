@@ -1,5 +1,5 @@
-"""The panel in Bangla: Bangla digits for amounts, counts, dates and times, day periods instead of AM/PM,
-method kinds and audit actions translated, audit times in the brand's zone."""
+"""The panel in Bangla: Bangla digits for amounts, counts, dates and times, day periods instead of
+AM/PM, method kinds and audit actions translated, audit times in the brand's zone."""
 
 import re
 from decimal import Decimal

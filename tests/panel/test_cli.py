@@ -1,4 +1,6 @@
-"""`make run` (flask gateway bootstrap) tells the operator where to sign in, on the first run and every later one."""
+"""`make run` (flask gateway bootstrap) tells the operator where to sign in, on the first run and
+every later one.
+"""
 
 from gateway.accounts.models.user import User
 from tests.panel.conftest import sign_in

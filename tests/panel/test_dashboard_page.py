@@ -1,4 +1,6 @@
-"""The dashboard page: today's and 30 days' figures, the review queue, the phone, the chart — one brand's only."""
+"""The dashboard page: today's and 30 days' figures, the review queue, the phone, the chart — one
+brand's only.
+"""
 
 import uuid
 from datetime import timedelta
@@ -26,7 +28,9 @@ NOW = "2024-05-10 08:00:00"  # 14:00 in Dhaka
 
 @pytest.fixture(autouse=True)
 def frozen():
-    """The whole test, signing in included, happens at NOW (a session signed later would look forged)."""
+    """The whole test, signing in included, happens at NOW (a session signed later would look
+    forged).
+    """
     with freeze_time(NOW) as clock:
         yield clock
 
@@ -120,7 +124,8 @@ def test_texts_waiting_for_a_claim_are_counted_listed_and_linked(as_staff, brand
     submit_claim(claimed, "bkash", "7A7A7A7A7A", "01712345678")
     forward_texts(
         brand,
-        # Balances that continue one another, as one wallet's texts do (the balance chain checks it).
+        # Balances that continue one another, as one wallet's texts do (the balance chain checks
+        # it).
         bkash_text("450.00", "1B1B1B1B1B", balance="1450.00"),
         bkash_text("1200.00", "2C2C2C2C2C", balance="2650.00"),
         bkash_text("300.00", "7A7A7A7A7A", balance="2950.00"),

@@ -1,4 +1,6 @@
-"""Developers, API keys tab: generate (shown once), list, revoke with confirmation; roles, CSRF, brands."""
+"""Developers, API keys tab: generate (shown once), list, revoke with confirmation; roles, CSRF,
+brands.
+"""
 
 import json
 import re

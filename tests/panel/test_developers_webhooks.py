@@ -1,4 +1,6 @@
-"""Developers, webhooks: default URL, the secret shown and rotated, test events, delivery log, redelivery."""
+"""Developers, webhooks: default URL, the secret shown and rotated, test events, delivery log,
+redelivery.
+"""
 
 import re
 

@@ -1,4 +1,6 @@
-"""The devices page: phones with their heartbeat, pairing (super-administrators) and revoking; CSRF and brands."""
+"""The devices page: phones with their heartbeat, pairing (super-administrators) and revoking; CSRF
+and brands.
+"""
 
 import re
 from datetime import timedelta

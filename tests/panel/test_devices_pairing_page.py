@@ -1,4 +1,6 @@
-"""The pairing page tells a shop owner where to get the companion app and whether a phone can reach the QR's address."""
+"""The pairing page tells a shop owner where to get the companion app and whether a phone can reach
+the QR's address.
+"""
 
 import os
 import re

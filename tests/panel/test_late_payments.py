@@ -1,4 +1,6 @@
-"""The payment page of a cancelled or expired payment whose money came late: complete it or record its return."""
+"""The payment page of a cancelled or expired payment whose money came late: complete it or record
+its return.
+"""
 
 from datetime import timedelta
 from decimal import Decimal
@@ -30,7 +32,8 @@ TRX = "BK12AB34CD"
 
 @pytest.fixture
 def late(brand, phone):
-    """Rahim said "I have paid", cancelled, and then bKash's SMS came in through the companion app."""
+    """Rahim said "I have paid", cancelled, and then bKash's SMS came in through the companion
+    app."""
     payment = PaymentFactory(
         brand=brand,
         amount=Decimal("500.00"),

@@ -1,4 +1,6 @@
-"""A claim that lost its TrxID to another payment shows in the panel as waiting for review, naming the winner."""
+"""A claim that lost its TrxID to another payment shows in the panel as waiting for review, naming
+the winner.
+"""
 
 from gateway.extensions import db
 from gateway.sms.matching import flag_lost_claim, submit_claim
@@ -13,7 +15,8 @@ def test_a_claim_that_lost_its_trx_id_is_shown_for_review_with_the_winner(as_sta
     sms = forward((device, aes_key), bkash_text("500.00", TRX))
     winner = PaymentFactory(brand=brand)
     submit_claim(winner, "bkash", TRX)
-    # The loser's claim passed its check before the winner took the SMS; what it finds after its commit.
+    # The loser's claim passed its check before the winner took the SMS; what it finds after its
+    # commit.
     loser = PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX)
     assert db.session.get(InboundSms, sms.id).payment_id == winner.id
 

@@ -1,4 +1,6 @@
-"""The outbound SMS page: the queue with attempts and errors, queueing a message, retrying a failed one."""
+"""The outbound SMS page: the queue with attempts and errors, queueing a message, retrying a failed
+one.
+"""
 
 import pytest
 

@@ -70,7 +70,9 @@ def pages(rows):
 
 
 def actions(rows):
-    """Every POST of the panel (sign-in aside) with a valid body, and how to tell that it changed nothing."""
+    """Every POST of the panel (sign-in aside) with a valid body, and how to tell that it changed
+    nothing.
+    """
     paid, review, customer, method, colleague = (
         rows[key] for key in ("paid", "review", "customer", "method", "colleague")
     )

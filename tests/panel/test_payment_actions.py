@@ -1,4 +1,6 @@
-"""Refund, cancel, approve and reject from the payment page: the API's rules, the rows, and the audit log."""
+"""Refund, cancel, approve and reject from the payment page: the API's rules, the rows, and the
+audit log.
+"""
 
 import html
 import re
@@ -39,7 +41,8 @@ HIDDEN = re.compile(r'<input type="hidden" name="(\w+)" value="([^"]*)">')
 def refund(client, payment, data, follow_redirects=False):
     """Refund as a person in the panel does: fill the form, then press the confirmation's button.
 
-    A refusal at the first step (bad amount, nothing left) is returned as it came, without confirming.
+    A refusal at the first step (bad amount, nothing left) is returned as it came, without
+    confirming.
     """
     url = f"/panel/payments/{payment.public_id}/refund"
     first = post_form(client, url, data)
@@ -53,7 +56,9 @@ def refund(client, payment, data, follow_redirects=False):
 
 @pytest.fixture
 def review(brand):
-    """A payment held because the SMS amount did not match: a real SMS of 450 bound to it in `review`."""
+    """A payment held because the SMS amount did not match: a real SMS of 450 bound to it in
+    `review`.
+    """
     payment = PaymentFactory(
         brand=brand, amount=Decimal("500.00"), callback_url="https://merchant.example/hooks"
     )

@@ -1,4 +1,6 @@
-"""The payments list and detail page: filters, search, paging, the timeline, and a brand seeing only its own."""
+"""The payments list and detail page: filters, search, paging, the timeline, and a brand seeing only
+its own.
+"""
 
 from datetime import datetime, timezone
 from decimal import Decimal

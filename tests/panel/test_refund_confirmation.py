@@ -1,4 +1,5 @@
-"""A refund in the panel is spelt out (amount, customer) and recorded only when that is confirmed."""
+"""A refund in the panel is spelt out (amount, customer) and recorded only when that is
+confirmed."""
 
 from decimal import Decimal
 

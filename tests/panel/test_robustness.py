@@ -1,4 +1,6 @@
-"""Robustness of the panel: ids no row can have, the pairing QR's server address, Bangla on the SMS pages."""
+"""Robustness of the panel: ids no row can have, the pairing QR's server address, Bangla on the SMS
+pages.
+"""
 
 import json
 

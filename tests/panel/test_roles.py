@@ -1,4 +1,6 @@
-"""Roles in practice: who may give which role, the last owner, staff refund limits, and sessions ending."""
+"""Roles in practice: who may give which role, the last owner, staff refund limits, and sessions
+ending.
+"""
 
 from decimal import Decimal
 from types import SimpleNamespace

@@ -1,4 +1,6 @@
-"""Revision 0007 (roles): super-administrators become owners, staff stay staff, nobody gains or loses access."""
+"""Revision 0007 (roles): super-administrators become owners, staff stay staff, nobody gains or
+loses access.
+"""
 
 import logging.config
 from pathlib import Path
@@ -16,7 +18,8 @@ ROLES = text("SELECT email, role, active FROM users ORDER BY email")
 
 @pytest.fixture(autouse=True)
 def keep_test_logging(monkeypatch):
-    """migrations/env.py loads alembic.ini's logging setup, which would close pytest's log handlers."""
+    """migrations/env.py loads alembic.ini's logging setup, which would close pytest's log
+    handlers."""
     monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
 
 

@@ -1,4 +1,5 @@
-"""Racing writers on users: one TOTP code or recovery code wins once, and two owners cannot demote each other.
+"""Racing writers on users: one TOTP code or recovery code wins once, and two owners cannot demote
+each other.
 
 Each thread has its own application context, hence its own session and connection, on the engine the
 suite runs on (SQLite file by default, PostgreSQL with TEST_DB=postgres).
@@ -23,7 +24,8 @@ RACERS = 8
 
 
 def race(app, jobs):
-    """Run every job at once, each in its own app context; returns results (DomainErrors as values)."""
+    """Run every job at once, each in its own app context; returns results (DomainErrors as
+    values)."""
     barrier = threading.Barrier(len(jobs))
 
     def run(job):
@@ -44,7 +46,9 @@ def race(app, jobs):
 
 
 def enrolled_owner(brand, email="owner@shop.test"):
-    """An owner with two-factor on (enrolled a minute ago); returns (user id, secret, recovery codes)."""
+    """An owner with two-factor on (enrolled a minute ago); returns (user id, secret, recovery
+    codes).
+    """
     user = UserFactory(brand=brand, role="owner", email=email)
     with freeze_time(utcnow() - timedelta(minutes=1)):
         secret = start_enrolment(user)

@@ -1,8 +1,10 @@
-"""Every panel route declares a permission, and each role gets exactly what the role table says, route by route.
+"""Every panel route declares a permission, and each role gets exactly what the role table says,
+route by route.
 
-A forbidden request answers 403 and leaves every table as it was (no action, no audit row); an allowed
-one is not refused. A new route fails `test_every_panel_route_declares_a_permission` until it has
-`@requires(...)`, and `test_every_panel_route_is_in_the_table_below` until it is listed in ROUTES.
+A forbidden request answers 403 and leaves every table as it was (no action, no audit row); an
+allowed one is not refused. A new route fails `test_every_panel_route_declares_a_permission` until
+it has `@requires(...)`, and `test_every_panel_route_is_in_the_table_below` until it is listed in
+ROUTES.
 """
 
 from decimal import Decimal

@@ -1,4 +1,6 @@
-"""Small things a new user hits: a favicon on every page, plurals in the singular, every audit action named."""
+"""Small things a new user hits: a favicon on every page, plurals in the singular, every audit
+action named.
+"""
 
 import re
 from pathlib import Path

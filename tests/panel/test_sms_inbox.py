@@ -1,4 +1,6 @@
-"""The SMS inbox pages: the list and a text in full; matching one by hand, ignoring one; CSRF and brands."""
+"""The SMS inbox pages: the list and a text in full; matching one by hand, ignoring one; CSRF and
+brands.
+"""
 
 from decimal import Decimal
 
@@ -16,7 +18,9 @@ ODD_TEXT = "Dear customer, Tk 500 reached your wallet. Ref QX77PL12 thanks"
 
 @pytest.fixture
 def texts(brand, other_brand):
-    """A bKash credit nobody claimed yet, a text nobody understood, another brand's credit, and an order to pay."""
+    """A bKash credit nobody claimed yet, a text nobody understood, another brand's credit, and an
+    order to pay.
+    """
     return {
         "credit": forward(brand, bkash_text("500.00", TRX, "01712345678")),
         "odd": forward(brand, ODD_TEXT, sender="01812345678"),

@@ -1,4 +1,6 @@
-"""The SMS templates page: everyone tests, super-administrators save, switch and delete; CSRF and brands."""
+"""The SMS templates page: everyone tests, super-administrators save, switch and delete; CSRF and
+brands.
+"""
 
 import pytest
 

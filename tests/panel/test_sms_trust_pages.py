@@ -1,5 +1,6 @@
 """Trusting an SMS in the panel: hand matching that differs needs an owner or admin and a reason;
-the balance chain's status and reason in English and Bangla; setting the starting balance and the mode."""
+the balance chain's status and reason in English and Bangla; setting the starting balance and the
+mode."""
 
 from datetime import datetime
 from decimal import Decimal

@@ -1,4 +1,6 @@
-"""Two-factor sign-in: enrolling with a QR code, the code step after the password, recovery codes, limits, policy."""
+"""Two-factor sign-in: enrolling with a QR code, the code step after the password, recovery codes,
+limits, policy.
+"""
 
 import re
 from datetime import timedelta
@@ -33,7 +35,8 @@ def owner(brand):
 
 
 def enrolled(user):
-    """Turn two-factor on through the service, as if a minute ago; returns (secret, recovery codes)."""
+    """Turn two-factor on through the service, as if a minute ago; returns (secret, recovery
+    codes)."""
     with freeze_time(utcnow() - timedelta(minutes=1)):
         secret = start_enrolment(user)
         codes = confirm_enrolment(user, pyotp.TOTP(secret).now())

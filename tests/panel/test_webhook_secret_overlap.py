@@ -1,4 +1,5 @@
-"""The panel's rotation keeps the old webhook secret signing for the overlap, and says until when."""
+"""The panel's rotation keeps the old webhook secret signing for the overlap, and says until
+when."""
 
 from datetime import timedelta
 

@@ -1,4 +1,6 @@
-"""Two payments for one new customer at once: the slower insert finds the faster one's row, never a 500."""
+"""Two payments for one new customer at once: the slower insert finds the faster one's row, never a
+500.
+"""
 
 from decimal import Decimal
 
@@ -25,7 +27,8 @@ def test_a_customer_inserted_meanwhile_by_another_request_is_used_not_duplicated
     competitor = {}
 
     def insert_first(conn, cursor, statement, parameters, context, executemany):
-        """Just before this request inserts the customer, another request commits the same e-mail."""
+        """Just before this request inserts the customer, another request commits the same
+        e-mail."""
         if statement.startswith("INSERT INTO customers") and not competitor:
             competitor["id"] = None  # the competitor's own INSERT passes through here too
             with db.engine.connect() as other:

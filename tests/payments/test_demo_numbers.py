@@ -1,4 +1,6 @@
-"""Demo receiving numbers: never added in production, marked in the data, and called out wherever one is on."""
+"""Demo receiving numbers: never added in production, marked in the data, and called out wherever
+one is on.
+"""
 
 import pytest
 
@@ -235,16 +237,20 @@ def test_upgrading_an_older_install_marks_its_bootstrap_demo_number(tmp_path, mo
             with db.engine.begin() as connection:
                 connection.execute(
                     text(
-                        "INSERT INTO brands (id, name, slug, primary_color, timezone, currencies, webhook_secret, "
-                        "receipt_sms_enabled, created_at) VALUES (1, 'Shop', 'default', '#0f766e', 'Asia/Dhaka', 'BDT', "  # noqa: E501
+                        "INSERT INTO brands (id, name, slug, primary_color, timezone, "
+                        "currencies, webhook_secret, "
+                        "receipt_sms_enabled, created_at) VALUES (1, 'Shop', 'default', "
+                        "'#0f766e', 'Asia/Dhaka', 'BDT', "  # noqa: E501
                         "'whsec_x', 0, '2026-01-01 00:00:00')"
                     )
                 )
                 for number in ("01700000000", "01712345678"):
                     connection.execute(
                         text(
-                            "INSERT INTO payment_methods (brand_id, provider, number, kind, ask_sender_number, enabled, "  # noqa: E501
-                            "position, created_at) VALUES (1, 'bkash', :number, 'personal', 0, 1, 0, '2026-01-01')"
+                            "INSERT INTO payment_methods (brand_id, provider, number, "
+                            "kind, ask_sender_number, enabled, "  # noqa: E501
+                            "position, created_at) VALUES (1, 'bkash', :number, "
+                            "'personal', 0, 1, 0, '2026-01-01')"
                         ),
                         {"number": number},
                     )

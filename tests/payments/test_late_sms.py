@@ -1,4 +1,6 @@
-"""Money that arrives after its payment was cancelled or expired: held for review, then completed or returned, once."""
+"""Money that arrives after its payment was cancelled or expired: held for review, then completed or
+returned, once.
+"""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -57,7 +59,9 @@ def claimed(brand, amount="500.00"):
 
 @pytest.fixture
 def cancelled_then_paid(brand, phone):
-    """The customer claimed, cancelled, and then bKash's SMS came in through the companion app's ingest."""
+    """The customer claimed, cancelled, and then bKash's SMS came in through the companion app's
+    ingest.
+    """
     payment = claimed(brand)
     cancel_payment(payment)
     sms = forward(phone, bkash_text("500.00", TRX, "01712345678"))
@@ -190,7 +194,9 @@ def test_a_payment_without_late_money_cannot_be_settled_as_late(brand, settle):
 
 
 def test_an_sms_released_by_cancelling_a_review_is_not_held_again(client, auth, brand, phone):
-    """The merchant cancelled a payment held for review: its SMS arrived before the cancel, so it is not late."""
+    """The merchant cancelled a payment held for review: its SMS arrived before the cancel, so it is
+    not late.
+    """
     payment = claimed(brand)
     sms = forward(phone, bkash_text("450.00", TRX))
     assert reload(sms).status == "review"
@@ -231,7 +237,9 @@ def test_a_late_sms_whose_trx_id_paid_another_payment_cannot_complete_its_own(
 
 
 def race(app, jobs):
-    """Run every job at once, each in its own app context and session; DomainErrors come back as values."""
+    """Run every job at once, each in its own app context and session; DomainErrors come back as
+    values.
+    """
     barrier = threading.Barrier(len(jobs))
 
     def run(job):

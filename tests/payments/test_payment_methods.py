@@ -1,4 +1,5 @@
-"""Payment methods: validation in the service, the operator's commands, the bootstrap bKash method."""
+"""Payment methods: validation in the service, the operator's commands, the bootstrap bKash
+method."""
 
 import pytest
 

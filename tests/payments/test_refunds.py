@@ -13,7 +13,8 @@ from gateway.payments.refunds import create_refund
 from tests.factories import completed_payment
 
 JSON = "application/json"
-# Raw bodies, "@TRX@" standing for a real trx_id: (id, body, content type, status, code, field at fault).
+# Raw bodies, "@TRX@" standing for a real trx_id: (id, body, content type, status, code, field at
+# fault).
 BAD_BODIES = (
     [
         ("no body", None, None, 422, "VALIDATION_ERROR", "trx_id"),

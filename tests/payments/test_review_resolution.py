@@ -1,4 +1,6 @@
-"""A payment held for review with a real SMS: only the merchant settles it, and the SMS follows the decision."""
+"""A payment held for review with a real SMS: only the merchant settles it, and the SMS follows the
+decision.
+"""
 
 from datetime import timedelta
 from decimal import Decimal
@@ -180,7 +182,9 @@ def test_a_payment_whose_trx_id_paid_another_payment_cannot_be_approved(brand, p
 
 
 def test_a_held_sms_whose_trx_id_then_paid_another_payment_cannot_be_approved(brand, phone, held):
-    """A rival claim of the same TrxID completed by hand with another text: the held SMS must not pay again."""
+    """A rival claim of the same TrxID completed by hand with another text: the held SMS must not
+    pay again.
+    """
     payment, sms = held
     rival = PaymentFactory(
         brand=brand,

@@ -1,4 +1,5 @@
-"""CSV exports: row by row, in the brand's time zone, bounded by local days, safe in a spreadsheet."""
+"""CSV exports: row by row, in the brand's time zone, bounded by local days, safe in a
+spreadsheet."""
 
 import csv
 import io

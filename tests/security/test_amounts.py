@@ -1,5 +1,5 @@
-"""Issue 14, finding 5: an amount is ASCII digits only; Bangla, full-width or padded digits are refused on
-the amount field, and a JSON number keeps working as documented."""
+"""Issue 14, finding 5: an amount is ASCII digits only; Bangla, full-width or padded digits are
+refused on the amount field, and a JSON number keeps working as documented."""
 
 import json
 from decimal import Decimal

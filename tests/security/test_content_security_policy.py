@@ -1,4 +1,6 @@
-"""Issue 14, finding 1 (defence in depth): every page's policy limits where forms post and forbids <base>."""
+"""Issue 14, finding 1 (defence in depth): every page's policy limits where forms post and forbids
+<base>.
+"""
 
 import pytest
 

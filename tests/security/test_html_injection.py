@@ -1,4 +1,5 @@
-"""Issue 14, finding 1: markup a merchant, a customer or a phone controls never reaches a page unescaped.
+"""Issue 14, finding 1: markup a merchant, a customer or a phone controls never reaches a page
+unescaped.
 
 Every such field is filled with hostile HTML straight in the database (the forms' own validation is
 not what is tested), then every checkout page in every state and every panel page is rendered in
@@ -72,7 +73,8 @@ class InjectedElements(HTMLParser):
 def assert_nothing_injected(response, where):
     """Neither the raw hostile markup nor any element it would create is on the page.
 
-    A download (CSV, PDF) holds the values as they are: it must never be something a browser renders.
+    A download (CSV, PDF) holds the values as they are: it must never be something a browser
+    renders.
     """
     assert response.status_code < 500, where
     if response.mimetype in ("text/csv", "application/pdf"):

@@ -1,7 +1,8 @@
 """Issue 14, finding 2: a merchant's SMS template cannot stall a worker (catastrophic backtracking).
 
-`(a+)+$` on a run of letters ending in `!` backtracks exponentially under Python's `re` (26 letters took
-18 s); templates now run on RE2, linear in the text, in the tester, at ingest and on the inbox pages.
+`(a+)+$` on a run of letters ending in `!` backtracks exponentially under Python's `re` (26 letters
+took 18 s); templates now run on RE2, linear in the text, in the tester, at ingest and on the inbox
+pages.
 """
 
 import subprocess
@@ -34,7 +35,9 @@ def timed(call):
 
 
 def test_the_tester_service_is_linear_even_on_forty_letters():
-    """Run in a child process with a deadline, so that before the fix the test fails instead of hanging."""
+    """Run in a child process with a deadline, so that before the fix the test fails instead of
+    hanging.
+    """
     code = (
         "from gateway.sms.templates import try_template\n"
         f"trial = try_template('bkash', {CATASTROPHIC!r}, {'a' * 40 + '!'!r})\n"

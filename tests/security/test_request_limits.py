@@ -1,5 +1,6 @@
 """Issue 14, finding 5: request-level limits: a chunked body over the limit is 413 on a real server,
-405 answers say which methods are allowed, and one request cannot make a huge list of field errors."""
+405 answers say which methods are allowed, and one request cannot make a huge list of field
+errors."""
 
 import json
 import socket
@@ -15,7 +16,9 @@ LIMIT = 1024 * 1024  # MAX_CONTENT_LENGTH
 
 
 def chunked_post(origin, path, headers, body, chunk=64 * 1024):
-    """POST `body` with Transfer-Encoding: chunked over a raw socket; returns (status, headers, body)."""
+    """POST `body` with Transfer-Encoding: chunked over a raw socket; returns (status, headers,
+    body).
+    """
     host, port = origin.removeprefix("http://").split(":")
     lines = [
         f"POST {path} HTTP/1.1",
@@ -32,7 +35,8 @@ def chunked_post(origin, path, headers, body, chunk=64 * 1024):
                 piece = body[start : start + chunk]
                 sock.sendall(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
             sock.sendall(b"0\r\n\r\n")
-            # Half-close: werkzeug's server drains what is left of a refused body until end of input.
+            # Half-close: werkzeug's server drains what is left of a refused body until end of
+            # input.
             sock.shutdown(socket.SHUT_WR)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server answered and closed before reading everything: fine

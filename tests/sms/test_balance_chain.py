@@ -1,4 +1,6 @@
-"""The balance chain: credits whose balance does not follow are held, late texts heal, racing texts stay ordered."""
+"""The balance chain: credits whose balance does not follow are held, late texts heal, racing texts
+stay ordered.
+"""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor

@@ -1,4 +1,6 @@
-"""Hand matching made safe: the automatic path's checks, a reason for any difference, owners and admins only."""
+"""Hand matching made safe: the automatic path's checks, a reason for any difference, owners and
+admins only.
+"""
 
 from decimal import Decimal
 

@@ -1,4 +1,6 @@
-"""Matching SMS to claims, through the services: both orders, the amount rule, one SMS pays one payment."""
+"""Matching SMS to claims, through the services: both orders, the amount rule, one SMS pays one
+payment.
+"""
 
 from datetime import timedelta
 from decimal import Decimal
@@ -128,7 +130,9 @@ def test_sms_already_used_cannot_pay_a_second_payment(brand, phone):
 
 
 def test_two_claims_of_one_trx_id_complete_only_one(brand, phone):
-    """Claims that raced past the submit check: the earliest with the right amount wins, the other learns why."""
+    """Claims that raced past the submit check: the earliest with the right amount wins, the other
+    learns why.
+    """
     now = utcnow()
     late = PaymentFactory(
         brand=brand, status="processing", provider="bkash", provider_trx_id=TRX, claimed_at=now
@@ -150,7 +154,9 @@ def test_two_claims_of_one_trx_id_complete_only_one(brand, phone):
 
 
 def test_an_sms_a_rival_has_bound_cannot_be_settled_again(brand, phone):
-    """Two writers that both read the SMS as unmatched: the guarded UPDATE lets only the first bind it."""
+    """Two writers that both read the SMS as unmatched: the guarded UPDATE lets only the first bind
+    it.
+    """
     _, sms = forward(phone, bkash_text("500.00", TRX))
     first, second = (
         PaymentFactory(brand=brand, status="processing", provider="bkash", provider_trx_id=TRX)
@@ -231,7 +237,8 @@ def test_late_sms_does_not_complete_a_payment_past_its_expiry_before_the_sweep(b
 
         _, sms = forward(phone, bkash_text("500.00", TRX))
 
-    # The sweep's expiry happens at ingest (payment.expired sent), and the SMS waits for the merchant on it.
+    # The sweep's expiry happens at ingest (payment.expired sent), and the SMS waits for the
+    # merchant on it.
     assert reload(payment).status == "expired"
     assert (sms.status, sms.payment_id) == ("review", payment.id)
     assert transactions() == []
@@ -282,12 +289,14 @@ def test_malformed_claims_name_the_field(brand, provider, trx_id, field):
     "text, sender, status",
     [
         (
-            f"Send Money Tk 500.00 to 01812345678 successful. Fee Tk 0.00. Balance Tk 1,000.00. TrxID {TRX} at 01/01/2025 10:00",  # noqa: E501
+            "Send Money Tk 500.00 to 01812345678 successful. Fee Tk 0.00. Balance Tk "
+            f"1,000.00. TrxID {TRX} at 01/01/2025 10:00",  # noqa: E501
             "bKash",
             "ignored",
         ),
         (
-            f"You have received Tk 500.00 from 01712345678. Fee Tk 0.00. Balance Tk 1,500.00. TrxID {TRX} at 01/01/2025 10:00",  # noqa: E501
+            "You have received Tk 500.00 from 01712345678. Fee Tk 0.00. Balance Tk "
+            f"1,500.00. TrxID {TRX} at 01/01/2025 10:00",  # noqa: E501
             "01898765432",
             "ignored",
         ),

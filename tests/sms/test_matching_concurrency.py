@@ -1,4 +1,5 @@
-"""One SMS, many racing writers: 20 ingestions of it and 20 claims of its TrxID complete exactly one payment.
+"""One SMS, many racing writers: 20 ingestions of it and 20 claims of its TrxID complete exactly one
+payment.
 
 Each thread has its own application context, hence its own session and connection, on the engine the
 suite runs on (SQLite file by default, PostgreSQL with TEST_DB=postgres).
@@ -26,7 +27,8 @@ RACERS = 20
 
 
 def race(app, jobs):
-    """Run every job at once, each in its own app context; returns results (DomainErrors as values)."""
+    """Run every job at once, each in its own app context; returns results (DomainErrors as
+    values)."""
     barrier = threading.Barrier(len(jobs))
 
     def run(job):

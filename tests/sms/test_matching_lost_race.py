@@ -1,4 +1,5 @@
-"""A claim that lost its TrxID to another payment by a moment is held for review with the winner named, never silent.
+"""A claim that lost its TrxID to another payment by a moment is held for review with the winner
+named, never silent.
 
 Real concurrent sessions (one per thread) on the engine the suite runs on. The first test places the
 race exactly: claim A pauses after its "already used?" check, claim B completes with the SMS, then A
@@ -31,7 +32,9 @@ def phone(brand):
 
 
 def in_own_session(app, job):
-    """Run `job` in its own application context (its own session and connection); DomainErrors as values."""
+    """Run `job` in its own application context (its own session and connection); DomainErrors as
+    values.
+    """
     with app.app_context():
         try:
             return job()
@@ -116,8 +119,8 @@ def test_concurrent_claims_of_one_trx_id_leave_no_claim_silently_processing(app,
     for payment in payments:
         if payment is winner:
             continue
-        # Refused at submit (still created, the customer told at once), or held for review naming the winner:
-        # flagged by the winner as it completed, or by itself on finding the SMS taken.
+        # Refused at submit (still created, the customer told at once), or held for review naming
+        # the winner: flagged by the winner as it completed, or by itself on finding the SMS taken.
         assert payment.status == "created" or (
             payment.status == "processing"
             and payment.review_reason
@@ -136,8 +139,8 @@ def test_a_rival_that_read_the_sms_before_it_was_bound_is_held_for_review(brand,
     )
     stale = db.session.get(InboundSms, sms.id)
     assert settle(sms, first) == "matched"
-    # `second` read the SMS as unmatched before `first` bound it, and settles with that stale view; its claim
-    # committed after `first` flagged its rivals, so no reason reached it that way.
+    # `second` read the SMS as unmatched before `first` bound it, and settles with that stale view;
+    # its claim committed after `first` flagged its rivals, so no reason reached it that way.
     db.session.execute(db.update(Payment).where(Payment.id == second.id).values(review_reason=None))
     db.session.commit()
 

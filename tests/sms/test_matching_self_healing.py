@@ -1,9 +1,11 @@
-"""Self-healing matching: a stored credit is matched whatever happened to the request that stored it.
+"""Self-healing matching: a stored credit is matched whatever happened to the request that stored
+it.
 
-A connection lost between the SMS insert and its match (PostgreSQL: the session's own backend terminated
-with pg_terminate_backend at that moment) leaves a paid text `unmatched` and its claim `processing`; the
-phone's retry (answered `duplicate`) or, without one, the periodic job completes the payment. On either
-engine the job and the duplicate path are also shown on a credit stored unmatched beside a waiting claim.
+A connection lost between the SMS insert and its match (PostgreSQL: the session's own backend
+terminated with pg_terminate_backend at that moment) leaves a paid text `unmatched` and its claim
+`processing`; the phone's retry (answered `duplicate`) or, without one, the periodic job completes
+the payment. On either engine the job and the duplicate path are also shown on a credit stored
+unmatched beside a waiting claim.
 """
 
 from datetime import timedelta
@@ -57,7 +59,9 @@ def claimed(brand, amount="500.00"):
 
 
 def stranded(client, brand, phone, amount="500.00"):
-    """A credit stored `unmatched` while a claim waits for it: what a request dying after the insert leaves."""
+    """A credit stored `unmatched` while a claim waits for it: what a request dying after the insert
+    leaves.
+    """
     assert (
         post_batch(client, phone, bkash_text(amount, TRX)).status_code == 200
     )  # no claim yet: stored only
@@ -155,12 +159,15 @@ def test_the_job_leaves_a_credit_no_live_claim_waits_for(client, brand, phone, c
     assert db.session.scalar(db.select(db.func.count()).select_from(Transaction)) == 0
 
 
-# --- the real fault: the session's connection terminated between the SMS insert and its match (PostgreSQL) ---
+# --- the real fault: the session's connection terminated between the SMS insert and its match
+# (PostgreSQL) ---
 
 
 @pytest.fixture
 def connection_killed_after_sms_insert(app):
-    """Terminate the session's own backend at the first statement after the commit that stored an SMS."""
+    """Terminate the session's own backend at the first statement after the commit that stored an
+    SMS.
+    """
     if db.engine.dialect.name != "postgresql":
         pytest.skip("pg_terminate_backend needs PostgreSQL (TEST_DB=postgres)")
     armed = {"inserted": False, "kill": False, "killed": 0}
@@ -193,7 +200,9 @@ def connection_killed_after_sms_insert(app):
 
 
 def forward_during_the_fault(client, brand, phone, armed):
-    """The claim waits; the phone forwards the paid text and the connection dies right after the insert."""
+    """The claim waits; the phone forwards the paid text and the connection dies right after the
+    insert.
+    """
     payment = claimed(brand)
     failed = post_batch(client, phone, bkash_text("500.00", TRX))
     assert armed["killed"] == 1, "the fault was not injected"

@@ -1,4 +1,6 @@
-"""The companion app forwarding SMS over HTTP: encryption, per-message results, batch limits, rules, heartbeats."""
+"""The companion app forwarding SMS over HTTP: encryption, per-message results, batch limits, rules,
+heartbeats.
+"""
 
 import base64
 import json

@@ -228,7 +228,8 @@ def test_a_provider_attempt_that_outlives_its_lease_records_nothing_and_schedule
     with freeze_time(utcnow()) as clock:
 
         def slow_provider(request):
-            # While the provider dawdles, the lease runs out and a sweep puts the message back in the queue.
+            # While the provider dawdles, the lease runs out and a sweep puts the message back in
+            # the queue.
             clock.tick(PROVIDER_LEASE + timedelta(seconds=1))
             with app.app_context():
                 sweep_outbox()

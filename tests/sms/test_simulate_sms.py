@@ -1,4 +1,6 @@
-"""`flask gateway simulate-sms`: a real provider-format text, encrypted as a phone would, through /sms."""
+"""`flask gateway simulate-sms`: a real provider-format text, encrypted as a phone would, through
+/sms.
+"""
 
 from decimal import Decimal
 

@@ -1,4 +1,6 @@
-"""Incoming-credit formats beyond the samples: multi-word Refs in every provider, bank apps, cash-in, merchants."""
+"""Incoming-credit formats beyond the samples: multi-word Refs in every provider, bank apps,
+cash-in, merchants.
+"""
 
 from decimal import Decimal
 
@@ -141,7 +143,8 @@ CREDITS = [
     ),
     pytest.param(
         "16216",
-        "Tk2,000.00 received from DBBL A/C:1234****5678 Ref:Fund transfer Fee:Tk0, Your A/C Balance: "
+        "Tk2,000.00 received from DBBL A/C:1234****5678 Ref:Fund transfer Fee:Tk0, Your "
+        "A/C Balance: "
         "Tk4,500.00 TxnId:1234567893 Date:20-MAR-26 10:10:00 am.",
         ("receive", "2000.00", "1234567893", "DBBL A/C:1234****5678", "4500.00"),
         id="rocket-from-the-bank",

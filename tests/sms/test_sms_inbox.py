@@ -1,4 +1,6 @@
-"""The SMS inbox's rules without HTTP: matching a text by hand, ignoring one, naming the payment to match."""
+"""The SMS inbox's rules without HTTP: matching a text by hand, ignoring one, naming the payment to
+match.
+"""
 
 from datetime import timedelta
 from decimal import Decimal

@@ -1,4 +1,6 @@
-"""SMS parsing: every real sample, the trust rules for credits, format variations, templates, round trips, fuzzing."""
+"""SMS parsing: every real sample, the trust rules for credits, format variations, templates, round
+trips, fuzzing.
+"""
 
 import json
 import re
@@ -24,7 +26,8 @@ from gateway.sms.parsing import (
 )
 
 SAMPLES_PATH = Path(__file__).resolve().parents[1] / "data" / "sms_samples.jsonl"
-# The shared original the copy above is taken from, beside the repository (absent outside the workspace).
+# The shared original the copy above is taken from, beside the repository (absent outside the
+# workspace).
 SHARED_SAMPLES_PATH = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "sms" / "samples.jsonl"
 )
@@ -80,7 +83,8 @@ NAGAD_RECEIVE = (
 )
 
 
-# --- every real sample -------------------------------------------------------------------------------------
+# --- every real sample
+# -------------------------------------------------------------------------------------
 
 
 def test_samples_file_is_a_faithful_copy():
@@ -101,7 +105,8 @@ def test_sample_is_parsed_to_its_expected_fields(sample):
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=sample_id)
 def test_sample_incoming_flag_is_right(sample):
-    # A sample whose sender id was not recorded is a credit only once a listed sender vouches for it.
+    # A sample whose sender id was not recorded is a credit only once a listed sender vouches for
+    # it.
     if not sample["sender"] and sample["incoming"]:
         assert parse_sample(sample).kind == "unverified_sender"
         assert parse_sms("RUPALI BANK", sample["text"]).incoming is True
@@ -122,7 +127,8 @@ def test_sample_amounts_are_two_place_decimals(sample):
     assert isinstance(parsed.amount, Decimal) and parsed.amount.as_tuple().exponent == -2
 
 
-# --- what may and may not pay ------------------------------------------------------------------------------
+# --- what may and may not pay
+# ------------------------------------------------------------------------------
 
 
 def test_cashback_is_not_an_incoming_payment():
@@ -222,7 +228,8 @@ def test_forged_nagad_text_is_not_incoming_even_when_relabelled_as_nagad():
 
 def test_genuine_nagad_cash_out_received_by_an_agent_is_incoming():
     text = (
-        "Cash Out Received.\nAmount: Tk 1000.00\nCustomer: 01633000210\nTxnID: 7200XCJB\nComm: Tk 4.10\n"
+        "Cash Out Received.\nAmount: Tk 1000.00\nCustomer: 01633000210\nTxnID: "
+        "7200XCJB\nComm: Tk 4.10\n"
         "Balance: Tk 65981.10\n25/06/2023 17:25"
     )
     parsed = parse_sms("NAGAD", text)
@@ -264,7 +271,8 @@ def test_a_bank_alert_sent_from_a_personal_number_is_forged():
 
 def test_a_ref_cannot_inject_a_fake_trx_id():
     text = (
-        "You have received Tk 10.00 from 01711000101. Ref TrxID FAKE123456. Fee Tk 0.00. Balance Tk 20.00. "
+        "You have received Tk 10.00 from 01711000101. Ref TrxID FAKE123456. Fee Tk 0.00. "
+        "Balance Tk 20.00. "
         "TrxID REAL123456 at 30/12/2024 13:22"
     )
     assert parse_sms("bKash", text).trx_id == "REAL123456"
@@ -272,14 +280,16 @@ def test_a_ref_cannot_inject_a_fake_trx_id():
 
 def test_a_ref_cannot_turn_a_payment_into_a_cashback_or_back():
     text = (
-        "You have received Tk 10.00 from 01711000101. Ref cashback Tk 5. Fee Tk 0.00. Balance Tk 20.00. "
+        "You have received Tk 10.00 from 01711000101. Ref cashback Tk 5. Fee Tk 0.00. "
+        "Balance Tk 20.00. "
         "TrxID REAL123456 at 30/12/2024 13:22"
     )
     parsed = parse_sms("bKash", text)
     assert (parsed.kind, parsed.incoming, parsed.amount) == ("receive", True, Decimal("10.00"))
 
 
-# --- sender ids ---------------------------------------------------------------------------------------------
+# --- sender ids
+# ---------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -331,7 +341,8 @@ def test_sender_for_an_unknown_provider_is_an_error():
         sender_for("paypal")
 
 
-# --- variations the samples do not list ---------------------------------------------------------------------
+# --- variations the samples do not list
+# ---------------------------------------------------------------------
 
 
 def test_bangla_digits_are_read_as_ascii():
@@ -351,7 +362,10 @@ def test_bangla_digits_are_read_as_ascii():
 
 
 def test_bangla_digits_in_a_nagad_text_are_read_as_ascii():
-    text = "Money Received.\nAmount: Tk ১১৯৫.০০\nSender: ০১৭৮১০০০২০১\nTxnID: ৭৫২C৪৯K৪\nBalance: Tk ১২০৯.৮০\n১৪/০৩/২০২৬ ১০:২৫"  # noqa: E501
+    text = (
+        "Money Received.\nAmount: Tk ১১৯৫.০০\nSender: ০১৭৮১০০০২০১\nTxnID: ৭৫২C৪৯K৪\nBalance: "
+        "Tk ১২০৯.৮০\n১৪/০৩/২০২৬ ১০:২৫"
+    )  # noqa: E501
     parsed = parse_sms("NAGAD", text)
     assert (parsed.amount, parsed.trx_id, parsed.counterparty, parsed.printed_time) == (
         Decimal("1195.00"),
@@ -363,7 +377,8 @@ def test_bangla_digits_in_a_nagad_text_are_read_as_ascii():
 
 def test_extra_whitespace_and_line_breaks_do_not_matter():
     text = (
-        "  You  have\nreceived   Tk  5,075.00\r\nfrom\t01711000101 .  Fee Tk 0.00 .\n\nBalance Tk 6,075.50 . "
+        "  You  have\nreceived   Tk  5,075.00\r\nfrom\t01711000101 .  Fee Tk 0.00 "
+        ".\n\nBalance Tk 6,075.50 . "
         "TrxID   BLU1H6X87P   at  30/12/2024   13:22  "
     )
     parsed = parse_sms("bKash", text)
@@ -377,7 +392,11 @@ def test_extra_whitespace_and_line_breaks_do_not_matter():
 
 
 def test_zero_width_and_fullwidth_characters_are_ignored():
-    text = "You have\u200b received Tk\u00a0５００.００ from ０１７１１０００１０１. Balance Tk 600.00. TrxID：ABC1234567 at 30/12/2024 13:22"  # noqa: E501
+    text = (
+        "You have\u200b received Tk\u00a0５００.００ "
+        "from ０１７１１０００１０１. Balance Tk 600.00. "
+        "TrxID：ABC1234567 at 30/12/2024 13:22"
+    )
     parsed = parse_sms("bKash", text)
     assert (parsed.amount, parsed.counterparty, parsed.trx_id) == (
         Decimal("500.00"),
@@ -388,7 +407,8 @@ def test_zero_width_and_fullwidth_characters_are_ignored():
 
 def test_nagad_fields_glued_together_are_separated():
     text = (
-        "Money Received.Amount: Tk 1195.00Sender: 01781000201Ref: ranaTxnID: 752C49K4Balance: Tk 1209.80"
+        "Money Received.Amount: Tk 1195.00Sender: 01781000201Ref: ranaTxnID: "
+        "752C49K4Balance: Tk 1209.80"
         "14/03/2026 10:25"
     )
     parsed = parse_sms("NAGAD", text)
@@ -454,7 +474,8 @@ def test_missing_fee_clause_leaves_fee_empty():
 
 def test_upay_fee_clause_is_read_when_present():
     text = (
-        "Tk. 900.00 has been received from 01540000301. Fee Tk. 2.50. Balance Tk. 900.00. TrxID 01K7C8Z24V at "
+        "Tk. 900.00 has been received from 01540000301. Fee Tk. 2.50. Balance Tk. 900.00. "
+        "TrxID 01K7C8Z24V at "
         "12/10/2025 19:15"
     )
     assert parse_sms("upay", text).fee == Decimal("2.50")
@@ -486,7 +507,10 @@ def test_unknown_sender_wrapped_by_a_forwarder_names_the_provider():
 
 
 def test_unknown_sender_upay_text_is_guessed_as_upay_not_rocket():
-    text = "Tk. 900.00 has been received from 01540000301. Ref-. Balance Tk. 900.00. TrxID 01K7C8Z24V at 12/10/2025 19:15"  # noqa: E501
+    text = (
+        "Tk. 900.00 has been received from 01540000301. Ref-. Balance Tk. 900.00. TrxID "
+        "01K7C8Z24V at 12/10/2025 19:15"
+    )  # noqa: E501
     parsed = parse_sms("", text)
     assert (parsed.provider, parsed.kind, parsed.incoming) == ("upay", "unverified_sender", False)
 
@@ -498,7 +522,8 @@ def test_nagad_amount_without_currency_mark_is_read():
 
 def test_nagad_send_money_charge_is_read_as_its_fee():
     text = (
-        "Send Money Successful.\nAmount: Tk 500.00\nReceiver: 01781000201\nTxnID: 752C49K4\nCharge: Tk 5.00\n"
+        "Send Money Successful.\nAmount: Tk 500.00\nReceiver: 01781000201\nTxnID: "
+        "752C49K4\nCharge: Tk 5.00\n"
         "Balance: Tk 1209.80\n14/03/2026 10:25"
     )
     parsed = parse_sms("NAGAD", text)
@@ -534,7 +559,8 @@ def test_glued_sentences_and_twelve_hour_times_are_read():
 
 def test_greek_lookalikes_in_a_trx_id_are_kept_as_printed_and_folded_for_matching():
     text = (
-        "Payment Received. Amount: Tk 50.00 Customer: 01966000106 TxnID: 74HΝΕΚΟ8 Balance: Tk 247.78 "
+        "Payment Received. Amount: Tk 50.00 Customer: 01966000106 TxnID: 74HΝΕΚΟ8 Balance: "
+        "Tk 247.78 "
         "20/10/2025 17:58"
     )
     parsed = parse_sms("NAGAD", text)
@@ -584,11 +610,13 @@ def test_parse_amount_refuses_what_is_not_a_sum(printed):
     assert parse_amount(printed) is None
 
 
-# --- brand-defined templates --------------------------------------------------------------------------------
+# --- brand-defined templates
+# --------------------------------------------------------------------------------
 
 TEMPLATE = (
     r"Credit of (?:Tk|BDT)\.?\s*(?P<amount>[\d,.]+) from (?P<counterparty>\S+?)\. "
-    r"Ref (?P<trx_id>\w+)\. Bal (?P<balance>[\d,.]+)\. Fee (?P<fee>[\d.]+)\. On (?P<time>[\d/]+ [\d:]+)"
+    r"Ref (?P<trx_id>\w+)\. Bal (?P<balance>[\d,.]+)\. Fee (?P<fee>[\d.]+)\. On "
+    r"(?P<time>[\d/]+ [\d:]+)"
 )
 
 
@@ -666,7 +694,8 @@ def test_valid_template_compiles():
     assert validate_template(TEMPLATE).groupindex.keys() >= {"amount", "trx_id"}
 
 
-# --- simulated SMS round trip -------------------------------------------------------------------------------
+# --- simulated SMS round trip
+# -------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -757,7 +786,8 @@ def test_build_sms_text_refuses_bad_input(change, error):
         build_sms_text(**{**args, **change})
 
 
-# --- robustness ---------------------------------------------------------------------------------------------
+# --- robustness
+# ---------------------------------------------------------------------------------------------
 
 
 @FUZZ
@@ -825,7 +855,8 @@ def test_every_incoming_payment_sample_sender_is_in_allowed_senders(brand):
     from gateway.sms.filter_rules import filter_rules
 
     allowed = set(filter_rules(brand)["allowed_senders"])
-    # Incoming payments of the gateway's wallet providers ("other" samples are bank alerts and noise).
+    # Incoming payments of the gateway's wallet providers ("other" samples are bank alerts and
+    # noise).
     senders = {
         sample["sender"]
         for sample in SAMPLES
@@ -834,8 +865,8 @@ def test_every_incoming_payment_sample_sender_is_in_allowed_senders(brand):
 
     assert senders and all(isinstance(sender, str) for sender in senders)
     assert senders - allowed == set()
-    # Every spelling a provider's own sender id takes in the samples ("UPAY" as well as "upay"), incoming or not;
-    # not a forged sender the parsers do not take for the provider.
+    # Every spelling a provider's own sender id takes in the samples ("UPAY" as well as "upay"),
+    # incoming or not; not a forged sender the parsers do not take for the provider.
     spellings = {
         sample["sender"]
         for sample in SAMPLES

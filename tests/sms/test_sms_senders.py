@@ -1,4 +1,6 @@
-"""Exact official sender ids: every spoofed form from the audit is refused, listed case variants pass."""
+"""Exact official sender ids: every spoofed form from the audit is refused, listed case variants
+pass.
+"""
 
 from decimal import Decimal
 

@@ -1,4 +1,6 @@
-"""A brand's SMS templates without HTTP: saving checks the pattern, the tester reads a sample as ingest would."""
+"""A brand's SMS templates without HTTP: saving checks the pattern, the tester reads a sample as
+ingest would.
+"""
 
 from decimal import Decimal
 

@@ -1,4 +1,6 @@
-"""The address check of webhook destinations: an IPv6 address carrying an IPv4 one is judged like it."""
+"""The address check of webhook destinations: an IPv6 address carrying an IPv4 one is judged like
+it.
+"""
 
 import ipaddress
 

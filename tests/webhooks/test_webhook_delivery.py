@@ -1,4 +1,5 @@
-"""Sending webhooks through RQ to a real receiver: signatures, retries on schedule, claims, limits."""
+"""Sending webhooks through RQ to a real receiver: signatures, retries on schedule, claims,
+limits."""
 
 import json
 import socket

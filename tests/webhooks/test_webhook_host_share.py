@@ -1,4 +1,6 @@
-"""One hanging receiver holds one worker, not all of them: other hosts' webhooks keep arriving meanwhile."""
+"""One hanging receiver holds one worker, not all of them: other hosts' webhooks keep arriving
+meanwhile.
+"""
 
 import threading
 import time
@@ -20,7 +22,9 @@ pytestmark = pytest.mark.slow
 
 
 class HangingReceiver(WebhookReceiver):
-    """A verifying receiver that holds every request open until released, counting how many it holds at once."""
+    """A verifying receiver that holds every request open until released, counting how many it holds
+    at once.
+    """
 
     def __init__(self, secret):
         super().__init__(secret)
@@ -69,8 +73,8 @@ def test_a_hanging_receiver_does_not_hold_back_another_hosts_webhooks(
         complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))
 
     assert receiver.wait_for(10, timeout=60), workers[0].output() + workers[1].output()
-    # Every healthy webhook arrived while the hanging receiver still held its first request: no hanging
-    # attempt has ended, and it never had more than its one share of the workers.
+    # Every healthy webhook arrived while the hanging receiver still held its first request: no
+    # hanging attempt has ended, and it never had more than its one share of the workers.
     hanging_rows = statuses_for(hanging.url)
     assert len(hanging.received) == 1 and hanging.open_now == 1
     assert sorted(hanging_rows) == [("pending", 0)] * 5 + [("pending", 1)]
@@ -162,7 +166,8 @@ def test_one_brands_slow_receivers_do_not_hold_back_another_brands_webhooks(
 
         logs = "".join(worker.output() for worker in workers)
         assert fast.wait_for(5, timeout=60), logs
-        # Brand B's webhooks all arrived while brand A's receivers still hung: A held two workers, not three.
+        # Brand B's webhooks all arrived while brand A's receivers still hung: A held two workers,
+        # not three.
         assert sum(server.open_now for server in hanging) == 2
         assert sum(len(server.received) for server in hanging) == 2
     finally:

@@ -1,4 +1,6 @@
-"""A webhook attempt on the wire: it goes to the address that was checked, and ends after WEBHOOK_TIMEOUT."""
+"""A webhook attempt on the wire: it goes to the address that was checked, and ends after
+WEBHOOK_TIMEOUT.
+"""
 
 import socket
 import ssl
@@ -24,7 +26,9 @@ REAL_GETADDRINFO = socket.getaddrinfo
 
 
 class ScriptedDns:
-    """DNS for HOST that answers from a script, as a rebinding attacker's server with a zero TTL does."""
+    """DNS for HOST that answers from a script, as a rebinding attacker's server with a zero TTL
+    does.
+    """
 
     def __init__(self, *answers):
         self.answers = list(answers)
@@ -43,7 +47,9 @@ class ScriptedDns:
 
 @pytest.fixture
 def refusing_private(app, monkeypatch):
-    """Private callbacks refused; HOST resolved by a scripted DNS that answers PUBLIC unless a test says otherwise."""
+    """Private callbacks refused; HOST resolved by a scripted DNS that answers PUBLIC unless a test
+    says otherwise.
+    """
     dns = ScriptedDns(PUBLIC)
     monkeypatch.setattr(socket, "getaddrinfo", dns.getaddrinfo)
     monkeypatch.setattr(callback_urls, "is_public_address", lambda address: address == PUBLIC)
@@ -53,7 +59,9 @@ def refusing_private(app, monkeypatch):
 
 @pytest.fixture
 def receivers(brand):
-    """Start verifying receivers; each must never see a bad signature, and all are closed after the test."""
+    """Start verifying receivers; each must never see a bad signature, and all are closed after the
+    test.
+    """
     started = []
 
     def start(**options):
@@ -87,7 +95,7 @@ def attempt_log(delivery_id):
     )
 
 
-def test_a_host_that_rebinds_to_a_private_address_after_the_check_gets_the_webhook_at_the_checked_one(
+def test_a_host_rebinding_to_a_private_address_after_the_check_gets_it_at_the_checked_one(
     brand, receivers, refusing_private
 ):
     internal = receivers(
@@ -113,7 +121,9 @@ UNREACHABLE = "127.0.0.3"
 
 @pytest.fixture
 def two_public_addresses(refusing_private, monkeypatch):
-    """HOST resolves to UNREACHABLE and then PUBLIC, both public addresses as far as the check is concerned."""
+    """HOST resolves to UNREACHABLE and then PUBLIC, both public addresses as far as the check is
+    concerned.
+    """
     refusing_private.answers = [(UNREACHABLE, PUBLIC)]
     monkeypatch.setattr(
         callback_urls, "is_public_address", lambda address: address in (UNREACHABLE, PUBLIC)
@@ -136,7 +146,9 @@ def test_a_host_whose_first_address_takes_no_connection_gets_the_webhook_at_the_
 
 @pytest.fixture
 def dropping_server():
-    """A server on UNREACHABLE that takes each connection, reads the request and hangs up without answering."""
+    """A server on UNREACHABLE that takes each connection, reads the request and hangs up without
+    answering.
+    """
     listener = socket.create_server((UNREACHABLE, 0))
     taken = []
 
@@ -169,7 +181,9 @@ def test_a_request_that_reached_an_address_is_never_sent_to_the_next(
 
 
 class KeepAliveHandler(BaseHTTPRequestHandler):
-    """A receiver that keeps connections open (HTTP/1.1) and notes the client port and Host of each request."""
+    """A receiver that keeps connections open (HTTP/1.1) and notes the client port and Host of each
+    request.
+    """
 
     protocol_version = "HTTP/1.1"
 
@@ -209,7 +223,9 @@ def test_deliveries_to_a_checked_address_reuse_one_connection(
 
 
 def tls_files(directory, name):
-    """A throwaway CA and a server certificate for `name` that it signed: (ca.pem, cert.pem, key.pem)."""
+    """A throwaway CA and a server certificate for `name` that it signed: (ca.pem, cert.pem,
+    key.pem).
+    """
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec

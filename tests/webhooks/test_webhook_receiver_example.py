@@ -162,7 +162,8 @@ def test_a_captured_webhook_replayed_later_with_a_fresh_timestamp_is_refused(
     assert headers["X-Service-Signature-V1"] == signature_v1(
         int(headers["X-Service-Timestamp"]), body, brand.webhook_secret
     )
-    # An hour later an eavesdropper replays it, setting X-Service-Timestamp to the time of the replay.
+    # An hour later an eavesdropper replays it, setting X-Service-Timestamp to the time of the
+    # replay.
     clock.ahead = 3600
     replayed = {**headers, "X-Service-Timestamp": str(int(time.time()) + 3600)}
     first = requests.post(url, data=body, headers=replayed)
@@ -222,8 +223,8 @@ def test_example_receiver_acknowledges_a_resent_webhook_but_fulfils_once(brand, 
     delivery = db.session.execute(db.select(WebhookDelivery)).scalar_one()
     assert deliver_webhook(delivery.id) == "success"
 
-    # What a worker killed after the answer but before recording it sends again: the same stored body
-    # (so the same event id) and the same X-Service-Delivery, freshly signed.
+    # What a worker killed after the answer but before recording it sends again: the same stored
+    # body (so the same event id) and the same X-Service-Delivery, freshly signed.
     resend = post_webhook(
         Claim(
             delivery.id,

@@ -1,4 +1,6 @@
-"""A hand redelivery (API or panel) is extra: the automatic retry schedule and its budget carry on unchanged."""
+"""A hand redelivery (API or panel) is extra: the automatic retry schedule and its budget carry on
+unchanged.
+"""
 
 from datetime import timedelta
 

@@ -1,5 +1,6 @@
-"""Rotating the webhook secret with an overlap: X-Service-Signature (new secret) plus X-Service-Signature-Previous (old
-secret) until the overlap ends, so a receiver still holding the old secret verifies until then, and not after."""
+"""Rotating the webhook secret with an overlap: X-Service-Signature (new secret) plus
+X-Service-Signature-Previous (old secret) until the overlap ends, so a receiver still holding the
+old secret verifies until then, and not after."""
 
 import hashlib
 import hmac
@@ -38,7 +39,9 @@ def hex_hmac(secret, body):
 
 @pytest.fixture
 def receiver_with(httpserver, brand):
-    """A local receiver that verifies with one secret (answering 401 otherwise), as the brand's webhook URL."""
+    """A local receiver that verifies with one secret (answering 401 otherwise), as the brand's
+    webhook URL.
+    """
     verify = example_receiver().signed_with
     seen = []
 

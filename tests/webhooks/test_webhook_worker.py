@@ -1,4 +1,5 @@
-"""The real `flask gateway worker`: webhooks arrive, and survive Redis outages and killed workers."""
+"""The real `flask gateway worker`: webhooks arrive, and survive Redis outages and killed
+workers."""
 
 import socket
 import threading

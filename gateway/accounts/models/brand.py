@@ -25,14 +25,15 @@ class Brand(db.Model):
     currencies = db.Column(db.String(200), nullable=False, default="BDT")
     webhook_url = db.Column(db.String(2048))
     webhook_secret = db.Column(db.String(128), nullable=False, default=new_webhook_secret)
-    # The secret rotated out: it signs X-Service-Signature-Previous until then, so receivers can catch up.
+    # The secret rotated out: it signs X-Service-Signature-Previous until then, so receivers can
+    # catch up.
     webhook_secret_previous = db.Column(db.String(128))
     webhook_secret_previous_until = db.Column(UTCDateTime)
     payment_ttl = db.Column(db.Integer)
     receipt_sms_enabled = db.Column(db.Boolean, nullable=False, default=False)
-    # Security policy (owners only, gateway/accounts/roles.py): in production, owners and admins must
-    # enrol in two-factor sign-in before using the panel; staff refund at most this much per refund
-    # (NULL, the default: no limit, as before roles existed; 0: staff cannot refund).
+    # Security policy (owners only, gateway/accounts/roles.py): in production, owners and admins
+    # must enrol in two-factor sign-in before using the panel; staff refund at most this much per
+    # refund (NULL, the default: no limit, as before roles existed; 0: staff cannot refund).
     require_two_factor = db.Column(db.Boolean, nullable=False, default=False)
     staff_refund_limit = db.Column(Money)
     # How a credit whose balance does not follow the previous text is treated (docs/sms-trust.md).

@@ -1,4 +1,6 @@
-"""A person who signs in to the merchant panel, with a role (gateway/accounts/roles.py) and optional two-factor."""
+"""A person who signs in to the merchant panel, with a role (gateway/accounts/roles.py) and optional
+two-factor.
+"""
 
 import hashlib
 import hmac
@@ -28,10 +30,12 @@ class User(UserMixin, db.Model):
     active = db.Column(db.Boolean, nullable=False, default=True)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     last_login_at = db.Column(UTCDateTime)
-    # Part of every session id: bumping it (sign-out, deactivation, a role change) ends every session.
+    # Part of every session id: bumping it (sign-out, deactivation, a role change) ends every
+    # session.
     session_version = db.Column(db.Integer, nullable=False, default=0)
-    # Two-factor sign-in: the TOTP secret sealed with a key derived from SECRET_KEY (never shown again),
-    # when it was confirmed, and the last time step accepted (a code is never accepted twice).
+    # Two-factor sign-in: the TOTP secret sealed with a key derived from SECRET_KEY (never shown
+    # again), when it was confirmed, and the last time step accepted (a code is never accepted
+    # twice).
     totp_secret_sealed = db.Column(db.String(255))
     totp_enabled_at = db.Column(UTCDateTime)
     totp_last_step = db.Column(db.BigInteger)
@@ -52,7 +56,9 @@ class User(UserMixin, db.Model):
 
     @property
     def is_super_admin(self):
-        """Owners and admins: the roles that manage keys, users and settings (kept for older callers)."""
+        """Owners and admins: the roles that manage keys, users and settings (kept for older
+        callers).
+        """
         return self.role in ADMIN_ROLES
 
     @property
@@ -71,17 +77,22 @@ class User(UserMixin, db.Model):
         return check_password_hash(self.password_hash, password)
 
     def session_stamp(self):
-        """A digest of the password hash and session version: either changing ends every older session."""
+        """A digest of the password hash and session version: either changing ends every older
+        session.
+        """
         material = f"{self.password_hash}:{self.session_version or 0}"
         return hashlib.sha256(material.encode()).hexdigest()[:32]
 
     def get_id(self):
-        """What the session keeps: the id and the stamp, so a session from before a password change is refused."""
+        """What the session keeps: the id and the stamp, so a session from before a password change
+        is refused.
+        """
         return f"{self.id}:{self.session_stamp()}"
 
     @classmethod
     def from_session_id(cls, session_id):
-        """The active user a session id names, if its stamp still matches the password; else None."""
+        """The active user a session id names, if its stamp still matches the password; else
+        None."""
         user_id, _, stamp = str(session_id).partition(":")
         user_id = row_id(user_id)
         user = db.session.get(cls, user_id) if user_id is not None else None
@@ -91,7 +102,9 @@ class User(UserMixin, db.Model):
 
 
 class RecoveryCode(db.Model):
-    """One of a user's ten single-use recovery codes, stored as a hash; `used_at` is set once, guarded."""
+    """One of a user's ten single-use recovery codes, stored as a hash; `used_at` is set once,
+    guarded.
+    """
 
     __tablename__ = "user_recovery_codes"
 

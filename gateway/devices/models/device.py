@@ -49,5 +49,6 @@ class PairingCode(db.Model):
     expires_at = db.Column(UTCDateTime, nullable=False)
     used_at = db.Column(UTCDateTime)
     device_id = db.Column(db.Integer, db.ForeignKey("devices.id", ondelete="SET NULL"))
-    # Wrong codes sent while this one was live: at GUESS_BUDGET (gateway.devices.pairing) it is dead.
+    # Wrong codes sent while this one was live: at GUESS_BUDGET (gateway.devices.pairing) it is
+    # dead.
     failed_guesses = db.Column(db.Integer, nullable=False, default=0, server_default="0")

@@ -1,4 +1,5 @@
-"""A brand's notification settings, the notifications raised for it, and their outbox of deliveries."""
+"""A brand's notification settings, the notifications raised for it, and their outbox of
+deliveries."""
 
 from ...clock import utcnow
 from ...db_types import UTCDateTime
@@ -6,7 +7,8 @@ from ...extensions import db
 
 
 class NotificationSettings(db.Model):
-    """Per-brand: which channels each event goes to, the Telegram bot, and the alerting thresholds."""
+    """Per-brand: which channels each event goes to, the Telegram bot, and the alerting
+    thresholds."""
 
     __tablename__ = "notification_settings"
 
@@ -25,7 +27,8 @@ class NotificationSettings(db.Model):
 
 
 class MerchantNotification(db.Model):
-    """One thing the merchant is told, once: `dedupe_key` makes a repeated raise (a sweep) a no-op."""
+    """One thing the merchant is told, once: `dedupe_key` makes a repeated raise (a sweep) a
+    no-op."""
 
     __tablename__ = "merchant_notifications"
     __table_args__ = (

@@ -67,8 +67,8 @@ class Payment(db.Model):
     customer = db.relationship("Customer")
     transaction = db.relationship("Transaction", back_populates="payment", uselist=False)
 
-    # The two values the API's payment view reads by join (payments.lifecycle.PAYMENT_VIEW), under the
-    # same names, so that one schema renders a Payment and a view row alike.
+    # The two values the API's payment view reads by join (payments.lifecycle.PAYMENT_VIEW), under
+    # the same names, so that one schema renders a Payment and a view row alike.
     @property
     def trx_id(self):
         """The service's transaction reference, once completed."""

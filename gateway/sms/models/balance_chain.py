@@ -1,4 +1,5 @@
-"""The balance chain of one wallet on one phone: its last known balance and each text's link in it."""
+"""The balance chain of one wallet on one phone: its last known balance and each text's link in
+it."""
 
 from ...clock import utcnow
 from ...db_types import Money, UTCDateTime
@@ -9,7 +10,9 @@ CHAIN_MODES = ("strict", "lenient")
 
 
 class BalanceChain(db.Model):
-    """Per device, provider and receiving number: the last balance a text printed, and the merchant's anchor."""
+    """Per device, provider and receiving number: the last balance a text printed, and the
+    merchant's anchor.
+    """
 
     __tablename__ = "sms_balance_chains"
     __table_args__ = (
@@ -25,7 +28,8 @@ class BalanceChain(db.Model):
         db.Integer, db.ForeignKey("devices.id", ondelete="CASCADE"), nullable=False
     )
     provider = db.Column(db.String(20), nullable=False)
-    # The wallet number the texts arrive on, when the phone says (a JSON payload's `receiver`); else ''.
+    # The wallet number the texts arrive on, when the phone says (a JSON payload's `receiver`); else
+    # ''.
     receiving_number = db.Column(db.String(20), nullable=False, default="")
     balance = db.Column(Money)
     # Printed times are local wall-clock times as the provider printed them: stored naive.
@@ -63,10 +67,12 @@ class BalanceLink(db.Model):
     before = db.Column(Money, nullable=False)
     after = db.Column(Money, nullable=False)
     status = db.Column(db.String(12), nullable=False)
-    # For a broken link: the balance the chain expected before it (None when none could be expected).
+    # For a broken link: the balance the chain expected before it (None when none could be
+    # expected).
     expected = db.Column(Money)
     note = db.Column(db.String(255))
-    # Another link (or the chain's anchor) continues from this one's balance: it cannot be followed twice.
+    # Another link (or the chain's anchor) continues from this one's balance: it cannot be followed
+    # twice.
     followed = db.Column(db.Boolean, nullable=False, default=False)
     # The credit was held for review because it did not follow; healing releases it.
     held = db.Column(db.Boolean, nullable=False, default=False)

@@ -45,7 +45,8 @@ class InboundSms(db.Model):
     printed_time = db.Column(db.String(32))
     status = db.Column(db.String(20), nullable=False, default="unmatched")
     review_reason = db.Column(db.String(255))
-    # Unique: one payment consumes at most one SMS; the guarded UPDATE makes one SMS pay at most one.
+    # Unique: one payment consumes at most one SMS; the guarded UPDATE makes one SMS pay at most
+    # one.
     payment_id = db.Column(
         db.Integer, db.ForeignKey("payments.id", ondelete="SET NULL"), unique=True
     )

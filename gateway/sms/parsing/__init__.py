@@ -42,9 +42,11 @@ logger = logging.getLogger(__name__)
 
 WALLETS = {module.PROVIDER: module for module in (bkash, nagad, rocket, upay)}
 PARSERS = {**{name: module.parse for name, module in WALLETS.items()}, bank.PROVIDER: bank.parse}
-# Loose keys of the wallets' names, only to guess which parser a forwarder's first line names: never trust.
+# Loose keys of the wallets' names, only to guess which parser a forwarder's first line names: never
+# trust.
 HINT_KEYS = {key: module.PROVIDER for module in WALLETS.values() for key in module.NAME_KEYS}
-# Upay before Rocket: Rocket's looser "Tk… received from" would also read Upay's "has been received from".
+# Upay before Rocket: Rocket's looser "Tk… received from" would also read Upay's "has been received
+# from".
 CONTENT_ORDER = ("bkash", "nagad", "upay", "rocket", "bank")
 BRAND_MENTIONS = {
     "bkash": r"bkash",
@@ -67,14 +69,17 @@ class Origin:
 
 
 def hint_key(sender):
-    """A name reduced to guess a provider from (look-alikes folded); for parser hints, never for trust."""
+    """A name reduced to guess a provider from (look-alikes folded); for parser hints, never for
+    trust.
+    """
     # Upper-case before folding so small Greek/Cyrillic letters meet their capital look-alikes.
     upper = ascii_digits(unicodedata.normalize("NFKC", as_text(sender))).upper()
     return re.sub(r"[^a-z0-9]", "", fold_lookalikes(upper).lower())
 
 
 def classify_sender(sender):
-    """The Origin of a sender id as the phone showed it; only an exact official id names a provider."""
+    """The Origin of a sender id as the phone showed it; only an exact official id names a
+    provider."""
     raw = as_text(sender)
     if not raw.strip():
         return Origin(None, "empty")
@@ -88,12 +93,15 @@ def classify_sender(sender):
 
 
 def sender_provider(sender):
-    """The provider whose official sender id this is ('bkash', 'nagad', 'rocket', 'upay', 'bank'), else None."""
+    """The provider whose official sender id this is ('bkash', 'nagad', 'rocket', 'upay', 'bank'),
+    else None.
+    """
     return classify_sender(sender).provider
 
 
 def sender_for(provider):
-    """The sender id phones show for a wallet provider's texts ('bKash', 'NAGAD', '16216', 'upay')."""
+    """The sender id phones show for a wallet provider's texts ('bKash', 'NAGAD', '16216',
+    'upay')."""
     if provider not in WALLETS:
         raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(WALLETS)}")
     return official_senders(provider)[0]
@@ -120,7 +128,9 @@ def _parse(sender, text):
 
 
 def _candidates(origin, t):
-    """Parsers to try in order: the sender's own; for unknown senders, by what the text names, then all."""
+    """Parsers to try in order: the sender's own; for unknown senders, by what the text names, then
+    all.
+    """
     if origin.provider:
         return SENDER_PARSERS[origin.provider]
     hinted = [p for p in (_wrapped_sender(t), *_mentioned(t)) if p]
@@ -132,7 +142,9 @@ def _candidates(origin, t):
 
 
 def _wrapped_sender(t):
-    """The provider a forwarder names on the first line ('bKash', 'bKash: …', 'From: NAGAD'), if any."""
+    """The provider a forwarder names on the first line ('bKash', 'bKash: …', 'From: NAGAD'), if
+    any.
+    """
     first = t.raw.split("\n", 1)[0]
     first = re.sub(r"^\s*(?:from|sender)\s*:\s*", "", first, flags=re.I)
     head = first.split(":", 1)[0] if ":" in first else first
@@ -157,7 +169,8 @@ def _vet(parsed, origin):
         # The classic fraud: a 'You have received' text typed and sent from a personal number.
         return replace(parsed, incoming=False, kind="forged")
     if parsed.provider == bank.PROVIDER:
-        # Bank alerts only from a listed bank sender (16216 is Dutch-Bangla's, read as Rocket's too).
+        # Bank alerts only from a listed bank sender (16216 is Dutch-Bangla's, read as Rocket's
+        # too).
         trusted = origin.provider in ("bank", "rocket")
     else:
         trusted = origin.provider == parsed.provider
@@ -173,19 +186,22 @@ def _fallback(origin, t):
     if looks_like_otp(t) and not re.search(r"tr[xn]\s?id|txn\s?id", t.folded, re.I):
         return ParsedSms(provider=guess, kind="otp", recognised=True)
     if origin.provider and not has_money_or_trx(t):
-        # A provider's own text with no sum and no TrxID is a notice (a warning, an offer), not a payment.
+        # A provider's own text with no sum and no TrxID is a notice (a warning, an offer), not a
+        # payment.
         kind = "promotion" if looks_like_promotion(t) else "notice"
         return ParsedSms(provider=guess, kind=kind, recognised=True)
     return ParsedSms(provider=guess)
 
 
 def validate_template(pattern):
-    """A brand's template compiled (case-insensitive), or ValueError saying what is wrong with it."""
+    """A brand's template compiled (case-insensitive), or ValueError saying what is wrong with
+    it."""
     if not isinstance(pattern, str) or not pattern.strip():
         raise ValueError("SMS template must be a non-empty regular expression.")
     if len(pattern) > MAX_TEMPLATE:
         raise ValueError(f"SMS template is longer than {MAX_TEMPLATE} characters.")
-    # RE2: linear in the text whatever the pattern (no catastrophic backtracking); ValueError if refused.
+    # RE2: linear in the text whatever the pattern (no catastrophic backtracking); ValueError if
+    # refused.
     compiled = compile_template_regex(pattern)
     groups = set(compiled.groupindex)
     missing = [name for name in REQUIRED_TEMPLATE_FIELDS if name not in groups]
@@ -204,7 +220,9 @@ def validate_template(pattern):
 
 
 def parse_with_template(pattern, text):
-    """Fields from a brand-defined template, or None when it does not match; the caller vets the sender."""
+    """Fields from a brand-defined template, or None when it does not match; the caller vets the
+    sender.
+    """
     compiled = validate_template(pattern)
     t = Text.of(text)
     # Authors write what they see; the folded text also catches look-alike letters in labels.

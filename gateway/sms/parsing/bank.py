@@ -1,4 +1,6 @@
-"""Bank account alerts (Dutch-Bangla via 16216, BRAC, Pubali, Rupali, …): credits, debits, balance replies."""
+"""Bank account alerts (Dutch-Bangla via 16216, BRAC, Pubali, Rupali, …): credits, debits, balance
+replies.
+"""
 
 import re
 from dataclasses import replace
@@ -25,7 +27,8 @@ FROM = re.compile(rf"(?<![a-z])from\s+{PARTY}", re.I)
 # Dutch-Bangla names the channel in brackets: 'credited (ATM A/C to A/C Transfer Credit) by Tk…'.
 CHANNEL = re.compile(r"credited\s*\((?P<cp>[^)\n]{1,100})\)", re.I)
 BALANCE_REPLY = re.compile(
-    rf"balance\s+of\s+(?:your\s+)?(?:a/c|account)[^\n]{{0,40}}?\s+is\s+(?:{CURRENCY}\.?\s*)?(?P<balance>{NUMBER})",
+    rf"balance\s+of\s+(?:your\s+)?(?:a/c|account)[^\n]{{0,40}}?\s+is\s+(?:{CURRENCY}\.?\s*"
+    rf")?(?P<balance>{NUMBER})",
     re.I,
 )
 AS_ON = re.compile(rf"as\s+(?:on|of)\s+(?P<time>{DATE}(?:\s+{HOUR})?)", re.I)

@@ -5,7 +5,8 @@ import re
 from .common import HOUR, PARTY, SLASH_DATE, M, apply_rules, rule
 
 PROVIDER = "bkash"
-# How a forwarder may name the provider on its first line: a parser hint, never trust (see sms/senders.py).
+# How a forwarder may name the provider on its first line: a parser hint, never trust (see
+# sms/senders.py).
 NAME_KEYS = ("bkash",)
 TIME = (re.compile(rf"(?<![a-z])at\s*(?P<time>{SLASH_DATE}\s*{HOUR})", re.I),)
 FROM = rf"(?:\s+from\s+{PARTY})?"
@@ -34,7 +35,8 @@ RULES = (
     rule("interest", False, rf"(?:interest|profit)\s+(?:of\s+)?{M}"),
     rule("payment_received", True, rf"received\s+(?:a\s+)?payment\s+(?:of\s+)?{M}{FROM}"),
     rule("deposit_received", True, rf"received\s+(?:a\s+)?deposit\s+(?:of\s+)?{M}{FROM}"),
-    # Money sent into the wallet from a bank app: 'received deposit from iBanking of Tk … from City Bank'.
+    # Money sent into the wallet from a bank app: 'received deposit from iBanking of Tk … from City
+    # Bank'.
     rule(
         "deposit_received",
         True,
@@ -42,7 +44,8 @@ RULES = (
     ),
     rule("remittance_received", True, rf"received\s+(?:a\s+)?remittance\s+(?:of\s+)?{M}{FROM}"),
     rule("receive", True, rf"received\s+(?:money\s+)?(?:of\s+)?{M}{FROM}"),
-    # On an agent's phone 'Cash Out … from <customer>' credits the agent and 'Cash In … to' debits it.
+    # On an agent's phone 'Cash Out … from <customer>' credits the agent and 'Cash In … to' debits
+    # it.
     rule("cash_out_received", True, rf"cash[\s-]*out\s+(?:of\s+)?{M}\s+from\s+{PARTY}"),
     rule("cash_in_received", True, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+from\s+{PARTY}"),
     rule("cash_in_sent", False, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+to\s+{PARTY}"),
@@ -70,6 +73,7 @@ def parse(t):
 def build(amount, trx_id, counterparty, balance, when):
     """A personal 'You have received' text exactly as bKash prints it."""
     return (
-        f"You have received Tk {amount:,.2f} from {counterparty}. Fee Tk 0.00. Balance Tk {balance:,.2f}. "
+        f"You have received Tk {amount:,.2f} from {counterparty}. Fee Tk 0.00. Balance Tk "
+        f"{balance:,.2f}. "
         f"TrxID {trx_id} at {when:%d/%m/%Y %H:%M}"
     )

@@ -1,4 +1,5 @@
-"""Shared SMS helpers: text clean-up, look-alike folding, money, field finders and the rule engine."""
+"""Shared SMS helpers: text clean-up, look-alike folding, money, field finders and the rule
+engine."""
 
 import re
 import unicodedata
@@ -11,7 +12,8 @@ MAX_TEXT = 4096
 # More digits than any wallet holds: refuse rather than build absurd Decimals.
 MAX_DIGITS = 15
 
-# Greek and Cyrillic letters that render like Latin ones; one character each, so positions survive folding.
+# Greek and Cyrillic letters that render like Latin ones; one character each, so positions survive
+# folding.
 _LOOKALIKES = str.maketrans(
     {
         "Α": "A",
@@ -78,13 +80,15 @@ SLASH_DATE = r"[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}"
 _GLUED_LABELS = r"(?-i:TxnID|TrxID|TxnId|TrxId|Ref|Fee|Balance|Bal|NetBal|Comm|Amount|Amt|Date)"
 # A counterparty: a phone or masked account number, else a short name up to the end of its clause.
 PARTY = (
-    r"(?P<cp>\+?[0-9*]{5,}(?![0-9*])|[^\n]{1,100}?(?=\s+is\s+(?:un)?successful|\s+successful|\s+in\s+your"
+    r"(?P<cp>\+?[0-9*]{5,}(?![0-9*])|[^\n]{1,100}?(?=\s+is\s+(?:un)?successful|\s+successf"
+    r"ul|\s+in\s+your"
     r"|\s*[,;!]|\.+(?:\s|$)|\.(?=(?-i:[A-Z][a-z]))|\s*" + _GLUED_LABELS + r"(?=[\s:.\-]|$)|\n|$))"
 )
 
 
 def money(name="amount"):
-    """Regex source for a printed sum with its currency mark ('Tk 1,000.00', 'Tk.00', 'BDT 45,000')."""
+    """Regex source for a printed sum with its currency mark ('Tk 1,000.00', 'Tk.00', 'BDT
+    45,000')."""
     return rf"(?<![a-z]){CURRENCY}\.?\s*(?P<{name}>{NUMBER})"
 
 
@@ -95,13 +99,15 @@ _TRX_VALUE = re.compile(
 )
 _FEE = re.compile(r"(?<![a-z])(?:fee|charge)\s*[:.]?\s*" + money("fee"), re.I)
 _BALANCE = re.compile(
-    rf"(?<![a-z])(?:net\s*bal(?:ance)?|balance(?:\s+is)?|bal|c/b)\s*[:.]?\s*(?:{CURRENCY}\.?\s*)?(?P<balance>{NUMBER})",
+    rf"(?<![a-z])(?:net\s*bal(?:ance)?|balance(?:\s+is)?|bal|c/b)\s*[:.]?\s*(?:{CURRENCY}"
+    rf"\.?\s*)?(?P<balance>{NUMBER})",
     re.I,
 )
 _MONEY = re.compile(M, re.I)
 # Sums right after these labels are fees, commissions or balances, never the transferred amount.
 _NOT_AMOUNT = re.compile(
-    r"(?<![a-z])(?:fee|charge|vat|comm(?:ission)?|net\s*bal(?:ance)?|bal(?:ance)?(?:\s+is)?|c/b)\s*[:.\-]?\s*$",
+    r"(?<![a-z])(?:fee|charge|vat|comm(?:ission)?|net\s*bal(?:ance)?|bal(?:ance)?(?:\s+is)"
+    r"?|c/b)\s*[:.\-]?\s*$",
     re.I,
 )
 _ANY_TIME = re.compile(rf"(?<![0-9])(?P<time>{DATE}(?:\s+{HOUR})?)", re.I)
@@ -134,7 +140,9 @@ class ParsedSms:
 
 @dataclass(frozen=True)
 class Text:
-    """An SMS body cleaned for parsing (`raw`, as printed) and its look-alike-folded twin of equal length."""
+    """An SMS body cleaned for parsing (`raw`, as printed) and its look-alike-folded twin of equal
+    length.
+    """
 
     raw: str
     folded: str
@@ -176,7 +184,9 @@ def ascii_digits(text):
 
 
 def clean_text(text):
-    """An SMS body normalised for parsing: compatibility forms, ASCII digits, tidy spaces, line breaks kept."""
+    """An SMS body normalised for parsing: compatibility forms, ASCII digits, tidy spaces, line
+    breaks kept.
+    """
     text = unicodedata.normalize("NFKC", as_text(text)[:MAX_TEXT])[:MAX_TEXT]
     lines = []
     for line in text.splitlines():
@@ -193,7 +203,8 @@ def clean_text(text):
 
 
 def canonical_trx_id(value):
-    """A TrxID reduced to the form a customer types: look-alikes folded, spaces dropped, upper case."""
+    """A TrxID reduced to the form a customer types: look-alikes folded, spaces dropped, upper
+    case."""
     if not value:
         return None
     # Upper-case before folding: a Greek 'ν' is an 'N' in capitals, though it looks like a 'v'.
@@ -204,7 +215,8 @@ def canonical_trx_id(value):
 
 
 def to_decimal(number):
-    """A two-place Decimal from a printed number ('1,000.00', '.00', '30'); None when it is not one."""
+    """A two-place Decimal from a printed number ('1,000.00', '.00', '30'); None when it is not
+    one."""
     if not number:
         return None
     digits = number.replace(",", "").strip()
@@ -217,7 +229,9 @@ def to_decimal(number):
 
 
 def parse_amount(text):
-    """A two-place Decimal from a printed sum with or without its currency ('Tk. 900.00', 'BDT 45,000', '৫০০')."""
+    """A two-place Decimal from a printed sum with or without its currency ('Tk. 900.00', 'BDT
+    45,000', '৫০০').
+    """
     cleaned = clean_text(text).replace("\n", " ")
     cleaned = re.sub(rf"^\s*{CURRENCY}\.?\s*|\s*{CURRENCY}\.?\s*$", "", cleaned, flags=re.I)
     return to_decimal(cleaned.replace(" ", ""))
@@ -232,7 +246,9 @@ def first_amount(t, start=0):
 
 
 def find_trx(t):
-    """The provider TrxID, upper-cased as printed; the last label wins because a sender's Ref comes first."""
+    """The provider TrxID, upper-cased as printed; the last label wins because a sender's Ref comes
+    first.
+    """
     found = None
     for label in _TRX.finditer(t.folded):
         value = _TRX_VALUE.match(t.folded, label.end())
@@ -242,7 +258,9 @@ def find_trx(t):
 
 
 def find_fee(t):
-    """The fee the provider printed, if any (a commission is not a fee); the last one wins, as a Ref comes first."""
+    """The fee the provider printed, if any (a commission is not a fee); the last one wins, as a Ref
+    comes first.
+    """
     matches = list(_FEE.finditer(t.folded))
     return to_decimal(t.grab(matches[-1], "fee")) if matches else None
 
@@ -254,7 +272,9 @@ def find_balance(t):
 
 
 def find_time(t, patterns=()):
-    """The printed date and time: the last hit of the first provider pattern that hits, else any date."""
+    """The printed date and time: the last hit of the first provider pattern that hits, else any
+    date.
+    """
     for pattern in (*patterns, _ANY_TIME):
         matches = list(pattern.finditer(t.folded))
         if matches:
@@ -284,7 +304,9 @@ def looks_like_promotion(t):
 
 
 def has_money_or_trx(t):
-    """Whether the text carries a sum or a TrxID label, i.e. might be a transaction we failed to read."""
+    """Whether the text carries a sum or a TrxID label, i.e. might be a transaction we failed to
+    read.
+    """
     return bool(_MONEY.search(t.folded) or _TRX.search(t.folded))
 
 
@@ -310,7 +332,9 @@ NOTICE_KINDS = frozenset({"otp", "promotion", "notice", "loan", "cashback", "rew
 
 
 def pick_rule(rules, t):
-    """The rule whose trigger appears earliest (the message's own header beats words in a Ref); ties by order."""
+    """The rule whose trigger appears earliest (the message's own header beats words in a Ref); ties
+    by order.
+    """
     best = None
     for index, candidate in enumerate(rules):
         match = candidate.trigger.search(t.folded)
@@ -345,7 +369,8 @@ def apply_rules(provider, rules, t, time_patterns=(), needs_trx=True):
         recognised=True,
     )
     if needs_trx and parsed.trx_id is None:
-        # A wallet transaction always prints its TrxID; without one it is a notice or a text we misread.
+        # A wallet transaction always prints its TrxID; without one it is a notice or a text we
+        # misread.
         if chosen.kind in NOTICE_KINDS:
             return ParsedSms(provider=provider, kind=chosen.kind, recognised=True)
         return replace(parsed, incoming=False, kind="unknown", recognised=False)

@@ -1,4 +1,5 @@
-"""Nagad: 'Label: value' texts from the 'NAGAD' sender, multi-line or flattened with fields glued."""
+"""Nagad: 'Label: value' texts from the 'NAGAD' sender, multi-line or flattened with fields
+glued."""
 
 import re
 from dataclasses import replace
@@ -6,7 +7,8 @@ from dataclasses import replace
 from .common import CURRENCY, HOUR, NUMBER, PARTY, apply_rules, rule
 
 PROVIDER = "nagad"
-# How a forwarder may name the provider on its first line: a parser hint, never trust (see sms/senders.py).
+# How a forwarder may name the provider on its first line: a parser hint, never trust (see
+# sms/senders.py).
 NAME_KEYS = ("nagad",)
 # No look-behind: a flattened text glues the date to the balance ('Tk 65981.1025/06/2023 17:25').
 TIME = (re.compile(rf"(?P<time>[0-9]{{2}}/[0-9]{{2}}/[0-9]{{4}}\s*{HOUR})", re.I),)
@@ -17,7 +19,8 @@ LABELLED = (
     rf"\s*:\s*{PARTY}"
 )
 QUOTED = r"payment\s+to\s+['\"‘’`]?(?P<cp>[^'\"‘’`\n]{1,100}?)['\"‘’`]?\s+is\s+successful"
-# Nagad ends every header with a full stop; forged texts seen in the wild drop it ('Cash Out ReceivedAmount:').
+# Nagad ends every header with a full stop; forged texts seen in the wild drop it ('Cash Out
+# ReceivedAmount:').
 HEADER = re.compile(
     r"(?:money|payment|cash[\s-]*in|cash[\s-]*out|b2b|remittance)\s+received(?P<stop>\s*\.)?", re.I
 )
@@ -64,7 +67,9 @@ RULES = (
 
 
 def parse(t):
-    """A ParsedSms for a Nagad transaction text, or None; a credit off Nagad's template comes back forged."""
+    """A ParsedSms for a Nagad transaction text, or None; a credit off Nagad's template comes back
+    forged.
+    """
     parsed = apply_rules(PROVIDER, RULES, t, TIME)
     if parsed and parsed.incoming and not _header_has_full_stop(t):
         return replace(parsed, incoming=False, kind="forged")
@@ -78,7 +83,9 @@ def _header_has_full_stop(t):
 
 
 def build(amount, trx_id, counterparty, balance, when):
-    """A 'Money Received.' text exactly as Nagad prints it (one field a line, no thousands separators)."""
+    """A 'Money Received.' text exactly as Nagad prints it (one field a line, no thousands
+    separators).
+    """
     return (
         f"Money Received.\nAmount: Tk {amount:.2f}\nSender: {counterparty}\nTxnID: {trx_id}\n"
         f"Balance: Tk {balance:.2f}\n{when:%d/%m/%Y %H:%M}"

@@ -1,11 +1,13 @@
-"""Rocket (Dutch-Bangla Bank's wallet): compact texts from 16216 with 'TxnId:' and 'Date:dd-MON-yy'."""
+"""Rocket (Dutch-Bangla Bank's wallet): compact texts from 16216 with 'TxnId:' and
+'Date:dd-MON-yy'."""
 
 import re
 
 from .common import DATE, HOUR, PARTY, M, apply_rules, rule
 
 PROVIDER = "rocket"
-# How a forwarder may name the provider on its first line: a parser hint, never trust (see sms/senders.py).
+# How a forwarder may name the provider on its first line: a parser hint, never trust (see
+# sms/senders.py).
 NAME_KEYS = ("16216",)
 TIME = (re.compile(rf"(?<![a-z])date\s*:?\s*(?P<time>{DATE}(?:\s*{HOUR})?)", re.I),)
 ACCOUNT = r"(?:(?:a/c|account)\s*(?:no\.?)?\s*[:#]?\s*)?"
@@ -15,7 +17,8 @@ RULES = (
     rule("refund", False, r"\brefund(?:ed)?\b|\breversed?\b|\bunsuccessful\b"),
     rule("cashback", False, r"cash\s*back"),
     rule("receive", True, rf"{M}\s+(?:has\s+been\s+)?received\s+from\s+{ACCOUNT}{PARTY}"),
-    # On an agent's phone 'Cash-Out from <customer>' credits the agent; 'Cash-Out to <agent>' debits a customer.
+    # On an agent's phone 'Cash-Out from <customer>' credits the agent; 'Cash-Out to <agent>' debits
+    # a customer.
     rule("cash_out_received", True, rf"cash[\s-]*out\s+from\s+{ACCOUNT}{PARTY}"),
     rule("cash_in_received", True, rf"cash[\s-]*in\s+from\s+{ACCOUNT}{PARTY}"),
     # A customer's cash-in at an agent, amount first: 'Cash In Tk1,000.00 from A/C:…'.
@@ -35,7 +38,9 @@ RULES = (
 
 
 def parse(t):
-    """A ParsedSms for a Rocket transaction text, or None (16216 also carries Dutch-Bangla Bank alerts)."""
+    """A ParsedSms for a Rocket transaction text, or None (16216 also carries Dutch-Bangla Bank
+    alerts).
+    """
     return apply_rules(PROVIDER, RULES, t, TIME)
 
 
@@ -48,6 +53,7 @@ def build(amount, trx_id, counterparty, balance, when):
         f"{'am' if when.hour < 12 else 'pm'}"
     )
     return (
-        f"Tk{amount:,.2f} received from A/C:{counterparty} Fee:Tk0, Your A/C Balance: Tk{balance:,.2f} "
+        f"Tk{amount:,.2f} received from A/C:{counterparty} Fee:Tk0, Your A/C Balance: "
+        f"Tk{balance:,.2f} "
         f"TxnId:{trx_id} Date:{stamp}. Download https://bit.ly/nexuspay"
     )

@@ -5,7 +5,8 @@ import re
 from .common import HOUR, PARTY, SLASH_DATE, M, apply_rules, rule
 
 PROVIDER = "upay"
-# How a forwarder may name the provider on its first line: a parser hint, never trust (see sms/senders.py).
+# How a forwarder may name the provider on its first line: a parser hint, never trust (see
+# sms/senders.py).
 NAME_KEYS = ("upay",)
 TIME = (re.compile(rf"(?<![a-z])at\s*(?P<time>{SLASH_DATE}\s*{HOUR})", re.I),)
 FROM = rf"(?:\s+from\s+{PARTY})?"
@@ -18,7 +19,8 @@ RULES = (
     # On an agent's phone a customer's cash-out is e-money in.
     rule("cash_out_received", True, rf"received\s+cash[\s-]*out\s+(?:of\s+)?{M}{FROM}"),
     rule("cash_in_received", True, rf"received\s+cash[\s-]*in\s+(?:of\s+)?{M}{FROM}"),
-    # 'Cash In of Tk. 1000.00 from <agent> is successful' credits a customer; '… to <customer>' debits an agent.
+    # 'Cash In of Tk. 1000.00 from <agent> is successful' credits a customer; '… to <customer>'
+    # debits an agent.
     rule("cash_in_received", True, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+from\s+{PARTY}"),
     rule("cash_in_sent", False, rf"cash[\s-]*in\s+(?:of\s+)?{M}\s+to\s+{PARTY}"),
     rule("payment_received", True, rf"received\s+(?:a\s+)?payment\s+(?:of\s+)?{M}{FROM}"),

@@ -26,9 +26,11 @@ class WebhookDelivery(db.Model):
     payload = db.Column(db.Text, nullable=False)
     status = db.Column(db.String(10), nullable=False, default="pending")
     attempts = db.Column(db.Integer, nullable=False, default=0)
-    # Attempts asked for by hand (panel/API redelivery): they do not count against the automatic budget.
+    # Attempts asked for by hand (panel/API redelivery): they do not count against the automatic
+    # budget.
     manual_attempts = db.Column(db.Integer, nullable=False, default=0, server_default="0")
-    # A hand redelivery waits for its claim; `resume_at` keeps the automatic attempt it stepped in front of.
+    # A hand redelivery waits for its claim; `resume_at` keeps the automatic attempt it stepped in
+    # front of.
     redelivery_requested = db.Column(
         db.Boolean, nullable=False, default=False, server_default=db.false()
     )
