@@ -187,7 +187,6 @@ OWN_COMMITS = {
     "sms.outbound.report_outbound_sms": "the device's report commits its message's outcome",
     "sms.outbound_sweep.wake_due_messages": "returned leases commit before wake-ups",
     "sms.provider.send_outbound_sms": "lease committed before the provider call, outcome after",
-    "webhooks.deliveries.rotate_webhook_secret": "each guarded try commits; its audit row apart",
     "webhooks.delivery.claim_delivery": "the claim commits before the HTTP call (async on PG)",
     "webhooks.delivery.commit_claim": "the claim commits before the HTTP call (async on PG)",
     "webhooks.delivery.fail_exhausted": "an exhausted delivery commits as failed, apart",

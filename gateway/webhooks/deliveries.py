@@ -107,30 +107,27 @@ def rotate_webhook_secret(brand, overlap=None):
     """Give the brand a new webhook secret; the old one still signs (the Previous header) for
     `overlap` seconds.
 
-    `overlap` defaults to WEBHOOK_SECRET_OVERLAP; 0 drops the old secret at once. Guarded on the
-    secret read, so of two rotations at once each keeps the secret it replaced, never one the other
-    never saw.
+    `overlap` defaults to WEBHOOK_SECRET_OVERLAP; 0 drops the old secret at once. One UPDATE takes
+    the secret it replaces from the row itself (SET sees the row as it was), so of two rotations at
+    once each keeps the secret it replaced, never one the other never saw. In a unit of work it
+    commits with the rest (the panel's audit row); alone, it commits itself.
     """
     overlap = current_app.config["WEBHOOK_SECRET_OVERLAP"] if overlap is None else overlap
-    while True:
-        db.session.refresh(brand)
-        old, new, now = brand.webhook_secret, new_webhook_secret(), utcnow()
-        rotated = db.session.execute(
-            db.update(Brand)
-            .where(Brand.id == brand.id, Brand.webhook_secret == old)
-            .values(
-                webhook_secret=new,
-                webhook_secret_previous=old if overlap > 0 else None,
-                webhook_secret_previous_until=now + timedelta(seconds=overlap)
-                if overlap > 0
-                else None,
-            )
-            .execution_options(synchronize_session=False)
-        ).rowcount
-        db.session.commit()  # each try ends its transaction: a lost race re-reads the secret fresh
-        if rotated == 1:
-            db.session.refresh(brand)
-            return new
+    new = new_webhook_secret()
+    keep = overlap > 0
+    db.session.execute(
+        db.update(Brand)
+        .where(Brand.id == brand.id)
+        .values(
+            webhook_secret=new,
+            webhook_secret_previous=Brand.webhook_secret if keep else None,
+            webhook_secret_previous_until=utcnow() + timedelta(seconds=overlap) if keep else None,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    commit_work()
+    db.session.refresh(brand)
+    return new
 
 
 def set_webhook_url(brand, url):

@@ -5,6 +5,7 @@ old secret verifies until then, and not after."""
 import hashlib
 import hmac
 import importlib.util
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -130,3 +131,51 @@ def test_the_cli_rotation_says_until_when_the_old_secret_signs(runner, brand):
     assert result.exit_code == 0, result.output
     assert "until 2026-11-24 04:00 UTC" in result.output
     assert result.output.strip().splitlines()[-1] == db.session.get(Brand, brand.id).webhook_secret
+
+
+def test_a_rotation_in_a_unit_of_work_commits_with_its_audit_row_or_not_at_all(brand):
+    from gateway.accounts.models.audit import AuditLog
+    from gateway.answer_commit import unit_of_work
+    from gateway.panel.audit import record_audit
+    from tests.factories import UserFactory
+
+    user, old = UserFactory(brand=brand, role="super_admin"), brand.webhook_secret
+    with pytest.raises(RuntimeError), unit_of_work():
+        rotate_webhook_secret(brand)
+        record_audit(user, "webhook_secret.rotate", brand)
+        raise RuntimeError("the page failed after the rotation")
+    db.session.expire_all()
+    assert db.session.get(Brand, brand.id).webhook_secret == old
+    assert db.session.execute(db.select(AuditLog)).scalars().all() == []
+
+    with unit_of_work():
+        new = rotate_webhook_secret(brand)
+        record_audit(user, "webhook_secret.rotate", brand)
+    db.session.expire_all()
+    assert (db.session.get(Brand, brand.id).webhook_secret, new) == (new, new)
+    assert db.session.execute(db.select(AuditLog.action)).scalars().all() == [
+        "webhook_secret.rotate"
+    ]
+
+
+def test_racing_rotations_each_keep_the_secret_they_replaced(app, brand):
+    racers, start, news = 6, threading.Barrier(6), []
+
+    def rotate():
+        with app.app_context():
+            loaded = db.session.get(Brand, brand.id)  # every racer has read the starting secret
+            start.wait()
+            news.append(rotate_webhook_secret(loaded))
+            db.session.remove()
+
+    threads = [threading.Thread(target=rotate) for _ in range(racers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    db.session.expire_all()
+    final = db.session.get(Brand, brand.id)
+    assert len(news) == racers and final.webhook_secret in news
+    # The last rotation replaced another racer's secret, never the one all of them started from.
+    assert final.webhook_secret_previous in set(news) - {final.webhook_secret}
