@@ -1,6 +1,6 @@
 """Payments: initiate, read, list, cancel."""
 
-from flask import g
+from flask import g, jsonify
 
 from ..invoices.drafting import invoice_row_id
 from ..links.links import link_payment_ids
@@ -11,6 +11,7 @@ from ..schemas.payment import (
     PaymentCreateSchema,
     PaymentListArgs,
     PaymentSchema,
+    dump_payment,
 )
 from .auth import caller_brand
 from .paging import listing, paginate, single
@@ -48,7 +49,8 @@ def list_payments(args):
 @blp.response(200, envelope(PaymentSchema))
 def read_payment(payment_id):
     """Read a payment back; fulfil only when status is `completed`."""
-    return single(payments.get_payment_view(g.brand_id, payment_id))
+    # The envelope PaymentSchema documents, written by its flat dump: a Response is sent as it is.
+    return jsonify(single(dump_payment(payments.get_payment_view(g.brand_id, payment_id))))
 
 
 @blp.post("/<payment_id>/cancel")
