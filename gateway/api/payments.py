@@ -11,6 +11,7 @@ from ..schemas.payment import (
     PaymentCreateSchema,
     PaymentListArgs,
     PaymentSchema,
+    dump_created_payment,
     dump_payment,
 )
 from .auth import caller_brand
@@ -27,7 +28,9 @@ blp = resource_blueprint("payments", "Payment intents and their status.")
 @blp.response(201, envelope(PaymentCreatedSchema))
 def create_payment(data):
     """Initiate a payment; redirect the customer to the returned checkout_url."""
-    return single(payments.create_payment(caller_brand(), data))
+    # The envelope PaymentCreatedSchema documents, written by its flat dump (see read_payment).
+    payment = payments.create_payment(caller_brand(), data)
+    return jsonify(single(dump_created_payment(payment))), 201
 
 
 @blp.get("")
@@ -49,7 +52,8 @@ def list_payments(args):
 @blp.response(200, envelope(PaymentSchema))
 def read_payment(payment_id):
     """Read a payment back; fulfil only when status is `completed`."""
-    # The envelope PaymentSchema documents, written by its flat dump: a Response is sent as it is.
+    # The envelope PaymentSchema documents, written by its flat dump: flask-smorest sends a
+    # Response as it is, and @blp.response keeps documenting the schema.
     return jsonify(single(dump_payment(payments.get_payment_view(g.brand_id, payment_id))))
 
 

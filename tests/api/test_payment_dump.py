@@ -1,4 +1,5 @@
-"""The payment read's flat dump writes exactly what PaymentSchema's dump writes, key order included."""
+"""The flat dumps of the payment read and creation write exactly what their schemas' dumps write,
+key order included."""
 
 import itertools
 import json
@@ -13,10 +14,16 @@ from gateway.extensions import db
 from gateway.payments.lifecycle import get_payment_view
 from gateway.payments.models.payment import PAYMENT_STATUSES, Payment
 from gateway.schemas.common import envelope
-from gateway.schemas.payment import PaymentSchema, dump_payment
+from gateway.schemas.payment import (
+    PaymentCreatedSchema,
+    PaymentSchema,
+    dump_created_payment,
+    dump_payment,
+)
 from tests.factories import BrandFactory, PaymentFactory, completed_payment
 
 SCHEMA = PaymentSchema()
+CREATED_SCHEMA = PaymentCreatedSchema()
 REFERENCES = (None, "", "ORDER-1", "ভাড়া №1 😀", "x" * 255, 'quote"back\\slash')
 AMOUNTS = (
     (Decimal("0.01"), Decimal("0.00")),
@@ -79,6 +86,8 @@ def test_flat_dump_equals_the_schema_dump_for_view_rows_and_payments(app):
         assert_same_dump(get_payment_view(brand_id, public_id))
     for payment in db.session.execute(db.select(Payment)).scalars():
         assert_same_dump(payment)
+        created = dump_created_payment(payment)
+        assert list(created.items()) == list(CREATED_SCHEMA.dump(payment).items())
     assert any(dump_payment(get_payment_view(*pair))["trx_id"] for pair in ids)
 
 
@@ -92,6 +101,15 @@ def test_the_read_endpoint_answers_the_schemas_envelope(client, brand, make_key)
     expected = envelope(PaymentSchema)().dump(
         {"success": True, "data": get_payment_view(brand.id, payment.public_id)}
     )
+    assert response.get_data(as_text=True) == json.dumps(expected, separators=(",", ":")) + "\n"
+
+
+def test_the_create_endpoint_answers_the_schemas_envelope(client, brand, make_key):
+    body = {"amount": "12.30", "currency": "BDT", "customer_name": "রহিম", "reference": "R-1"}
+    response = client.post("/api/v1/payments", json=body, headers=make_key(brand))
+    assert response.status_code == 201
+    payment = db.session.execute(db.select(Payment)).scalar_one()
+    expected = envelope(PaymentCreatedSchema)().dump({"success": True, "data": payment})
     assert response.get_data(as_text=True) == json.dumps(expected, separators=(",", ":")) + "\n"
 
 
