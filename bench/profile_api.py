@@ -1,14 +1,18 @@
 """In-process cost of the API's hot calls, gateway against the bare app, in CPU milliseconds.
 
-Run: `.venv/bin/python bench/profile_api.py [--requests 2000] [--profile post|get]`.
+Run: `.venv/bin/python bench/profile_api.py [--requests 2000] [--profile post|get] [--calls]`.
 The load benchmark (bench/api_load.py) measures throughput from a second process; this one runs
 both apps in this process through Flask's test client, on SQLite files in a temporary folder, and
 reports the CPU time per request (time.process_time: steady on a busy machine, unlike wall time).
 `--profile` prints a pyinstrument profile of the gateway's call, to find what to cut next.
+`--calls` counts the Python function calls per request of each app (cProfile): unlike CPU time, a
+figure that another process's load cannot move, to tell whether a change cut work.
 """
 
 import argparse
+import cProfile
 import os
+import pstats
 import secrets
 import statistics
 import subprocess
@@ -38,6 +42,16 @@ def cpu_ms(gateway_call, bare_call, count, rounds=15):
             figures.append((time.process_time() - start) * 1000 / per_slice)
         ratios.append(bare[-1] / gateway[-1])
     return statistics.median(gateway), statistics.median(bare), statistics.median(ratios)
+
+
+def calls_per_request(call, count):
+    """Python function calls (cProfile's total, primitive and recursive) per call of `call`."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(count):
+        call()
+    profiler.disable()
+    return pstats.Stats(profiler).total_calls / count
 
 
 def gateway_client(workdir):
@@ -96,6 +110,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--profile", choices=("post", "get"), default=None)
+    parser.add_argument("--calls", action="store_true", help="Python calls per request, cProfile")
     args = parser.parse_args()
     print(f"$ {' '.join([Path(sys.executable).name, *sys.argv])}")
     workdir = Path(tempfile.mkdtemp(prefix="gateway-profile-"))
@@ -112,6 +127,16 @@ def main():
             for _ in range(args.requests):
                 call()
         profiler.print(show_all=False)
+        return
+    if args.calls:
+        print(f"{'call':<22}{'gateway calls':>15}{'bare calls':>12}{'bare/gateway':>14}")
+        for label, gateway_call, bare_call in (
+            ("POST /payments", gateway_post, bare_post),
+            ("GET /payments/{id}", gateway_get, bare_get),
+        ):
+            gateway = calls_per_request(gateway_call, args.requests)
+            bare = calls_per_request(bare_call, args.requests)
+            print(f"{label:<22}{gateway:>15,.0f}{bare:>12,.0f}{bare / gateway:>13.2f}x")
         return
     print(f"{'call':<22}{'gateway ms':>12}{'bare ms':>10}{'bare/gateway':>14}")
     for label, gateway_call, bare_call in (

@@ -23,6 +23,18 @@ class CookieSessionInterface(SecureCookieSessionInterface):
     def save_session(self, app, session, response):
         if not session and not session.modified:  # nothing to write or to remove
             if session.accessed:
-                response.vary.add("Cookie")
+                vary_on_cookie(response)
             return
         super().save_session(app, session, response)
+
+
+def vary_on_cookie(response):
+    """Add Cookie to the answer's Vary header, as `response.vary.add("Cookie")` does.
+
+    An answer without a Vary header (every API answer) gets `Vary: Cookie` at once: parsing the
+    absent header into a set and writing it back cost about 25 calls on each API request.
+    """
+    if "Vary" in response.headers:
+        response.vary.add("Cookie")
+    else:
+        response.headers["Vary"] = "Cookie"

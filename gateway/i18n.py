@@ -57,12 +57,10 @@ def remember_language_choice():
     # Flask-Babel caches the locale on the app context, which an enclosing context (a CLI command
     # calling the test client, a test) shares across requests: choose afresh for each one.
     refresh()
+    if request.path.startswith("/api/"):  # no pages there: its query string is not read at all
+        return
     chosen = request.args.get("lang")
-    if (
-        chosen in LANGUAGES
-        and session.get("lang") != chosen
-        and not request.path.startswith("/api/")
-    ):
+    if chosen in LANGUAGES and session.get("lang") != chosen:
         session["lang"] = chosen
 
 

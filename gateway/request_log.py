@@ -1,5 +1,6 @@
 """Logging to stderr at LOG_LEVEL, and one line per request: id, method, path, status, duration."""
 
+import functools
 import logging
 import sys
 import time
@@ -26,11 +27,17 @@ def configure_logging(app):
     root.setLevel(app.config["LOG_LEVEL"])
 
 
+@functools.cache  # the names are the routes' own, a few dozen: asked once each
+def is_capability(name):
+    """Whether a URL argument of this name holds a capability (a token, a key), never logged."""
+    return any(word in name.lower() for word in SECRET_ARGS)
+
+
 def logged_path():
     """The path without its query string, with capability segments (tokens) replaced."""
     path = request.path
     for name, value in (request.view_args or {}).items():
-        if any(word in name.lower() for word in SECRET_ARGS) and str(value):
+        if is_capability(name) and str(value):
             path = path.replace(str(value), "[redacted]")
     return path
 

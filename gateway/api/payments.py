@@ -1,6 +1,6 @@
 """Payments: initiate, read, list, cancel."""
 
-from flask import g
+from flask import g, jsonify
 
 from ..invoices.drafting import invoice_row_id
 from ..links.links import link_payment_ids
@@ -11,6 +11,8 @@ from ..schemas.payment import (
     PaymentCreateSchema,
     PaymentListArgs,
     PaymentSchema,
+    dump_created_payment,
+    dump_payment,
 )
 from .auth import caller_brand
 from .paging import listing, paginate, single
@@ -27,7 +29,9 @@ blp = resource_blueprint("payments", "Payment intents and their status.")
 @blp.response(201, envelope(PaymentCreatedSchema))
 def create_payment(data):
     """Initiate a payment; redirect the customer to the returned checkout_url."""
-    return single(payments.create_payment(caller_brand(), data))
+    # The envelope PaymentCreatedSchema documents, written by its flat dump (see read_payment).
+    payment = payments.create_payment(caller_brand(), data)
+    return jsonify(single(dump_created_payment(payment))), 201
 
 
 @blp.get("")
@@ -49,7 +53,9 @@ def list_payments(args):
 @blp.response(200, envelope(PaymentSchema))
 def read_payment(payment_id):
     """Read a payment back; fulfil only when status is `completed`."""
-    return single(payments.get_payment_view(g.brand_id, payment_id))
+    # The envelope PaymentSchema documents, written by its flat dump: flask-smorest sends a
+    # Response as it is, and @blp.response keeps documenting the schema.
+    return jsonify(single(dump_payment(payments.get_payment_view(g.brand_id, payment_id))))
 
 
 @blp.post("/<payment_id>/cancel")
