@@ -24,6 +24,10 @@ MESSAGE = SmsMessageSchema()
 logger = logging.getLogger(__name__)
 
 
+class ChainStepFailed(RuntimeError):
+    """A resent text's chain step failed again: the batch fails so that the phone sends it again."""
+
+
 def ingest_batch(device, items):
     """Per-message results {local_id, status: accepted|duplicate|rejected, server_ref} for one batch."""
     key = device_key(device)
@@ -43,9 +47,15 @@ def ingest_batch(device, items):
     ]
     stored = store(device, pending)
     chain_stored(device, stored, readings, receivers)
-    rechain_resent(device, pending, templates, receivers)
+    unchained = rechain_resent(device, pending, templates, receivers)
     match_stored(stored)
     match_resent(device.brand_id, sent)
+    if unchained:
+        # The batch fails (the 500 envelope) so that the phone sends it again: acknowledged, the
+        # text would stay held with nobody retrying its chain step, and hold every later credit.
+        raise ChainStepFailed(
+            "balance chain failed again for SMS " + ", ".join(unchained) + "; the phone retries"
+        )
     return results
 
 
@@ -107,7 +117,10 @@ def rechain_resent(device, pending, templates, receivers):
 
     A request that dies between storing a text and chaining it leaves a gap that would hold every
     later credit of the chain for review: the retry fills it, and healing releases those credits.
+    Returns the public ids of the texts whose chain step failed again: each is held unchecked, and
+    the caller fails the batch so that the phone sends it once more.
     """
+    unchained = []
     for result, values in pending:
         ref = result.get("server_ref")
         if (
@@ -131,9 +144,13 @@ def rechain_resent(device, pending, templates, receivers):
                 device.brand,
                 receivers.get(values["public_id"]) or "",
             )
-        except Exception:  # noqa: BLE001 - still unchecked: it stays held, and a later retry tries again
+        except Exception:  # noqa: BLE001 - still unchecked: held, and the batch fails (see above)
             db.session.rollback()
             logger.exception("balance chain failed again for SMS %s", sms.public_id)
+            # Held before matching runs: a text whose first request died before holding it is
+            # still `unmatched`, and match_resent must not pay it unchecked.
+            hold_unchecked(sms, device.brand)
+            unchained.append(sms.public_id)
             continue
         db.session.refresh(sms)
         if (
@@ -142,6 +159,7 @@ def rechain_resent(device, pending, templates, receivers):
             and (sms.review_reason or "").startswith(UNCHECKED)
         ):
             release_verified_credit(sms)
+    return unchained
 
 
 def batch_answer(results):
