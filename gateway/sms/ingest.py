@@ -268,6 +268,14 @@ def store(device, pending):
     for result, values in fresh:
         for _ in range(2):  # a second look sees what the concurrent batch stored
             if not screen(device.brand_id, [(result, values)]):
+                if result["server_ref"] == values["public_id"]:
+                    # Our own row: the INSERT's commit landed though its answer was lost (the
+                    # connection died). Answered `duplicate`, it would never be chained.
+                    result["status"] = (
+                        "duplicate" if values["status"] == "duplicate" else "accepted"
+                    )
+                    values["id"] = stored_id(device.brand_id, values["public_id"])
+                    stored.append(values)
                 break
             try:
                 insert(device, [values])
@@ -277,6 +285,15 @@ def store(device, pending):
             stored.append(values)
             break
     return stored
+
+
+def stored_id(brand_id, public_id):
+    """The id of a text this batch stored."""
+    return db.session.execute(
+        db.select(InboundSms.id).where(
+            InboundSms.brand_id == brand_id, InboundSms.public_id == public_id
+        )
+    ).scalar_one()
 
 
 def insert(device, rows):

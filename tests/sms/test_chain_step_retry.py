@@ -140,3 +140,48 @@ def test_a_credit_never_held_is_not_paid_unchecked_when_its_resend_fails_to_chai
     assert post(client, phone, text).status_code == 200
     assert (stored("AAAA000002").status, reload(payment).status) == ("matched", "completed")
     assert link_of(stored("AAAA000002")).status == "verified"
+
+
+@pytest.fixture
+def commit_answer_lost(app, monkeypatch):
+    """Once `armed["on"]`, the next COMMIT after an INSERT of a text lands, then its connection dies
+    before answering: the driver raises its OperationalError although the row is stored."""
+    dialect = db.engine.dialect
+    real_commit = dialect.do_commit
+    armed = {"on": False, "insert": False, "lost": 0}
+
+    def note_insert(conn, cursor, statement, *args):
+        if statement.lstrip().upper().startswith("INSERT INTO INBOUND_SMS") and armed["on"]:
+            armed["on"], armed["insert"] = False, True
+
+    def do_commit(dbapi_connection):
+        real_commit(dbapi_connection)
+        if armed["insert"]:
+            armed["insert"], armed["lost"] = False, armed["lost"] + 1
+            raise dialect.loaded_dbapi.OperationalError("server closed the connection unexpectedly")
+
+    event.listen(db.engine, "before_cursor_execute", note_insert)
+    monkeypatch.setattr(dialect, "do_commit", do_commit)
+    yield armed
+    event.remove(db.engine, "before_cursor_execute", note_insert)
+
+
+def test_a_text_whose_stored_answer_was_lost_is_chained_and_matched_with_its_batch(
+    client, brand, phone, commit_answer_lost
+):
+    assert post(client, phone, credit("500.00", "AAAA000001", "1500.00", 1)).status_code == 200
+    commit_answer_lost["on"] = True
+    payment = claim(brand, "500.00", "AAAA000002")
+
+    answer = post(client, phone, credit("500.00", "AAAA000002", "2000.00", 2))
+
+    assert commit_answer_lost["lost"] == 1, "the fault was not injected"
+    assert answer.status_code == 200
+    [result] = answer.get_json()["data"]["results"]
+    sms = stored("AAAA000002")
+    assert (result["status"], result["server_ref"]) == ("accepted", sms.public_id)
+    assert link_of(sms).status == "verified"  # chained: no gap for the next credit
+    assert (sms.status, reload(payment).status) == ("matched", "completed")
+    after = post(client, phone, credit("500.00", "AAAA000003", "2500.00", 3))
+    assert after.status_code == 200
+    assert link_of(stored("AAAA000003")).status == "verified"
