@@ -24,6 +24,10 @@ MESSAGE = SmsMessageSchema()
 logger = logging.getLogger(__name__)
 
 
+class ChainStepFailed(RuntimeError):
+    """A resent text's chain step failed again: the batch fails so that the phone sends it again."""
+
+
 def ingest_batch(device, items):
     """Per-message results {local_id, status: accepted|duplicate|rejected, server_ref} for one
     batch.
@@ -45,9 +49,15 @@ def ingest_batch(device, items):
     ]
     stored = store(device, pending)
     chain_stored(device, stored, readings, receivers)
-    rechain_resent(device, pending, templates, receivers)
+    unchained = rechain_resent(device, pending, templates, receivers)
     match_stored(stored)
     match_resent(device.brand_id, sent)
+    if unchained:
+        # The batch fails (the 500 envelope) so that the phone sends it again: acknowledged, the
+        # text would stay held with nobody retrying its chain step, and hold every later credit.
+        raise ChainStepFailed(
+            "balance chain failed again for SMS " + ", ".join(unchained) + "; the phone retries"
+        )
     return results
 
 
@@ -113,7 +123,10 @@ def rechain_resent(device, pending, templates, receivers):
 
     A request that dies between storing a text and chaining it leaves a gap that would hold every
     later credit of the chain for review: the retry fills it, and healing releases those credits.
+    Returns the public ids of the texts whose chain step failed again: each is held unchecked, and
+    the caller fails the batch so that the phone sends it once more.
     """
+    unchained = []
     for result, values in pending:
         ref = result.get("server_ref")
         if (
@@ -137,9 +150,13 @@ def rechain_resent(device, pending, templates, receivers):
                 device.brand,
                 receivers.get(values["public_id"]) or "",
             )
-        except Exception:  # noqa: BLE001 - still unchecked: it stays held, and a later retry tries again
+        except Exception:  # noqa: BLE001 - still unchecked: held, and the batch fails (see above)
             db.session.rollback()
             logger.exception("balance chain failed again for SMS %s", sms.public_id)
+            # Held before matching runs: a text whose first request died before holding it is
+            # still `unmatched`, and match_resent must not pay it unchecked.
+            hold_unchecked(sms, device.brand)
+            unchained.append(sms.public_id)
             continue
         db.session.refresh(sms)
         if (
@@ -148,6 +165,7 @@ def rechain_resent(device, pending, templates, receivers):
             and (sms.review_reason or "").startswith(UNCHECKED)
         ):
             release_verified_credit(sms)
+    return unchained
 
 
 def batch_answer(results):
@@ -262,6 +280,14 @@ def store(device, pending):
     for result, values in fresh:
         for _ in range(2):  # a second look sees what the concurrent batch stored
             if not screen(device.brand_id, [(result, values)]):
+                if result["server_ref"] == values["public_id"]:
+                    # Our own row: the INSERT's commit landed though its answer was lost (the
+                    # connection died). Answered `duplicate`, it would never be chained.
+                    result["status"] = (
+                        "duplicate" if values["status"] == "duplicate" else "accepted"
+                    )
+                    values["id"] = stored_id(device.brand_id, values["public_id"])
+                    stored.append(values)
                 break
             try:
                 insert(device, [values])
@@ -271,6 +297,15 @@ def store(device, pending):
             stored.append(values)
             break
     return stored
+
+
+def stored_id(brand_id, public_id):
+    """The id of a text this batch stored."""
+    return db.session.execute(
+        db.select(InboundSms.id).where(
+            InboundSms.brand_id == brand_id, InboundSms.public_id == public_id
+        )
+    ).scalar_one()
 
 
 def insert(device, rows):
