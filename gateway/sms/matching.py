@@ -115,9 +115,8 @@ def match_sms_to_claim(sms):
     if sms.status != "unmatched" or not sms.provider_trx_id:
         return None
     claims = open_claims(sms.brand_id, sms.provider, sms.provider_trx_id)
-    if (
-        not claims
-    ):  # no live claim: maybe one left on a payment cancelled or expired before the money came
+    # No live claim: maybe one left on a payment cancelled or expired before the money came.
+    if not claims:
         return hold_late_sms(sms)
     # Of several claims of one TrxID, the earliest with the right amount wins.
     return settle(sms, next((p for p in claims if p.amount == sms.amount), claims[0]))

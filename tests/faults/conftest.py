@@ -66,9 +66,7 @@ def shop(app, brand, make_key, gunicorn, receiver, redis_server, monkeypatch):
     `receiver`.
     """
     monkeypatch.setitem(app.config, "SECRET_KEY", STACK_SECRET)
-    if (
-        redis_server.process.poll() is not None
-    ):  # a test that failed with Redis killed leaves it down
+    if redis_server.process.poll() is not None:  # a test that failed with Redis killed left it down
         redis_server.start()
     method = PaymentMethodFactory(brand=brand, number="01712345678")
     paired = requests.post(
