@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export FLASK_APP := app.py
 
-.PHONY: run test lint test-sqlite test-postgres setup setup-prod env-file browser nginx php db bench bench-tools clean
+.PHONY: run test lint test-sqlite test-browser test-postgres setup setup-prod env-file browser nginx php db bench bench-tools clean
 
 # `make run HOST=0.0.0.0` serves the shop's network; BASE_URL (checkout links, the pairing QR) then follows
 # this machine's network address unless BASE_URL is set. The address is looked up only when needed.
@@ -76,11 +76,17 @@ run: db
 # that `make test` can run them side by side; TEST_REDIS_URL / TEST_POSTGRES_URL override both.
 POSTGRES_SERVER ?= postgresql+psycopg://postgres@127.0.0.1:5432
 REDIS_SERVER ?= redis://127.0.0.1:6379
-test-sqlite: setup browser nginx php
+# The whole suite on the embedded SQLite but for the browser tests (test-browser runs those).
+test-sqlite: setup nginx php
 	TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_sqlite_pass}" \
-	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/15}" $(BIN)/python -m pytest
+	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/15}" $(BIN)/python -m pytest -m "not browser"
 
-# What the engine can change only: the browser and engine-independent tests already ran in the SQLite pass.
+# The browser tests (headless Chromium), once, on SQLite: they mostly wait on the browser.
+test-browser: setup browser
+	TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_browser_pass}" \
+	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/14}" $(BIN)/python -m pytest -m browser
+
+# What the engine can change only: the browser and engine-independent tests already ran on SQLite.
 test-postgres: setup
 	TEST_DB=postgres TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test}" \
 	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/13}" \
@@ -91,10 +97,11 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# The lint, then side by side (two cores) the whole suite on the embedded SQLite and everything the
-# engine can change again on PostgreSQL; each pass's output is printed whole when it ends.
-test: lint
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-sqlite test-postgres
+# The lint, then three passes side by side: the suite on the embedded SQLite, the browser tests, and
+# everything the engine can change again on PostgreSQL; each pass's output is printed whole when it
+# ends. The browser pass mostly waits, so the two cores stay busy.
+test: lint browser nginx php
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-sqlite test-browser test-postgres
 
 # wrk, from Debian, drives the API benchmark from a second process.
 bench-tools:

@@ -26,7 +26,7 @@ def postgres_reachable():
     """Whether the test PostgreSQL answers; raises the connection error otherwise.
 
     A database other than the server's own `test` is created on first use: `make test` gives each
-    of its two passes, running side by side, a database of its own.
+    of its passes, running side by side, a database of its own.
     """
     import psycopg
 
