@@ -17,8 +17,7 @@ from tests.webhook_support import receiver  # noqa: F401 - fixture
 
 SKIP_REASON = (
     "the fault suite runs once, in the PostgreSQL pass (TEST_DB=postgres): it faults a "
-    "production-like "
-    "stack (gunicorn, RQ workers) on PostgreSQL"
+    "production-like stack (gunicorn, RQ workers) on PostgreSQL"
 )
 
 
