@@ -249,8 +249,7 @@ def minute_report(load, shop, app, receiver, minute, since, rows):
     row = rows[-1]
     print(
         f"{row[0]:>6} {row[1]:>9} {row[10]:>5} {row[2]:>6} {ms(row[3]):>9} {ms(row[4]):>9} "
-        f"{ms(row[5]):>8} "
-        f"{ms(row[6]):>8} {row[7]:>8} {row[8]:>7} {row[9]:>9}",
+        f"{ms(row[5]):>8} {ms(row[6]):>8} {row[7]:>8} {row[8]:>7} {row[9]:>9}",
         flush=True,
     )
 

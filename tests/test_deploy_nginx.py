@@ -113,8 +113,7 @@ def nginx_config(directory, site):
     )  # workers need the test's folder, which only its owner reads
     (directory / "nginx.conf").write_text(
         f"{user}worker_processes 1;\ndaemon off;\npid {directory}/nginx.pid;\nerror_log "
-        f"{directory}/error.log;\n"
-        "events { worker_connections 64; }\n"
+        f"{directory}/error.log;\nevents {{ worker_connections 64; }}\n"
         "http {\n"
         f"  access_log {directory}/access.log;\n"
         + "".join(f"  {name}_temp_path {path};\n" for name, path in temp.items())

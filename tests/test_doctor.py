@@ -75,8 +75,7 @@ def test_an_enabled_demo_number_is_a_problem_until_switched_off(app, brand):
 
     assert found == [
         f"bKash 01700000000 (#{method.id}, Test Shop) is a demo number and switched on: "
-        "money customers "
-        "send there never reaches you."
+        "money customers send there never reaches you."
     ]
     assert result.exit_code == 1 and "PROBLEM  no demo number enabled" in result.output
     assert f"flask gateway update-method {method.id} --disable" in result.output
@@ -137,8 +136,7 @@ def test_an_http_base_url_in_production_is_a_problem(app, production, brand, mon
     db.session.commit()
     assert problems(doctor.check_base_url()) == [
         "Test Shop's origin (panel Settings) is http://shop.example: customers would pay "
-        "and phones would send SMS "
-        "over plain http."
+        "and phones would send SMS over plain http."
     ]
     assert "PROBLEM  BASE_URL https" in run_doctor(app).output
 

@@ -53,8 +53,7 @@ def echo_sign_in():
     "--brand-name",
     default=None,
     help="The shop's name, shown to customers at checkout; required in production "
-    f"({DEMO_BRAND_NAME!r} "
-    "otherwise).",
+    f"({DEMO_BRAND_NAME!r} otherwise).",
 )
 @click.option(
     "--email",

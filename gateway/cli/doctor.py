@@ -77,8 +77,7 @@ def check_demo_numbers():
     return [
         problem(
             f"{PROVIDER_NAMES[method.provider]} {method.number} (#{method.id}, {brand}) is "
-            "a demo number and "
-            "switched on: money customers send there never reaches you.",
+            "a demo number and switched on: money customers send there never reaches you.",
             f"Add your own number (`flask gateway add-method --provider {method.provider} --number "
             f"01XXXXXXXXX`), then `flask gateway update-method {method.id} --disable`.",
         )
@@ -155,8 +154,7 @@ def check_proxies():
                 "proxy (one shared rate limit, the proxy's address in the audit log, http "
                 "as the scheme).",
                 "Set TRUSTED_PROXIES to the number of proxies in front of gunicorn (1 for "
-                "nginx alone), with "
-                "the proxy setting X-Forwarded-For and X-Forwarded-Proto.",
+                "nginx alone), with the proxy setting X-Forwarded-For and X-Forwarded-Proto.",
             )
         ]
     if hops > 2:
@@ -384,8 +382,7 @@ def check_webhooks(now=None):
                 f"{DELIVERY_OVERDUE.seconds // 60} minutes "
                 "past due: nothing is sending them.",
                 "Check that `flask gateway worker` runs (with REDIS_URL) or that the web "
-                "process is "
-                "up (without it).",
+                "process is up (without it).",
             )
         )
     return findings

@@ -28,8 +28,7 @@ def backup(path, force):
         if url.startswith("postgresql"):
             raise click.ClickException(
                 "This database is PostgreSQL: back it up with pg_dump (the password from "
-                "PGPASSWORD or ~/.pgpass):\n"
-                f"  {pg_dump_command(url, path)}\n"
+                f"PGPASSWORD or ~/.pgpass):\n  {pg_dump_command(url, path)}\n"
                 "Restore into an empty database with `pg_restore --no-owner --dbname <url> "
                 "<file>`.\n" + SECRET_KEY_NOTE
             )
@@ -44,8 +43,7 @@ def backup(path, force):
     click.echo(SECRET_KEY_NOTE)
     click.echo(
         f"To restore: stop the web and worker processes, delete {source.name}-wal and "
-        f"{source.name}-shm "
-        f"beside {source}, copy {path} to {source}, and start them again."
+        f"{source.name}-shm beside {source}, copy {path} to {source}, and start them again."
     )
 
 

@@ -66,8 +66,7 @@ class RedisOutage:
             self.since = time.monotonic()
         log.warning(
             "Redis at %s is unreachable (%s): wake-ups are skipped and the sweep will pick "
-            "them up, "
-            "rate limits count in the database, until it answers again",
+            "them up, rate limits count in the database, until it answers again",
             self.where,
             error,
         )

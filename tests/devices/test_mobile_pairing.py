@@ -369,14 +369,12 @@ def test_pairing_attempts_are_rate_limited_per_address():
         "from gateway import create_app\n"
         "from gateway.extensions import db\n"
         "app = create_app({'APP_ENV': 'testing', 'SQLALCHEMY_DATABASE_URI': 'sqlite://', "
-        "'RATELIMIT_ENABLED': True,"
-        " 'RATELIMIT_STORAGE_URI': 'memory://'})\n"
+        "'RATELIMIT_ENABLED': True, 'RATELIMIT_STORAGE_URI': 'memory://'})\n"
         "with app.app_context():\n    db.create_all()\n"
         "client = app.test_client()\n"
         "body = {'pairing_code': '000000', 'device_id': 'x', 'device_name': 'y'}\n"
         "codes = [client.post('/api/mobile/v1/devices', json=body).status_code for _ in "
-        "range(11)]\n"
-        "last = client.post('/api/mobile/v1/devices', json=body)\n"
+        "range(11)]\nlast = client.post('/api/mobile/v1/devices', json=body)\n"
         "print(codes, last.get_json()['code'], last.headers['Retry-After'])\n"
     )
     result = subprocess.run(

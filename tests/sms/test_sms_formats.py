@@ -144,8 +144,7 @@ CREDITS = [
     pytest.param(
         "16216",
         "Tk2,000.00 received from DBBL A/C:1234****5678 Ref:Fund transfer Fee:Tk0, Your "
-        "A/C Balance: "
-        "Tk4,500.00 TxnId:1234567893 Date:20-MAR-26 10:10:00 am.",
+        "A/C Balance: Tk4,500.00 TxnId:1234567893 Date:20-MAR-26 10:10:00 am.",
         ("receive", "2000.00", "1234567893", "DBBL A/C:1234****5678", "4500.00"),
         id="rocket-from-the-bank",
     ),

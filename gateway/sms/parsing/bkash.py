@@ -74,6 +74,5 @@ def build(amount, trx_id, counterparty, balance, when):
     """A personal 'You have received' text exactly as bKash prints it."""
     return (
         f"You have received Tk {amount:,.2f} from {counterparty}. Fee Tk 0.00. Balance Tk "
-        f"{balance:,.2f}. "
-        f"TrxID {trx_id} at {when:%d/%m/%Y %H:%M}"
+        f"{balance:,.2f}. TrxID {trx_id} at {when:%d/%m/%Y %H:%M}"
     )

@@ -54,6 +54,5 @@ def build(amount, trx_id, counterparty, balance, when):
     )
     return (
         f"Tk{amount:,.2f} received from A/C:{counterparty} Fee:Tk0, Your A/C Balance: "
-        f"Tk{balance:,.2f} "
-        f"TxnId:{trx_id} Date:{stamp}. Download https://bit.ly/nexuspay"
+        f"Tk{balance:,.2f} TxnId:{trx_id} Date:{stamp}. Download https://bit.ly/nexuspay"
     )
