@@ -35,7 +35,7 @@ def write_ipns(event, emissions):
         row.payment_id: row
         for row in db.session.execute(
             db.select(CompatPayment).where(
-                CompatPayment.payment_id.in_({payment.id for payment in payments})
+                CompatPayment.payment_id.in_(sorted({payment.id for payment in payments}))
             )
         ).scalars()
     }

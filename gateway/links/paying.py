@@ -241,7 +241,7 @@ def link_payments_of(payments):
         row.payment_id: row
         for row in db.session.execute(
             db.select(LinkPayment).where(
-                LinkPayment.payment_id.in_({payment.id for payment in payments})
+                LinkPayment.payment_id.in_(sorted({payment.id for payment in payments}))
             )
         ).scalars()
     }

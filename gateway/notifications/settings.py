@@ -37,7 +37,7 @@ def settings_of(brand_ids):
     found = {
         row.brand_id: row
         for row in db.session.execute(
-            db.select(NotificationSettings).where(NotificationSettings.brand_id.in_(ids))
+            db.select(NotificationSettings).where(NotificationSettings.brand_id.in_(sorted(ids)))
         ).scalars()
     }
     return {brand_id: found.get(brand_id) or default_settings(brand_id) for brand_id in ids}

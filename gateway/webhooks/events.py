@@ -100,7 +100,7 @@ def reread(rows):
     model, ids = type(rows[0]), {row.id for row in rows}
     for row in rows:
         db.session.expire(row)
-    db.session.execute(db.select(model).where(model.id.in_(ids))).all()
+    db.session.execute(db.select(model).where(model.id.in_(sorted(ids)))).all()
 
 
 class Record(NamedTuple):
