@@ -91,22 +91,24 @@ def connect_listeners():
     sent with the key header the plugin expects. Each runs in the announcing transaction (see
     gateway/payments/signals.py and gateway/webhooks/signals.py).
     """
-    from .compat.ipn import ipn_headers, write_ipn
-    from .invoices.lifecycle import mark_invoice_paid
-    from .links.paying import link_payment_closed, link_payment_completed
-    from .notifications.events import notify_payment_completed
+    from .compat.ipn import ipn_headers, write_ipns
+    from .invoices.lifecycle import mark_invoices_paid
+    from .links.paying import link_payment_closed, link_payments_completed
+    from .notifications.events import notify_payments_completed
     from .payments import signals as payments
     from .sms.matching import release_held_sms
-    from .sms.outbound import queue_receipt_sms
+    from .sms.outbound import queue_receipts
     from .webhooks import signals as webhooks
 
-    payments.payment_completed.connect(queue_receipt_sms, weak=False)
-    payments.payment_completed.connect(notify_payment_completed, weak=False)
-    payments.payment_completed.connect(link_payment_completed, weak=False)
-    payments.payment_completed.connect(mark_invoice_paid, weak=False)
+    # A batch of completions (a phone's, or a list of one) goes to each listener whole, in this
+    # order: every effect written once, in a fixed order, in the completing transaction.
+    payments.payments_completed.connect(queue_receipts, weak=False)
+    payments.payments_completed.connect(notify_payments_completed, weak=False)
+    payments.payments_completed.connect(link_payments_completed, weak=False)
+    payments.payments_completed.connect(mark_invoices_paid, weak=False)
     payments.payment_closed.connect(link_payment_closed, weak=False)
     payments.payment_cancelled.connect(release_held_sms, weak=False)
-    webhooks.event_emitted.connect(write_ipn, weak=False)
+    webhooks.events_emitted.connect(write_ipns, weak=False)
     webhooks.delivery_headers.connect(ipn_headers, weak=False)
 
 

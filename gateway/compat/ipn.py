@@ -24,26 +24,43 @@ def ipn_event(dialect):
     return EVENT_PREFIX + dialect
 
 
-def write_ipn(event, brand, payment=None, transaction=None, refund=None):
-    """Listener of webhooks' event_emitted: a dialect payment's change becomes its dialect's IPN
-    too.
+def write_ipns(event, emissions):
+    """Listener of webhooks' events_emitted: a dialect payment's change becomes its dialect's IPN
+    too (one query for the list).
     """
-    if payment is None or event == "webhook.test":
-        return None
-    row = db.session.execute(
-        db.select(CompatPayment).where(CompatPayment.payment_id == payment.id)
-    ).scalar_one_or_none()
-    if row is None or not row.webhook_url:
-        return None
-    dialect = dialect_of(row.dialect)
-    if not dialect.wants_ipn(event):
-        return None
-    # State changes are guarded UPDATEs that bypass the ORM: read the row this transaction sees.
-    db.session.refresh(payment)
-    transaction = transaction or payment.transaction
-    body = dialect.payment_object(row, ipn_event=event)
-    return webhook_events.record_delivery(
-        brand, ipn_event(row.dialect), row.webhook_url, body, payment, transaction
+    payments = [e.payment for e in emissions if e.payment is not None]
+    if not payments or event == "webhook.test":
+        return []
+    rows = {
+        row.payment_id: row
+        for row in db.session.execute(
+            db.select(CompatPayment).where(
+                CompatPayment.payment_id.in_(sorted({payment.id for payment in payments}))
+            )
+        ).scalars()
+    }
+    wanted = [
+        (e, rows[e.payment.id])
+        for e in emissions
+        if e.payment is not None
+        and e.payment.id in rows
+        and rows[e.payment.id].webhook_url
+        and dialect_of(rows[e.payment.id].dialect).wants_ipn(event)
+    ]
+    # State changes are guarded UPDATEs that bypass the ORM: read the rows this transaction sees.
+    webhook_events.reread([e.payment for e, _ in wanted])
+    return webhook_events.record_deliveries(
+        [
+            webhook_events.Record(
+                e.brand,
+                ipn_event(row.dialect),
+                row.webhook_url,
+                dialect_of(row.dialect).payment_object(row, ipn_event=event),
+                e.payment,
+                e.transaction or e.payment.transaction,
+            )
+            for e, row in wanted
+        ]
     )
 
 

@@ -134,6 +134,15 @@ def invoice_event_data(invoice, payment=None, transaction=None):
     }
 
 
+def mark_invoices_paid(completions):
+    """Listener of payments_completed: the invoice of each payment that has one becomes paid (the
+    payment row says which: no query for the others).
+    """
+    for payment, transaction in completions:
+        if payment.invoice_id is not None:
+            mark_invoice_paid(payment, transaction)
+
+
 def mark_invoice_paid(payment, transaction=None, **extra):
     """In the completing transaction: the payment's invoice becomes paid and invoice.paid is
     written.

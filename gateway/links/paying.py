@@ -15,7 +15,7 @@ from ..domain_errors import ValidationFailed
 from ..extensions import db
 from ..money import InvalidAmount, format_amount, parse_amount
 from ..payments.lifecycle import create_payment
-from ..webhooks.events import emit_event
+from ..webhooks.events import Emission, emit_events
 from .errors import LinkUnavailable
 from .links import link_url
 from .models.link import LinkPayment, PaymentLink
@@ -233,22 +233,34 @@ def link_payment_closed(payment):
         move_slot(link_payment, hold=False)
 
 
-def link_payment_completed(payment, transaction):
-    """A link's payment completed: keep (or take back) its slot and write payment_link.paid
-    (payments signal).
+def link_payments_of(payments):
+    """The link rows of these payments by payment id, in one query; absent: not made through a
+    link.
     """
-    link_payment = link_payment_of(payment)
-    if link_payment is None:
-        return
-    if not link_payment.holds_slot:
-        move_slot(link_payment, hold=True)
-    link = db.session.get(PaymentLink, link_payment.link_id)
-    emit_event(
-        "payment_link.paid",
-        payment.brand,
-        payment=payment,
-        transaction=transaction,
-        extra={
+    return {
+        row.payment_id: row
+        for row in db.session.execute(
+            db.select(LinkPayment).where(
+                LinkPayment.payment_id.in_(sorted({payment.id for payment in payments}))
+            )
+        ).scalars()
+    }
+
+
+def link_payments_completed(completions):
+    """Links' payments completed: each keeps (or takes back) its slot, then payment_link.paid is
+    written for them, in order (payments signal; one query for the list).
+    """
+    found = link_payments_of([payment for payment, _ in completions])
+    paid = []
+    for payment, transaction in completions:
+        link_payment = found.get(payment.id)
+        if link_payment is None:
+            continue
+        if not link_payment.holds_slot:
+            move_slot(link_payment, hold=True)
+        link = db.session.get(PaymentLink, link_payment.link_id)
+        extra = {
             "payment_link": {
                 "id": link.public_id,
                 "slug": link.slug,
@@ -256,5 +268,7 @@ def link_payment_completed(payment, transaction):
                 "url": link_url(link),
             },
             "answers": link_payment.answers,
-        },
-    )
+        }
+        paid.append(Emission(payment.brand, payment=payment, transaction=transaction, extra=extra))
+    if paid:
+        emit_events("payment_link.paid", paid)

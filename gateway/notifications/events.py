@@ -20,7 +20,7 @@ from .catalogue import (
     WEBHOOKS_FAILING,
 )
 from .outbox import already_raised, local_time, raise_notification
-from .settings import settings_for
+from .settings import settings_for, settings_of
 
 # An attempt that fails this many automatic attempts in a row tells the merchant (about 36 minutes
 # in), as does running out of attempts; at most once an hour per brand.
@@ -32,18 +32,26 @@ def table(name):
     return db.metadata.tables[name]
 
 
-def notify_payment_completed(payment, transaction):
-    """A payment completed (lifecycle.complete_payment)."""
-    name = payment.reference or payment.public_id
-    raise_notification(
-        payment.brand_id,
-        PAYMENT_COMPLETED,
-        f"Payment {name} completed: {format_amount(payment.amount)} {payment.currency}",
-        f"Paid by {transaction.provider or 'mobile money'}, TrxID "
-        f"{transaction.provider_trx_id or '—'} (transaction {transaction.trx_id}).",
-        f"/panel/payments/{payment.public_id}",
-        dedupe_key=f"{PAYMENT_COMPLETED}:{payment.id}",
-    )
+def notify_payments_completed(completions):
+    """Payments completed (lifecycle.complete_payments): one notification each, their brands'
+    settings read in one query.
+    """
+    try:
+        settings = settings_of(payment.brand_id for payment, _ in completions)
+    except Exception:  # noqa: BLE001 - never raising: each raise_notification reads (and logs) alone
+        settings = {}
+    for payment, transaction in completions:
+        name = payment.reference or payment.public_id
+        raise_notification(
+            payment.brand_id,
+            PAYMENT_COMPLETED,
+            f"Payment {name} completed: {format_amount(payment.amount)} {payment.currency}",
+            f"Paid by {transaction.provider or 'mobile money'}, TrxID "
+            f"{transaction.provider_trx_id or '—'} (transaction {transaction.trx_id}).",
+            f"/panel/payments/{payment.public_id}",
+            dedupe_key=f"{PAYMENT_COMPLETED}:{payment.id}",
+            settings=settings.get(payment.brand_id),
+        )
 
 
 def notify_payments_in_review(payment_ids, reason):

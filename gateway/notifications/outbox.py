@@ -81,16 +81,19 @@ def local_time(brand_id, moment):
     return f"{moment.astimezone(zone):%Y-%m-%d %H:%M} ({zone.key})"
 
 
-def raise_notification(brand_id, event, subject, text, path=None, dedupe_key=None, channels=None):
+def raise_notification(
+    brand_id, event, subject, text, path=None, dedupe_key=None, channels=None, settings=None
+):
     """Write a notification and its deliveries for the chosen, ready channels; the caller commits.
 
     `path` is the panel page it links to. A `dedupe_key` already raised for the brand raises
-    nothing. Returns the notification, or None when nothing was written (no channel, a repeat, or
+    nothing. `settings` are the brand's, when the caller read them already (settings_of for a
+    batch). Returns the notification, or None when nothing was written (no channel, a repeat, or
     a fault, which is logged and swallowed).
     """
     try:
         # Reads first, outside the SAVEPOINT: most events have no channel, and then cost one SELECT.
-        settings = settings_for(brand_id)
+        settings = settings_for(brand_id) if settings is None else settings
         picked = chosen_channels(settings, event) if channels is None else channels
         picked = [channel for channel in picked if channel_ready(settings, channel)]
         if not picked or (dedupe_key and already_raised(brand_id, dedupe_key)):

@@ -17,10 +17,10 @@ from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db, insert_persistent
 from ..states import PAYMENT, not_held_for_review_sql, write_status
 from ..webhooks.callback_urls import check_callback_url
-from ..webhooks.events import emit_event
+from ..webhooks.events import Emission, emit_event, emit_events
 from .customers import upsert_customer_id
 from .models.payment import OPEN_STATUSES, Payment, Transaction
-from .signals import payment_cancelled, payment_closed, payment_completed
+from .signals import payment_cancelled, payment_closed, payments_completed
 
 
 def new_trx_id():
@@ -206,8 +206,8 @@ def complete_payment(
 
 def complete_payments(completions, from_states=OPEN_STATUSES):
     """complete_payment for several payments at once (a phone's batch): one guarded UPDATE moves
-    them all, then each gets its transaction, its `payment.completed` event and its signal; one
-    commit.
+    them all, each gets its transaction and its `payment.completed` event, then one
+    payments_completed signal carries them all; one commit.
 
     `completions` holds (payment, provider, provider_trx_id, sender_number); None keeps the column.
     All or nothing: when any payment is no longer open, the caller's transaction is rolled back and
@@ -249,9 +249,12 @@ def complete_payments(completions, from_states=OPEN_STATUSES):
     except IntegrityError:  # pragma: no cover - an 80-bit trx_id collision
         db.session.rollback()
         raise
-    for (payment, *_), transaction in zip(completions, transactions):
-        emit_event("payment.completed", payment.brand, payment=payment, transaction=transaction)
-        payment_completed.send(payment, transaction=transaction)  # see connect_listeners
+    payments = [payment for payment, *_ in completions]
+    emit_events(
+        "payment.completed",
+        [Emission(p.brand, payment=p, transaction=t) for p, t in zip(payments, transactions)],
+    )
+    payments_completed.send(list(zip(payments, transactions)))  # see connect_listeners
     commit_work()
     return transactions
 

@@ -2,17 +2,19 @@
 
 Payments never import the domains that react to a payment (that would be an import cycle): the
 app factory connects every listener in one place, `gateway/__init__.py:connect_listeners`. A
-listener is called as `listener(payment, **details)`, runs in the caller's transaction and must not
-commit; an exception from it rolls the whole change back.
+listener is called as `listener(payment, **details)` (of the batch signal: `listener(completions)`),
+runs in the caller's transaction and must not commit; an exception from it rolls the whole change
+back.
 """
 
 from blinker import Namespace
 
 _signals = Namespace()
 
-# Sent by complete_payment after the status change and its `payment.completed` event: (payment,
-# transaction=…).
-payment_completed = _signals.signal("payment-completed")
+# Sent once by complete_payments (complete_payment: a list of one) after the status changes and
+# their `payment.completed` events: (completions), the [(payment, transaction)] in order. A
+# listener acts on the whole list, with one query for it where it needs one.
+payments_completed = _signals.signal("payments-completed")
 # Sent by cancel_payment after the status change: (payment).
 payment_cancelled = _signals.signal("payment-cancelled")
 # Sent whenever an open payment ends unpaid (cancelled, expired or failed), after its status change.

@@ -63,6 +63,12 @@ def wake_provider(message):
         )
 
 
+def queue_receipts(completions):
+    """Listener of payments_completed: each completed payment's receipt, in order."""
+    for payment, transaction in completions:
+        queue_receipt_sms(payment, transaction)
+
+
 def queue_receipt_sms(payment, transaction):
     """Queue the customer's receipt for a completed payment when the brand has switched receipts
     on."""

@@ -3,13 +3,14 @@ transaction."""
 
 import json
 import secrets
+from typing import Any, NamedTuple
 
 from .. import jobs
 from ..clock import isoformat, utcnow
 from ..extensions import db
 from ..money import format_amount
 from .models.webhook import WebhookDelivery
-from .signals import event_emitted
+from .signals import events_emitted
 
 PAYMENT_EVENTS = (
     "payment.completed",
@@ -29,6 +30,18 @@ def new_event_id():
     return "evt_" + secrets.token_hex(12)
 
 
+class Emission(NamedTuple):
+    """One event's subject, as emit_event takes it: what emit_events takes a list of."""
+
+    brand: Any
+    payment: Any = None
+    transaction: Any = None
+    refund: Any = None
+    url: str | None = None
+    extra: dict | None = None
+    data: dict | None = None
+
+
 def emit_event(
     event, brand, payment=None, transaction=None, refund=None, url=None, extra=None, data=None
 ):
@@ -39,53 +52,110 @@ def emit_event(
     with none of them nothing is recorded and None is returned. `extra` adds keys to `data`;
     `data`, when given, is the event's `data` as its own domain built it (invoice events).
     """
+    (delivery,) = emit_events(
+        event, [Emission(brand, payment, transaction, refund, url, extra, data)]
+    )
+    return delivery
+
+
+def emit_events(event, emissions):
+    """emit_event for several subjects at once (a batch of completions): one re-read of their
+    payments, one flush; returns each one's delivery (None where it has no URL), in order.
+    """
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
-    event_emitted.send(event, brand=brand, payment=payment, transaction=transaction, refund=refund)
-    url = url or (payment.callback_url if payment is not None else None) or brand.webhook_url
-    if not url:
-        return None
-    if payment is not None:
-        # State changes are guarded UPDATEs that bypass the ORM: read the row this transaction sees.
-        db.session.refresh(payment)
-    transaction = transaction or (payment.transaction if payment is not None else None)
-    event_id = new_event_id()
-    body = {
-        "id": event_id,
-        "event": event,
-        "created": isoformat(utcnow()),
-        "data": data
-        if data is not None
-        else {**event_data(brand, payment, transaction, refund), **(extra or {})},
-    }
-    return record_delivery(brand, event, url, body, payment, transaction, event_id)
+    events_emitted.send(event, emissions=emissions)
+    urls = [
+        e.url or (e.payment.callback_url if e.payment is not None else None) or e.brand.webhook_url
+        for e in emissions
+    ]
+    # State changes are guarded UPDATEs that bypass the ORM: read the rows this transaction sees.
+    reread([e.payment for e, url in zip(emissions, urls) if url and e.payment is not None])
+    records = []
+    for e, url in zip(emissions, urls):
+        if not url:
+            continue
+        transaction = e.transaction or (e.payment.transaction if e.payment is not None else None)
+        event_id = new_event_id()
+        body = {
+            "id": event_id,
+            "event": event,
+            "created": isoformat(utcnow()),
+            "data": e.data
+            if e.data is not None
+            else {**event_data(e.brand, e.payment, transaction, e.refund), **(e.extra or {})},
+        }
+        records.append(Record(e.brand, event, url, body, e.payment, transaction, event_id))
+    recorded = iter(record_deliveries(records))
+    return [next(recorded) if url else None for url in urls]
+
+
+def reread(rows):
+    """Session.refresh for several rows of one model (a payment batch) in one SELECT."""
+    if not rows:
+        return
+    if len(rows) == 1:
+        db.session.refresh(rows[0])
+        return
+    model, ids = type(rows[0]), {row.id for row in rows}
+    for row in rows:
+        db.session.expire(row)
+    db.session.execute(db.select(model).where(model.id.in_(sorted(ids)))).all()
+
+
+class Record(NamedTuple):
+    """One delivery to add, as record_delivery takes it: what record_deliveries takes a list of."""
+
+    brand: Any
+    event: str
+    url: str
+    body: dict
+    payment: Any = None
+    transaction: Any = None
+    event_id: str | None = None
 
 
 def record_delivery(brand, event, url, body, payment=None, transaction=None, event_id=None):
     """Add one delivery of `body` (a dict, stored as the exact bytes sent) and wake it after
     commit."""
-    now = utcnow()
-    event_id = event_id or new_event_id()
-    delivery = WebhookDelivery(
-        brand_id=brand.id,
-        payment_id=payment.id if payment is not None else None,
-        transaction_id=transaction.id if transaction is not None else None,
-        event=event,
-        event_id=event_id,
-        url=url,
-        payload=json.dumps(body, separators=(",", ":"), ensure_ascii=False),
-        status="pending",
-        attempts=0,
-        next_attempt_at=now,
-        created_at=now,
-        updated_at=now,
-    )
-    db.session.add(delivery)
-    db.session.flush()
-    jobs.wake_after_commit(
-        jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=jobs.delivery_wake(event_id, 0)
-    )
+    record = Record(brand, event, url, body, payment, transaction, event_id)
+    (delivery,) = record_deliveries([record])
     return delivery
+
+
+def record_deliveries(records):
+    """record_delivery for several at once: added together, one flush for their ids, each woken
+    after commit; returns the deliveries in order."""
+    now = utcnow()
+    deliveries = [
+        WebhookDelivery(
+            brand_id=r.brand.id,
+            payment_id=r.payment.id if r.payment is not None else None,
+            transaction_id=r.transaction.id if r.transaction is not None else None,
+            event=r.event,
+            event_id=r.event_id or new_event_id(),
+            url=r.url,
+            payload=json.dumps(r.body, separators=(",", ":"), ensure_ascii=False),
+            status="pending",
+            attempts=0,
+            next_attempt_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        for r in records
+    ]
+    if not deliveries:
+        return []
+    db.session.add_all(deliveries)
+    db.session.flush()
+    for delivery in deliveries:
+        jobs.wake_after_commit(
+            jobs.WEBHOOKS,
+            jobs.DELIVER_WEBHOOK,
+            delivery.id,
+            unique=jobs.delivery_wake(delivery.event_id, 0),
+        )
+    return deliveries
 
 
 def event_data(brand, payment, transaction, refund):

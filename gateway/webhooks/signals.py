@@ -7,9 +7,10 @@ from blinker import Namespace
 
 _signals = Namespace()
 
-# Sent by emit_event for every event, in its transaction, before the payment is re-read:
-# (event, brand=…, payment=…, transaction=…, refund=…). The plugin dialects write their IPNs here.
-event_emitted = _signals.signal("event-emitted")
+# Sent by emit_events (emit_event: a list of one) for every event, in its transaction, before the
+# payments are re-read: (event, emissions=[Emission(brand, payment, transaction, refund, …)]), the
+# subjects in order. The plugin dialects write their IPNs here, one query for the list.
+events_emitted = _signals.signal("events-emitted")
 # Sent by post_webhook for each attempt: (claim); each listener returns extra headers (a dict) or
 # {}.
 delivery_headers = _signals.signal("delivery-headers")
