@@ -71,3 +71,18 @@ def insert_persistent(model, **values):
     make_transient_to_detached(row)
     db.session.add(row)
     return row
+
+
+def reread(rows):
+    """Session.refresh for several rows of one model (a batch of payments) in one SELECT: the
+    rows as this transaction sees them after a guarded UPDATE that bypassed the ORM.
+    """
+    if not rows:
+        return
+    if len(rows) == 1:
+        db.session.refresh(rows[0])
+        return
+    model, ids = type(rows[0]), {row.id for row in rows}
+    for row in rows:
+        db.session.expire(row)
+    db.session.execute(db.select(model).where(model.id.in_(sorted(ids)))).all()

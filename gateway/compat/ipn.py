@@ -47,8 +47,6 @@ def write_ipns(event, emissions):
         and rows[e.payment.id].webhook_url
         and dialect_of(rows[e.payment.id].dialect).wants_ipn(event)
     ]
-    # State changes are guarded UPDATEs that bypass the ORM: read the rows this transaction sees.
-    webhook_events.reread([e.payment for e, _ in wanted])
     return webhook_events.record_deliveries(
         [
             webhook_events.Record(

@@ -139,11 +139,10 @@ def mark_invoices_paid(completions):
     payment row says which: no query for the others).
     """
     for payment, transaction in completions:
-        if payment.invoice_id is not None:
-            mark_invoice_paid(payment, transaction)
+        mark_invoice_paid(payment, transaction)
 
 
-def mark_invoice_paid(payment, transaction=None, **extra):
+def mark_invoice_paid(payment, transaction=None):
     """In the completing transaction: the payment's invoice becomes paid and invoice.paid is
     written.
     """

@@ -184,13 +184,6 @@ def pay_through_link(link, amount_text, values):
     return payment
 
 
-def link_payment_of(payment):
-    """The link row of a payment, or None when it was not made through a link."""
-    return db.session.execute(
-        db.select(LinkPayment).where(LinkPayment.payment_id == payment.id)
-    ).scalar_one_or_none()
-
-
 def move_slot(link_payment, hold):
     """Set holds_slot to `hold` and move the link's counter with it; False when nothing changed.
 
@@ -228,7 +221,7 @@ def move_slot(link_payment, hold):
 
 def link_payment_closed(payment):
     """A link's payment was cancelled, expired or failed: give its slot back (payments signal)."""
-    link_payment = link_payment_of(payment)
+    link_payment = link_payments_of([payment]).get(payment.id)
     if link_payment is not None:
         move_slot(link_payment, hold=False)
 

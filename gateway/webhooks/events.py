@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from .. import jobs
 from ..clock import isoformat, utcnow
-from ..extensions import db
+from ..extensions import db, reread
 from ..money import format_amount
 from .models.webhook import WebhookDelivery
 from .signals import events_emitted
@@ -64,13 +64,14 @@ def emit_events(event, emissions):
     """
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
+    # State changes are guarded UPDATEs that bypass the ORM: read the rows this transaction sees,
+    # once, for the listeners (the plugin IPNs) and the deliveries alike.
+    reread([e.payment for e in emissions if e.payment is not None])
     events_emitted.send(event, emissions=emissions)
     urls = [
         e.url or (e.payment.callback_url if e.payment is not None else None) or e.brand.webhook_url
         for e in emissions
     ]
-    # State changes are guarded UPDATEs that bypass the ORM: read the rows this transaction sees.
-    reread([e.payment for e, url in zip(emissions, urls) if url and e.payment is not None])
     records = []
     for e, url in zip(emissions, urls):
         if not url:
@@ -88,19 +89,6 @@ def emit_events(event, emissions):
         records.append(Record(e.brand, event, url, body, e.payment, transaction, event_id))
     recorded = iter(record_deliveries(records))
     return [next(recorded) if url else None for url in urls]
-
-
-def reread(rows):
-    """Session.refresh for several rows of one model (a payment batch) in one SELECT."""
-    if not rows:
-        return
-    if len(rows) == 1:
-        db.session.refresh(rows[0])
-        return
-    model, ids = type(rows[0]), {row.id for row in rows}
-    for row in rows:
-        db.session.expire(row)
-    db.session.execute(db.select(model).where(model.id.in_(sorted(ids)))).all()
 
 
 class Record(NamedTuple):

@@ -7,7 +7,7 @@ from blinker import Namespace
 
 _signals = Namespace()
 
-# Sent by emit_events (emit_event: a list of one) for every event, in its transaction, before the
+# Sent by emit_events (emit_event: a list of one) for every event, in its transaction, after the
 # payments are re-read: (event, emissions=[Emission(brand, payment, transaction, refund, …)]), the
 # subjects in order. The plugin dialects write their IPNs here, one query for the list.
 events_emitted = _signals.signal("events-emitted")
