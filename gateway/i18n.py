@@ -54,11 +54,14 @@ def select_locale():
 
 def remember_language_choice():
     """Keep a `?lang=` choice for the following pages of this visit."""
+    if request.path.startswith("/api/"):
+        # No pages there: its query string is not read, and nothing it answers is in the page's
+        # language (an invoice's is forced by name), so a locale an earlier request cached stays
+        # unread until the next page refreshes it. The refresh cost 25 calls per API request.
+        return
     # Flask-Babel caches the locale on the app context, which an enclosing context (a CLI command
     # calling the test client, a test) shares across requests: choose afresh for each one.
     refresh()
-    if request.path.startswith("/api/"):  # no pages there: its query string is not read at all
-        return
     chosen = request.args.get("lang")
     if chosen in LANGUAGES and session.get("lang") != chosen:
         session["lang"] = chosen
