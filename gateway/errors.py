@@ -126,19 +126,21 @@ def capped_errors(errors):
 
 def request_id():
     """This request's id, taken from a sane X-Request-ID header or made fresh."""
-    # Kept on the request, not on `g`: an app context (and its `g`) can outlive one request.
+    # Kept on the request, not on `g`: an app context (and its `g`) can outlive one request. `g`
+    # gets it when it is chosen, the request's first call; the log line and the header ask again.
     environ = request.environ
-    if "gateway.request_id" not in environ:
-        incoming = request.headers.get("X-Request-ID", "")
-        environ["gateway.request_id"] = (
+    chosen = environ.get("gateway.request_id")
+    if chosen is None:
+        incoming = environ.get("HTTP_X_REQUEST_ID", "")  # the X-Request-ID header, as WSGI names it
+        chosen = environ["gateway.request_id"] = (
             incoming
             if 0 < len(incoming) <= 64
             and incoming.replace("-", "").isascii()
             and incoming.replace("-", "").isalnum()
             else uuid.uuid4().hex
         )
-    g.request_id = environ["gateway.request_id"]
-    return g.request_id
+        g.request_id = chosen
+    return chosen
 
 
 def error_response(status, code, message, errors=None, headers=None):
