@@ -45,8 +45,10 @@ def request_fingerprint():
 
 def replay_or_reserve():
     """Answer a repeat from the store, or reserve the key for this first request."""
+    if request.method != "POST":  # only a POST is replayed: no other request reads the header
+        return None
     key = request.headers.get("Idempotency-Key")
-    if request.method != "POST" or key is None:
+    if key is None:
         return None
     if not key or len(key) > MAX_KEY_LENGTH or "\x00" in key:
         raise ApiError(
