@@ -52,25 +52,37 @@ def commit_without_expiring():
         session.expire_on_commit = True
 
 
-def insert_persistent(model, **values):
-    """INSERT one row through Core and return it as a persistent `model` (primary key `id`), without
-    a flush.
+def insert_persistent(row):
+    """INSERT a new row (built, not yet added) through Core and make it persistent under its new
+    primary key `id`, without a flush.
 
     For the busiest write path: the unit of work's flush of one new payment cost twice its INSERT.
-    Attributes and relationships given count as loaded; columns left to their defaults load when
-    read.
+    The caller builds the row first, so that a transaction already holding SQLite's write lock
+    spends it on the INSERT alone. Attributes and relationships set count as loaded; columns left
+    to their defaults load when read.
     """
-    mapper = model.__mapper__
-    columns = {
-        mapper.column_attrs[key].columns[0].name: value
-        for key, value in values.items()
-        if key in mapper.column_attrs
-    }
-    primary_key = db.session.execute(db.insert(mapper.local_table), columns).inserted_primary_key[0]
-    row = model(id=primary_key, **values)
+    mapper = type(row).__mapper__
+    insert, column_names = core_insert(mapper)
+    given = row.__dict__
+    values = {name: given[key] for key, name in column_names if key in given}
+    # The session's connection runs it as plain Core: Session.execute would first look for ORM work.
+    row.id = db.session.connection().execute(insert, values).inserted_primary_key[0]
     make_transient_to_detached(row)
     db.session.add(row)
     return row
+
+
+_CORE_INSERTS = {}
+
+
+def core_insert(mapper):
+    """The mapper's table INSERT and its (attribute, column name) pairs, built once per mapper."""
+    if mapper not in _CORE_INSERTS:
+        _CORE_INSERTS[mapper] = (
+            db.insert(mapper.local_table),
+            tuple((attr.key, attr.columns[0].name) for attr in mapper.column_attrs),
+        )
+    return _CORE_INSERTS[mapper]
 
 
 def reread(rows):

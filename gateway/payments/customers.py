@@ -37,7 +37,11 @@ def upsert_customer_id(brand, name=None, email=None, phone=None):
     email = email.lower() if email else None
     if email:
         values = {"brand_id": brand.id, "name": name, "email": email, "phone": phone}
-        return db.session.execute(UPSERT_BY_EMAIL, {**values, "now": utcnow()}).scalar_one()
+        return (
+            db.session.connection()
+            .execute(UPSERT_BY_EMAIL, {**values, "now": utcnow()})
+            .scalar_one()
+        )
     if not phone:
         return None
     customer = find_by_phone(brand, phone)

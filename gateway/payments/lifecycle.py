@@ -47,17 +47,14 @@ def create_payment(brand, data):
     if currency not in brand.currency_list:
         raise field_error("currency", f"Currency must be one of {', '.join(brand.currency_list)}.")
     check_callback_url(data.get("callback_url"))
-    customer_id = upsert_customer_id(
-        brand, data.get("customer_name"), data.get("customer_mail"), data.get("customer_phone")
-    )
     now = utcnow()
-    payment = insert_persistent(
-        Payment,
+    # Built before the first write: SQLite's write lock, taken by the customer's upsert, is then
+    # held for the two INSERTs and the commit alone (other web processes wait for it).
+    payment = Payment(
         public_id=str(uuid.uuid4()),
         token=secrets.token_urlsafe(24),
         brand_id=brand.id,
         brand=brand,
-        customer_id=customer_id,
         reference=data.get("reference"),
         amount=data["amount"],
         amount_refunded=0,
@@ -75,6 +72,10 @@ def create_payment(brand, data):
         updated_at=now,
         expires_at=now + payment_ttl(brand),
     )
+    payment.customer_id = upsert_customer_id(
+        brand, data.get("customer_name"), data.get("customer_mail"), data.get("customer_phone")
+    )
+    insert_persistent(payment)
     # With an Idempotency-Key, the payment commits together with its stored answer.
     commit_work(keep_loaded=True)
     return payment
