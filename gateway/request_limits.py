@@ -6,9 +6,17 @@ through a stream that stops at the limit without complaint, so an oversized body
 up to one byte past the limit and hands the application a body with a Content-Length: at most the
 limit goes through as it was sent; anything longer is declared one byte too long, which Werkzeug
 answers 413 (rendered by gateway.errors) the moment the body is read.
+
+A body the app answered without reading (an unknown key, a missing scope: the answer comes before
+the body is parsed) is read to its end before the answer goes out: gunicorn closes the connection
+after each answer, and closing a socket with bytes still unread makes the kernel reset it, so a
+proxy still sending the body (nginx) answered 502 in place of the app's 401.
 """
 
 import io
+
+from flask import current_app, request
+from werkzeug.exceptions import ClientDisconnected
 
 
 def read_at_most(stream, size):
@@ -58,6 +66,23 @@ class ChunkedBodyLimit:
         )
 
 
+def read_unread_body(error=None):
+    """Read what is left of a body within MAX_CONTENT_LENGTH (nothing, once the app has parsed it).
+
+    A longer one is answered 413 unread: reading it is what the limit spares the server.
+    """
+    length = request.content_length
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    if not length or (limit is not None and length > limit):
+        return
+    try:
+        request.stream.exhaust()
+    except (ClientDisconnected, OSError):
+        pass  # the client went away: there is no one left to answer
+
+
 def limit_chunked_bodies(app):
-    """Wrap the application so that chunked bodies meet MAX_CONTENT_LENGTH too."""
+    """Wrap the application so that chunked bodies meet MAX_CONTENT_LENGTH too, and read what an
+    answer left of a body."""
     app.wsgi_app = ChunkedBodyLimit(app.wsgi_app, app.config)
+    app.teardown_request(read_unread_body)

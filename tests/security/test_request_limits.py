@@ -2,6 +2,7 @@
 405 answers say which methods are allowed, and one request cannot make a huge list of field
 errors."""
 
+import io
 import json
 import socket
 
@@ -169,3 +170,39 @@ def test_long_field_names_and_messages_are_shortened_in_the_answer(client, auth)
     [error] = response.get_json()["errors"]
     assert len(error["field"]) == 120 and error["field"].endswith("…")
     assert len(response.get_data()) < 2_000
+
+
+class CountingInput(io.BytesIO):
+    """A request body that remembers how far the app read it."""
+
+
+def test_a_body_answered_unread_is_read_to_its_end(client):
+    # An unknown key is refused before the body is parsed; gunicorn then closes the connection, and
+    # a socket closed with bytes unread is reset: nginx, still sending, answered 502 for the 401.
+    body = json.dumps({"pad": "x" * 200_000}).encode()
+    stream = CountingInput(body)
+    answer = client.post(
+        "/api/v1/payments",
+        input_stream=stream,
+        content_length=len(body),
+        content_type="application/json",
+        headers={"Authorization": "Bearer gw_live_unknown"},
+    )
+    assert answer.status_code == 401
+    assert stream.tell() == len(body)
+
+
+def test_a_body_over_the_limit_is_left_unread(client):
+    # Reading it is what the limit spares the server: the answer goes out with the body where it
+    # was.
+    body = b"x" * (LIMIT + 1)
+    stream = CountingInput(body)
+    answer = client.post(
+        "/api/v1/payments",
+        input_stream=stream,
+        content_length=len(body),
+        content_type="application/json",
+        headers={"Authorization": "Bearer gw_live_unknown"},
+    )
+    assert answer.status_code == 401
+    assert stream.tell() == 0
