@@ -166,9 +166,19 @@ def queue_batch_job(batch, args, meta, keys=()):
 
 
 def queue_helper(batch, asked):
-    """Queue a job that runs only waiting wake-ups, when the batch's script asked for one."""
-    if asked:
+    """Queue a job that runs only waiting wake-ups, when the batch's script asked for one.
+
+    Not queued (Redis failing), the waiting wake-ups wait for the next one that queues a job, or
+    for the sweep once their keys expire: a delay, never a loss.
+    """
+    if not asked:
+        return
+    try:
         queue_batch_job(batch, (), {"batch": True, "helper": True})
+    except RedisError as error:
+        log.warning(
+            "no helper queued for %s (%s); the sweep will wake what waits", batch.path, error
+        )
 
 
 def run_batch(job, path, args):
@@ -184,9 +194,11 @@ def run_batch(job, path, args):
     ends = time.monotonic() + BATCH_SECONDS
     batch = WakeBatch(job.connection, job.origin, path, WAKE_TTL)
     try:
-        queue_helper(batch, batch.start(job.meta.get("wake")))
+        asked = batch.start(job.meta.get("wake"))
     except RedisError as error:  # its keys expire with WAKE_TTL; the sweep wakes what waits
         log.warning("batch %s not started (%s); the sweep will wake what waits", path, error)
+    else:
+        queue_helper(batch, asked)
     runs = BATCH_SIZE
     if not job.meta.get("helper"):
         run_job(path, *args)
@@ -196,10 +208,10 @@ def run_batch(job, path, args):
             return
         try:
             taken, asked = batch.take()
-            queue_helper(batch, asked)
         except RedisError as error:
             log.warning("batch %s ended early (%s); the sweep will wake what waits", path, error)
             return
+        queue_helper(batch, asked)
         if taken is None:
             return
         run_job(path, *taken)
