@@ -12,7 +12,9 @@ import weakref
 
 # KEYS: the wake-up's own key ("" for none), the batch's queued key, its list. ARGV: the keys' ttl,
 # the wake-up as the list keeps it. Returns 0: already on its way (its own key is held); 1: the
-# caller queues a job (it holds the batch's key now); 2: joined the queued job's batch.
+# caller queues a job (it holds the batch's queued key now); 2: joined the queued job's batch; 3:
+# joined it as the first to wait: the caller queues a helper too, so that a second idle worker
+# starts on the waiting ones at once instead of when the first job starts.
 JOIN = """
 if KEYS[1] ~= '' and not redis.call('SET', KEYS[1], 1, 'NX', 'EX', ARGV[1]) then
   return 0
@@ -20,7 +22,9 @@ end
 if redis.call('SET', KEYS[2], 1, 'NX', 'EX', ARGV[1]) then
   return 1
 end
-redis.call('RPUSH', KEYS[3], ARGV[2])
+if redis.call('RPUSH', KEYS[3], ARGV[2]) == 1 then
+  return 3
+end
 return 2
 """
 # Waiting wake-ups are never left without a job: whenever some wait and no job is queued, a helper
@@ -34,12 +38,13 @@ if redis.call('LLEN', KEYS[3]) > 0 and redis.call('SET', KEYS[2], 1, 'NX', 'EX',
 end
 return 0
 """
-# A batch's job starts: its own keys are freed (as run_rq_job frees a job's wake-up key), and a
-# helper is asked for if wake-ups wait. KEYS as JOIN's; ARGV: the keys' ttl.
+# A batch's job starts: its own keys are freed (as run_rq_job frees a job's wake-up key; KEYS[4]
+# is the queued key if this job held it, else ""), and a helper is asked for if wake-ups wait.
+# KEYS as JOIN's; ARGV: the keys' ttl.
 START = (
     """
 if KEYS[1] ~= '' then redis.call('DEL', KEYS[1]) end
-redis.call('DEL', KEYS[2])
+if KEYS[4] ~= '' then redis.call('DEL', KEYS[4]) end
 """
     + HAND_ON
 )
@@ -59,6 +64,8 @@ end)()
 return {taken, helper}
 """
 )
+
+OWN, FIRST_TO_WAIT = 1, 3  # JOIN's answers that ask the caller to queue a job
 
 _scripts = weakref.WeakKeyDictionary()  # Redis client → {script text: the script registered on it}
 
@@ -83,16 +90,18 @@ class WakeBatch:
         return [key or "", self.queued, self.waiting]
 
     def join(self, key, args):
-        """A new wake-up (`key` its own key or None): True when it needs a job of its own (the
-        batch's queued key is held for it), False when it joined the waiting ones or was already
-        on its way.
+        """A new wake-up (`key` its own key or None): JOIN's answer (OWN: it needs a job of its
+        own, the batch's queued key is held for it; FIRST_TO_WAIT: it joined, and a helper must be
+        queued; anything else: it joined, or was already on its way).
         """
         entry = json.dumps({"key": key, "args": list(args)})
-        return script(self.redis, JOIN)(keys=self.keys(key), args=[self.ttl, entry]) == 1
+        return script(self.redis, JOIN)(keys=self.keys(key), args=[self.ttl, entry])
 
-    def start(self, key):
-        """The batch's job starts: free its keys; True when a helper must be queued."""
-        return script(self.redis, START)(keys=self.keys(key), args=[self.ttl]) == 1
+    def start(self, key, held_queued):
+        """The batch's job starts: free its keys (the queued key if it held it); True when a helper
+        must be queued."""
+        keys = [*self.keys(key), self.queued if held_queued else ""]
+        return script(self.redis, START)(keys=keys, args=[self.ttl]) == 1
 
     def take(self):
         """The oldest waiting wake-up's arguments (None when none waits), and whether a helper

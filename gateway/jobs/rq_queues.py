@@ -13,7 +13,7 @@ from rq import Queue, get_current_job
 from ..clock import utcnow
 from . import BATCH_SECONDS, BATCH_SIZE, JOB_TIMEOUT, QUEUES, WAKE_TTL, run_job
 from .redis_health import RedisUnavailable, outage_for
-from .rq_batches import WakeBatch
+from .rq_batches import FIRST_TO_WAIT, OWN, WakeBatch
 
 log = logging.getLogger(__name__)
 
@@ -86,9 +86,12 @@ class RedisQueues:
     def _join_batch(self, queue, path, args, unique):
         """Join the batch of the job of `path` queued and not yet started, or queue that job."""
         key, batch = wake_key(unique), WakeBatch(self.redis, queue, path, WAKE_TTL)
-        if not batch.join(key, args):
+        joined = batch.join(key, args)
+        if joined == FIRST_TO_WAIT:
+            queue_helper(batch, True, holds_queued=False)
+        if joined != OWN:
             return None
-        return queue_batch_job(batch, args, {"wake": key, "batch": True}, [key])
+        return queue_batch_job(batch, args, {"wake": key, "batch": True, "queued": True}, [key])
 
     def _enqueue_at(self, when, queue, path, args, unique):
         # RQ keeps whole seconds and rounds down: rounded up, the job can never fire before `when`.
@@ -152,10 +155,11 @@ def run_rq_job(path, *args):
 
 
 def queue_batch_job(batch, args, meta, keys=()):
-    """Queue a job of the batch (the caller holds its queued key, freed again if this fails)."""
+    """Queue a job of the batch; `keys` (the queued key among them if the job holds it) are freed
+    again if this fails."""
     return keyed(
         batch.redis,
-        [*keys, batch.queued],
+        [*keys, batch.queued if meta.get("queued") else None],
         Queue(batch.queue, connection=batch.redis).enqueue,
         ENTRY,
         batch.path,
@@ -165,8 +169,9 @@ def queue_batch_job(batch, args, meta, keys=()):
     )
 
 
-def queue_helper(batch, asked):
-    """Queue a job that runs only waiting wake-ups, when the batch's script asked for one.
+def queue_helper(batch, asked, holds_queued=True):
+    """Queue a job that runs only waiting wake-ups, when the batch's script asked for one (holding
+    the batch's queued key, unless JOIN asked, which leaves that key to the job already queued).
 
     Not queued (Redis failing), the waiting wake-ups wait for the next one that queues a job, or
     for the sweep once their keys expire: a delay, never a loss.
@@ -174,7 +179,7 @@ def queue_helper(batch, asked):
     if not asked:
         return
     try:
-        queue_batch_job(batch, (), {"batch": True, "helper": True})
+        queue_batch_job(batch, (), {"batch": True, "helper": True, "queued": holds_queued})
     except RedisError as error:
         log.warning(
             "no helper queued for %s (%s); the sweep will wake what waits", batch.path, error
@@ -194,7 +199,7 @@ def run_batch(job, path, args):
     ends = time.monotonic() + BATCH_SECONDS
     batch = WakeBatch(job.connection, job.origin, path, WAKE_TTL)
     try:
-        asked = batch.start(job.meta.get("wake"))
+        asked = batch.start(job.meta.get("wake"), job.meta.get("queued", True))
     except RedisError as error:  # its keys expire with WAKE_TTL; the sweep wakes what waits
         log.warning("batch %s not started (%s); the sweep will wake what waits", path, error)
     else:

@@ -49,16 +49,17 @@ def jobs_run(redis):
     )
 
 
-def test_a_burst_of_batched_wakeups_queues_one_job_that_runs_them_all_oldest_first(app, rq_redis):
+def test_a_burst_of_batched_wakeups_shares_one_job_that_runs_them_all_oldest_first(app, rq_redis):
     for n in range(5):
         wake(f"w{n}")
-    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 1
+    # The first wake-up's job, and a helper queued as the second joined it: not five jobs.
+    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 2
 
     work(rq_redis)
 
     assert RUNS == ["w0", "w1", "w2", "w3", "w4"]
-    # The job, and the helper it queued for the waiting ones (which found them taken already).
-    assert jobs_run(rq_redis) == 2
+    # The job ran them all; its helper, and the one it queued as it started, found none left.
+    assert jobs_run(rq_redis) == 3
     assert rq_redis.keys("gateway:wake*") == [] and rq_redis.keys("gateway:batch*") == []
 
 
@@ -98,7 +99,7 @@ def test_a_wakeup_that_comes_while_the_batch_runs_gets_a_job_of_its_own(app, rq_
     wake("w0")
     queue = Queue(jobs.WEBHOOKS, connection=rq_redis)
     [job] = queue.jobs
-    rq_queues.WakeBatch(rq_redis, jobs.WEBHOOKS, NOTED, jobs.WAKE_TTL).start(job.meta["wake"])
+    rq_queues.WakeBatch(rq_redis, jobs.WEBHOOKS, NOTED, jobs.WAKE_TTL).start(job.meta["wake"], True)
     wake("w1")  # the queued job has started: w1 cannot count on it any more
     assert queue.count == 2
 
@@ -115,7 +116,8 @@ def test_a_failed_enqueue_of_a_batch_job_leaves_no_key_behind(app, rq_redis, mon
             wake("w0")
     assert rq_redis.keys("gateway:*") == []
     assert wake("w0") is not None  # the next wake-up gets its job: nothing suppresses it
-    assert wake("w1") is None  # and joins its batch
+    assert wake("w1") is None  # and the one after joins its batch
+    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 2  # w0's job and a helper
 
 
 def test_without_redis_a_batched_wakeup_is_a_job_of_its_own(app, monkeypatch):
