@@ -6,8 +6,9 @@ Run: `.venv/bin/python bench/webhook_profile.py --redis-url redis://127.0.0.1:63
 (the Redis database is flushed and the SQL database emptied first.) Payments are completed here,
 then the worker of `flask gateway worker` (GatewayWorker, burst mode) drains their deliveries in
 this same process to a local receiver that verifies every signature. Printed: deliveries per
-second of the drain, SQL statements per delivery by kind, Redis round trips per delivery, and with
---profile the pyinstrument call tree of the drain (the top frames say where a delivery's time goes).
+second of the drain, SQL statements per delivery by kind, Redis round trips per delivery (and per
+completion, to wake it), and with --profile the pyinstrument call tree of the drain (the top frames
+say where a delivery's time goes).
 Unlike bench/webhooks.py this needs no quiet machine: the counts do not depend on the load.
 """
 
@@ -115,8 +116,11 @@ def main():
         db.session.add(brand)
         db.session.commit()
         receiver = Receiver(brand.webhook_secret)
+        RoundTrips.install()
         complete_payments(brand, receiver.url, args.count)
         db.session.remove()
+        waking, waking_trips = RoundTrips.sent, RoundTrips.trips.copy()
+        RoundTrips.sent, RoundTrips.trips = 0, collections.Counter()
 
         statements = collections.Counter()
         event.listen(
@@ -127,7 +131,6 @@ def main():
         event.listen(db.engine, "commit", lambda conn: statements.update(["COMMIT"]))
         event.listen(db.engine, "rollback", lambda conn: statements.update(["ROLLBACK"]))
         connection = Redis.from_url(args.redis_url)
-        RoundTrips.install()
         worker = GatewayWorker(
             [Queue(WEBHOOKS, connection=connection)],
             connection=connection,
@@ -163,6 +166,10 @@ def main():
     print(f"Redis round trips per delivery: {RoundTrips.sent / max(delivered, 1):.2f}")
     for trip, count in RoundTrips.trips.most_common(25):
         print(f"  {count / max(delivered, 1):5.2f}  {trip[:150]}")
+    # The other side of a delivery's Redis cost: its wake-up, sent by the completing process.
+    print(f"Redis round trips per completion, to wake its delivery: {waking / args.count:.2f}")
+    for trip, count in waking_trips.most_common(5):
+        print(f"  {count / args.count:5.2f}  {trip[:150]}")
     if profiler is not None:
         print(profiler.output_text(unicode=True, color=False, show_all=False))
         if args.html:

@@ -2,7 +2,8 @@
 worker.
 
 Run: `.venv/bin/python bench/webhooks.py --redis-url redis://127.0.0.1:6379/4 [--count 500]
-      [--workers 1] [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/gw_bench]`
+      [--workers 1] [--receiver-ms 0]
+      [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/gw_bench]`
 (SQLite in a temporary file by default; a given PostgreSQL database is created if missing and
 emptied first. The given Redis database is flushed first: give one nothing else uses.) Payments are
 completed by direct service calls in this process; --workers `flask gateway worker` subprocesses
@@ -46,8 +47,9 @@ from bench import processes  # noqa: E402
 class Receiver:
     """A local endpoint answering 200 that verifies each signature and notes when it arrived."""
 
-    def __init__(self, secret):
+    def __init__(self, secret, delay=0.0):
         self.secret, self.arrivals, self.bad = secret.encode(), {}, 0
+        self.delay = delay  # seconds each answer takes: a receiver doing work of its own
         self.done = threading.Condition()
         self.server = make_server("127.0.0.1", 0, self.wsgi, threaded=True)
         threading.Thread(
@@ -56,6 +58,8 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.server.server_port}/hooks"
 
     def wsgi(self, environ, start_response):
+        if self.delay:
+            time.sleep(self.delay)
         request = Request(environ)
         raw = request.get_data()
         expected = hmac.new(self.secret, raw, hashlib.sha256).hexdigest()
@@ -142,6 +146,13 @@ def main():
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--workers", type=int, default=1, help="RQ worker processes")
     parser.add_argument(
+        "--receiver-ms",
+        type=float,
+        default=0.0,
+        help="milliseconds the receiver takes to answer: workers then wait on it, not on the CPU "
+        "(how workers scale on a machine too small to run them and the receiver side by side)",
+    )
+    parser.add_argument(
         "--log-level", default="INFO", help="the worker's log level (INFO logs 3 lines per job)"
     )
     parser.add_argument(
@@ -177,7 +188,7 @@ def main():
         brand = Brand(name="Bench Shop", slug="bench")
         db.session.add(brand)
         db.session.commit()
-        receiver = Receiver(brand.webhook_secret)
+        receiver = Receiver(brand.webhook_secret, args.receiver_ms / 1000)
         workers = [
             start_worker(database_url, args.redis_url, workdir / f"worker{n}.log", args.log_level)
             for n in range(args.workers)

@@ -44,8 +44,11 @@ class InProcessExecutor:
                 ).start()
         return self.pool
 
-    def enqueue(self, queue, path, args, unique=None):
-        """Submit the job; a wake-up whose `unique` key is already queued or running is dropped."""
+    def enqueue(self, queue, path, args, unique=None, batch=False):
+        """Submit the job; a wake-up whose `unique` key is already queued or running is dropped.
+
+        `batch` changes nothing here: a job on the pool costs no bookkeeping worth sharing.
+        """
         pool = self.start(periodic=False)
         if pool is None:
             return None
