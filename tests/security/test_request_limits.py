@@ -176,10 +176,9 @@ class CountingInput(io.BytesIO):
     """A request body that remembers how far the app read it."""
 
 
-def test_a_body_answered_unread_is_read_to_its_end(client):
-    # An unknown key is refused before the body is parsed; gunicorn then closes the connection, and
-    # a socket closed with bytes unread is reset: nginx, still sending, answered 502 for the 401.
-    body = json.dumps({"pad": "x" * 200_000}).encode()
+def post_with_unknown_key(client, body):
+    """POST `body` to /api/v1/payments with a key nobody issued; returns (answer, the body's
+    stream)."""
     stream = CountingInput(body)
     answer = client.post(
         "/api/v1/payments",
@@ -188,6 +187,14 @@ def test_a_body_answered_unread_is_read_to_its_end(client):
         content_type="application/json",
         headers={"Authorization": "Bearer gw_live_unknown"},
     )
+    return answer, stream
+
+
+def test_a_body_answered_unread_is_read_to_its_end(client):
+    # An unknown key is refused before the body is parsed; gunicorn then closes the connection, and
+    # a socket closed with bytes unread is reset: nginx, still sending, answered 502 for the 401.
+    body = json.dumps({"pad": "x" * 200_000}).encode()
+    answer, stream = post_with_unknown_key(client, body)
     assert answer.status_code == 401
     assert stream.tell() == len(body)
 
@@ -195,14 +202,6 @@ def test_a_body_answered_unread_is_read_to_its_end(client):
 def test_a_body_over_the_limit_is_left_unread(client):
     # Reading it is what the limit spares the server: the answer goes out with the body where it
     # was.
-    body = b"x" * (LIMIT + 1)
-    stream = CountingInput(body)
-    answer = client.post(
-        "/api/v1/payments",
-        input_stream=stream,
-        content_length=len(body),
-        content_type="application/json",
-        headers={"Authorization": "Bearer gw_live_unknown"},
-    )
+    answer, stream = post_with_unknown_key(client, b"x" * (LIMIT + 1))
     assert answer.status_code == 401
     assert stream.tell() == 0
