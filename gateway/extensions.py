@@ -1,5 +1,7 @@
 """The unbound extension objects; create_app binds them to an application."""
 
+import functools
+
 from flask import request
 from flask_babel import Babel
 from flask_limiter import Limiter
@@ -61,10 +63,9 @@ def insert_persistent(row):
     spends it on the INSERT alone. Attributes and relationships set count as loaded; columns left
     to their defaults load when read.
     """
-    mapper = type(row).__mapper__
-    insert, column_names = core_insert(mapper)
+    insert, columns = core_insert(type(row).__mapper__)
     given = row.__dict__
-    values = {name: given[key] for key, name in column_names if key in given}
+    values = {name: given[key] for key, name in columns if key in given}
     # The session's connection runs it as plain Core: Session.execute would first look for ORM work.
     row.id = db.session.connection().execute(insert, values).inserted_primary_key[0]
     make_transient_to_detached(row)
@@ -72,17 +73,11 @@ def insert_persistent(row):
     return row
 
 
-_CORE_INSERTS = {}
-
-
+@functools.cache
 def core_insert(mapper):
-    """The mapper's table INSERT and its (attribute, column name) pairs, built once per mapper."""
-    if mapper not in _CORE_INSERTS:
-        _CORE_INSERTS[mapper] = (
-            db.insert(mapper.local_table),
-            tuple((attr.key, attr.columns[0].name) for attr in mapper.column_attrs),
-        )
-    return _CORE_INSERTS[mapper]
+    """The mapper's table INSERT and its (attribute, column name) pairs: the same for every row."""
+    pairs = tuple((attr.key, attr.columns[0].name) for attr in mapper.column_attrs)
+    return db.insert(mapper.local_table), pairs
 
 
 def reread(rows):
@@ -98,3 +93,12 @@ def reread(rows):
     for row in rows:
         db.session.expire(row)
     db.session.execute(db.select(model).where(model.id.in_(sorted(ids)))).all()
+
+
+def rows_by(column, keys):
+    """The rows whose `column` is one of `keys`, in one query: {key: row} (a key without a row is
+    absent). For a listener handed a batch: one SELECT for the list, not one per item.
+    """
+    model = column.class_
+    found = db.session.execute(db.select(model).where(column.in_(sorted(set(keys))))).scalars()
+    return {getattr(row, column.key): row for row in found}

@@ -6,7 +6,7 @@ import json
 from flask import current_app
 
 from ..clock import utcnow
-from ..extensions import db
+from ..extensions import db, rows_by
 from ..webhooks import delivery as webhook_delivery
 from ..webhooks import events as webhook_events
 from ..webhooks.callback_urls import checked_destination
@@ -31,14 +31,7 @@ def write_ipns(event, emissions):
     payments = [e.payment for e in emissions if e.payment is not None]
     if not payments or event == "webhook.test":
         return []
-    rows = {
-        row.payment_id: row
-        for row in db.session.execute(
-            db.select(CompatPayment).where(
-                CompatPayment.payment_id.in_(sorted({payment.id for payment in payments}))
-            )
-        ).scalars()
-    }
+    rows = rows_by(CompatPayment.payment_id, (payment.id for payment in payments))
     wanted = [
         (e, rows[e.payment.id])
         for e in emissions

@@ -12,7 +12,7 @@ import phonenumbers
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..domain_errors import ValidationFailed
-from ..extensions import db
+from ..extensions import db, rows_by
 from ..money import InvalidAmount, format_amount, parse_amount
 from ..payments.lifecycle import create_payment
 from ..webhooks.events import Emission, emit_events
@@ -230,14 +230,7 @@ def link_payments_of(payments):
     """The link rows of these payments by payment id, in one query; absent: not made through a
     link.
     """
-    return {
-        row.payment_id: row
-        for row in db.session.execute(
-            db.select(LinkPayment).where(
-                LinkPayment.payment_id.in_(sorted({payment.id for payment in payments}))
-            )
-        ).scalars()
-    }
+    return rows_by(LinkPayment.payment_id, (payment.id for payment in payments))
 
 
 def link_payments_completed(completions):

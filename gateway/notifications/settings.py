@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from ..clock import utcnow
 from ..devices.crypto import derived_key, derived_keys
 from ..domain_errors import field_error
-from ..extensions import db
+from ..extensions import db, rows_by
 from .catalogue import CHANNELS, DEFAULT_CHANNELS, EVENTS, offered
 from .models.notification import NotificationSettings
 
@@ -34,12 +34,7 @@ def settings_for(brand_id):
 def settings_of(brand_ids):
     """settings_for of several brands in one query: {brand_id: stored settings or the defaults}."""
     ids = set(brand_ids)
-    found = {
-        row.brand_id: row
-        for row in db.session.execute(
-            db.select(NotificationSettings).where(NotificationSettings.brand_id.in_(sorted(ids)))
-        ).scalars()
-    }
+    found = rows_by(NotificationSettings.brand_id, ids)
     return {brand_id: found.get(brand_id) or default_settings(brand_id) for brand_id in ids}
 
 
