@@ -79,8 +79,15 @@ class RedisQueues:
         key = wake_key(unique)
         if not self.first_wake(key, WAKE_TTL):
             return None
-        return self._keyed(
-            key, self.queues[queue].enqueue, ENTRY, path, *args, meta={"wake": key}, **JOB_OPTIONS
+        return keyed(
+            self.redis,
+            [key],
+            self.queues[queue].enqueue,
+            ENTRY,
+            path,
+            *args,
+            meta={"wake": key},
+            **JOB_OPTIONS,
         )
 
     def _join_batch(self, queue, path, args, unique):
@@ -101,8 +108,9 @@ class RedisQueues:
         key = scheduled_key(unique)
         if not self.first_wake(key, ttl):
             return None
-        return self._keyed(
-            key,
+        return keyed(
+            self.redis,
+            [key],
             self.queues[queue].enqueue_at,
             when,
             ENTRY,
@@ -111,12 +119,6 @@ class RedisQueues:
             meta={"wake": key},
             **JOB_OPTIONS,
         )
-
-    def _keyed(self, key, enqueue, *args, **kwargs):
-        """Enqueue; a failure removes the wake-up key it took, so the failed wake-up suppresses
-        nothing.
-        """
-        return keyed(self.redis, [key], enqueue, *args, **kwargs)
 
 
 def keyed(redis, keys, enqueue, *args, **kwargs):
