@@ -100,7 +100,7 @@ def amount(value):
 
 
 def rate_limit(value):
-    """A Flask-Limiter rate such as 10/minute."""
+    """A rate of the `limits` library such as 10/minute."""
     from limits import parse
 
     try:
@@ -422,7 +422,6 @@ SETTINGS = {
 # Fixed for every profile: extensions' wiring, not operator choices.
 FIXED = {
     "MAX_CONTENT_LENGTH": 1024 * 1024,
-    "RATELIMIT_HEADERS_ENABLED": True,
     "SESSION_COOKIE_HTTPONLY": True,
     "SESSION_COOKIE_SAMESITE": "Lax",
     "REMEMBER_COOKIE_HTTPONLY": True,

@@ -13,7 +13,7 @@ from . import db_models, jobs  # noqa: F401 - db_models: every table known to db
 from .accounts import rate_limit_store
 from .cookie_session import CookieSessionInterface
 from .errors import register_error_handlers
-from .extensions import babel, csrf, db, limiter, login_manager, migrate
+from .extensions import babel, csrf, db, login_manager, migrate
 from .i18n import init_i18n
 from .jobs.redis_health import redis_state
 from .request_limits import limit_chunked_bodies
@@ -145,7 +145,6 @@ def register_extensions(app):
     migrate.init_app(app, db, directory=str(app.root_path + "/../migrations"))
     csrf.init_app(app)
     rate_limit_store.init_app(app)
-    limiter.init_app(app)
     babel.init_app(app)
     init_i18n(app)
     login_manager.init_app(app)

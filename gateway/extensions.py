@@ -2,10 +2,7 @@
 
 import functools
 
-from flask import request
 from flask_babel import Babel
-from flask_limiter import Limiter
-from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
@@ -27,17 +24,6 @@ migrate = Migrate()
 csrf = CSRFProtect()
 login_manager = LoginManager()
 babel = Babel()
-
-
-limiter = Limiter(key_func=get_remote_address, default_limits=[])
-
-
-@limiter.request_filter
-def counted_by_the_merchant_api():
-    """Flask-Limiter leaves the merchant API alone: gateway.api.rate_limit counts its per-key limit
-    first.
-    """
-    return request.path.startswith("/api/v1/")
 
 
 def commit_without_expiring():

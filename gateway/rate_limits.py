@@ -1,21 +1,26 @@
-"""Every rate limit's counting: fixed windows in the shared store or in this process, and the
-merchant API's limits by setting.
+"""Every rate limit's counting: fixed windows in the shared store or in this process, the merchant
+API's limits by setting, and `limited`, the decorator of the pages' and the companion app's routes.
 
 The `limits` library counts over the store every process shares (gateway.accounts.rate_limit_store:
 Redis while it answers, else the database). Only API_RATE_LIMIT, a throughput cap and no guard
 against guessing, counts per process when there is no Redis; every limit does with
 RATELIMIT_STORAGE_URI=memory://, in a plain fixed-window dict: `limits`' memory storage starts a
 timer thread to expire its keys, which costs more than the check.
+
+A limit runs only in the views it decorates: no hook of the app's, which every request would pay
+for (Flask-Limiter's three cost each API call about 185 Python calls; docs/performance.md).
 """
 
+import functools
 import math
 import threading
 import time
 
-from flask import request
-from limits import parse
+from flask import current_app, request
+from limits import parse, parse_many
 from limits.storage import storage_from_string
 from limits.strategies import FixedWindowRateLimiter
+from werkzeug.exceptions import TooManyRequests
 
 from .accounts import rate_limit_store  # noqa: F401 - registers the gateway+db and +redis stores
 
@@ -53,6 +58,13 @@ class LocalFixedWindow:
             window[0] += 1
             return window[0] <= self.amount, window[1]
 
+    def test(self, identity):
+        """(allowed, reset_at) of one more request of this identity, without counting it."""
+        window = self.windows.get(identity)
+        if window is None or window[1] <= time.time():
+            return True, None
+        return window[0] < self.amount, window[1]
+
 
 class SharedFixedWindow:
     """The same window over the shared `limits` storage (gateway.accounts.rate_limit_store): Redis
@@ -65,6 +77,12 @@ class SharedFixedWindow:
     def hit(self, identity):
         """(allowed, reset_at) after counting one request of this identity."""
         if self.limiter.hit(self.limit, self.namespace, identity):
+            return True, None
+        return False, self.reset_at(identity)
+
+    def test(self, identity):
+        """(allowed, reset_at) of one more request of this identity, without counting it."""
+        if self.limiter.test(self.limit, self.namespace, identity):
             return True, None
         return False, self.reset_at(identity)
 
@@ -106,6 +124,17 @@ def limiter_for(app, setting):
     return limiter
 
 
+def windows_for(app, limit, scope):
+    """The app's windows of a view's `limit` (e.g. 10/minute;60/hour) under `scope`, shortest first,
+    always in the shared store (or memory:// when configured), built once."""
+    limiters = app.extensions.setdefault("gateway_rate_limits", {})
+    windows = limiters.get((scope, limit))
+    if windows is None:
+        built = [fixed_window(app, item, scope) for item in sorted(parse_many(limit))]
+        windows = limiters.setdefault((scope, limit), built)
+    return windows
+
+
 def limits_enabled(app):
     """Whether the app counts its rate limits at all (RATELIMIT_ENABLED), read on each request."""
     return app.config.get("RATELIMIT_ENABLED", True)
@@ -117,5 +146,49 @@ def seconds_until(reset_at):
 
 
 def client_address():
-    """The client's address (ProxyFix, when configured, makes it the real one's)."""
+    """The default bucket: the client's address (ProxyFix, when configured, makes it the real
+    one)."""
     return request.remote_addr or "unknown"
+
+
+def refuse_when_full(verdicts):
+    """429 with Retry-After at the first window without room; the windows after it are not asked."""
+    for allowed, reset_at in verdicts:
+        if not allowed:
+            raise TooManyRequests(retry_after=seconds_until(reset_at))
+
+
+def limited(limit, key=client_address, *, scope, methods=None, counts=None):
+    """Limit a view to `limit` (a rate such as 10/minute;60/hour, or a callable giving one) per
+    bucket `key()`, counted under `scope` (routes naming one scope share its budget), for `methods`
+    only (default: every method).
+
+    Without `counts`, each request is counted before the view and refused with 429 past the limit.
+    With it, a full window still refuses before the view, but a request is counted after the view
+    and only when counts(response) is true (a failed sign-in, a refused code): a view that raises
+    counts nothing, and neither does a refusal. The 429 goes to the app's error handlers, with
+    `retry_after` (seconds to the window's end) for its Retry-After header.
+    """
+    methods = frozenset(method.upper() for method in methods) if methods else None
+
+    def decorate(view):
+        @functools.wraps(view)
+        def limited_view(*args, **kwargs):
+            app = current_app._get_current_object()
+            if not limits_enabled(app) or (methods is not None and request.method not in methods):
+                return view(*args, **kwargs)
+            windows = windows_for(app, limit() if callable(limit) else limit, scope)
+            identity = key()
+            if counts is None:
+                refuse_when_full(window.hit(identity) for window in windows)
+                return view(*args, **kwargs)
+            refuse_when_full(window.test(identity) for window in windows)
+            response = app.make_response(view(*args, **kwargs))
+            if counts(response):
+                for window in windows:
+                    window.hit(identity)
+            return response
+
+        return limited_view
+
+    return decorate

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from gateway import create_app
-from gateway.extensions import db, limiter
+from gateway.extensions import db
 from tests.factories import PaymentFactory, PaymentMethodFactory, reload
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -81,10 +81,7 @@ def simulate_sms(runner, trx_id, amount="500.00"):
 
 @pytest.fixture
 def limited_app(app):
-    """The same database, served by an app whose claim limit is 2/hour; the shared limiter is
-    restored after.
-    """
-    was_enabled = limiter.enabled
+    """The same database, served by an app whose claim limit is 2/hour."""
     limited = create_app(
         {
             "APP_ENV": "testing",
@@ -99,4 +96,3 @@ def limited_app(app):
         yield limited
         db.session.remove()
         db.engine.dispose()
-    limiter.enabled = was_enabled

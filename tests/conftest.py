@@ -113,18 +113,6 @@ def empty_every_table():
                 connection.execute(text(delete))
 
 
-@pytest.fixture(autouse=True)
-def restore_rate_limiter():
-    """Flask-Limiter keeps its on/off switch on one shared object; an app built with limits on must
-    not leak it.
-    """
-    from gateway.extensions import limiter
-
-    was_enabled = limiter.enabled
-    yield
-    limiter.enabled = was_enabled
-
-
 @pytest.fixture
 def sql_statements(app):
     """Every SQL statement the database receives from here on, in order."""

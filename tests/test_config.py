@@ -12,7 +12,8 @@ import pytest
 
 import config
 from gateway import create_app
-from gateway.extensions import db, limiter
+from gateway.extensions import db
+from gateway.rate_limits import limits_enabled
 
 VARIABLES = (
     "APP_ENV",
@@ -168,7 +169,7 @@ def test_ratelimit_enabled_switches_limits_on_and_off(environment, value, enable
     app = create_app()
 
     assert app.config["RATELIMIT_ENABLED"] is enabled
-    assert limiter.enabled is enabled
+    assert limits_enabled(app) is enabled
 
 
 @pytest.mark.parametrize("value, statuses", [("false", [200, 200, 200]), ("true", [200, 429, 429])])

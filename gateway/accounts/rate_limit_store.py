@@ -1,9 +1,10 @@
 """Rate-limit counters every process shares: in the database without Redis, in Redis with the
 database as fallback.
 
-Both are `limits` storages registered by scheme (`gateway+db://`, `gateway+redis://…`), so
-Flask-Limiter and the API's own limits (gateway.api.rate_limit) count through the same store: a
-limit holds across gunicorn workers and machines whether Redis is configured, absent or down.
+Both are `limits` storages registered by scheme (`gateway+db://`, `gateway+redis://…`), so every
+limit of gateway.rate_limits (the pages', the companion app's, the API's) counts through the same
+store: a limit holds across gunicorn workers and machines whether Redis is configured, absent or
+down.
 """
 
 import hashlib
@@ -29,9 +30,7 @@ def storage_uri(app):
 
 
 def init_app(app):
-    """Point Flask-Limiter (and gateway.api.rate_limit) at the shared store; call before
-    `limiter.init_app`.
-    """
+    """Point the app's rate limits (gateway.rate_limits) at the shared store."""
     app.config["RATELIMIT_STORAGE_URI"] = storage_uri(app)
 
 

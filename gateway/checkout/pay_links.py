@@ -8,13 +8,14 @@ from flask_wtf import FlaskForm
 from werkzeug.exceptions import HTTPException
 
 from ..domain_errors import ValidationFailed
-from ..extensions import limiter
+from ..errors import retry_after
 from ..i18n import lazy_gettext as _l
 from ..links.errors import LinkUnavailable
 from ..links.links import find_link_by_slug
 from ..links.paying import bounds_text, pay_through_link, unavailable_reason
 from ..payments.lifecycle import checkout_url
 from ..payments.methods import PROVIDER_NAMES
+from ..rate_limits import limited
 from .pages import language_url, protect_response, render_http_error
 from .presenters import KIND_NAMES, format_money, trx_id_help
 from .theme import brand_theme
@@ -30,7 +31,8 @@ def render_link_error(error):
     if error.code == 429:
         link = find_link_by_slug((request.view_args or {}).get("slug"))
         if link is not None:
-            return render_link(link, 429, template="pay/unavailable.html", reason="busy")
+            page = render_link(link, 429, template="pay/unavailable.html", reason="busy")
+            return (*page, retry_after(error))
     return render_http_error(error)
 
 
@@ -108,7 +110,7 @@ def link_page(slug):
 
 
 @bp.post("/<slug>")
-@limiter.limit(LINK_SUBMIT_LIMIT)
+@limited(LINK_SUBMIT_LIMIT, scope="pay-link")
 def pay(slug):
     """Check the answers, create the payment, and send the customer to its checkout."""
     link = link_or_404(slug)

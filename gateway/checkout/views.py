@@ -4,10 +4,11 @@ from flask import Blueprint, abort, current_app, g, jsonify, redirect, request, 
 
 from ..domain_errors import DomainError, InvalidState
 from ..errors import http_status
-from ..extensions import db, limiter
+from ..extensions import db
 from ..payments import methods as payment_methods
 from ..payments.lifecycle import cancel_payment
 from ..payments.models.payment import OPEN_STATUSES
+from ..rate_limits import limited
 from ..sms.claims import reopen_claim
 from ..sms.matching import submit_claim
 from ..states import payment_in_review as in_review
@@ -81,14 +82,14 @@ def claim_bucket():
     return "checkout-claim:" + (request.view_args or {}).get("token", "")
 
 
+def claim_attempted(response):
+    """Only TrxIDs that reached matching count against the limit, not typos the form caught."""
+    return g.get("claim_attempted", False)
+
+
 def claim_limit():
     """One budget of TrxID attempts per payment, shared by the first claim and every correction."""
-    return limiter.shared_limit(
-        claim_rate_limit,
-        scope="checkout-claim",
-        key_func=claim_bucket,
-        deduct_when=lambda response: g.get("claim_attempted", False),
-    )
+    return limited(claim_rate_limit, claim_bucket, scope="checkout-claim", counts=claim_attempted)
 
 
 @bp.post("/<token>/claim")

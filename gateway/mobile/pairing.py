@@ -3,7 +3,7 @@
 from ..answer_commit import unit_of_work
 from ..devices.pairing import pair_device
 from ..devices.tokens import rotate_tokens
-from ..extensions import limiter
+from ..rate_limits import limited
 from ..schemas.mobile import PairDeviceSchema, TokenRefreshSchema
 from .http import ProtocolBlueprint, ok
 
@@ -14,7 +14,7 @@ blp = ProtocolBlueprint(
 
 @blp.post("/devices")
 @blp.doc(security=[])
-@limiter.limit("10/minute")
+@limited("10/minute", scope="pairing")
 @blp.arguments(PairDeviceSchema())
 def pair(data):
     """Exchange a one-time pairing code and the phone's fingerprint for tokens and an AES key.
@@ -29,7 +29,7 @@ def pair(data):
 
 @blp.post("/devices/token-refreshes")
 @blp.doc(security=[])
-@limiter.limit("30/minute")
+@limited("30/minute", scope="token-refresh")
 @blp.arguments(TokenRefreshSchema())
 def refresh_tokens(data):
     """Rotate both tokens; a refresh token works once."""

@@ -12,7 +12,9 @@ from ..answer_commit import unit_of_work
 from ..checkout.theme import brand_theme
 from ..clock import utcnow
 from ..domain_errors import DomainError
-from ..extensions import db, limiter
+from ..errors import retry_after
+from ..extensions import db
+from ..rate_limits import limited
 from . import bp, render_error
 from .access import ACCOUNT, public, requires
 from .audit import client_address, record_audit
@@ -71,11 +73,11 @@ def reset_session():
 
 @bp.route("/sign-in", methods=["GET", "POST"])
 @public
-@limiter.limit(
-    sign_in_limit, key_func=sign_in_address_bucket, methods=["POST"], deduct_when=failed_attempt
+@limited(
+    sign_in_limit, sign_in_address_bucket, scope="sign-in", methods=["POST"], counts=failed_attempt
 )
-@limiter.limit(
-    sign_in_limit, key_func=sign_in_email_bucket, methods=["POST"], deduct_when=failed_attempt
+@limited(
+    sign_in_limit, sign_in_email_bucket, scope="sign-in", methods=["POST"], counts=failed_attempt
 )
 def sign_in():
     """The sign-in form; on success, the page asked for or the dashboard."""
@@ -147,9 +149,7 @@ def too_many_attempts(error):
         if request.endpoint == "panel.sign_in"
         else render_error(429, message)
     )
-    response = current_app.make_response(page)
-    response.headers["Retry-After"] = str(getattr(error, "retry_after", None) or 60)
-    return response
+    return (*page, retry_after(error))
 
 
 @bp.post("/sign-out")

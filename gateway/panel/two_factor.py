@@ -27,7 +27,7 @@ from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..extensions import limiter
+from ..rate_limits import limited
 from . import bp
 from .access import ACCOUNT, public, requires
 from .audit import record_audit
@@ -65,14 +65,14 @@ def code_refused(response):
     return bool(g.get("code_refused"))
 
 
-limit_codes = limiter.limit(
-    code_limit, key_func=code_bucket, methods=["POST"], deduct_when=code_refused
-)
+def limit_codes(scope):
+    """Refused codes limited per user on one route (each route its own budget, as before)."""
+    return limited(code_limit, code_bucket, scope=scope, methods=["POST"], counts=code_refused)
 
 
 @bp.route("/sign-in/two-factor", methods=["GET", "POST"])
 @public
-@limit_codes
+@limit_codes("two-factor-sign-in")
 def two_factor_sign_in():
     """The second step of signing in: the code from the app, or a recovery code."""
     user = pending_user()
@@ -147,7 +147,7 @@ def two_factor_enrol():
 
 @bp.post("/account/two-factor/confirm")
 @requires(ACCOUNT)
-@limit_codes
+@limit_codes("two-factor-confirm")
 def two_factor_confirm():
     """Turn two-factor on with a first code; the recovery codes are shown this once."""
     form = ConfirmEnrolmentForm()
@@ -169,7 +169,7 @@ def two_factor_confirm():
 
 @bp.post("/account/two-factor/disable")
 @requires(ACCOUNT)
-@limit_codes
+@limit_codes("two-factor-disable")
 def two_factor_disable():
     """Turn two-factor off after the password and a code."""
     return change_two_factor(disable_two_factor, "two_factor.disable")
@@ -177,7 +177,7 @@ def two_factor_disable():
 
 @bp.post("/account/two-factor/recovery-codes")
 @requires(ACCOUNT)
-@limit_codes
+@limit_codes("two-factor-recovery-codes")
 def two_factor_recovery_codes():
     """Ten new recovery codes after the password and a code; the old ones stop working."""
     return change_two_factor(regenerate_recovery_codes, "two_factor.recovery_codes")

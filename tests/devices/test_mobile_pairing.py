@@ -3,15 +3,13 @@ types."""
 
 import json
 import re
-import subprocess
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import jwt
 import pytest
 from freezegun import freeze_time
 
+from gateway import create_app
 from gateway.clock import utcnow
 from gateway.devices.crypto import open_device_key
 from gateway.devices.models.device import Device, PairingCode
@@ -19,23 +17,12 @@ from gateway.devices.models.notification import Notification
 from gateway.devices.pairing import create_pairing_code, pairing_qr_payload, pairing_qr_svg
 from gateway.devices.tokens import rotate_tokens
 from gateway.domain_errors import DomainError
-from gateway.extensions import db, limiter
+from gateway.extensions import db
 from tests.factories import paired_device
 
 PAIR = "/api/mobile/v1/devices"
 REFRESH = "/api/mobile/v1/devices/token-refreshes"
 DASHBOARD = "/api/mobile/v1/dashboard"
-
-
-@pytest.fixture(autouse=True)
-def limits_off():
-    """The suite runs with limits off, but a test that builds a limited app can leave the shared
-    limiter on.
-    """
-    was_enabled = limiter.enabled
-    limiter.enabled = False
-    yield
-    limiter.enabled = was_enabled
 
 
 def pair(client, code, device_id="phone-1", **extra):
@@ -361,33 +348,33 @@ def test_notifications_are_listed_and_acknowledged(client, brand, other_brand):
     assert theirs.acknowledged_at is None
 
 
-def test_pairing_attempts_are_rate_limited_per_address():
-    """Ten guesses a minute from one address, then 429 (its own process: the limiter is app-wide
-    state).
-    """
-    script = (
-        "from gateway import create_app\n"
-        "from gateway.extensions import db\n"
-        "app = create_app({'APP_ENV': 'testing', 'SQLALCHEMY_DATABASE_URI': 'sqlite://', "
-        "'RATELIMIT_ENABLED': True, 'RATELIMIT_STORAGE_URI': 'memory://'})\n"
-        "with app.app_context():\n    db.create_all()\n"
-        "client = app.test_client()\n"
-        "body = {'pairing_code': '000000', 'device_id': 'x', 'device_name': 'y'}\n"
-        "codes = [client.post('/api/mobile/v1/devices', json=body).status_code for _ in "
-        "range(11)]\nlast = client.post('/api/mobile/v1/devices', json=body)\n"
-        "print(codes, last.get_json()['code'], last.headers['Retry-After'])\n"
+@pytest.fixture
+def limited_app(app):
+    """The same database behind an app with rate limits on (memory storage)."""
+    limited = create_app(
+        {
+            "APP_ENV": "testing",
+            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+            "REDIS_URL": None,
+            "RATELIMIT_ENABLED": True,
+            "RATELIMIT_STORAGE_URI": "memory://",
+        }
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=Path(__file__).resolve().parents[2],
-    )
+    with limited.app_context():
+        yield limited
+        db.session.remove()
+        db.engine.dispose()
 
-    assert result.returncode == 0, result.stderr
-    codes, code, retry_after = result.stdout.strip().splitlines()[-1].rsplit(" ", 2)
-    assert codes == str([422] * 10 + [429])
+
+def test_pairing_attempts_are_rate_limited_per_address(limited_app):
+    """Ten guesses a minute from one address, then 429."""
+    client = limited_app.test_client()
+    body = {"pairing_code": "000000", "device_id": "x", "device_name": "y"}
+    codes = [client.post(PAIR, json=body).status_code for _ in range(11)]
+    last = client.post(PAIR, json=body)
+    code, retry_after = last.get_json()["code"], last.headers["Retry-After"]
+
+    assert codes == [422] * 10 + [429]
     assert code == "RATE_LIMITED" and int(retry_after) > 0
 
 

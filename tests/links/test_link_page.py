@@ -222,9 +222,7 @@ def test_the_link_page_carries_the_checkouts_protective_headers(client, brand):
 def limited_app(app):
     """The same database, served by an app with rate limits on (memory storage)."""
     from gateway import create_app
-    from gateway.extensions import limiter
 
-    was_enabled = limiter.enabled
     limited = create_app(
         {
             "APP_ENV": "testing",
@@ -238,7 +236,6 @@ def limited_app(app):
         yield limited
         db.session.remove()
         db.engine.dispose()
-    limiter.enabled = was_enabled
 
 
 def test_a_flood_of_submissions_from_one_address_is_slowed_down(limited_app, brand):

@@ -5,7 +5,7 @@ import pytest
 from gateway import create_app
 from gateway.accounts.models.audit import AuditLog
 from gateway.accounts.models.user import User
-from gateway.extensions import db, limiter
+from gateway.extensions import db
 from tests.factories import UserFactory
 from tests.panel.conftest import (
     PASSWORD,
@@ -197,10 +197,7 @@ def test_a_session_id_without_the_current_password_stamp_is_refused(admin):
 
 @pytest.fixture
 def limited_app(app):
-    """The same database behind an app that enforces LOGIN_RATE_LIMIT=3/minute; the shared limiter
-    is restored after.
-    """
-    was_enabled = limiter.enabled
+    """The same database behind an app that enforces LOGIN_RATE_LIMIT=3/minute."""
     limited = create_app(
         {
             "APP_ENV": "testing",
@@ -215,7 +212,6 @@ def limited_app(app):
         yield limited
         db.session.remove()
         db.engine.dispose()
-    limiter.enabled = was_enabled
 
 
 def test_failed_sign_ins_are_limited_per_address_and_e_mail(limited_app, brand):

@@ -20,7 +20,7 @@ from gateway.accounts.two_factor import (
     verify_second_factor,
 )
 from gateway.clock import utcnow
-from gateway.extensions import db, limiter
+from gateway.extensions import db
 from tests.factories import UserFactory
 from tests.panel.conftest import PASSWORD, csrf_token, panel_client, post_form, reloaded, sign_in
 
@@ -217,7 +217,6 @@ def test_new_recovery_codes_replace_the_old_ones(app, owner):
 @pytest.fixture
 def limited_app(app):
     """The same database behind an app enforcing LOGIN_RATE_LIMIT=3/minute (see test_auth.py)."""
-    was_enabled = limiter.enabled
     limited = create_app(
         {
             "APP_ENV": "testing",
@@ -232,7 +231,6 @@ def limited_app(app):
         yield limited
         db.session.remove()
         db.engine.dispose()
-    limiter.enabled = was_enabled
 
 
 def test_wrong_codes_are_limited_per_user_whatever_the_browser(limited_app, owner):
