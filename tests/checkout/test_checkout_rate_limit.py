@@ -40,6 +40,17 @@ def test_a_third_refused_trx_id_for_one_payment_gets_the_too_many_attempts_page(
     assert reloaded(payment).status == "created"
 
 
+def test_the_too_many_attempts_page_says_when_to_try_again(limited_app, shop):
+    client = limited_app.test_client()
+    payment = PaymentFactory(brand=shop.brand)
+    for _ in range(2):
+        submit_trx_id(client, payment, shop, trx_id=USED_TRX_ID)
+
+    blocked = submit_trx_id(client, payment, shop, trx_id="GOOD000001")
+
+    assert blocked.status_code == 429 and 1 <= int(blocked.headers["Retry-After"]) <= 3600
+
+
 def test_the_limit_counts_per_payment(limited_app, shop):
     client = limited_app.test_client()
     first, second = PaymentFactory(brand=shop.brand), PaymentFactory(brand=shop.brand)

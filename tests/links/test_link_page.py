@@ -252,3 +252,15 @@ def test_a_flood_of_submissions_from_one_address_is_slowed_down(limited_app, bra
     assert page.status_code == 429
     assert "Too many tries" in page.get_data(as_text=True)
     assert len(payments()) == 10
+
+
+def test_the_busy_page_says_when_to_try_again(limited_app, brand):
+    link = make_link(brand)
+    client = limited_app.test_client()
+    token = link_token(client, link)
+    for _ in range(10):
+        client.post(f"/pay/{link.slug}", data={"csrf_token": token})
+
+    page = client.post(f"/pay/{link.slug}", data={"csrf_token": token})
+
+    assert page.status_code == 429 and 1 <= int(page.headers["Retry-After"]) <= 60

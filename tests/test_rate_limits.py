@@ -1,0 +1,190 @@
+"""gateway.rate_limits: `limited`, the decorator of the pages' and the companion app's limits (which
+methods, what counts, shared scopes, the per-app switch, the shared store, Retry-After), and an API
+request that runs none of it.
+"""
+
+import pytest
+from flask import request
+
+from gateway import create_app
+from gateway.accounts.models.rate_limit import RateLimitCounter
+from gateway.extensions import db
+from gateway.rate_limits import limited
+from tests.factories import UserFactory
+from tests.panel.conftest import panel_client, sign_in
+from tests.redis_server import own_redis  # noqa: F401 - fixture
+
+
+@pytest.fixture
+def build(app):
+    """Build apps over the suite's database with limits on (memory:// unless told otherwise) and
+    LOGIN_RATE_LIMIT=3/minute; their connections are closed after the test.
+    """
+    built = []
+
+    def build_app(**settings):
+        served = create_app(
+            {
+                "APP_ENV": "testing",
+                "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+                "REDIS_URL": None,
+                "RATELIMIT_ENABLED": True,
+                "RATELIMIT_STORAGE_URI": "memory://",
+                "LOGIN_RATE_LIMIT": "3/minute",
+                "SERVER_NAME": None,
+                **settings,
+            }
+        )
+        built.append(served)
+        return served
+
+    yield build_app
+    for served in built:
+        with served.app_context():
+            db.session.remove()
+            db.engine.dispose()
+
+
+def with_test_routes(served):
+    """Two routes sharing the scope `shared`, one with a scope of its own, one under /api/ (the
+    envelope), and one counting only its failures; all 2/minute.
+    """
+    for path, scope in (
+        ("/_test/first", "shared"),
+        ("/_test/second", "shared"),
+        ("/_test/own", "own"),
+        ("/api/_test/limited", "api-shaped"),
+    ):
+        served.add_url_rule(
+            path, scope + path, limited("2/minute", scope=scope)(lambda: "answered")
+        )
+
+    @served.get("/_test/attempt")
+    @limited("2/minute", scope="attempts", counts=lambda response: response.status_code == 401)
+    def attempt():
+        return ("refused", 401) if request.args.get("fail") else "accepted"
+
+    return served
+
+
+def statuses(client, paths):
+    return [client.get(path).status_code for path in paths]
+
+
+def test_a_get_of_sign_in_is_never_limited(build, brand):
+    client = panel_client(build())
+    user = UserFactory(brand=brand, email="target@shop.test")
+
+    assert statuses(client, ["/panel/sign-in"] * 10) == [200] * 10  # uses none of the 3 failures
+    assert [sign_in(client, user, "guess").status_code for _ in range(4)] == [200] * 3 + [429]
+    assert statuses(client, ["/panel/sign-in"] * 3) == [200] * 3  # the form opens past the limit
+
+
+def test_successful_sign_ins_are_not_counted_and_the_fourth_failure_is_429(build, brand):
+    served = build()
+    user = UserFactory(brand=brand, email="owner@shop.test")
+
+    # Five sign-ins from one address, each in a fresh browser: none uses the budget.
+    assert [sign_in(panel_client(served), user).status_code for _ in range(5)] == [302] * 5
+    client = panel_client(served)
+    assert [sign_in(client, user, "guess").status_code for _ in range(3)] == [200] * 3
+    blocked = sign_in(client, user, "guess")
+
+    assert blocked.status_code == 429
+    assert 1 <= int(blocked.headers["Retry-After"]) <= 60
+    assert "X-RateLimit-Limit" not in blocked.headers
+    # A full window refuses before the password is looked at: the right one is refused too.
+    assert sign_in(panel_client(served), user).status_code == 429
+
+
+def test_a_full_window_refuses_before_the_view_and_only_counted_answers_use_it(build):
+    client = with_test_routes(build()).test_client()
+
+    assert statuses(client, ["/_test/attempt"] * 5) == [200] * 5
+    assert statuses(client, ["/_test/attempt?fail=1"] * 2) == [401] * 2
+    assert statuses(client, ["/_test/attempt", "/_test/attempt?fail=1"]) == [429] * 2
+
+
+def test_routes_naming_one_scope_share_its_budget(build):
+    client = with_test_routes(build()).test_client()
+
+    assert statuses(client, ["/_test/first", "/_test/second"]) == [200, 200]
+    assert statuses(client, ["/_test/first", "/_test/second"]) == [429, 429]
+    assert statuses(client, ["/_test/own", "/_test/own", "/_test/own"]) == [200, 200, 429]
+
+
+def test_every_429_carries_retry_after_on_a_page_and_in_the_envelope(build):
+    client = with_test_routes(build()).test_client()
+    statuses(client, ["/_test/own"] * 2 + ["/api/_test/limited"] * 2)
+
+    page, envelope = client.get("/_test/own"), client.get("/api/_test/limited")
+
+    assert page.status_code == 429 and page.mimetype == "text/html"
+    assert envelope.status_code == 429 and envelope.get_json()["code"] == "RATE_LIMITED"
+    for refused in (page, envelope):
+        assert 1 <= int(refused.headers["Retry-After"]) <= 60
+
+
+def test_ratelimit_enabled_is_read_from_each_app_on_each_request(build, brand):
+    user = UserFactory(brand=brand, email="target@shop.test")
+    limited_app, open_app = build(), build(RATELIMIT_ENABLED=False)
+    limited_client, open_client = panel_client(limited_app), panel_client(open_app)
+
+    assert [sign_in(open_client, user, "guess").status_code for _ in range(5)] == [200] * 5
+    assert [sign_in(limited_client, user, "guess").status_code for _ in range(4)] == [200] * 3 + [
+        429
+    ]
+    assert [sign_in(open_client, user, "guess").status_code for _ in range(2)] == [200] * 2
+    limited_app.config["RATELIMIT_ENABLED"] = False
+    assert sign_in(limited_client, user, "guess").status_code == 200
+
+
+def test_without_redis_the_sign_in_limit_counts_in_the_database_for_every_process(build, brand):
+    """Two apps stand for two workers: a security limit never counts per process."""
+    user = UserFactory(brand=brand, email="target@shop.test")
+    workers = [panel_client(build(RATELIMIT_STORAGE_URI=None)) for _ in range(2)]
+
+    answers = [sign_in(workers[n % 2], user, "guess").status_code for n in range(4)]
+
+    assert answers == [200] * 3 + [429]
+    assert db.session.execute(db.select(db.func.count()).select_from(RateLimitCounter)).scalar() > 0
+
+
+def test_with_redis_the_sign_in_limit_counts_in_redis_for_every_process(build, own_redis, brand):
+    user = UserFactory(brand=brand, email="target@shop.test")
+    workers = [
+        panel_client(build(REDIS_URL=own_redis.url, RATELIMIT_STORAGE_URI=None)) for _ in range(2)
+    ]
+
+    answers = [sign_in(workers[n % 2], user, "guess").status_code for n in range(4)]
+
+    assert answers == [200] * 3 + [429]
+    assert own_redis.client().keys("*LIMITER/sign-in/*")
+    assert (
+        db.session.execute(db.select(db.func.count()).select_from(RateLimitCounter)).scalar() == 0
+    )
+
+
+def test_an_api_request_runs_no_hook_and_no_limit_of_the_browser_routes(build, brand, make_key):
+    served = build(RATELIMIT_STORAGE_URI=None)
+    hooks = [
+        hook
+        for table in (
+            served.before_request_funcs,
+            served.after_request_funcs,
+            served.teardown_request_funcs,
+        )
+        for functions in table.values()
+        for hook in functions
+    ] + served.teardown_appcontext_funcs
+
+    assert [
+        hook
+        for hook in hooks
+        if hook.__module__.startswith(("flask_limiter", "gateway.rate_limits"))
+    ] == []
+    assert served.test_client().get("/api/v1/payments", headers=make_key(brand)).status_code == 200
+    # Only the API's own per-key limit was asked, in this process (no Redis): no browser limit's
+    # window was built and the shared store was never opened.
+    assert list(served.extensions["gateway_rate_limits"]) == ["API_RATE_LIMIT"]
+    assert "gateway_rate_limit_store" not in served.extensions
