@@ -1,5 +1,6 @@
 """The application factory: settings, extensions, blueprints, commands."""
 
+import sqlite3
 from weakref import WeakSet
 
 from flask import Flask, jsonify
@@ -9,7 +10,11 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from config import DEV_SECRET, INSTANCE_DIR, load_settings
 
-from . import db_models, jobs  # noqa: F401 - db_models: every table known to db.metadata
+from . import (  # noqa: F401 - db_models: every table known to db.metadata
+    db_models,
+    jobs,
+    sqlite_writers,
+)
 from .accounts import rate_limit_store
 from .cookie_session import CookieSessionInterface
 from .errors import register_error_handlers
@@ -141,6 +146,9 @@ def trust_proxies(app):
 
 def register_extensions(app):
     """Bind each extension to this application."""
+    app.config["SQLALCHEMY_ENGINE_OPTIONS"] = sqlite_writers.engine_options(
+        app.config["SQLALCHEMY_DATABASE_URI"], app.config.get("SQLALCHEMY_ENGINE_OPTIONS", {})
+    )
     db.init_app(app)
     migrate.init_app(app, db, directory=str(app.root_path + "/../migrations"))
     csrf.init_app(app)
@@ -204,7 +212,7 @@ def register_commands(app):
 @event.listens_for(Engine, "connect")
 def tune_sqlite(dbapi_connection, connection_record):
     """WAL and a busy timeout let SQLite serve concurrent requests; foreign keys are enforced."""
-    if type(dbapi_connection).__module__.startswith("sqlite3"):
+    if isinstance(dbapi_connection, sqlite3.Connection):
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=10000")

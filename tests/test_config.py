@@ -14,6 +14,7 @@ import config
 from gateway import create_app
 from gateway.extensions import db
 from gateway.rate_limits import limits_enabled
+from gateway.sqlite_writers import QueuedWriters
 
 VARIABLES = (
     "APP_ENV",
@@ -141,7 +142,10 @@ def test_without_database_url_the_database_is_sqlite_in_the_instance_folder(envi
     uri = create_app().config["SQLALCHEMY_DATABASE_URI"]
 
     assert uri == f"sqlite:///{loaded.INSTANCE_DIR / 'gateway.sqlite3'}"
-    assert create_app().config["SQLALCHEMY_ENGINE_OPTIONS"] == {}
+    # No pool_pre_ping (a file cannot go stale); its writers queue (gateway.sqlite_writers).
+    assert create_app().config["SQLALCHEMY_ENGINE_OPTIONS"] == {
+        "connect_args": {"factory": QueuedWriters}
+    }
 
 
 # --- RATELIMIT_ENABLED
