@@ -13,9 +13,12 @@ transaction) meets the busy handler as before. The kernel drops a dead process's
 """
 
 import fcntl
+import logging
 import os
 import sqlite3
 import threading
+
+log = logging.getLogger(__name__)
 
 # The statements before which Python's sqlite3 opens a transaction that takes the write lock at
 # once (INSERT, UPDATE, DELETE, REPLACE), and the explicit ways to open one.
@@ -35,6 +38,28 @@ def lock_path(database):
     return name + "-writers"
 
 
+def open_queue(database):
+    """The database's queue file, open, made with the database's owner and mode; None for a
+    database without a file, or when the file cannot be opened (the busy handler then does).
+    """
+    path = lock_path(database)
+    if path is None:
+        return None
+    try:
+        owner = os.stat(database)
+    except OSError:
+        owner = None
+    try:
+        queue = os.open(path, os.O_RDWR | os.O_CREAT, owner.st_mode & 0o666 if owner else 0o600)
+    except OSError as error:
+        log.warning("SQLite writers will not queue: cannot open %s (%s)", path, error)
+        return None
+    if owner is not None and os.geteuid() == 0:
+        # root (an operator's command) must not leave a file the service's user cannot open
+        os.fchown(queue, owner.st_uid, owner.st_gid)
+    return queue
+
+
 class QueuedWriters(sqlite3.Connection):
     """A `sqlite3.Connection` (passed as `factory`) whose write transactions queue on a lock file.
 
@@ -48,8 +73,7 @@ class QueuedWriters(sqlite3.Connection):
 
     def __init__(self, database, *args, **kwargs):
         super().__init__(database, *args, **kwargs)
-        path = lock_path(database)
-        self.queue = os.open(path, os.O_RDWR | os.O_CREAT, 0o600) if path else None
+        self.queue = open_queue(database)
         self.holding = False
 
     def cursor(self, factory=None):

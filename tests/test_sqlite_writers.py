@@ -220,6 +220,39 @@ def test_only_a_sqlite_file_gets_a_queue(tmp_path):
     }
 
 
+@pytest.mark.engine_independent
+def test_a_queue_file_that_cannot_be_opened_leaves_the_busy_handler(database, caplog):
+    Path(lock_path(database)).mkdir()
+    connection = sqlite3.connect(database, factory=QueuedWriters)
+    connection.execute("INSERT INTO rows (writer) VALUES ('x')")
+    connection.commit()
+    assert connection.queue is None and rows(database) == 1
+    assert "will not queue" in caplog.text
+    connection.close()
+
+
+@pytest.mark.engine_independent
+def test_the_queue_file_takes_the_database_s_mode(database):
+    database.chmod(0o640)
+    sqlite3.connect(database, factory=QueuedWriters).close()
+    assert Path(lock_path(database)).stat().st_mode & 0o777 == 0o640 & ~current_umask()
+
+
+@pytest.mark.engine_independent
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_root_leaves_a_queue_file_the_database_s_owner_can_open(database):
+    os.chown(database, 4321, 4321)
+    sqlite3.connect(database, factory=QueuedWriters).close()
+    made = Path(lock_path(database)).stat()
+    assert (made.st_uid, made.st_gid) == (4321, 4321)
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_the_app_s_sqlite_connections_queue_and_keep_their_pragmas(app):
     if db.engine.dialect.name != "sqlite":
         pytest.skip("the queue is for SQLite files")
