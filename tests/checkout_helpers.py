@@ -9,6 +9,7 @@ import pytest
 from gateway import create_app
 from gateway.extensions import db
 from tests.factories import PaymentFactory, PaymentMethodFactory, reload
+from tests.limited_apps import limited_app as rate_limited
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -82,17 +83,5 @@ def simulate_sms(runner, trx_id, amount="500.00"):
 @pytest.fixture
 def limited_app(app):
     """The same database, served by an app whose claim limit is 2/hour."""
-    limited = create_app(
-        {
-            "APP_ENV": "testing",
-            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-            "REDIS_URL": None,
-            "RATELIMIT_ENABLED": True,
-            "RATELIMIT_STORAGE_URI": "memory://",
-            "CHECKOUT_CLAIM_RATE_LIMIT": "2/hour",
-        }
-    )
-    with limited.app_context():
+    with rate_limited(app, CHECKOUT_CLAIM_RATE_LIMIT="2/hour") as limited:
         yield limited
-        db.session.remove()
-        db.engine.dispose()

@@ -11,6 +11,7 @@ from gateway.accounts.models.rate_limit import RateLimitCounter
 from gateway.extensions import db
 from gateway.rate_limits import limited
 from tests.factories import UserFactory
+from tests.limited_apps import limited_settings
 from tests.panel.conftest import panel_client, sign_in
 from tests.redis_server import own_redis  # noqa: F401 - fixture
 
@@ -24,16 +25,9 @@ def build(app):
 
     def build_app(**settings):
         served = create_app(
-            {
-                "APP_ENV": "testing",
-                "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-                "REDIS_URL": None,
-                "RATELIMIT_ENABLED": True,
-                "RATELIMIT_STORAGE_URI": "memory://",
-                "LOGIN_RATE_LIMIT": "3/minute",
-                "SERVER_NAME": None,
-                **settings,
-            }
+            limited_settings(
+                app, **{"LOGIN_RATE_LIMIT": "3/minute", "SERVER_NAME": None, **settings}
+            )
         )
         built.append(served)
         return served

@@ -19,6 +19,7 @@ from gateway.devices.tokens import rotate_tokens
 from gateway.domain_errors import DomainError
 from gateway.extensions import db
 from tests.factories import paired_device
+from tests.limited_apps import limited_app as rate_limited
 
 PAIR = "/api/mobile/v1/devices"
 REFRESH = "/api/mobile/v1/devices/token-refreshes"
@@ -350,20 +351,9 @@ def test_notifications_are_listed_and_acknowledged(client, brand, other_brand):
 
 @pytest.fixture
 def limited_app(app):
-    """The same database behind an app with rate limits on (memory storage)."""
-    limited = create_app(
-        {
-            "APP_ENV": "testing",
-            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-            "REDIS_URL": None,
-            "RATELIMIT_ENABLED": True,
-            "RATELIMIT_STORAGE_URI": "memory://",
-        }
-    )
-    with limited.app_context():
+    """The same database behind an app with rate limits on."""
+    with rate_limited(app) as limited:
         yield limited
-        db.session.remove()
-        db.engine.dispose()
 
 
 def test_pairing_attempts_are_rate_limited_per_address(limited_app):

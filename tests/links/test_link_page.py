@@ -11,6 +11,7 @@ from gateway.extensions import db
 from gateway.links.links import set_link_status
 from gateway.links.models.link import LinkPayment, PaymentLink
 from gateway.payments.models.payment import Payment
+from tests.limited_apps import limited_app as rate_limited
 from tests.links.support import link_token, make_link, submit_link
 
 ASK_ALL = [
@@ -220,22 +221,9 @@ def test_the_link_page_carries_the_checkouts_protective_headers(client, brand):
 
 @pytest.fixture
 def limited_app(app):
-    """The same database, served by an app with rate limits on (memory storage)."""
-    from gateway import create_app
-
-    limited = create_app(
-        {
-            "APP_ENV": "testing",
-            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-            "REDIS_URL": None,
-            "RATELIMIT_ENABLED": True,
-            "RATELIMIT_STORAGE_URI": "memory://",
-        }
-    )
-    with limited.app_context():
+    """The same database, served by an app with rate limits on."""
+    with rate_limited(app) as limited:
         yield limited
-        db.session.remove()
-        db.engine.dispose()
 
 
 def test_a_flood_of_submissions_from_one_address_is_slowed_down(limited_app, brand):

@@ -7,6 +7,7 @@ from gateway.accounts.models.audit import AuditLog
 from gateway.accounts.models.user import User
 from gateway.extensions import db
 from tests.factories import UserFactory
+from tests.limited_apps import limited_app as rate_limited
 from tests.panel.conftest import (
     PASSWORD,
     audit_actions,
@@ -198,20 +199,8 @@ def test_a_session_id_without_the_current_password_stamp_is_refused(admin):
 @pytest.fixture
 def limited_app(app):
     """The same database behind an app that enforces LOGIN_RATE_LIMIT=3/minute."""
-    limited = create_app(
-        {
-            "APP_ENV": "testing",
-            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-            "REDIS_URL": None,
-            "RATELIMIT_ENABLED": True,
-            "RATELIMIT_STORAGE_URI": "memory://",
-            "LOGIN_RATE_LIMIT": "3/minute",
-        }
-    )
-    with limited.app_context():
+    with rate_limited(app, LOGIN_RATE_LIMIT="3/minute") as limited:
         yield limited
-        db.session.remove()
-        db.engine.dispose()
 
 
 def test_failed_sign_ins_are_limited_per_address_and_e_mail(limited_app, brand):

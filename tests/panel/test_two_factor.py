@@ -22,6 +22,7 @@ from gateway.accounts.two_factor import (
 from gateway.clock import utcnow
 from gateway.extensions import db
 from tests.factories import UserFactory
+from tests.limited_apps import limited_app as rate_limited
 from tests.panel.conftest import PASSWORD, csrf_token, panel_client, post_form, reloaded, sign_in
 
 SECRET_ON_PAGE = re.compile(r'id="totp-secret"[^>]*>([A-Z2-7]+)</code>')
@@ -217,20 +218,8 @@ def test_new_recovery_codes_replace_the_old_ones(app, owner):
 @pytest.fixture
 def limited_app(app):
     """The same database behind an app enforcing LOGIN_RATE_LIMIT=3/minute (see test_auth.py)."""
-    limited = create_app(
-        {
-            "APP_ENV": "testing",
-            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
-            "REDIS_URL": None,
-            "RATELIMIT_ENABLED": True,
-            "RATELIMIT_STORAGE_URI": "memory://",
-            "LOGIN_RATE_LIMIT": "3/minute",
-        }
-    )
-    with limited.app_context():
+    with rate_limited(app, LOGIN_RATE_LIMIT="3/minute") as limited:
         yield limited
-        db.session.remove()
-        db.engine.dispose()
 
 
 def test_wrong_codes_are_limited_per_user_whatever_the_browser(limited_app, owner):
