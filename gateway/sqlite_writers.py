@@ -10,6 +10,11 @@ go once the transaction ends. A waiter blocks in the kernel and wakes the moment
 Only the order of waiting changes, never what may run: SQLite's own lock still guards every write,
 and whatever does not go through this queue (the `sqlite3` shell, a DDL statement outside a
 transaction) meets the busy handler as before. The kernel drops a dead process's lock.
+
+One trade: a queued writer waits as long as the holder keeps its transaction open, where the busy
+handler gave up after `busy_timeout` (10 s). Nothing here holds a write transaction across network
+I/O (deliveries and mail are leased, then sent after the commit), and gunicorn's worker timeout
+ends a request stuck inside one, which frees the queue.
 """
 
 import fcntl
