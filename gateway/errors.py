@@ -170,26 +170,18 @@ def allowed_methods(error):
     return {"Allow": ", ".join(methods)} if error.code == 405 and methods else {}
 
 
-def retry_after(error):
-    """The Retry-After every 429 carries (CONTRACT.md): the seconds to the window's end that
-    gateway.rate_limits puts on the error, else 1; no header on other errors.
-    """
-    if error.code != 429:
-        return {}
-    return {"Retry-After": str(getattr(error, "retry_after", None) or 1)}
-
-
 def render_http_exception(error):
     """An HTTPException (abort, webargs validation, rate limit, 404 routing) as an envelope or a
     page.
     """
     if not wants_json():
         page = render_template("error.html", status=error.code, message=error.description)
-        return page, error.code, {**allowed_methods(error), **retry_after(error)}
+        return page, error.code, allowed_methods(error)
     data = getattr(error, "data", None) or {}
     headers = {**allowed_methods(error), **dict(data.get("headers") or {})}
     if error.code == 429:
-        headers = {**retry_after(error), **headers}
+        retry_after = getattr(error, "retry_after", None)
+        headers.setdefault("Retry-After", str(retry_after or 1))
         return error_response(429, "RATE_LIMITED", "Too many requests; slow down.", headers=headers)
     if error.code == 422 and "messages" in data:
         return error_response(

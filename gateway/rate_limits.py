@@ -31,9 +31,8 @@ class LocalFixedWindow:
     """A fixed window per identity, opened by its first hit, as `limits`' memory storage counts
     it."""
 
-    SWEEP_EVERY = (
-        1000  # expired windows are dropped every this many new windows, keeping memory bounded
-    )
+    # Expired windows are dropped every this many new windows, keeping memory bounded.
+    SWEEP_EVERY = 1000
 
     def __init__(self, limit):
         self.amount = limit.amount
@@ -151,11 +150,22 @@ def client_address():
     return request.remote_addr or "unknown"
 
 
-def refuse_when_full(verdicts):
-    """429 with Retry-After at the first window without room; the windows after it are not asked."""
+def first_full(verdicts):
+    """The end of the first window without room, or None; the windows after it are not asked."""
     for allowed, reset_at in verdicts:
         if not allowed:
-            raise TooManyRequests(retry_after=seconds_until(reset_at))
+            return reset_at
+    return None
+
+
+def refusal(app, reset_at):
+    """The 429 the request's blueprint renders (a page, an envelope), with Retry-After: the seconds
+    to the window's end, set here once for every renderer.
+    """
+    seconds = seconds_until(reset_at)
+    response = app.make_response(app.handle_http_exception(TooManyRequests(retry_after=seconds)))
+    response.headers["Retry-After"] = str(seconds)
+    return response
 
 
 def limited(limit, key=client_address, *, scope, methods=None, counts=None):
@@ -166,8 +176,8 @@ def limited(limit, key=client_address, *, scope, methods=None, counts=None):
     Without `counts`, each request is counted before the view and refused with 429 past the limit.
     With it, a full window still refuses before the view, but a request is counted after the view
     and only when counts(response) is true (a failed sign-in, a refused code): a view that raises
-    counts nothing, and neither does a refusal. The 429 goes to the app's error handlers, with
-    `retry_after` (seconds to the window's end) for its Retry-After header.
+    counts nothing, and neither does a refusal. The 429 is the blueprint's own error page or
+    envelope (its 429 handler), with Retry-After.
     """
     methods = frozenset(method.upper() for method in methods) if methods else None
 
@@ -179,10 +189,13 @@ def limited(limit, key=client_address, *, scope, methods=None, counts=None):
                 return view(*args, **kwargs)
             windows = windows_for(app, limit() if callable(limit) else limit, scope)
             identity = key()
+            full = first_full(
+                (window.hit if counts is None else window.test)(identity) for window in windows
+            )
+            if full is not None:
+                return refusal(app, full)
             if counts is None:
-                refuse_when_full(window.hit(identity) for window in windows)
                 return view(*args, **kwargs)
-            refuse_when_full(window.test(identity) for window in windows)
             response = app.make_response(view(*args, **kwargs))
             if counts(response):
                 for window in windows:

@@ -5,7 +5,6 @@ headers.
 from flask import g, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from ..errors import retry_after
 from ..extensions import db
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import Payment
@@ -88,7 +87,7 @@ def render_http_error(error):
     """Any HTTP failure under /checkout as a page in the brand's look, never a trace."""
     kind = ERROR_KINDS.get(error.code, "error")
     payment = find_payment((request.view_args or {}).get("token")) if kind != "not_found" else None
-    return (*render_result(kind, payment, error.code), retry_after(error))
+    return render_result(kind, payment, error.code)
 
 
 def protect_response(response):

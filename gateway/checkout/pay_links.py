@@ -8,7 +8,6 @@ from flask_wtf import FlaskForm
 from werkzeug.exceptions import HTTPException
 
 from ..domain_errors import ValidationFailed
-from ..errors import retry_after
 from ..i18n import lazy_gettext as _l
 from ..links.errors import LinkUnavailable
 from ..links.links import find_link_by_slug
@@ -31,8 +30,7 @@ def render_link_error(error):
     if error.code == 429:
         link = find_link_by_slug((request.view_args or {}).get("slug"))
         if link is not None:
-            page = render_link(link, 429, template="pay/unavailable.html", reason="busy")
-            return (*page, retry_after(error))
+            return render_link(link, 429, template="pay/unavailable.html", reason="busy")
     return render_http_error(error)
 
 

@@ -12,7 +12,6 @@ from ..answer_commit import unit_of_work
 from ..checkout.theme import brand_theme
 from ..clock import utcnow
 from ..domain_errors import DomainError
-from ..errors import retry_after
 from ..extensions import db
 from ..rate_limits import limited
 from . import bp, render_error
@@ -144,12 +143,9 @@ def too_many_attempts(error):
     page.
     """
     message = _("Too many attempts. Wait a minute, then try again.")
-    page = (
-        render_sign_in(SignInForm(formdata=None), 429, message)
-        if request.endpoint == "panel.sign_in"
-        else render_error(429, message)
-    )
-    return (*page, retry_after(error))
+    if request.endpoint == "panel.sign_in":
+        return render_sign_in(SignInForm(formdata=None), 429, message)
+    return render_error(429, message)
 
 
 @bp.post("/sign-out")
