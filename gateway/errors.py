@@ -3,7 +3,7 @@
 import logging
 import uuid
 
-from flask import g, jsonify, render_template, request
+from flask import current_app, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from .domain_errors import (
@@ -41,6 +41,9 @@ REQUIRED_MESSAGES = {"Missing data for required field."}
 MAX_FIELD_ERRORS = 50
 MAX_FIELD_NAME = 120
 MAX_ERROR_MESSAGE = 300
+# app.extensions key: the path prefixes whose clients show `error` when it is text (the companion
+# app's, registered by gateway.mobile); there `error` carries the message instead of `true`.
+MESSAGE_ERROR_PREFIXES = "gateway_message_error_prefixes"
 
 
 class ApiError(DomainError):
@@ -144,12 +147,14 @@ def request_id():
 
 
 def error_response(status, code, message, errors=None, headers=None):
-    """The JSON error envelope of CONTRACT.md."""
+    """The JSON error envelope of CONTRACT.md; `error` is the message where a client shows it."""
     body = {"success": False, "error": True, "message": message, "code": code}
     if errors:
         body["errors"], total = capped_errors(errors)
         if total > MAX_FIELD_ERRORS:
             body["message"] = f"{message} The first {MAX_FIELD_ERRORS} of {total} are listed."
+    if request.path.startswith(current_app.extensions.get(MESSAGE_ERROR_PREFIXES, ())):
+        body["error"] = body["message"]
     if status >= 500:
         body["request_id"] = request_id()
     response = jsonify(body)

@@ -91,8 +91,11 @@ def completed_payment(**kwargs):
     return payment
 
 
-def paired_device(brand, device_id=None, name="Shop phone"):
-    """A device paired through the real pairing service; returns (device, tokens, aes_key)."""
+def paired_device(brand, device_id=None, name="Shop phone", fingerprint=None):
+    """A device paired through the real pairing service; returns (device, tokens, aes_key).
+
+    Without a fingerprint, as OwnPay Console pairs, the device_id is the one each refresh presents.
+    """
     from gateway.devices.pairing import create_pairing_code, pair_device
 
     return pair_device(
@@ -102,6 +105,7 @@ def paired_device(brand, device_id=None, name="Shop phone"):
             "device_name": name,
             "app_version": "1.0.0",
             "platform": "android",
+            "fingerprint": fingerprint,
         }
     )
 

@@ -211,7 +211,7 @@ def test_a_refused_pairing_keeps_neither_the_spent_code_nor_the_device(client, b
     ],
 )
 def test_each_companion_app_write_commits_once(client, brand, trail, method, path, body):
-    device, tokens, _ = paired_device(brand)
+    device, tokens, _ = paired_device(brand, fingerprint="install-1")
     if body == "refresh":
         body = {"refresh_token": tokens["refresh_token"], "fingerprint": "install-1"}
     headers = {"Authorization": f"Bearer {tokens['access_token']}"}
@@ -222,7 +222,7 @@ def test_each_companion_app_write_commits_once(client, brand, trail, method, pat
 
 
 def test_a_reused_refresh_token_unpairs_the_device_though_the_request_is_refused(client, brand):
-    device, tokens, _ = paired_device(brand)
+    device, tokens, _ = paired_device(brand, fingerprint="install-1")
     body = {"refresh_token": tokens["refresh_token"], "fingerprint": "install-1"}
     assert client.post(f"{MOBILE}/devices/token-refreshes", json=body).status_code == 200
     again = client.post(f"{MOBILE}/devices/token-refreshes", json=body)

@@ -99,8 +99,9 @@ def test_the_mobile_document_needs_no_token(client):
     assert client.get(DOCUMENT, headers={"Authorization": "Bearer wrong"}).status_code == 200
 
 
-def test_pairing_documents_the_fingerprint_as_required(spec):
+def test_pairing_documents_the_fingerprint_as_optional(spec):
     pair = spec["components"]["schemas"]["PairDevice"]
 
-    assert set(pair["required"]) == {"pairing_code", "device_id", "device_name", "fingerprint"}
+    assert set(pair["required"]) == {"pairing_code", "device_id", "device_name"}
     assert pair["properties"]["fingerprint"]["maxLength"] == 128
+    assert "device_id is pinned" in pair["properties"]["fingerprint"]["description"]

@@ -93,7 +93,9 @@ def test_old_sessions_device_tokens_and_sealed_keys_work_during_the_overlap_and_
         assert sign_in(browser, admin).status_code == 302
         form_token = csrf_token(browser)
         session_cookie = browser.get_cookie("session").value
-        phone_a, tokens_a, key_a = paired_device(db.session.get(Brand, brand_id), name="Phone A")
+        phone_a, tokens_a, key_a = paired_device(
+            db.session.get(Brand, brand_id), name="Phone A", fingerprint="install-a"
+        )
         phone_b, tokens_b, key_b = paired_device(db.session.get(Brand, brand_id), name="Phone B")
         (a_id, a_uuid), (sealed_b, b_uuid) = (
             (phone_a.id, phone_a.uuid),
@@ -127,7 +129,9 @@ def test_old_sessions_device_tokens_and_sealed_keys_work_during_the_overlap_and_
             db.session.get(Device, a_id).aes_key_sealed, a_uuid
         )
         assert (key, sealed_by_new_key) == (key_a, True)  # touched, so re-sealed under the new key
-        renewed = phone.post(REFRESH, json={"refresh_token": tokens_a["refresh_token"]})
+        renewed = phone.post(
+            REFRESH, json={"refresh_token": tokens_a["refresh_token"], "fingerprint": "install-a"}
+        )
         assert renewed.status_code == 200
         tokens_a = renewed.get_json()["data"]
         paired = phone.post(

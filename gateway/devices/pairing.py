@@ -171,8 +171,9 @@ def pair_device(data):
         name=data["device_name"],
         app_version=data.get("app_version"),
         platform=data.get("platform"),
-        # Pinned from the start: every refresh must present it (the API requires one at pairing).
-        fingerprint=data.get("fingerprint") or None,
+        # Pinned from the start: every refresh must present it. An app that sends none (OwnPay
+        # Console) presents its device_id at each refresh, so that is what it is held to.
+        fingerprint=data.get("fingerprint") or data["device_id"],
         created_at=now,
     )
     device.aes_key_sealed = seal_device_key(aes_key, device.uuid)

@@ -2,6 +2,7 @@
 refresh."""
 
 import hashlib
+import hmac
 import uuid
 from datetime import timedelta
 
@@ -131,7 +132,7 @@ def rotate_tokens(refresh_token, fingerprint=None):
         raise refused_reuse(device)
     # The first fingerprint a device presents is pinned; once pinned, a refresh without that very
     # fingerprint (another one, or none at all: a stolen token alone) is refused without revoking.
-    if device.fingerprint and fingerprint != device.fingerprint:
+    if device.fingerprint and not same_fingerprint(fingerprint, device.fingerprint):
         raise NotAuthenticated(
             "The fingerprint differs from the one this device presented before.",
             code="FINGERPRINT_MISMATCH",
@@ -154,6 +155,11 @@ def rotate_tokens(refresh_token, fingerprint=None):
     commit_work()
     db.session.refresh(device)
     return device, tokens
+
+
+def same_fingerprint(presented, pinned):
+    """Whether a refresh presents the pinned fingerprint, compared in constant time."""
+    return isinstance(presented, str) and hmac.compare_digest(presented.encode(), pinned.encode())
 
 
 def refused_reuse(device):

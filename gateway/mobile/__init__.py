@@ -3,9 +3,17 @@ OpenAPI document.
 """
 
 from ..api import GatewayApi
+from ..errors import MESSAGE_ERROR_PREFIXES
 from ..extensions import csrf
+from ..schemas.mobile_answers import MobileErrorSchema
 
 URL_PREFIX = "/api/mobile/v1"
+
+
+class MobileApi(GatewayApi):
+    """The merchant API's Api, documenting the companion app's error envelope."""
+
+    ERROR_SCHEMA = MobileErrorSchema
 
 
 def register_mobile(app):
@@ -18,7 +26,10 @@ def register_mobile(app):
     # plain names.
     app.config.setdefault("MOBILE_OPENAPI_URL_PREFIX", URL_PREFIX)
     app.config.setdefault("MOBILE_OPENAPI_JSON_PATH", "openapi.json")
-    api = GatewayApi(
+    # The app shows `error` when it is text: gateway.errors puts the message there, under this
+    # prefix.
+    app.extensions[MESSAGE_ERROR_PREFIXES] = (URL_PREFIX + "/",)
+    api = MobileApi(
         app,
         config_prefix="MOBILE",
         spec_kwargs={

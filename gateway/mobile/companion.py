@@ -1,7 +1,7 @@
 """A paired phone's own view: heartbeats, unpairing and its dashboard."""
 
-from datetime import datetime, time
-from zoneinfo import ZoneInfo
+from datetime import datetime
+from decimal import Decimal
 
 from ..answer_commit import commit_work
 from ..clock import isoformat, utcnow
@@ -9,15 +9,17 @@ from ..devices.notifications import count_pending
 from ..devices.tokens import revoke_device
 from ..domain_errors import invalid_state, not_found
 from ..extensions import db
-from ..money import format_amount
 from ..notifications.events import phone_heard_from
-from ..payments.models.payment import Payment, Transaction
+from ..payments.dashboard import brand_zone, daily_series, local_days, status_window
+from ..payments.models.payment import OPEN_STATUSES, Payment
+from ..payments.transactions import list_transactions_query
 from ..sms.filter_rules import filter_rules
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.models.outbound_sms import OutboundSms
 from ..sms.outbound import get_outbound_sms, report_outbound_sms
 
 HEARTBEAT_SECONDS = 300
+RECENT_TRANSACTIONS = 10
 SMS_COUNTED = ("matched", "unmatched", "review", "ignored", "duplicate", "unparsed")
 
 
@@ -35,7 +37,7 @@ def record_heartbeat(device, data):
         device.app_version = data["app_version"]
     commit_work()
     return {
-        "server_time": isoformat(now),
+        "server_time": now,
         "next_heartbeat_seconds": HEARTBEAT_SECONDS,
         "filter_rules_version": filter_rules(device.brand)["version"],
         "pending_notifications": count_pending(device),
@@ -59,18 +61,32 @@ def report_leased_sms(device, message_id, status, error=None):
     return report_outbound_sms(device.brand, message.id, status, error)
 
 
-def start_of_day(brand, now):
-    """Midnight of today in the brand's time zone, as UTC."""
-    zone = ZoneInfo(brand.timezone or "Asia/Dhaka")
-    local = now.astimezone(zone)
-    return datetime.combine(local.date(), time.min, tzinfo=zone).astimezone(ZoneInfo("UTC"))
+def today_figures(brand, now):
+    """Today from the brand's local midnight: revenue in its first currency, payments completed,
+    created, and still open; the payments domain's dashboard figures."""
+    zone = brand_zone(brand)
+    (date,), (since,), until = local_days(zone, now, days=1)
+    completed = daily_series(brand, zone, now)[-1]
+    created = status_window(brand, since, until)
+    currency = brand.currency_list[0]
+    return {
+        "date": date,
+        "currency": currency,
+        "revenue": completed["volume"].get(currency, Decimal("0.00")),
+        "completed": completed["count"],
+        "total": created["total_count"],
+        "pending": sum(created["counts"][status] for status in OPEN_STATUSES),
+        "volume": completed["volume"],
+    }
 
 
 def device_dashboard(device):
-    """Today's SMS by status, payments waiting for an SMS, completions today, unread
-    notifications."""
+    """OwnPay Console's dashboard (today, recent transactions, unread notifications), today's SMS by
+    status, payments waiting for an SMS, and the phone's own state."""
     now = utcnow()
-    since = start_of_day(device.brand, now)
+    brand = device.brand
+    today = today_figures(brand, now)
+    since = local_days(brand_zone(brand), now, days=1)[1][0]
     by_status = dict(
         db.session.execute(
             db.select(InboundSms.status, db.func.count())
@@ -83,38 +99,31 @@ def device_dashboard(device):
         .select_from(Payment)
         .where(Payment.brand_id == device.brand_id, Payment.status == "processing")
     ).scalar_one()
-    # A completed payment's transaction is written at completion, and (brand_id, created_at) is
-    # indexed.
-    completed, volume = db.session.execute(
-        db.select(db.func.count(), db.func.coalesce(db.func.sum(Transaction.amount), 0)).where(
-            Transaction.brand_id == device.brand_id, Transaction.created_at >= since
-        )
-    ).one()
+    unread = count_pending(device)
     return {
-        "device": {
-            "uuid": device.uuid,
-            "name": device.name,
-            "platform": device.platform,
-            "app_version": device.app_version,
-            "paired_at": isoformat(device.created_at),
-            "last_heartbeat_at": isoformat(device.last_heartbeat_at),
-            "last_sms_at": isoformat(device.last_sms_at),
-        },
-        "brand": {"name": device.brand.name, "timezone": device.brand.timezone},
+        "today": today,
+        "recent_transactions": db.session.execute(
+            list_transactions_query(brand, {}).limit(RECENT_TRANSACTIONS)
+        )
+        .scalars()
+        .all(),
+        "unread_notifications": unread,
+        "device": device,
+        "brand": brand,
         "sms_today": {
             "received": sum(by_status.values()),
             **{s: by_status.get(s, 0) for s in SMS_COUNTED},
         },
         "payments": {
             "awaiting_sms": waiting,
-            "completed_today": completed,
-            "completed_today_amount": format_amount(volume),
+            "completed_today": today["completed"],
+            "completed_today_amount": sum(today["volume"].values(), Decimal("0.00")),
         },
         "outbound_queued": db.session.execute(
             db.select(db.func.count())
             .select_from(OutboundSms)
             .where(OutboundSms.brand_id == device.brand_id, OutboundSms.status == "queued")
         ).scalar_one(),
-        "pending_notifications": count_pending(device),
-        "server_time": isoformat(now),
+        "pending_notifications": unread,
+        "server_time": now,
     }

@@ -1,6 +1,5 @@
-"""Request and response plumbing shared by the companion-app views."""
+"""Request plumbing shared by the companion-app views; answers render through their schemas."""
 
-from flask import jsonify
 from flask_smorest import Blueprint
 from webargs.flaskparser import FlaskParser
 
@@ -23,8 +22,3 @@ class ProtocolBlueprint(Blueprint):
     """A flask-smorest Blueprint whose `arguments` validate with the protocol's parser."""
 
     ARGUMENTS_PARSER = ProtocolParser()
-
-
-def ok(data, status=200):
-    """The success envelope `{success: true, data}`."""
-    return jsonify({"success": True, "data": data}), status

@@ -2,48 +2,28 @@
 
 from flask import g
 
-from ..clock import isoformat
+from ..api.paging import single
+from ..schemas.common import envelope
 from ..schemas.mobile import OutboundLeaseArgs, OutboundResultSchema
+from ..schemas.mobile_answers import LeasedSmsListSchema, OutboundReportSchema
 from ..sms.outbound import lease_outbound_sms
 from .auth import device_blueprint
 from .companion import report_leased_sms
-from .http import ok
 
 blp = device_blueprint("outbound", "Outbound SMS the phone sends for the brand.")
 
 
 @blp.get("/sms/queues")
 @blp.arguments(OutboundLeaseArgs(), location="query")
+@blp.response(200, envelope(LeasedSmsListSchema))
 def lease_messages(args):
     """Lease due messages to this phone for five minutes: {id, to, body}."""
-    messages = lease_outbound_sms(g.brand, g.device.uuid, args["limit"])
-    return ok(
-        {
-            "messages": [
-                {
-                    "id": m.id,
-                    "to": m.to_number,
-                    "body": m.body,
-                    "lease_expires_at": isoformat(m.lease_expires_at),
-                }
-                for m in messages
-            ]
-        }
-    )
+    return single({"messages": lease_outbound_sms(g.brand, g.device.uuid, args["limit"])})
 
 
 @blp.post("/sms/queues/<message_id>/results")
 @blp.arguments(OutboundResultSchema())
+@blp.response(200, envelope(OutboundReportSchema))
 def report_result(data, message_id):
     """The phone sent a leased message, or failed to (it is retried with backoff)."""
-    message = report_leased_sms(g.device, message_id, data["status"], data["error"])
-    return ok(
-        {
-            "id": message.id,
-            "status": message.status,
-            "attempts": message.attempts,
-            "next_attempt_at": isoformat(message.next_attempt_at)
-            if message.status == "queued"
-            else None,
-        }
-    )
+    return single(report_leased_sms(g.device, message_id, data["status"], data["error"]))

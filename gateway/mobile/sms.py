@@ -2,16 +2,19 @@
 
 from flask import g
 
+from ..api.paging import single
+from ..schemas.common import envelope
 from ..schemas.mobile import SmsBatchSchema
+from ..schemas.mobile_answers import SmsBatchAnswerSchema
 from ..sms.ingest import batch_answer, ingest_batch
 from .auth import device_blueprint
-from .http import ok
 
 blp = device_blueprint("sms", "SMS the phone forwards.")
 
 
 @blp.post("/sms")
 @blp.arguments(SmsBatchSchema())
+@blp.response(200, envelope(SmsBatchAnswerSchema))
 def forward_sms(data):
     """Store and match up to 200 texts; each gets accepted, duplicate or rejected."""
-    return ok(batch_answer(ingest_batch(g.device, data["messages"])))
+    return single(batch_answer(ingest_batch(g.device, data["messages"])))

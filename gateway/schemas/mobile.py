@@ -1,11 +1,13 @@
-"""Request and response shapes of the companion app's protocol (/api/mobile/v1)."""
+"""Request shapes of the companion app's protocol (/api/mobile/v1); its answers are in
+mobile_answers.py.
+"""
 
 from datetime import datetime, timezone
 
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from .common import BaseSchema, Timestamp
+from .common import BaseSchema
 
 MAX_BATCH = 200
 MAX_PAYLOAD = 16 * 1024
@@ -22,12 +24,17 @@ class PairDeviceSchema(BaseSchema):
     device_name = fields.String(required=True, validate=validate.Length(min=1, max=120))
     app_version = fields.String(load_default=None, validate=validate.Length(max=32))
     platform = fields.String(load_default=None, validate=validate.Length(max=20))
-    # Required: pins the device's fingerprint from the start; every refresh must then present it, so
-    # a refresh token alone (stolen from a backup, say) never rotates.
+    # Pinned at pairing: every refresh must then present it, so a refresh token alone (stolen from a
+    # backup, say) never rotates. OwnPay Console sends none here and its device_id at each refresh:
+    # without one, the device_id is what is pinned.
     fingerprint = fields.String(
-        required=True,
+        load_default=None,
+        allow_none=True,
         validate=validate.Length(min=1, max=128),
-        metadata={"description": "A stable identifier of this install; each refresh presents it."},
+        metadata={
+            "description": "A stable identifier of this install; each refresh presents it. "
+            "Without one, device_id is pinned as the fingerprint."
+        },
     )
 
     @ma.pre_load
@@ -119,16 +126,6 @@ class HeartbeatSchema(BaseSchema):
     )
     pending_sms = fields.Integer(validate=validate.Range(min=0, max=1_000_000))
     last_sms_at = ReceivedAt()
-
-
-class NotificationSchema(BaseSchema):
-    """One notification of GET /notifications."""
-
-    id = fields.Integer()
-    kind = fields.String()
-    title = fields.String()
-    body = fields.String(allow_none=True)
-    created_at = Timestamp()
 
 
 class AcknowledgeSchema(BaseSchema):

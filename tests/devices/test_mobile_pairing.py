@@ -109,15 +109,11 @@ def test_malformed_pairing_code_names_the_field(client, brand, code):
     assert [e["field"] for e in body["errors"]] == ["pairing_code"]
 
 
-def test_pairing_requires_device_id_name_and_fingerprint(client, brand):
+def test_pairing_requires_device_id_and_name(client, brand):
     response = client.post(PAIR, json={"pairing_code": create_pairing_code(brand)})
 
     assert response.status_code == 422
-    assert {e["field"] for e in response.get_json()["errors"]} == {
-        "device_id",
-        "device_name",
-        "fingerprint",
-    }
+    assert {e["field"] for e in response.get_json()["errors"]} == {"device_id", "device_name"}
 
 
 def test_pairing_body_must_be_json(client, brand):
@@ -146,7 +142,7 @@ def test_pairing_welcomes_the_device_with_a_notification(client, brand):
     notes = client.get(
         "/api/mobile/v1/notifications", headers=bearer(data["access_token"])
     ).get_json()["data"]
-    assert [n["kind"] for n in notes["notifications"]] == ["device.paired"]
+    assert [n["type"] for n in notes] == ["device.paired"]
 
 
 def test_pair_code_command_prints_a_code_that_pairs(runner, client, brand):
@@ -169,10 +165,11 @@ def test_pairing_qr_code_carries_server_url_and_code(app, brand):
 
 
 def test_refresh_rotates_both_tokens(client, brand):
-    _, tokens, _ = paired_device(brand)
+    device, tokens, _ = paired_device(brand)
+    pinned = device.device_id  # paired without a fingerprint: its device_id is pinned
 
     response = client.post(
-        REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}
+        REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": pinned}
     )
 
     assert response.status_code == 200
@@ -181,16 +178,19 @@ def test_refresh_rotates_both_tokens(client, brand):
     assert fresh["refresh_token"] != tokens["refresh_token"]
     assert client.get(DASHBOARD, headers=bearer(fresh["access_token"])).status_code == 200
     again = client.post(
-        REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"}
+        REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": pinned}
     )
     assert again.status_code == 200
 
 
 def test_reused_refresh_token_revokes_the_device(client, brand):
     device, tokens, _ = paired_device(brand)
-    fresh = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"]}).get_json()["data"]
+    pinned = {"fingerprint": device.device_id}
+    fresh = client.post(
+        REFRESH, json={"refresh_token": tokens["refresh_token"], **pinned}
+    ).get_json()["data"]
 
-    reuse = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"]})
+    reuse = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], **pinned})
 
     assert reuse.status_code == 401
     assert reuse.get_json()["code"] == "REFRESH_TOKEN_REUSED"
@@ -201,15 +201,18 @@ def test_reused_refresh_token_revokes_the_device(client, brand):
         client.get(DASHBOARD, headers=bearer(fresh["access_token"])).get_json()["code"]
         == "DEVICE_REVOKED"
     )
-    assert client.post(REFRESH, json={"refresh_token": fresh["refresh_token"]}).status_code == 401
+    assert (
+        client.post(REFRESH, json={"refresh_token": fresh["refresh_token"], **pinned}).status_code
+        == 401
+    )
 
 
 def test_one_refresh_token_presented_twice_rotates_once(app, brand):
     device, tokens, _ = paired_device(brand)
-    rotate_tokens(tokens["refresh_token"])
+    rotate_tokens(tokens["refresh_token"], device.device_id)
 
     with pytest.raises(DomainError) as error:
-        rotate_tokens(tokens["refresh_token"])
+        rotate_tokens(tokens["refresh_token"], device.device_id)
 
     assert error.value.code == "REFRESH_TOKEN_REUSED"
 
@@ -217,7 +220,7 @@ def test_one_refresh_token_presented_twice_rotates_once(app, brand):
 def test_another_fingerprint_is_refused_without_revoking(client, brand):
     device, tokens, _ = paired_device(brand)
     fresh = client.post(
-        REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}
+        REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": device.device_id}
     ).get_json()["data"]
 
     response = client.post(
@@ -228,7 +231,7 @@ def test_another_fingerprint_is_refused_without_revoking(client, brand):
     assert response.get_json()["code"] == "FINGERPRINT_MISMATCH"
     assert (
         client.post(
-            REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": "fp-1"}
+            REFRESH, json={"refresh_token": fresh["refresh_token"], "fingerprint": device.device_id}
         ).status_code
         == 200
     )
@@ -327,9 +330,7 @@ def test_notifications_are_listed_and_acknowledged(client, brand, other_brand):
     db.session.commit()
     headers = bearer(tokens["access_token"])
 
-    listed = client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"][
-        "notifications"
-    ]
+    listed = client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"]
     assert {n["title"] for n in listed} == {"Shop phone paired", "Check payment"}
 
     ack = client.post(
@@ -339,12 +340,7 @@ def test_notifications_are_listed_and_acknowledged(client, brand, other_brand):
     )
 
     assert ack.get_json()["data"] == {"acknowledged": 2}
-    assert (
-        client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"][
-            "notifications"
-        ]
-        == []
-    )
+    assert client.get("/api/mobile/v1/notifications", headers=headers).get_json()["data"] == []
     db.session.refresh(theirs)
     assert theirs.acknowledged_at is None
 
@@ -380,6 +376,9 @@ def test_pair_code_command_names_the_brands_own_address(runner, brand):
 
 def test_a_refresh_without_the_pinned_fingerprint_is_refused_and_rotates_nothing(client, brand):
     device, tokens, _ = paired_device(brand)
+    # A device paired before pairing pinned one: the first fingerprint it presents is pinned.
+    device.fingerprint = None
+    db.session.commit()
     fresh = client.post(
         REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "fp-1"}
     ).get_json()["data"]
@@ -436,18 +435,31 @@ def test_a_fingerprint_given_at_pairing_is_pinned_from_the_start(client, brand):
     assert accepted.status_code == 200
 
 
-@pytest.mark.parametrize("fingerprint", ["", None, "x" * 129])
-def test_pairing_without_a_fingerprint_is_refused_and_uses_no_code(client, brand, fingerprint):
+@pytest.mark.parametrize("fingerprint", ["", "x" * 129])
+def test_a_malformed_fingerprint_is_refused_and_uses_no_code(client, brand, fingerprint):
     code = create_pairing_code(brand)
     response = pair(client, code, fingerprint=fingerprint)
     assert response.status_code == 422
     assert [e["field"] for e in response.get_json()["errors"]] == ["fingerprint"]
-    body = {"pairing_code": code, "device_id": "phone-1", "device_name": "Counter phone"}
-    missing = client.post(PAIR, json=body)
-    assert missing.status_code == 422
-    assert [e["field"] for e in missing.get_json()["errors"]] == ["fingerprint"]
     assert db.session.execute(db.select(Device)).first() is None
     assert pair(client, code).status_code == 201
+
+
+@pytest.mark.parametrize("fingerprint", [None, "absent"])
+def test_pairing_without_a_fingerprint_pins_the_device_id(client, brand, fingerprint):
+    body = {"pairing_code": create_pairing_code(brand), "device_id": "phone-1", "device_name": "P"}
+    if fingerprint != "absent":
+        body["fingerprint"] = fingerprint
+    tokens = client.post(PAIR, json=body).get_json()["data"]
+    assert db.session.execute(db.select(Device.fingerprint)).scalar_one() == "phone-1"
+
+    for refused in ({}, {"fingerprint": "phone-2"}):
+        answer = client.post(REFRESH, json={"refresh_token": tokens["refresh_token"], **refused})
+        assert answer.status_code == 401 and answer.get_json()["code"] == "FINGERPRINT_MISMATCH"
+    accepted = client.post(
+        REFRESH, json={"refresh_token": tokens["refresh_token"], "fingerprint": "phone-1"}
+    )
+    assert accepted.status_code == 200
 
 
 def test_a_wrong_used_or_expired_code_gets_one_and_the_same_answer(client, brand):

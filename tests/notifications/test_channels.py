@@ -57,8 +57,8 @@ def test_the_app_channel_is_the_phones_own_notifications_feed(client, brand):
     feed = client.get(
         "/api/mobile/v1/notifications",
         headers={"Authorization": f"Bearer {access_token(device)}"},
-    ).get_json()["data"]["notifications"]
-    assert [(n["kind"], n["title"]) for n in feed if n["kind"] != "device.paired"] == [
+    ).get_json()["data"]
+    assert [(n["type"], n["title"]) for n in feed if n["type"] != "device.paired"] == [
         (PAYMENT_COMPLETED, "Payment ORDER-5 completed: 500.00 BDT")
     ]
     assert deliveries(brand)[0].status == "sent"
