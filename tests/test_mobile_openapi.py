@@ -105,3 +105,146 @@ def test_pairing_documents_the_fingerprint_as_optional(spec):
     assert set(pair["required"]) == {"pairing_code", "device_id", "device_name"}
     assert pair["properties"]["fingerprint"]["maxLength"] == 128
     assert "device_id is pinned" in pair["properties"]["fingerprint"]["description"]
+
+
+# --- answers: documented, and the real ones match --------------------------------------------
+
+
+def test_every_mobile_operation_documents_its_success_answer(app, spec):
+    for method, path in mobile_routes(app):
+        responses = spec["paths"][path][method]["responses"]
+        success = [status for status in responses if status.startswith("2")]
+        assert len(success) == 1, f"{method.upper()} {path}: {sorted(responses)}"
+        schema = responses[success[0]]["content"]["application/json"]["schema"]
+        name = schema["$ref"].rsplit("/", 1)[1]
+        assert {"success", "data"} <= set(spec["components"]["schemas"][name]["properties"])
+
+
+def test_the_documented_error_envelope_carries_the_message_in_error(spec):
+    error = spec["components"]["responses"]["DEFAULT_ERROR"]["content"]["application/json"]
+    schema = spec["components"]["schemas"][error["schema"]["$ref"].rsplit("/", 1)[1]]
+
+    assert schema["properties"]["error"]["type"] == "string"
+    assert {"success", "error", "message", "code"} <= set(schema["required"])
+
+
+def test_the_console_apps_fields_are_documented(spec):
+    """What OwnPay Console reads (tests/devices/test_ownpay_console.py says where) is promised."""
+    schemas = spec["components"]["schemas"]
+
+    assert set(schemas["PhoneToday"]["required"]) >= {"revenue", "total", "pending"}
+    assert schemas["PhoneToday"]["properties"]["revenue"]["type"] == "string"
+    assert set(schemas["RecentTransaction"]["required"]) >= {
+        "trx_id",
+        "amount",
+        "currency",
+        "status",
+        "gateway",
+        "created_at",
+    }
+    dashboard = schemas["DeviceDashboard"]
+    assert {"today", "recent_transactions", "unread_notifications"} <= set(dashboard["required"])
+    feed = schemas["NotificationFeed"]["properties"]["data"]
+    assert feed["type"] == "array"
+    assert set(schemas["DeviceNotification"]["required"]) == {
+        "id",
+        "type",
+        "title",
+        "body",
+        "payload",
+        "created_at",
+    }
+
+
+def exercise_the_phone(call, brand):
+    """Every companion-app route answered with success, and refusals of each kind."""
+    from gateway.devices.pairing import create_pairing_code
+    from gateway.extensions import db
+    from gateway.sms.matching import submit_claim
+    from gateway.sms.outbound import queue_sms
+    from tests.factories import PaymentFactory, bkash_text, completed_payment, sms_message
+
+    completed_payment(brand=brand)
+    pairing = {"pairing_code": create_pairing_code(brand), "device_id": "a" * 32}
+    paired = call("post", "/devices", json={**pairing, "device_name": "Phone"}).json["data"]
+    call("post", "/devices", json=pairing)  # 422: no device_name
+    call("post", "/devices", data="x", content_type="text/plain")  # 415
+    refresh = {"refresh_token": paired["refresh_token"], "fingerprint": "a" * 32}
+    tokens = call("post", "/devices/token-refreshes", json=refresh).json["data"]
+    mismatch = {"refresh_token": tokens["refresh_token"], "fingerprint": "b" * 32}
+    call("post", "/devices/token-refreshes", json=mismatch)  # 401, the device stays paired
+    headers = {"Authorization": f"Bearer {tokens['access_token']}"}
+    call("post", "/devices/heartbeats", headers=headers, json={"battery_level": 80})
+    call("post", "/devices/heartbeats", headers=headers, json={"battery_level": 900})  # 422
+    call("get", "/config/filter-rules", headers=headers)
+    call("get", "/config/filter-rules")  # 401
+    payment = PaymentFactory(brand=brand)
+    submit_claim(payment, "bkash", "8N7A6B5C4D")
+    messages = [
+        sms_message(paired["aes_key"], bkash_text("500.00", "8N7A6B5C4D")),
+        {"local_id": "bad", "sender": "bKash", "encrypted_payload": "nope"},
+    ]
+    call("post", "/sms", headers=headers, json={"messages": messages})
+    call("post", "/sms", headers=headers, json={"messages": []})  # 422
+    queue_sms(brand, "+8801700000001", "Receipt")
+    db.session.commit()
+    leased = call("get", "/sms/queues", headers=headers).json["data"]["messages"]
+    call("get", "/sms/queues?limit=0", headers=headers)  # 422
+    result = {"status": "failed", "error": "No signal"}
+    call("post", f"/sms/queues/{leased[0]['id']}/results", headers=headers, json=result)
+    call("post", "/sms/queues/999999/results", headers=headers, json=result)  # 404
+    notes = call("get", "/notifications", headers=headers).json["data"]
+    ids = {"ids": [note["id"] for note in notes]}
+    call("post", "/notifications/acknowledgements", headers=headers, json=ids)
+    call("post", "/notifications/acknowledgements", headers=headers, json={"ids": []})  # 422
+    call("get", "/dashboard", headers=headers)
+    call("delete", "/devices/someone-else", headers=headers)  # 404
+    call("delete", "/devices/self", headers=headers)
+    call("get", "/dashboard", headers=headers)  # 401: unpaired
+
+
+class MobileRecorder:
+    """Calls under /api/mobile/v1, each kept to check its answer against the document after."""
+
+    def __init__(self, client):
+        self.client = client
+        self.calls = []
+
+    def __call__(self, method, path, **kwargs):
+        response = getattr(self.client, method)(MOBILE + path, **kwargs)
+        self.calls.append((method, MOBILE + path, response))
+        return response
+
+
+def test_real_mobile_answers_match_the_documented_schemas(app, client, spec, brand):
+    from tests.api.test_openapi import assert_documented, template_for
+
+    call = MobileRecorder(client)
+    exercise_the_phone(call, brand)
+
+    statuses = {response.status_code for _, _, response in call.calls}
+    assert {200, 201, 401, 404, 415, 422} <= statuses
+    for method, url, response in call.calls:
+        assert_documented(spec, method, url, response)
+    answered = {
+        (method, template_for(spec, method, url))
+        for method, url, response in call.calls
+        if response.status_code < 300
+    }
+    assert mobile_routes(app) - answered == set(), "operations never answered with success here"
+
+
+def test_the_answer_check_catches_an_undocumented_field(client, spec, brand):
+    from tests.api.test_openapi import assert_documented
+    from tests.factories import paired_device
+
+    _, tokens, _ = paired_device(brand)
+    response = client.get(
+        MOBILE + "/dashboard", headers={"Authorization": f"Bearer {tokens['access_token']}"}
+    )
+    response.set_data(
+        response.get_data(as_text=True).replace('"today":{', '"today":{"surprise":1,')
+    )
+
+    with pytest.raises(AssertionError, match="surprise"):
+        assert_documented(spec, "get", MOBILE + "/dashboard", response)
