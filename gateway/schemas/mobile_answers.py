@@ -233,6 +233,8 @@ class DashboardDeviceSchema(BaseSchema):
 
 
 class DashboardBrandSchema(BaseSchema):
+    """The brand the phone serves."""
+
     name = fields.String(required=True)
     timezone = fields.String(required=True)
 
@@ -250,6 +252,8 @@ class SmsTodaySchema(BaseSchema):
 
 
 class DashboardPaymentsSchema(BaseSchema):
+    """Payments waiting for a text, and those completed today."""
+
     awaiting_sms = fields.Integer(
         required=True, metadata={"description": "Payments claimed, waiting for their SMS."}
     )

@@ -182,6 +182,25 @@ def test_the_dashboard_shows_todays_money_and_payments_in_the_brands_time_zone(
     assert (today["completed"], today["volume"]) == (2, {"BDT": "100.00", "USD": "10.50"})
 
 
+@pytest.mark.parametrize(
+    "zone, date", [("America/New_York", "2024-05-10"), ("Mars/Olympus_Mons", "2024-05-11")]
+)
+def test_today_follows_the_brands_own_time_zone_or_the_default(client, brand, zone, date):
+    brand.timezone = zone  # an unknown zone (a hand-edited row) falls back to Asia/Dhaka
+    db.session.commit()
+    paid_at("2024-05-10 03:59:00", brand, "1.00")  # 23:59 on the 9th in New York
+    paid_at("2024-05-10 04:00:00", brand, "2.00")  # midnight of the 10th in New York
+    paid_at("2024-05-10 18:00:00", brand, "4.00")  # midnight of the 11th in Dhaka
+    with freeze_time(NOW):
+        _, tokens, _ = paired_device(brand, device_id=app_device_id())
+        response = client.get(f"{API}/dashboard", headers=bearer(tokens["access_token"]))
+
+    assert response.status_code == 200
+    today = unwrapped(response)["today"]
+    expected = "6.00" if zone == "America/New_York" else "4.00"
+    assert (today["date"], today["revenue"]) == (date, expected)
+
+
 def test_the_dashboard_lists_recent_transactions_newest_first(client, brand, shop_day):
     with freeze_time(NOW):
         _, tokens, _ = paired_device(brand, device_id=app_device_id())
