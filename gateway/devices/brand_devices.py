@@ -25,6 +25,14 @@ def brand_phones(brand_id):
     return (Device.brand_id == brand_id, *phones())
 
 
+def is_simulator(device_uuid):
+    """Whether a device uuid names the gateway's simulator, which is no phone and sends nothing."""
+    found = db.select(Device.id).where(
+        Device.uuid == str(device_uuid)[:36], Device.platform == SIMULATOR_PLATFORM
+    )
+    return db.session.execute(found).first() is not None
+
+
 def list_devices(brand):
     """The brand's paired phones, newest first, then the last few revoked ones for the record."""
     base = (
