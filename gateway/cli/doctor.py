@@ -245,9 +245,8 @@ def check_database():
         return [
             problem(
                 f"The database {safe_database_url()} is unreachable ({error.__class__.__name__}).",
-                "Start it (`systemctl start postgresql`), or "
-                + set_setting("DATABASE_URL right (host, port, user, password, database name)")
-                + ".",
+                "Start it (`systemctl start postgresql`), or check the host, port, user, password "
+                "and database name: " + set_setting("DATABASE_URL right") + ".",
             )
         ]
     return []
