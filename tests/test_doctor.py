@@ -1,5 +1,5 @@
-"""`flask gateway doctor`: each problem it knows, provoked for real, and a sound production
-deployment passing.
+"""`flask gateway doctor`: each problem it knows, provoked for real, its fixes run as printed on a
+deployment of this checkout, and a sound production deployment passing.
 """
 
 import logging.config
