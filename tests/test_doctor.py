@@ -697,6 +697,10 @@ def upgraded_deployment(tmp_path_factory):
         yield deployed
 
 
+# A deployment is on PostgreSQL whatever engine the suite tests: the SQLite pass runs these alone.
+DEPLOYED = pytest.mark.engine_independent
+
+
 def previous_revision():
     """The revision before the code's head: a database one migration behind."""
     from alembic.script import ScriptDirectory
@@ -705,6 +709,7 @@ def previous_revision():
     return scripts.get_revision(scripts.get_current_head()).down_revision
 
 
+@DEPLOYED
 def test_a_schema_one_migration_behind_is_fixed_by_the_printed_upgrade(deployment):
     behind = previous_revision()
     assert deployment.flask("db", "upgrade", behind).returncode == 0
@@ -725,6 +730,7 @@ def test_a_schema_one_migration_behind_is_fixed_by_the_printed_upgrade(deploymen
     assert "  ok       migrations current" in after and "migrations current:" not in after
 
 
+@DEPLOYED
 def test_no_worker_is_fixed_by_the_printed_worker_unit_or_command(
     app, upgraded_deployment, rq_redis, tmp_path
 ):  # noqa: F811
@@ -749,6 +755,7 @@ def test_no_worker_is_fixed_by_the_printed_worker_unit_or_command(
     assert "  ok       workers and scheduler alive" in after, after
 
 
+@DEPLOYED
 def test_the_data_fixes_doctor_prints_work_as_printed(upgraded_deployment):
     from gateway.devices.pairing import pair_device
 
@@ -813,6 +820,7 @@ SPOILT = {
 
 
 # The database apart: while it is down, doctor skips the checks that read it (BASE_URL's too).
+@DEPLOYED
 @pytest.mark.parametrize("names", [("BASE_URL", "TRUSTED_PROXIES", "REDIS_URL"), ("DATABASE_URL",)])
 def test_the_settings_doctor_names_are_fixed_where_and_as_it_says(app, upgraded_deployment, names):
     deployment = upgraded_deployment
