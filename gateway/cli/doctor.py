@@ -374,7 +374,7 @@ def check_workers():
             problem(
                 f"RQ's scheduler holds no lock for {', '.join(unscheduled)}: retries due later "
                 "are not woken at their time.",
-                "Stop any bare rq worker; the gateway's own worker starts the scheduler: "
+                "Stop any bare rq worker: the gateway's own worker starts the scheduler; "
                 + start_worker()
                 + ".",
             )
@@ -456,7 +456,7 @@ def check_webhooks(now=None):
                 f"{overdue} webhook deliveries are more than "
                 f"{DELIVERY_OVERDUE.seconds // 60} minutes "
                 "past due: nothing is sending them.",
-                "With REDIS_URL the workers send them: "
+                "With REDIS_URL the workers send them; "
                 + start_worker()
                 + "; without it the web process does"
                 + (": check it runs (`systemctl status gateway-web`)." if deployed() else "."),
