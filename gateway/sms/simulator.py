@@ -1,4 +1,5 @@
-"""Trying the gateway without a phone: a simulator device forwards a real provider-format SMS."""
+"""Trying the gateway without a phone (never in production): a simulator device forwards a real
+provider-format SMS; it is no phone of the brand (devices.brand_devices.phones)."""
 
 import uuid
 from decimal import Decimal
