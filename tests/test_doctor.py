@@ -1,14 +1,20 @@
-"""`flask gateway doctor`: each problem it knows, provoked for real, and a sound production
-deployment passing.
+"""`flask gateway doctor`: each problem it knows, provoked for real, its fixes run as printed on a
+deployment of this checkout, and a sound production deployment passing.
 """
 
 import logging.config
+import os
+import re
+import shlex
+import signal
 import subprocess
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from flask_migrate import upgrade
@@ -159,6 +165,8 @@ def test_an_https_deployment_must_count_its_proxies(app, production, monkeypatch
     else:
         assert len(found) == 1 and expected in found[0]
         assert "PROBLEM  reverse proxies counted" in run_doctor(app).output
+        assert_runnable(app, doctor.check_proxies()[0].fix)
+        assert "TRUSTED_PROXIES=1 in /etc/gateway/gateway.env" in doctor.check_proxies()[0].fix
 
 
 def test_an_unreachable_database_is_a_problem_and_its_password_stays_hidden():
@@ -242,8 +250,12 @@ def test_production_without_redis_notes_that_jobs_run_in_process(production):
 def test_redis_without_any_worker_is_a_problem(app, production, rq_redis, monkeypatch):  # noqa: F811
     monkeypatch.setitem(app.config, "REDIS_URL", REDIS_URL)
 
-    found = problems(doctor.check_workers())
+    findings = doctor.check_workers()
+    found = problems(findings)
 
+    for finding in findings:  # the unit's real name: gateway-worker@.service is a template
+        assert_runnable(app, finding.fix)
+        assert "systemctl enable --now gateway-worker@1" in commands(finding.fix)
     assert (
         found[0]
         == "No RQ worker serves maintenance, webhooks, sms, mail: webhooks, SMS or sweeps are "
@@ -287,7 +299,8 @@ def test_a_worker_without_rqs_scheduler_is_a_problem(
     )
     try:
         wait_for(lambda: Worker.all(connection=rq_redis), "the rq worker to register")
-        found = problems(doctor.check_workers())
+        [finding] = doctor.check_workers()
+        found = problems([finding])
     finally:
         bare.terminate()
         bare.wait(20)
@@ -295,6 +308,8 @@ def test_a_worker_without_rqs_scheduler_is_a_problem(
 
     assert len(found) == 1
     assert found[0].startswith("RQ's scheduler holds no lock for maintenance, webhooks, sms")
+    assert_runnable(app, finding.fix)
+    assert "systemctl enable --now gateway-worker@1" in commands(finding.fix)
 
 
 def test_no_paired_phone_is_a_problem(app, brand):
@@ -447,3 +462,427 @@ def test_a_sound_production_deployment_passes(rq_redis, postgres_schema, tmp_pat
     assert result.exit_code == 0, result.output
     assert "PROBLEM" not in result.output and "No problems found." in result.output
     assert result.output.count("  ok  ") == len(doctor.CHECKS)
+
+
+# Every fix doctor prints is a command that works as printed on the README's deployment: the
+# wrapper deploy/gateway-flask as the services' user, and systemctl on the units in deploy/systemd.
+WRAPPER = ROOT / "deploy" / "gateway-flask"
+SYSTEMD = ROOT / "deploy" / "systemd"
+DEPLOYMENT_DOC = (ROOT / "docs" / "deployment.md").read_text()
+AS_SERVICE_USER = "sudo -u gateway "
+SETTING = re.compile(r"[Ss]et (\w+)=(\S+) in (\S+) and restart the services")
+
+
+def fix_of(output, title):
+    """The fix doctor printed under its PROBLEM line for `title`."""
+    lines = output.splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith(f"  PROBLEM  {title}:"):
+            fix = lines[number + 1].strip()
+            assert fix.startswith("fix: "), output
+            return fix.removeprefix("fix: ")
+    pytest.fail(f"no problem {title!r} in:\n{output}")
+
+
+def commands(fix):
+    """The commands a fix names, each between backticks."""
+    return re.findall(r"`([^`]+)`", fix)
+
+
+def assert_systemctl(command):
+    """A systemctl command on the kit's units (or the services the deployment installs) that
+    systemd would run: a template unit by its instance, a glob only where it acts on running units.
+    """
+    words = shlex.split(command)
+    assert words[0] == "systemctl" and len(words) >= 3, command
+    verb, units = words[1], words[2:]
+    if verb == "enable":
+        assert units[0] == "--now", command  # enabled and started, as docs/deployment.md does
+        verb, units = "start", units[1:]
+    assert verb in {"start", "stop", "restart", "status"} and units, command
+    for unit in units:
+        name = unit.removesuffix(".service")
+        if name in {"postgresql", "redis-server"}:
+            assert "systemctl enable --now postgresql redis-server" in DEPLOYMENT_DOC
+            continue
+        template, at, instance = name.partition("@")
+        if not at:
+            assert (SYSTEMD / f"{name}.service").is_file(), command
+            continue
+        assert (SYSTEMD / f"{template}@.service").is_file(), command
+        if instance == "*":
+            # A glob matches loaded units only: it can stop or restart workers, never start one.
+            assert verb in {"stop", "restart", "status"}, command
+        else:
+            assert re.fullmatch(r"[A-Za-z0-9_.-]+", instance), command
+
+
+def assert_wrapper_command(app, command, env_file=doctor.ENV_FILE):
+    """`sudo -u gateway [GATEWAY_ENV=…] <checkout>/deploy/gateway-flask <a real flask command>`."""
+    assert command.startswith(AS_SERVICE_USER), command
+    words = shlex.split(command.removeprefix(AS_SERVICE_USER))
+    if env_file != doctor.ENV_FILE:
+        assert words.pop(0) == f"GATEWAY_ENV={env_file}", command
+    assert words[0] == str(WRAPPER), command
+    names = [word for word in words[1:] if not word.startswith("-")][:2]
+    with app.app_context():
+        assert app.test_cli_runner().invoke(args=[*names, "--help"]).exit_code == 0, command
+
+
+def assert_runnable(app, fix, env_file=doctor.ENV_FILE):
+    """Each command of a fix is a systemctl command of the kit, the wrapper, or the secret maker."""
+    for command in commands(fix):
+        if command.startswith("systemctl "):
+            assert_systemctl(command)
+        elif command == doctor.NEW_SECRET:
+            continue
+        else:
+            assert_wrapper_command(app, command, env_file)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "systemctl start gateway-worker.service",  # the issue's unit: there is none by that name
+        "systemctl enable --now 'gateway-worker@*'",  # a glob starts nothing
+        "systemctl start gateway-worker@",
+        "systemctl enable gateway-web",  # enabled but not started
+        "systemctl start nginx-gateway",
+    ],
+)
+def test_a_wrong_systemctl_command_is_caught(command):
+    with pytest.raises(AssertionError):
+        assert_systemctl(command)
+
+
+class Deployment:
+    """This checkout deployed as the README says: the environment file deploy/make_env_file.py
+    writes, a PostgreSQL database of its own, every command through deploy/gateway-flask.
+    """
+
+    def __init__(self, env_file, database_url):
+        self.env_file = env_file
+        self.database_url = database_url
+        self.processes = []
+
+    def settings(self):
+        """The environment file's NAME=value lines."""
+        return dict(
+            line.split("=", 1)
+            for line in self.env_file.read_text().splitlines()
+            if line and not line.startswith("#")
+        )
+
+    def set(self, name, value):
+        """Change one setting in the environment file, as the operator would by hand."""
+        settings = {**self.settings(), name: value}
+        self.env_file.write_text("".join(f"{key}={val}\n" for key, val in settings.items()))
+
+    def environ(self):
+        """A clean shell's environment: nothing of the suite's own settings leaks in."""
+        return {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root")}
+
+    def flask(self, *args):
+        """`deploy/gateway-flask <args>` with GATEWAY_ENV naming this deployment's file."""
+        return subprocess.run(
+            [str(WRAPPER), *args],
+            env={**self.environ(), "GATEWAY_ENV": str(self.env_file)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    def doctor(self):
+        """`deploy/gateway-flask gateway doctor`'s output (stdout and stderr)."""
+        result = self.flask("gateway", "doctor")
+        return result.stdout + result.stderr
+
+    def run_fix(self, command, log=None):
+        """Run a printed wrapper command as printed, from another folder, but as this user: the
+        test cannot become `gateway`; in the background when given a log file.
+        """
+        assert command.startswith(AS_SERVICE_USER), command
+        shell = ["sh", "-c", command.removeprefix(AS_SERVICE_USER)]
+        if log is None:
+            return subprocess.run(
+                shell, env=self.environ(), cwd="/", capture_output=True, text=True, timeout=120
+            )
+        process = subprocess.Popen(
+            shell,
+            env=self.environ(),
+            cwd="/",
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes.append(process)
+        return process
+
+    def app(self):
+        """An app on this deployment's database and SECRET_KEY, to do what a phone would."""
+        return create_app(
+            {
+                "APP_ENV": "testing",
+                "SECRET_KEY": self.settings()["SECRET_KEY"],
+                "SQLALCHEMY_DATABASE_URI": self.database_url.replace(
+                    "postgresql://", "postgresql+psycopg://"
+                ),
+                "REDIS_URL": None,
+            }
+        )
+
+    def stop(self):
+        """Stop what a fix started in the background."""
+        while self.processes:
+            process = self.processes.pop()
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait(10)
+
+
+@contextmanager
+def deployed_checkout(folder):
+    """This checkout deployed in production on a PostgreSQL database of its own, dropped after."""
+    import psycopg
+
+    try:
+        postgres_reachable()
+    except Exception as error:  # noqa: BLE001 - any failure to connect
+        unavailable("PostgreSQL", error)
+    dsn = POSTGRES_URL.replace("postgresql+psycopg://", "postgresql://")
+    server, own = dsn.split("?", 1)[0].rsplit("/", 1)
+    name = f"{own}_doctor_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    env_file = folder / "etc" / "gateway.env"
+    written = subprocess.run(
+        [sys.executable, str(ROOT / "deploy" / "make_env_file.py"), str(env_file)],
+        env={
+            "PATH": os.environ["PATH"],
+            "BASE_URL": "https://pay.shop.example",
+            "DATABASE_URL": f"{server}/{name}",
+            "REDIS_URL": REDIS_URL,
+        },
+        capture_output=True,
+        text=True,
+    )
+    assert written.returncode == 0, written.stderr
+    deployed = Deployment(env_file, f"{server}/{name}")
+    try:
+        yield deployed
+    finally:
+        deployed.stop()
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def deployment(tmp_path):
+    """A fresh deployment: an empty database, no migration run."""
+    with deployed_checkout(tmp_path) as deployed:
+        yield deployed
+
+
+@pytest.fixture(scope="module")
+def upgraded_deployment(tmp_path_factory):
+    """One deployment with its schema upgraded, shared by the tests that spoil one part of it
+    (each puts back what it spoils)."""
+    with deployed_checkout(tmp_path_factory.mktemp("deployment")) as deployed:
+        upgrade = deployed.flask("db", "upgrade")
+        assert upgrade.returncode == 0, upgrade.stderr
+        yield deployed
+
+
+# A deployment is on PostgreSQL whatever engine the suite tests: the SQLite pass runs these alone.
+DEPLOYED = pytest.mark.engine_independent
+
+
+def previous_revision():
+    """The revision before the code's head: a database one migration behind."""
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory(MIGRATIONS)
+    return scripts.get_revision(scripts.get_current_head()).down_revision
+
+
+@DEPLOYED
+def test_a_schema_one_migration_behind_is_fixed_by_the_printed_upgrade(deployment):
+    behind = previous_revision()
+    assert deployment.flask("db", "upgrade", behind).returncode == 0
+
+    before = deployment.doctor()
+    fix = fix_of(before, "migrations current")
+    [stop, upgrade, restart] = commands(fix)
+    assert_systemctl(stop) and stop == "systemctl stop 'gateway-worker@*'"
+    assert_systemctl(restart)
+    assert upgrade == (
+        f"sudo -u gateway GATEWAY_ENV={deployment.env_file} {WRAPPER} db upgrade"
+    )  # not a bare `flask db upgrade`, which upgrades a new SQLite file in the install folder
+    ran = deployment.run_fix(upgrade)
+    after = deployment.doctor()
+
+    assert f"schema is at revision {behind}" in before
+    assert ran.returncode == 0, ran.stderr
+    assert "  ok       migrations current" in after and "migrations current:" not in after
+
+
+@DEPLOYED
+def test_no_worker_is_fixed_by_the_printed_worker_unit_or_command(
+    app, upgraded_deployment, rq_redis, tmp_path
+):  # noqa: F811
+    deployment = upgraded_deployment
+    before = deployment.doctor()
+    unserved = fix_of(before, "workers and scheduler alive")
+    [unit, command] = commands(unserved)
+    assert unit == "systemctl enable --now gateway-worker@1"
+    assert_systemctl(unit)
+    assert "deploy/systemd/gateway-worker@.service" in unserved
+    assert (SYSTEMD / "gateway-worker@.service").is_file()
+    assert "gateway-worker.service" not in before
+    assert command == f"sudo -u gateway GATEWAY_ENV={deployment.env_file} {WRAPPER} gateway worker"
+    try:
+        with open(tmp_path / "worker.log", "wb") as log:
+            deployment.run_fix(command, log=log)
+        wait_for(lambda: doctor.check_workers() == [], "the printed worker to serve")
+        after = deployment.doctor()
+    finally:
+        deployment.stop()
+
+    assert "  ok       workers and scheduler alive" in after, after
+
+
+@DEPLOYED
+def test_the_data_fixes_doctor_prints_work_as_printed(upgraded_deployment):
+    from gateway.devices.pairing import pair_device
+
+    deployment = upgraded_deployment
+    booted = deployment.flask(
+        "gateway",
+        "bootstrap",
+        "--brand-name",
+        "Rahim Store",
+        "--email",
+        "owner@shop.example",
+        "--bkash",
+        "01712345678",
+    )
+    assert booted.returncode == 0, booted.stderr
+    shop = deployment.app()
+    with shop.app_context():
+        brand = db.session.execute(db.select(Brand)).scalar_one()
+        demo_id = add_method(brand, "bkash", "01700000000", demo=True).id
+        db.session.remove()
+        db.engine.dispose()
+
+    before = deployment.doctor()
+    [add, disable] = commands(fix_of(before, "no demo number enabled"))
+    pair_code = commands(fix_of(before, "phone checking in"))[0]
+    assert add.endswith("gateway add-method --provider bkash --number 01XXXXXXXXX")
+    assert disable.endswith(f"gateway update-method {demo_id} --disable")
+    added = deployment.run_fix(add.replace("01XXXXXXXXX", "01812345678"))
+    disabled = deployment.run_fix(disable)
+    paired = deployment.run_fix(pair_code)
+    code = paired.stdout.strip().splitlines()[-1]
+    with shop.app_context():
+        device, _, _ = pair_device(
+            {"pairing_code": code, "device_id": "phone-1", "device_name": "Counter phone"}
+        )
+        record_heartbeat(device, {"battery_level": 80})
+        db.session.remove()
+        db.engine.dispose()
+    after = deployment.doctor()
+
+    assert "Rahim Store has no paired phone" in before
+    assert added.returncode == 0 and "Added payment method" in added.stdout, added.stderr
+    assert disabled.returncode == 0 and "disabled" in disabled.stdout, disabled.stderr
+    assert paired.returncode == 0 and re.fullmatch(r"\d{6}", code), paired.stdout
+    assert "  ok       no demo number enabled" in after, after
+    assert "  ok       phone checking in" in after, after
+
+
+def closed_port_url(url):
+    """The same address on a loopback port nothing listens on."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=f"{parts.netloc.rsplit(':', 1)[0]}:{free_port()}").geturl()
+
+
+# How each setting is spoilt, and the check that must then fail.
+SPOILT = {
+    "BASE_URL": (lambda url: "http://pay.shop.example", "BASE_URL https"),
+    "TRUSTED_PROXIES": (lambda hops: "3", "reverse proxies counted"),
+    "REDIS_URL": (closed_port_url, "Redis reachable"),
+    "DATABASE_URL": (closed_port_url, "database reachable"),
+}
+
+
+# The database apart: while it is down, doctor skips the checks that read it (BASE_URL's too).
+@DEPLOYED
+@pytest.mark.parametrize("names", [("BASE_URL", "TRUSTED_PROXIES", "REDIS_URL"), ("DATABASE_URL",)])
+def test_the_settings_doctor_names_are_fixed_where_and_as_it_says(app, upgraded_deployment, names):
+    deployment = upgraded_deployment
+    right = {name: deployment.settings()[name] for name in names}
+    for name in names:
+        deployment.set(name, SPOILT[name][0](right[name]))
+    try:
+        before = deployment.doctor()
+        for name in names:
+            fix = fix_of(before, SPOILT[name][1])
+            assert_runnable(app, fix, str(deployment.env_file))
+            assert "systemctl restart gateway-web 'gateway-worker@*'" in commands(fix)
+            setting = SETTING.search(fix)
+            if setting:  # the value to set is in the fix; the placeholder domain is the shop's
+                assert setting[1] == name and setting[3] == str(deployment.env_file)
+                deployment.set(name, setting[2].replace("your.domain", "pay.shop.example"))
+            else:  # "set NAME right": the operator's own address
+                assert f"set {name} right in {deployment.env_file}" in fix
+                deployment.set(name, right[name])
+        after = deployment.doctor()
+    finally:
+        for name, value in right.items():
+            deployment.set(name, value)
+
+    for name in names:
+        assert f"  ok       {SPOILT[name][1]}" in after, after
+
+
+def test_the_secret_key_fix_makes_a_key_doctor_accepts(app, production, monkeypatch):
+    monkeypatch.setitem(app.config, "SECRET_KEY", DEV_SECRET)
+    [finding] = doctor.check_secret_key()
+    assert_runnable(app, finding.fix)
+    [make, restart] = commands(finding.fix)
+
+    made = subprocess.run(make, shell=True, capture_output=True, text=True, check=True)
+    monkeypatch.setitem(app.config, "SECRET_KEY", made.stdout.strip())
+
+    assert f"SECRET_KEY to it in {doctor.ENV_FILE}" in finding.fix
+    assert restart == doctor.RESTART
+    assert doctor.check_secret_key() == []
+
+
+def test_every_fix_in_production_is_a_command_of_the_deployment(
+    app, production, brand, monkeypatch
+):
+    add_method(brand, "bkash", "01700000000", demo=True)
+    delivery(brand, "pending", attempts=0, next_attempt_at=utcnow() - timedelta(minutes=11))
+    monkeypatch.setitem(app.config, "REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
+    findings = [
+        *doctor.check_demo_numbers(),
+        *doctor.check_migrations(),
+        *doctor.check_redis(),
+        *doctor.check_heartbeats(),
+        *doctor.check_webhooks(),
+    ]
+    monkeypatch.setitem(app.config, "REDIS_URL", None)
+    findings += doctor.check_redis()  # the note: jobs in the web process
+    monkeypatch.setattr(doctor, "CHECKS", (("broken", lambda: 1 / 0),))
+    [(_, broken)] = doctor.run_checks()
+
+    fixes = [finding.fix for finding in findings + broken]
+    assert len(fixes) == 7 and all(commands(fix) for fix in fixes)
+    for fix in fixes:
+        assert_runnable(app, fix)
+        assert "`flask " not in fix and "gateway-worker.service" not in fix

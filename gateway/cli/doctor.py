@@ -3,8 +3,11 @@ and how to fix it.
 """
 
 import logging
+import os
+import shlex
 from collections import namedtuple
 from datetime import timedelta
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from flask import current_app
@@ -13,6 +16,7 @@ from sqlalchemy.engine import make_url
 
 from ..accounts.models.brand import Brand
 from ..clock import utcnow
+from ..devices.brand_devices import brand_phones
 from ..devices.models.device import Device
 from ..extensions import db
 from ..payments.methods import PROVIDER_NAMES
@@ -40,6 +44,13 @@ NEW_SECRET = "python3 -c 'import secrets; print(secrets.token_urlsafe(48))'"
 DELIVERY_OVERDUE = timedelta(minutes=10)
 RETRYING_PILE = 10
 FAILED_WINDOW = timedelta(hours=24)
+# The README's deployment (deploy/): the file deploy/gateway-flask and the units read unless
+# GATEWAY_ENV names another, the units' User=, and their names (gateway-worker@.service is a
+# template: its instances are gateway-worker@1, @2, …).
+ENV_FILE = "/etc/gateway/gateway.env"
+SERVICE_USER = "gateway"
+RESTART = "systemctl restart gateway-web 'gateway-worker@*'"
+START_WORKER = "systemctl enable --now gateway-worker@1"
 
 
 def problem(message, fix):
@@ -55,6 +66,52 @@ def note(message, fix=None):
 def production():
     """Whether this is a production deployment (some checks apply only there)."""
     return current_app.config["APP_ENV"] == "production"
+
+
+def env_file():
+    """The environment file the services read: the one deploy/gateway-flask was given, or its
+    default."""
+    return os.environ.get("GATEWAY_ENV") or ENV_FILE
+
+
+def deployed():
+    """Whether this runs as the README's deployment: production, or through deploy/gateway-flask."""
+    return production() or "GATEWAY_ENV" in os.environ
+
+
+def flask_command(args):
+    """`flask <args>` as typed here: on a deployment deploy/gateway-flask as the services' user
+    (a bare `flask` reads no environment file, so another database), else the checkout's venv.
+    """
+    if not deployed():
+        return f".venv/bin/flask {args}"
+    root = Path(current_app.root_path).parent
+    given = os.environ.get("GATEWAY_ENV")
+    chosen = f"GATEWAY_ENV={shlex.quote(given)} " if given and given != ENV_FILE else ""
+    wrapper = shlex.quote(str(root / "deploy" / "gateway-flask"))
+    return f"sudo -u {SERVICE_USER} {chosen}{wrapper} {args}"
+
+
+def set_setting(setting):
+    """Where to change a setting, and the restart that makes the services read it."""
+    if not deployed():
+        return f"set {setting} in instance/settings.py or the environment, and restart the app"
+    return f"set {setting} in {env_file()} and restart the services: `{RESTART}`"
+
+
+def sentence(text):
+    """A clause as the start of a sentence (str.capitalize would lower the rest)."""
+    return text[:1].upper() + text[1:]
+
+
+def start_worker():
+    """How to start a worker of the gateway (RQ's scheduler included): its unit on a deployment."""
+    if not deployed():
+        return f"run `{flask_command('gateway worker')}` and keep it running"
+    return (
+        f"start one: `{START_WORKER}` (deploy/systemd/gateway-worker@.service); without systemd, "
+        f"keep `{flask_command('gateway worker')}` running (docs/deployment.md, section 5)"
+    )
 
 
 def safe_database_url():
@@ -78,8 +135,11 @@ def check_demo_numbers():
         problem(
             f"{PROVIDER_NAMES[method.provider]} {method.number} (#{method.id}, {brand}) is "
             "a demo number and switched on: money customers send there never reaches you.",
-            f"Add your own number (`flask gateway add-method --provider {method.provider} --number "
-            f"01XXXXXXXXX`), then `flask gateway update-method {method.id} --disable`.",
+            "Add your own number (`"
+            + flask_command(f"gateway add-method --provider {method.provider} --number 01XXXXXXXXX")
+            + "`, your number in place of 01XXXXXXXXX), then switch the demo one off: `"
+            + flask_command(f"gateway update-method {method.id} --disable")
+            + "`.",
         )
         for method, brand in rows
     ]
@@ -102,10 +162,10 @@ def check_secret_key():
         problem(
             f"SECRET_KEY {reason}: anyone who guesses it can forge panel sessions and "
             "device tokens.",
-            f"Set SECRET_KEY to the output of `{NEW_SECRET}` in the environment file and "
-            "restart (phones "
-            "must be paired again unless the old key stays in SECRET_KEY_FALLBACKS during "
-            "the switch).",
+            f"Make a new key with `{NEW_SECRET}`, "
+            + set_setting("SECRET_KEY to it")
+            + " (phones must be paired again unless the old key stays in SECRET_KEY_FALLBACKS "
+            "during the switch: docs/configuration.md).",
         )
     ]
 
@@ -128,7 +188,13 @@ def check_base_url():
                 problem(
                     f"{label} is {url}: customers would pay and phones would send SMS over plain "
                     "http.",
-                    "Serve the gateway behind TLS (docs: nginx) and set it to https://your.domain.",
+                    "Serve the gateway behind TLS (docs/deployment.md, section 6), then "
+                    + (
+                        "set the origin in the panel's Settings to https://your.domain"
+                        if label != "BASE_URL"
+                        else set_setting("BASE_URL=https://your.domain")
+                    )
+                    + ".",
                 )
             )
     return findings
@@ -153,8 +219,9 @@ def check_proxies():
                 "client looks like the "
                 "proxy (one shared rate limit, the proxy's address in the audit log, http "
                 "as the scheme).",
-                "Set TRUSTED_PROXIES to the number of proxies in front of gunicorn (1 for "
-                "nginx alone), with the proxy setting X-Forwarded-For and X-Forwarded-Proto.",
+                "With the proxy setting X-Forwarded-For and X-Forwarded-Proto (deploy/nginx does), "
+                + set_setting("TRUSTED_PROXIES=1")
+                + " (the number of proxies in front of gunicorn: 1 for nginx alone).",
             )
         ]
     if hops > 2:
@@ -162,7 +229,8 @@ def check_proxies():
             problem(
                 f"TRUSTED_PROXIES={hops}: one more than the real count lets any client "
                 "forge its address.",
-                "Set it to the exact number of reverse proxies in front of gunicorn (usually 1).",
+                sentence(set_setting("TRUSTED_PROXIES=1"))
+                + " (the exact number of reverse proxies in front of gunicorn: 1 for nginx alone).",
             )
         ]
     return []
@@ -177,7 +245,8 @@ def check_database():
         return [
             problem(
                 f"The database {safe_database_url()} is unreachable ({error.__class__.__name__}).",
-                "Start it, or correct DATABASE_URL (host, port, user, password, database name).",
+                "Start it (`systemctl start postgresql`), or check the host, port, user, password "
+                "and database name: " + set_setting("DATABASE_URL right") + ".",
             )
         ]
     return []
@@ -206,8 +275,14 @@ def check_migrations():
         problem(
             f"The database schema is at revision {shown}; this code expects "
             f"{', '.join(sorted(heads))}.",
-            "Stop the workers, run `flask db upgrade`, then restart web and workers (docs: "
-            "upgrading).",
+            "Stop the workers (`systemctl stop 'gateway-worker@*'`), upgrade the schema (`"
+            + flask_command("db upgrade")
+            + "`), then restart the web process and the workers (`systemctl restart gateway-web "
+            "gateway-worker@1`, and each other gateway-worker@N you run; docs/deployment.md, "
+            "section 10)."
+            if deployed()
+            else f"Stop the app and its workers, run `{flask_command('db upgrade')}`, then start "
+            "them again.",
         )
     ]
 
@@ -238,8 +313,9 @@ def check_redis():
             return [
                 note(
                     "REDIS_URL is not set: webhooks, SMS and expiry run inside the web process.",
-                    "Fine on one machine; set REDIS_URL and run `flask gateway worker` to "
-                    "move them out.",
+                    "Fine on one machine; to move them out, "
+                    + set_setting("REDIS_URL=redis://127.0.0.1:6379/0")
+                    + f", then start a worker: `{START_WORKER}`.",
                 )
             ]
         return []
@@ -250,7 +326,9 @@ def check_redis():
             problem(
                 f"Redis at {redis_address()} is unreachable ({error.__class__.__name__}), "
                 "degraded: wake-ups wait for the sweep.",
-                "Start Redis, or correct REDIS_URL.",
+                "Start Redis (`systemctl start redis-server`), or "
+                + set_setting("REDIS_URL right")
+                + ".",
             )
         ]
     finally:
@@ -288,8 +366,7 @@ def check_workers():
         findings.append(
             problem(
                 f"No RQ worker serves {', '.join(unserved)}: webhooks, SMS or sweeps are not run.",
-                "Start `flask gateway worker` (systemd: gateway-worker.service) and keep "
-                "it running.",
+                sentence(start_worker()) + ".",
             )
         )
     if unscheduled:
@@ -297,8 +374,9 @@ def check_workers():
             problem(
                 f"RQ's scheduler holds no lock for {', '.join(unscheduled)}: retries due later "
                 "are not woken at their time.",
-                "Run workers with `flask gateway worker` (it starts the scheduler), not a bare "
-                "`rq worker`.",
+                "Stop any bare rq worker: the gateway's own worker starts the scheduler; "
+                + start_worker()
+                + ".",
             )
         )
     return findings
@@ -311,17 +389,14 @@ def check_heartbeats(now=None):
     findings = []
     for brand in db.session.execute(db.select(Brand).order_by(Brand.id)).scalars():
         devices = (
-            db.session.execute(
-                db.select(Device).where(Device.brand_id == brand.id, Device.revoked_at.is_(None))
-            )
-            .scalars()
-            .all()
+            db.session.execute(db.select(Device).where(*brand_phones(brand.id))).scalars().all()
         )
         if not devices:
             findings.append(
                 problem(
                     f"{brand.name} has no paired phone: no SMS arrives, so no payment completes.",
-                    "Pair the companion app: panel → Devices, or `flask gateway pair-code --qr`.",
+                    "Pair the companion app: panel → Devices, or "
+                    f"`{flask_command('gateway pair-code --qr')}`.",
                 )
             )
             continue
@@ -381,8 +456,10 @@ def check_webhooks(now=None):
                 f"{overdue} webhook deliveries are more than "
                 f"{DELIVERY_OVERDUE.seconds // 60} minutes "
                 "past due: nothing is sending them.",
-                "Check that `flask gateway worker` runs (with REDIS_URL) or that the web "
-                "process is up (without it).",
+                "With REDIS_URL the workers send them; "
+                + start_worker()
+                + "; without it the web process does"
+                + (": check it runs (`systemctl status gateway-web`)." if deployed() else "."),
             )
         )
     return findings
@@ -428,7 +505,8 @@ def run_checks():
             findings = [
                 problem(
                     f"The check itself failed ({error.__class__.__name__}).",
-                    "Run `flask gateway doctor` again; report the message if it stays.",
+                    f"Run `{flask_command('gateway doctor')}` again; report the message if it "
+                    "stays.",
                 )
             ]
         if check is check_database and findings:

@@ -8,7 +8,14 @@ import segno
 from ..devices.pairing import CODE_TTL, create_pairing_code, pairing_qr_payload, server_url
 from ..money import InvalidAmount, parse_amount
 from ..payments.models.payment_method import PROVIDERS
-from ..sms.simulator import forward_as_device, simulated_text, simulator_device, stored_sms
+from ..sms.simulator import (
+    SimulatorRefused,
+    forward_as_device,
+    refuse_in_production,
+    simulated_text,
+    simulator_device,
+    stored_sms,
+)
 from .core import default_brand
 
 
@@ -56,7 +63,11 @@ def amount_option(ctx, param, value):
 )
 def simulate_sms(provider, amount, trx_id, sender_number, balance, via):
     """Forward a real-format provider SMS as a paired phone would, through the ingestion
-    endpoint."""
+    endpoint (never in production)."""
+    try:
+        refuse_in_production()
+    except SimulatorRefused as error:
+        raise click.ClickException(error.message) from None
     brand = default_brand()
     provider = provider.lower()
     try:

@@ -15,6 +15,7 @@ from sqlalchemy.orm import joinedload
 from .. import jobs
 from ..accounts.models.brand import Brand
 from ..clock import utcnow
+from ..devices.brand_devices import brand_phones
 from ..devices.models.device import Device
 from ..extensions import db
 from ..mail.outbox import mail_configured
@@ -57,10 +58,7 @@ def channel_ready(settings, channel):
 def has_paired_phone(brand_id):
     """Whether the brand has a paired (not revoked) companion phone to tell."""
     return (
-        db.session.execute(
-            db.select(Device.id).where(Device.brand_id == brand_id, Device.revoked_at.is_(None))
-        ).first()
-        is not None
+        db.session.execute(db.select(Device.id).where(*brand_phones(brand_id))).first() is not None
     )
 
 

@@ -6,6 +6,8 @@ from datetime import timedelta
 
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
+from ..devices.brand_devices import phones
+from ..devices.models.device import Device
 from ..extensions import db
 from ..money import format_amount
 from .catalogue import PHONE_OFFLINE, PHONE_ONLINE, SMS_UNCLAIMED
@@ -46,12 +48,11 @@ def told_keys(pairs):
 def watch_phones(now):
     """Raise phone.offline for each paired phone silent past its brand's limit (once per outage)."""
     limits = brand_minutes("offline_minutes")
-    devices = table("devices").c
     rows = db.session.execute(
-        db.select(devices.id, devices.brand_id, devices.name, devices.last_heartbeat_at).where(
-            devices.revoked_at.is_(None),
-            devices.last_heartbeat_at.is_not(None),
-            devices.last_heartbeat_at < now - timedelta(minutes=2),
+        db.select(Device.id, Device.brand_id, Device.name, Device.last_heartbeat_at).where(
+            *phones(),
+            Device.last_heartbeat_at.is_not(None),
+            Device.last_heartbeat_at < now - timedelta(minutes=2),
         )
     ).all()
     keys = {r.id: (r.brand_id, outage_key(PHONE_OFFLINE, r.id, r.last_heartbeat_at)) for r in rows}

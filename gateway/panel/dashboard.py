@@ -9,6 +9,7 @@ from flask import redirect, render_template, url_for
 from flask_babel import gettext as _
 
 from ..clock import utcnow
+from ..devices.brand_devices import brand_phones
 from ..devices.models.device import Device
 from ..extensions import db
 from ..notifications.settings import settings_for
@@ -68,9 +69,7 @@ def texts_waiting_for_claim(brand):
 def last_heartbeat(brand):
     """When a paired (not revoked) phone of the brand last checked in, or None."""
     return db.session.execute(
-        db.select(db.func.max(Device.last_heartbeat_at)).where(
-            Device.brand_id == brand.id, Device.revoked_at.is_(None)
-        )
+        db.select(db.func.max(Device.last_heartbeat_at)).where(*brand_phones(brand.id))
     ).scalar_one()
 
 

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from ..devices.models.device import SIMULATOR_PLATFORM
 from .common import BaseSchema
 
 MAX_BATCH = 200
@@ -23,7 +24,15 @@ class PairDeviceSchema(BaseSchema):
     device_id = fields.String(required=True, validate=validate.Length(min=1, max=128))
     device_name = fields.String(required=True, validate=validate.Length(min=1, max=120))
     app_version = fields.String(load_default=None, validate=validate.Length(max=32))
-    platform = fields.String(load_default=None, validate=validate.Length(max=20))
+    # The simulator's name is reserved: a phone under it would be no phone of the brand (hidden from
+    # Devices, so never revoked there) while its texts still complete payments.
+    platform = fields.String(
+        load_default=None,
+        validate=[
+            validate.Length(max=20),
+            validate.NoneOf([SIMULATOR_PLATFORM], error="This platform name is reserved."),
+        ],
+    )
     # Pinned at pairing: every refresh must then present it, so a refresh token alone (stolen from a
     # backup, say) never rotates. OwnPay Console sends none here and its device_id at each refresh:
     # without one, the device_id is what is pinned.

@@ -10,6 +10,7 @@ from .. import jobs
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..db_types import row_id
+from ..devices.brand_devices import is_simulator
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db
 from ..money import format_amount
@@ -136,9 +137,9 @@ def retry_outbound_sms(brand, message_id):
 
 def lease_outbound_sms(brand, device_ref, limit=10):
     """Lease up to `limit` due messages to a companion device for 5 minutes; none when a provider
-    sends.
+    sends, and none to the simulator, which is no phone.
     """
-    if provider_url():
+    if provider_url() or is_simulator(device_ref):
         return []
     now = utcnow()
     release_expired_leases(now, brand.id)

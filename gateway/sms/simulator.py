@@ -1,4 +1,5 @@
-"""Trying the gateway without a phone: a simulator device forwards a real provider-format SMS."""
+"""Trying the gateway without a phone (never in production): a simulator device forwards a real
+provider-format SMS; it is no phone of the brand (devices.brand_devices.phones)."""
 
 import uuid
 from decimal import Decimal
@@ -9,9 +10,10 @@ from flask import current_app
 
 from ..clock import isoformat, utcnow
 from ..devices.crypto import encrypt_payload, open_device_key
-from ..devices.models.device import Device
+from ..devices.models.device import SIMULATOR_PLATFORM, Device
 from ..devices.pairing import create_pairing_code, pair_device
 from ..devices.tokens import access_token
+from ..domain_errors import InvalidState
 from ..extensions import db
 from ..schemas.mobile import SmsBatchSchema
 from .ingest import batch_answer, ingest_batch
@@ -21,15 +23,34 @@ from .parsing import build_sms_text, sender_for
 
 SIMULATOR_ID = "gateway-simulator"
 SMS_PATH = "/api/mobile/v1/sms"
+IN_PRODUCTION = (
+    "The SMS simulator is off in production (APP_ENV=production): a simulated text would complete "
+    "real payments with money nobody sent. Try the gateway on a development install, or pay a "
+    "small amount for real from your own wallet."
+)
+
+
+class SimulatorRefused(InvalidState):
+    """The simulator asked to run in the production profile."""
+
+    code = "SIMULATOR_REFUSED"
+
+
+def refuse_in_production():
+    """Stop here in the production profile, where a simulated text would complete real payments."""
+    if current_app.config["APP_ENV"] == "production":
+        raise SimulatorRefused(IN_PRODUCTION)
 
 
 def simulator_device(brand):
     """The brand's simulator device, paired through the normal pairing service the first time."""
+    refuse_in_production()
     device = db.session.execute(
         db.select(Device)
         .where(
             Device.brand_id == brand.id,
             Device.device_id == SIMULATOR_ID,
+            Device.platform == SIMULATOR_PLATFORM,
             Device.revoked_at.is_(None),
         )
         .order_by(Device.id.desc())
@@ -42,7 +63,7 @@ def simulator_device(brand):
                 "device_id": SIMULATOR_ID,
                 "device_name": "Gateway simulator",
                 "app_version": "simulator",
-                "platform": "simulator",
+                "platform": SIMULATOR_PLATFORM,
             }
         )
     return device
@@ -81,6 +102,7 @@ def forward_as_device(device, provider, text, via="auto"):
     """Encrypt the text with the device's key and POST it to the ingestion endpoint, or without a
     server hand it to the ingestion service directly; (route, status, body), the body as the
     endpoint answers."""
+    refuse_in_production()
     message = {
         "local_id": f"sim-{uuid.uuid4().hex[:12]}",
         "sender": sender_for(provider),

@@ -4,6 +4,11 @@ from ...clock import utcnow
 from ...db_types import UTCDateTime
 from ...extensions import db
 
+# The platform of the gateway's own simulator device (`flask gateway simulate-sms`): it forwards
+# test texts but is no phone of the brand (devices.brand_devices.phones), and the companion app may
+# not claim the name.
+SIMULATOR_PLATFORM = "simulator"
+
 
 class Device(db.Model):
     __tablename__ = "devices"
