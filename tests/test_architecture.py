@@ -137,7 +137,15 @@ def test_every_cli_command_is_in_the_one_list_that_registers_them():
 
     defined = {
         value
-        for module in (cli.checkout, cli.compat, cli.core, cli.jobs, cli.mobile, cli.ops)
+        for module in (
+            cli.checkout,
+            cli.compat,
+            cli.core,
+            cli.forwarders,
+            cli.jobs,
+            cli.mobile,
+            cli.ops,
+        )
         for value in vars(module).values()
         if isinstance(value, click.Command)
     }
