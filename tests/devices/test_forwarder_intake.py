@@ -5,6 +5,8 @@ import hashlib
 import hmac
 import json
 import time
+from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import requests
@@ -13,7 +15,13 @@ from gateway.devices.forwarders import create_forwarder, revoke_forwarder
 from gateway.extensions import db
 from gateway.sms.models.inbound_sms import InboundSms
 from tests.checkout_helpers import bkash, payment, reloaded, submit_trx_id  # noqa: F401 - fixtures
-from tests.factories import bkash_text, paired_device, sms_message
+from tests.factories import (
+    PaymentFactory,
+    PaymentMethodFactory,
+    bkash_text,
+    paired_device,
+    sms_message,
+)
 from tests.forwarder_apps import (
     ping_event,
     signed,
@@ -23,6 +31,7 @@ from tests.forwarder_apps import (
 )
 
 TRX = "8N7A6B5C4D"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sms_samples.jsonl"
 
 
 @pytest.fixture
@@ -410,3 +419,43 @@ def test_a_forwarded_text_joins_the_wallets_balance_chain(client, brand, gateway
     assert client.post(path, data=body, headers=headers).status_code == 200
     held = stored()[-1]
     assert held.status == "review" and held.review_reason
+
+
+def first_incoming_samples():
+    """The first real-format incoming credit of each provider (tests/data/sms_samples.jsonl, the
+    copy of /work/shared/sms/samples.jsonl): multi-line Nagad, Rocket with a link (`\\/` once
+    escaped), bKash and Upay."""
+    samples = {}
+    with open(SAMPLES, encoding="utf-8") as lines:
+        for line in lines:
+            sample = json.loads(line)
+            if sample["incoming"] and sample["provider"] in ("bkash", "nagad", "rocket", "upay"):
+                samples.setdefault(sample["provider"], sample)
+    return list(samples.values())
+
+
+@pytest.mark.parametrize("app_id", ["android-sms-gateway", "sms-to-url"])
+@pytest.mark.parametrize("sample", first_incoming_samples(), ids=lambda sample: sample["provider"])
+def test_each_providers_real_text_through_each_app_pays_its_claim(client, brand, app_id, sample):
+    device, credentials = create_forwarder(brand, app_id, "Phone")
+    path = path_of(credentials.url)
+    expected = sample["expected"]
+    method = PaymentMethodFactory(brand=brand, provider=sample["provider"])
+    claimed = PaymentFactory(brand=brand, amount=Decimal(expected["amount"]))
+    submit_trx_id(client, claimed, method, expected["trx_id"])
+    if credentials.signing_key:
+        body, headers = signed(
+            sms_received_event(sample["text"], sample["sender"]), credentials.signing_key
+        )
+    else:
+        header = f"{credentials.header_name}: {credentials.header_value}"
+        body = sms_to_url_body(sample["text"], sample["sender"])
+        headers = sms_to_url_headers(header)
+
+    answer = client.post(path, data=body, headers=headers)
+
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    [sms] = stored()
+    assert sms.body == sample["text"] and sms.sender == sample["sender"]
+    assert (sms.status, sms.payment_id) == ("matched", claimed.id)
+    assert reloaded(claimed).status == "completed"
