@@ -29,6 +29,7 @@ from tests.forwarder_apps import (
     sms_to_url_body,
     sms_to_url_headers,
 )
+from tests.limited_apps import limited_app
 
 TRX = "8N7A6B5C4D"
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sms_samples.jsonl"
@@ -459,3 +460,18 @@ def test_each_providers_real_text_through_each_app_pays_its_claim(client, brand,
     assert sms.body == sample["text"] and sms.sender == sample["sender"]
     assert (sms.status, sms.payment_id) == ("matched", claimed.id)
     assert reloaded(claimed).status == "completed"
+
+
+def test_the_intake_is_rate_limited_per_address_with_retry_after(app, brand):
+    device, credentials = create_forwarder(brand, "sms-to-url", "Till")
+    path = path_of(credentials.url)
+    with limited_app(app) as limited:
+        client = limited.test_client()
+        answers = [
+            client.post(path, data=b"{}", headers=sms_to_url_headers("X-Forwarder-Secret: wrong"))
+            for _ in range(121)
+        ]
+    assert {answer.status_code for answer in answers[:120]} == {401}
+    assert answers[120].status_code == 429
+    assert answers[120].get_json()["code"] == "RATE_LIMITED"
+    assert int(answers[120].headers["Retry-After"]) >= 1
