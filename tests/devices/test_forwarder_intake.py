@@ -123,6 +123,20 @@ def test_a_retried_event_is_answered_2xx_and_stored_once(client, gateway_phone, 
     assert len(stored()) == 1
 
 
+def test_a_text_is_stored_as_received_whatever_the_apps_json_escapes(client, gateway_phone, caplog):
+    _, path, key = gateway_phone
+    text = 'Offer: <b>50% off</b> & more, code="SAVE" — আজই / today\'s deal'
+    body, headers = signed(sms_received_event(text, sender="Shop"), key)
+    assert b"\\u003c" in body and b"\\u003d" in body  # as Gson sends it
+
+    answer = client.post(path, data=body, headers=headers)
+
+    assert answer.status_code == 200
+    [sms] = stored()
+    assert (sms.body, sms.sender, sms.status) == (text, "Shop", "unparsed")
+    assert key not in caplog.text
+
+
 def test_a_ping_is_a_heartbeat_and_stores_no_text(client, gateway_phone):
     device, path, key = gateway_phone
     body, headers = signed(ping_event(), key)
