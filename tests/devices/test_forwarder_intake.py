@@ -13,6 +13,7 @@ import requests
 
 from gateway.devices.forwarders import create_forwarder, revoke_forwarder
 from gateway.extensions import db
+from gateway.sms.models.balance_chain import BalanceChain
 from gateway.sms.models.inbound_sms import InboundSms
 from tests.checkout_helpers import bkash, payment, reloaded, submit_trx_id  # noqa: F401 - fixtures
 from tests.factories import (
@@ -82,6 +83,9 @@ def test_sms_gateways_request_completes_a_payment_claimed_at_checkout(
     )
     assert sms.payment_id == payment.id
     assert reloaded(device).last_sms_at is not None
+    # The event's recipient is the wallet the text arrived on: its balance chain is that wallet's.
+    [chain] = db.session.execute(db.select(BalanceChain)).scalars().all()
+    assert (chain.device_id, chain.receiving_number) == (device.id, "01712345678")
 
 
 def test_sms_to_urls_request_completes_a_payment_claimed_at_checkout(
