@@ -137,7 +137,15 @@ def test_every_cli_command_is_in_the_one_list_that_registers_them():
 
     defined = {
         value
-        for module in (cli.checkout, cli.compat, cli.core, cli.jobs, cli.mobile, cli.ops)
+        for module in (
+            cli.checkout,
+            cli.compat,
+            cli.core,
+            cli.forwarders,
+            cli.jobs,
+            cli.mobile,
+            cli.ops,
+        )
         for value in vars(module).values()
         if isinstance(value, click.Command)
     }
@@ -163,6 +171,7 @@ OWN_COMMITS = {
     "compat.keys.find_compat_key": "a key's last use is written when checked, whatever follows",
     "devices.pairing.count_wrong_guess": "a wrong guess counts though its refusal rolls back",
     "devices.tokens.refused_reuse": "a reused token's device stays unpaired though refused",
+    "devices.forwarders.signing_key": "a re-sealed signing key commits whatever follows",
     "mail.sending.deliver_mail": "lease committed before the slow SMTP send, outcome after",
     "notifications.sending.send_notification": "lease committed before the slow send",
     "notifications.sending.record": "outcome committed before the retry is scheduled",

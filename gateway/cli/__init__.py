@@ -5,7 +5,7 @@ Every command is listed here; no module registers a command as a side effect of 
 
 from flask.cli import AppGroup
 
-from . import checkout, compat, core, jobs, mobile, ops
+from . import checkout, compat, core, forwarders, jobs, mobile, ops
 
 COMMANDS = (
     core.bootstrap,
@@ -21,6 +21,9 @@ COMMANDS = (
     checkout.list_methods_command,
     mobile.pair_code,
     mobile.simulate_sms,
+    forwarders.add_forwarder,
+    forwarders.list_forwarders_command,
+    forwarders.revoke_forwarder_command,
     jobs.worker,
     jobs.sweep,
     jobs.rotate_webhook_secret_command,

@@ -76,11 +76,7 @@ def decrypt_payload(aes_key_hex, payload):
 
 def seal_device_key(aes_key_hex, device_uuid):
     """The device key encrypted at rest, bound to its device so sealed keys cannot be swapped."""
-    iv = os.urandom(IV_BYTES)
-    sealed = AESGCM(derived_key("device-key-at-rest")).encrypt(
-        iv, bytes.fromhex(aes_key_hex), device_uuid.encode()
-    )
-    return base64.b64encode(iv + sealed).decode("ascii")
+    return seal_secret(bytes.fromhex(aes_key_hex), "device-key-at-rest", device_uuid)
 
 
 def open_device_key(sealed, device_uuid):
@@ -92,13 +88,28 @@ def unseal_device_key(sealed, device_uuid):
     """(device key hex, whether SECRET_KEY itself sealed it); InvalidTag when no key in use opens
     it.
     """
+    secret, current = unseal_secret(sealed, "device-key-at-rest", device_uuid)
+    return secret.hex(), current
+
+
+def seal_secret(secret, purpose, device_uuid):
+    """A device's secret bytes encrypted at rest under the purpose's key, bound to the device."""
+    iv = os.urandom(IV_BYTES)
+    sealed = AESGCM(derived_key(purpose)).encrypt(iv, secret, device_uuid.encode())
+    return base64.b64encode(iv + sealed).decode("ascii")
+
+
+def unseal_secret(sealed, purpose, device_uuid):
+    """(secret bytes, whether SECRET_KEY itself sealed it); InvalidTag when no key in use opens
+    it.
+    """
     raw = base64.b64decode(sealed)
     failure = None
-    for index, key in enumerate(derived_keys("device-key-at-rest")):
+    for index, key in enumerate(derived_keys(purpose)):
         try:
             return AESGCM(key).decrypt(
                 raw[:IV_BYTES], raw[IV_BYTES:], device_uuid.encode()
-            ).hex(), index == 0
+            ), index == 0
         except InvalidTag as error:
             failure = error
     raise failure

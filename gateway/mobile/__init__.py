@@ -1,5 +1,5 @@
 """The companion app's protocol under /api/mobile/v1: pairing, SMS in, outbound SMS out, and its
-OpenAPI document.
+OpenAPI document; and the forwarder apps' intake under /api/forwarders.
 """
 
 from ..api import GatewayApi
@@ -8,6 +8,7 @@ from ..extensions import csrf
 from ..schemas.mobile_answers import MobileErrorSchema
 
 URL_PREFIX = "/api/mobile/v1"
+FORWARDERS_PREFIX = "/api/forwarders"
 
 
 class MobileApi(GatewayApi):
@@ -20,7 +21,7 @@ def register_mobile(app):
     """Attach every device blueprint and /api/mobile/v1/openapi.json; none uses cookies, so none
     needs CSRF tokens.
     """
-    from . import config, dashboard, devices, notifications, outbound, pairing, sms
+    from . import config, dashboard, devices, forwarders, notifications, outbound, pairing, sms
 
     # flask-smorest reads a second Api's settings under its own prefix: the merchant API keeps the
     # plain names.
@@ -47,3 +48,7 @@ def register_mobile(app):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=URL_PREFIX)
     app.extensions["gateway_mobile_api"] = api
+    # The forwarders' intake speaks the public apps' formats, not this protocol: outside its
+    # OpenAPI document.
+    csrf.exempt(forwarders.blp)
+    app.register_blueprint(forwarders.blp, url_prefix=FORWARDERS_PREFIX)

@@ -44,6 +44,15 @@ def record_heartbeat(device, data):
     }
 
 
+def record_ping(device, health=None):
+    """A forwarder's ping (SMS Gateway's `system:ping`): the phone is alive, like a heartbeat."""
+    phone_heard_from(device, device.last_heartbeat_at)
+    device.last_heartbeat_at = utcnow()
+    if isinstance(health, dict):
+        device.status_json = {"health": health}
+    commit_work()
+
+
 def unpair_device(device, ref):
     """The app unpairs itself (`self` or its own uuid); other devices are not its business."""
     if ref not in ("self", device.uuid):

@@ -16,7 +16,7 @@ from .. import jobs
 from ..accounts.models.brand import Brand
 from ..clock import utcnow
 from ..devices.brand_devices import brand_phones
-from ..devices.models.device import Device
+from ..devices.models.device import COMPANION_APP, Device
 from ..extensions import db
 from ..mail.outbox import mail_configured
 from ..states import Machine
@@ -56,9 +56,13 @@ def channel_ready(settings, channel):
 
 
 def has_paired_phone(brand_id):
-    """Whether the brand has a paired (not revoked) companion phone to tell."""
+    """Whether the brand has a paired (not revoked) companion phone to tell (a forwarder reads no
+    notifications)."""
     return (
-        db.session.execute(db.select(Device.id).where(*brand_phones(brand_id))).first() is not None
+        db.session.execute(
+            db.select(Device.id).where(*brand_phones(brand_id), Device.app == COMPANION_APP)
+        ).first()
+        is not None
     )
 
 

@@ -1,6 +1,12 @@
-"""Ingesting a phone's batch: decrypt, parse, store each text once, then match it to a claim."""
+"""Ingesting a phone's texts: parse, store each text once, then match it to a claim.
+
+Whatever app forwarded them, texts take one path (`ingest_texts`); the companion protocol's only
+step of its own is decrypting its batch first (`ingest_batch`).
+"""
 
 import logging
+from dataclasses import dataclass
+from datetime import datetime
 
 import marshmallow as ma
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -28,15 +34,34 @@ class ChainStepFailed(RuntimeError):
     """A resent text's chain step failed again: the batch fails so that the phone sends it again."""
 
 
+@dataclass(frozen=True)
+class ForwardedText:
+    """One SMS in plain text as a phone forwarded it, whatever app carried it."""
+
+    local_id: str | None
+    sender: str
+    body: str
+    received_at: datetime | None
+    receiver: str = ""  # the wallet number it arrived on, when the app says
+
+
 def ingest_batch(device, items):
-    """Per-message results {local_id, status: accepted|duplicate|rejected, server_ref} for one
-    batch.
-    """
+    """The companion app's batch: each item decrypted with the device's key, then ingest_texts."""
     key = device_key(device)
+    return ingest_texts(device, [open_message(key, item) for item in items])
+
+
+def ingest_texts(device, texts):
+    """Per-text results {local_id, status: accepted|duplicate|rejected, server_ref} for one batch of
+    ForwardedText.
+
+    An item the forwarding protocol already refused stands in the batch as its rejection (a result
+    dict), so that results keep the batch's order.
+    """
     templates = enabled_templates(device.brand_id)
     results, pending, receivers, readings = [], [], {}, {}
-    for item in items:
-        result, values, receiver, parsed = read_message(device, key, templates, item)
+    for text in texts:
+        result, values, receiver, parsed = read_forwarded(device, templates, text)
         results.append(result)
         if values is not None:
             pending.append((result, values))
@@ -235,31 +260,44 @@ def rejected(item, reason):
     }
 
 
-def read_message(device, key, templates, item):
-    """Validate, decrypt and parse one message: (result, row values, receiving number, parse), or
-    (rejection, None, None, None)."""
+def open_message(key, item):
+    """Validate and decrypt one companion-app item: a ForwardedText, or its rejection."""
     try:
         message = MESSAGE.load(item if isinstance(item, dict) else {})
     except ma.ValidationError as error:
         fields = (
             ", ".join(sorted(error.messages)) if isinstance(error.messages, dict) else "message"
         )
-        return rejected(item, f"invalid fields: {fields}"), None, None, None
+        return rejected(item, f"invalid fields: {fields}")
     try:
         plaintext = decrypt_payload(key, message["encrypted_payload"])
     except PayloadError as error:
-        return rejected(item, str(error)), None, None, None
+        return rejected(item, str(error))
     body = message_text(plaintext)
     if not body.strip():
-        return rejected(item, "The decrypted text is empty."), None, None, None
-    parsed = read_text(message["sender"], body, templates)
-    values = sms_values(
-        device, message["sender"], body, message["received_at"], message["local_id"], parsed
-    )
-    return (
-        {"local_id": message["local_id"], "status": "accepted", "server_ref": values["public_id"]},
-        values,
+        return rejected(item, "The decrypted text is empty.")
+    return ForwardedText(
+        message["local_id"],
+        message["sender"],
+        body,
+        message["received_at"],
         message_receiver(plaintext),
+    )
+
+
+def read_forwarded(device, templates, text):
+    """Parse one forwarded text: (result, row values, receiving number, parse), or (rejection,
+    None, None, None)."""
+    if not isinstance(text, ForwardedText):
+        return text, None, None, None
+    if not text.body.strip():
+        return rejected({"local_id": text.local_id}, "The text is empty."), None, None, None
+    parsed = read_text(text.sender, text.body, templates)
+    values = sms_values(device, text.sender, text.body, text.received_at, text.local_id, parsed)
+    return (
+        {"local_id": text.local_id, "status": "accepted", "server_ref": values["public_id"]},
+        values,
+        text.receiver,
         parsed,
     )
 

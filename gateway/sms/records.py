@@ -52,7 +52,11 @@ def message_receiver(plaintext):
         wrapped = json.loads(plaintext)
     except ValueError:
         return ""
-    receiver = wrapped.get("receiver") if isinstance(wrapped, dict) else None
+    return receiver_number(wrapped.get("receiver") if isinstance(wrapped, dict) else None)
+
+
+def receiver_number(receiver):
+    """A wallet number as the balance chain keys it (its last 11 digits), or '' for none."""
     if not isinstance(receiver, str):
         return ""
     digits = re.sub(r"\D", "", receiver)

@@ -1,4 +1,6 @@
-"""A paired companion-app phone and the one-time codes that pair it."""
+"""A phone that forwards SMS (the paired companion app, or a public forwarder app) and the one-time
+codes that pair the companion app.
+"""
 
 from ...clock import utcnow
 from ...db_types import UTCDateTime
@@ -8,6 +10,12 @@ from ...extensions import db
 # test texts but is no phone of the brand (devices.brand_devices.phones), and the companion app may
 # not claim the name.
 SIMULATOR_PLATFORM = "simulator"
+# The app a phone forwards with: the companion app pairs (/api/mobile/v1); the others are
+# forwarders, each posting to its own intake URL (gateway.devices.forwarders).
+COMPANION_APP = "ownpay-console"
+SMS_GATEWAY_APP = "android-sms-gateway"
+SMS_TO_URL_APP = "sms-to-url"
+DEVICE_APPS = (COMPANION_APP, SMS_GATEWAY_APP, SMS_TO_URL_APP)
 
 
 class Device(db.Model):
@@ -21,8 +29,16 @@ class Device(db.Model):
     name = db.Column(db.String(120), nullable=False)
     app_version = db.Column(db.String(32))
     platform = db.Column(db.String(20))
-    # The AES-256 key of the SMS payloads, sealed with a key derived from SECRET_KEY.
-    aes_key_sealed = db.Column(db.String(128), nullable=False)
+    app = db.Column(
+        db.String(32), nullable=False, default=COMPANION_APP, server_default=COMPANION_APP
+    )
+    # The companion app's AES-256 key of the SMS payloads, sealed with a key derived from
+    # SECRET_KEY; forwarders have none.
+    aes_key_sealed = db.Column(db.String(128))
+    # A forwarder's secret: the SMS Gateway signing key sealed like the AES key (it must be read
+    # back to check an HMAC), or SHA-256 of the header secret SMS to URL Forwarder sends.
+    secret_sealed = db.Column(db.String(255))
+    secret_hash = db.Column(db.String(64))
     # SHA-256 of the one refresh token that may be used next; any other valid one is a reuse.
     refresh_token_hash = db.Column(db.String(64))
     fingerprint = db.Column(db.String(128))
@@ -38,6 +54,11 @@ class Device(db.Model):
     @property
     def active(self):
         return self.revoked_at is None
+
+    @property
+    def forwarder(self):
+        """Whether this phone posts to an intake URL rather than speaking the companion protocol."""
+        return self.app != COMPANION_APP
 
 
 class PairingCode(db.Model):
