@@ -7,7 +7,7 @@ the envelope every /api/ route shares.
 """
 
 import marshmallow as ma
-from flask import Blueprint, request
+from flask import Blueprint, jsonify, request
 
 from ..answer_commit import unit_of_work
 from ..api.resource import check_json_body
@@ -17,6 +17,7 @@ from ..domain_errors import ValidationFailed
 from ..errors import flatten_messages
 from ..rate_limits import limited
 from ..schemas.forwarders import (
+    INTAKE_ANSWER,
     SMS_RECEIVED,
     SYSTEM_PING,
     SmsGatewayEventSchema,
@@ -25,7 +26,6 @@ from ..schemas.forwarders import (
 from ..sms.ingest import ForwardedText, ingest_texts
 from ..sms.records import receiver_number
 from .companion import record_ping
-from .http import ok
 
 blp = Blueprint("forwarders", __name__)
 EVENT = SmsGatewayEventSchema()
@@ -86,3 +86,8 @@ def template_text(data):
     """The text of an SMS to URL Forwarder post (its receivedStamp, else its sentStamp)."""
     received_at = data["receivedStamp"] or data["sentStamp"]
     return ForwardedText(None, data["sender"], data["text"], received_at)
+
+
+def ok(answer):
+    """The success envelope around an intake answer, rendered by its schema."""
+    return jsonify(INTAKE_ANSWER.dump({"success": True, "data": answer}))

@@ -4,7 +4,7 @@ events and SMS to URL Forwarder's JSON template (docs/architecture.md, "Forwarde
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from .common import BaseSchema
+from .common import BaseSchema, envelope
 from .mobile import ReceivedAt
 
 MAX_TEXT = 16 * 1024
@@ -60,3 +60,14 @@ class SmsToUrlSchema(BaseSchema):
     sentStamp = StampOrIso(load_default=None)  # noqa: N815 - the app's field name
     receivedStamp = StampOrIso(load_default=None)  # noqa: N815
     sim = fields.String(load_default=None)
+
+
+class IntakeAnswerSchema(BaseSchema):
+    """What the intake answers a forwarder: the text stored (`accepted`), seen before
+    (`duplicate`), a ping taken as a `heartbeat`, or another event `ignored`."""
+
+    status = fields.String(required=True)
+    server_ref = fields.String(allow_none=True)
+
+
+INTAKE_ANSWER = envelope(IntakeAnswerSchema)()
