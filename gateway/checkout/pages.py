@@ -8,7 +8,7 @@ from werkzeug.exceptions import HTTPException
 from ..extensions import db
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import Payment
-from ..security_headers import csp_source
+from ..security_headers import REFERRER_POLICY, csp_source
 from .presenters import KIND_NAMES, format_money, return_url, trx_id_help
 from .theme import brand_theme
 
@@ -91,8 +91,8 @@ def render_http_error(error):
 
 
 def protect_response(response):
-    """No caching of payment pages, no token in Referer headers, no framing, nothing from other
-    origins.
+    """No caching of payment pages, no token in another origin's Referer, no framing, nothing from
+    other origins.
 
     Forms may post only here (and follow our redirect to the shop's own return addresses); no
     <base>.
@@ -100,7 +100,7 @@ def protect_response(response):
     logo = g.get("checkout_logo_origin", "")
     form_targets = " ".join(["'self'", *dict.fromkeys(g.get("checkout_form_origins", []))])
     response.headers["Cache-Control"] = "no-store"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Referrer-Policy"] = REFERRER_POLICY
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["X-Frame-Options"] = "DENY"
     response.headers["Content-Security-Policy"] = (

@@ -10,6 +10,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..extensions import db
 from ..payments.lifecycle import checkout_url
+from ..security_headers import REFERRER_POLICY
 from . import piprapay2, piprapay3, uddoktapay
 from .core import (
     CompatError,
@@ -205,5 +206,5 @@ def post_return_page(action, pairs):
         "base-uri 'none'; frame-ancestors 'none'"
     )
     response.headers["Cache-Control"] = "no-store"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Referrer-Policy"] = REFERRER_POLICY
     return response
