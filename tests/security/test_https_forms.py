@@ -8,6 +8,7 @@ same forms in a real browser over real TLS: tests/browser/test_production_https_
 """
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -238,3 +239,15 @@ def test_a_refused_checkout_form_says_please_try_again_in_the_brands_look(nginx,
     assert response.status_code == 400 and "Please try again" in response.get_data(as_text=True)
     assert response.headers["Referrer-Policy"] == "same-origin"
     assert not done()
+
+
+def test_no_template_overrides_the_policy_with_a_meta_tag():
+    # A <meta name="referrer"> outranks the header for the page's forms: the checkout's said
+    # no-referrer, and over https no customer form could be posted.
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    overriding = [
+        str(path.relative_to(templates))
+        for path in templates.rglob("*.html")
+        if META_REFERRER.search(path.read_text())
+    ]
+    assert overriding == []
