@@ -81,8 +81,9 @@ test-sqlite: setup nginx php
 	TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_sqlite_pass}" \
 	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/15}" $(BIN)/python -m pytest -m "not browser"
 
-# The browser tests (headless Chromium), once, on SQLite: they mostly wait on the browser.
-test-browser: setup browser
+# The browser tests (headless Chromium), once, on SQLite: they mostly wait on the browser. nginx for the
+# production test over https (tests/browser/test_production_https_browser.py).
+test-browser: setup browser nginx
 	TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_browser_pass}" \
 	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/14}" $(BIN)/python -m pytest -m browser
 

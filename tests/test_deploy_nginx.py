@@ -5,131 +5,28 @@ The site is deploy/nginx/gateway.conf with only its ports, certificate paths and
 changed to this machine's free loopback ports and a self-signed certificate made here.
 """
 
-import datetime
 import http.client
-import ipaddress
 import json
 import os
-import shlex
-import shutil
-import socket
 import ssl
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from tests.local_servers import free_port
-from tests.services import unavailable
-from tests.test_deploy import DEPLOY, INSTALL_DIR, ROOT, read_env_file, unit
+from tests.nginx_support import (
+    CLIENT,
+    DOMAIN,
+    https,
+    nginx_in_front,
+    stop_process,
+    wait_for_port,
+    web_command,
+)
+from tests.test_deploy import DEPLOY, ROOT, read_env_file
 
-DOMAIN = "pay.example.com"
-CLIENT = "127.0.0.2"  # a second loopback address, so the client is not the proxy's 127.0.0.1
 FORGED = "203.0.113.66"
-
-
-def wait_for_port(port, process, what, deadline=60):
-    """Return once something accepts connections on the port; fail if the process exits or time runs
-    out.
-    """
-    stop = time.monotonic() + deadline
-    while time.monotonic() < stop:
-        if process.poll() is not None:
-            pytest.fail(f"{what} exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    pytest.fail(f"{what} did not listen on {port} within {deadline} s")
-
-
-def self_signed(directory):
-    """A certificate and key for DOMAIN and 127.0.0.1, as files; returns (certificate path, key
-    path).
-    """
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, DOMAIN)])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName(DOMAIN), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "fullchain.pem", directory / "privkey.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
-
-
-def site_config(directory, https_port, http_port, upstream_port):
-    """The kit's site with this machine's ports and certificate; every other line as shipped."""
-    cert_path, key_path = self_signed(directory)
-    text = (DEPLOY / "nginx" / "gateway.conf").read_text()
-    replacements = {
-        "listen 443 ssl http2;": f"listen 127.0.0.1:{https_port} ssl http2;",
-        "listen 80;": f"listen 127.0.0.1:{http_port};",
-        f"/etc/letsencrypt/live/{DOMAIN}/fullchain.pem": str(cert_path),
-        f"/etc/letsencrypt/live/{DOMAIN}/privkey.pem": str(key_path),
-        "server 127.0.0.1:8000;": f"server 127.0.0.1:{upstream_port};",
-    }
-    for shipped, local in replacements.items():
-        assert shipped in text, shipped
-        text = text.replace(shipped, local)
-    # Only loopback here: the IPv6 wildcard listeners are left out.
-    return "\n".join(line for line in text.splitlines() if "listen [::]" not in line)
-
-
-def nginx_config(directory, site):
-    """A main nginx.conf that keeps every file in the test's folder and includes the site."""
-    (directory / "site.conf").write_text(site)
-    temp = {name: directory / name for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")}
-    user = (
-        "user root;\n" if os.geteuid() == 0 else ""
-    )  # workers need the test's folder, which only its owner reads
-    (directory / "nginx.conf").write_text(
-        f"{user}worker_processes 1;\ndaemon off;\npid {directory}/nginx.pid;\nerror_log "
-        f"{directory}/error.log;\nevents {{ worker_connections 64; }}\n"
-        "http {\n"
-        f"  access_log {directory}/access.log;\n"
-        + "".join(f"  {name}_temp_path {path};\n" for name, path in temp.items())
-        + f"  include {directory}/site.conf;\n}}\n"
-    )
-    return directory / "nginx.conf"
-
-
-def nginx_binary():
-    """Debian's nginx (`make nginx` installs it), or a skip with the reason."""
-    found = shutil.which("nginx") or (
-        "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None
-    )
-    if found is None:
-        unavailable("nginx", FileNotFoundError("nginx: run `make nginx`"))
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +34,6 @@ def deployment(tmp_path_factory):
     """gunicorn (the web unit's command and the env file `make env-file` writes) behind nginx;
     yields their ports.
     """
-    nginx = nginx_binary()
     directory = tmp_path_factory.mktemp("deploy")
     env_path = directory / "gateway.env"
     made = subprocess.run(
@@ -159,65 +55,27 @@ def deployment(tmp_path_factory):
     )
     assert upgraded.returncode == 0, upgraded.stderr
 
-    upstream, https_port, http_port = free_port(), free_port(), free_port()
-    command = shlex.split(unit(DEPLOY / "systemd" / "gateway-web.service")["Service"]["ExecStart"])
-    command = [part.replace(INSTALL_DIR, str(ROOT)) for part in command]
-    command[command.index("app:app")] = "tests.deploy_whoami:app"
+    upstream = free_port()
     env = {
         "PATH": os.environ["PATH"],
         **read_env_file(env_path),
         "GUNICORN_BIND": f"127.0.0.1:{upstream}",
         "GUNICORN_WORKERS": "1",
     }
-    processes = []
-    log = open(directory / "gunicorn.log", "w")
-    try:
-        processes.append(
-            subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    with open(directory / "gunicorn.log", "w") as log:
+        gunicorn = subprocess.Popen(
+            web_command("tests.deploy_whoami:app"),
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
         )
-        config = nginx_config(directory, site_config(directory, https_port, http_port, upstream))
-        options = ["-p", str(directory), "-e", str(directory / "error.log"), "-c", str(config)]
-        checked = subprocess.run([nginx, "-t", *options], capture_output=True, text=True)
-        assert checked.returncode == 0, checked.stderr
-        processes.append(
-            subprocess.Popen(
-                [nginx, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
-        )
-        wait_for_port(upstream, processes[0], "gunicorn")
-        wait_for_port(https_port, processes[1], "nginx")
-        yield {
-            "https": https_port,
-            "http": http_port,
-            "upstream": upstream,
-            "cert": directory / "fullchain.pem",
-            "env": env_path,
-        }
-    finally:
-        for process in reversed(processes):
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        log.close()
-
-
-def https(deployment, method, path, body=None, headers=None, source=CLIENT):
-    """One request through nginx over verified TLS from the given loopback address; returns (status,
-    headers, body).
-    """
-    context = ssl.create_default_context(cafile=str(deployment["cert"]))
-    connection = http.client.HTTPSConnection(
-        "127.0.0.1", deployment["https"], context=context, timeout=30, source_address=(source, 0)
-    )
-    try:
-        connection.request(method, path, body=body, headers=headers or {})
-        response = connection.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
-    finally:
-        connection.close()
+        try:
+            with nginx_in_front(directory, upstream) as site:
+                wait_for_port(upstream, gunicorn, "gunicorn")
+                yield {**site, "upstream": upstream, "env": env_path}
+        finally:
+            stop_process(gunicorn)
 
 
 def test_a_request_through_nginx_reaches_the_app_with_the_clients_address_and_https(deployment):

@@ -16,7 +16,7 @@ from tests.factories import PaymentFactory
 def assert_protected(response, where):
     headers = response.headers
     assert headers.get("X-Content-Type-Options") == "nosniff", where
-    assert headers.get("Referrer-Policy") in ("same-origin", "no-referrer"), where
+    assert headers.get("Referrer-Policy") == "same-origin", where
     assert headers.get("X-Frame-Options") == "DENY", where
     policy = headers.get("Content-Security-Policy", "")
     assert "frame-ancestors 'none'" in policy and "base-uri 'none'" in policy, where

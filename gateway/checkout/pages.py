@@ -91,8 +91,8 @@ def render_http_error(error):
 
 
 def protect_response(response):
-    """No caching of payment pages, no token in Referer headers, no framing, nothing from other
-    origins.
+    """No caching of payment pages, nothing from other origins (the Referrer-Policy that keeps the
+    token from other sites, and no framing, are every answer's: gateway/security_headers.py).
 
     Forms may post only here (and follow our redirect to the shop's own return addresses); no
     <base>.
@@ -100,9 +100,6 @@ def protect_response(response):
     logo = g.get("checkout_logo_origin", "")
     form_targets = " ".join(["'self'", *dict.fromkeys(g.get("checkout_form_origins", []))])
     response.headers["Cache-Control"] = "no-store"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["X-Frame-Options"] = "DENY"
     response.headers["Content-Security-Policy"] = (
         "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
         f"img-src 'self' data: {logo}".rstrip()

@@ -205,5 +205,4 @@ def post_return_page(action, pairs):
         "base-uri 'none'; frame-ancestors 'none'"
     )
     response.headers["Cache-Control"] = "no-store"
-    response.headers["Referrer-Policy"] = "no-referrer"
     return response

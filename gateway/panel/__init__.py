@@ -97,12 +97,9 @@ def panel_context():
 
 @bp.after_request
 def protect_pages(response):
-    """No caching of merchant data, no framing, no foreign content."""
+    """No caching of merchant data, no foreign content (no framing is every answer's rule)."""
     response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
     response.headers["Cache-Control"] = "no-store"
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "same-origin"
     return response
 
 

@@ -2,6 +2,7 @@
 Playwright.
 """
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,9 +39,10 @@ def live_url(app, live_server, monkeypatch):
     return live_server
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """Headless Chromium from Debian (Playwright never downloads its own)."""
+@contextmanager
+def chromium(*extra_args):
+    """Headless Chromium from Debian (Playwright never downloads its own), with any further
+    command-line switches."""
     if not Path(CHROMIUM).exists():
         unavailable("Chromium", FileNotFoundError(f"{CHROMIUM}: run `make browser`"))
     from playwright.sync_api import expect, sync_playwright
@@ -48,9 +50,18 @@ def browser():
     # Long enough for the waiting page's 3 s polling and 5 s meta refresh.
     expect.set_options(timeout=15_000)
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra_args]
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for the module's tests."""
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture

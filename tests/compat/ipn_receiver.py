@@ -11,9 +11,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class IpnReceiver:
-    """Collects POSTs: [{"path", "headers": [(name, value), ...], "raw", "json"}]."""
+    """Collects POSTs and GETs (a customer's browser coming back to the shop): [{"method", "path",
+    "headers": [(name, value), ...], "raw", "json"}]."""
 
-    def __init__(self, answer_status=200, answer_body=b"OK"):
+    def __init__(self, answer_status=200, answer_body=b"OK", ssl_context=None):
         self.received = []
         self.arrived = threading.Condition()
         receiver = self
@@ -24,6 +25,7 @@ class IpnReceiver:
                 with receiver.arrived:
                     receiver.received.append(
                         {
+                            "method": self.command,
                             "path": self.path,
                             "headers": list(self.headers.raw_items()),
                             "raw": raw,
@@ -36,16 +38,23 @@ class IpnReceiver:
                 self.end_headers()
                 self.wfile.write(answer_body)
 
+            do_GET = do_POST  # a GET has no body: Content-Length is absent, the raw body empty
+
             def log_message(self, *args):
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.scheme = "http"
+        # A shop served over https, as a customer's browser coming from our https pages expects.
+        if ssl_context is not None:
+            self.server.socket = ssl_context.wrap_socket(self.server.socket, server_side=True)
+            self.scheme = "https"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.server.server_port}/ipn?from=gateway"
+        return f"{self.scheme}://127.0.0.1:{self.server.server_port}/ipn?from=gateway"
 
     def wait_for(self, count, timeout=20):
         """Block until `count` requests arrived; False on timeout."""
