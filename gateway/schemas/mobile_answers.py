@@ -5,25 +5,16 @@ its OpenAPI document shows, and they follow what the OwnPay Console app reads.
 from marshmallow import fields
 
 from ..payments.models.payment import PAID_STATUSES
-from .common import Amount, BaseSchema, ErrorDetailSchema, Timestamp
+from .common import Amount, BaseSchema, ErrorSchema, Timestamp
 from .mobile import MAX_BATCH
 
 
-class MobileErrorSchema(BaseSchema):
+class MobileErrorSchema(ErrorSchema):
     """The error envelope of /api/mobile/v1 (gateway.errors): `error` is the message to show."""
 
-    success = fields.Boolean(required=True, metadata={"enum": [False]})
     error = fields.String(
         required=True,
         metadata={"description": "The message to show; the same text as `message`."},
-    )
-    message = fields.String(required=True)
-    code = fields.String(required=True, metadata={"example": "VALIDATION_ERROR"})
-    errors = fields.List(
-        fields.Nested(ErrorDetailSchema), metadata={"description": "The fields at fault."}
-    )
-    request_id = fields.String(
-        metadata={"description": "On 5xx answers: quote it when reporting the error."}
     )
 
 
