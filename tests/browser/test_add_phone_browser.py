@@ -25,6 +25,7 @@ from tests.forwarder_apps import (
 
 pytestmark = pytest.mark.browser
 HOSTILE = '<img src=x onerror="window.hacked=1">Counter'
+PHONE_WIDTH = 390
 
 
 def sms_gateway_ping(key):
@@ -117,8 +118,12 @@ def test_a_hostile_label_sender_and_text_stay_text_on_every_page(live_url, brand
     page = window(phone=True)
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     sign_in(page, live_url, owner)
+    page.goto(f"{live_url}/panel/devices/add")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE_WIDTH
     add_phone(page, live_url, "SMS to URL Forwarder", HOSTILE)
     expect(page.get_by_role("heading", level=1)).to_have_text(f"Connect {HOSTILE}")
+    # On a phone's screen the long address and header wrap instead of widening the page.
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE_WIDTH
     url = page.locator("#intake-url").inner_text().strip()
     headers = json.loads(page.locator("#intake-headers").inner_text())
     name = next(header for header in headers if header != "User-agent")
@@ -133,6 +138,7 @@ def test_a_hostile_label_sender_and_text_stay_text_on_every_page(live_url, brand
     page.goto(f"{live_url}/panel/devices")
     row = page.get_by_role("row").filter(has_text=HOSTILE)
     expect(row).to_contain_text("<b>Mallory</b>: <img src=y")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE_WIDTH
     assert row.locator("img, b").count() == 0
     assert page.evaluate("window.hacked") is None and dialogs == []
     assert db.session.execute(db.select(Device.name)).scalar_one() == HOSTILE
