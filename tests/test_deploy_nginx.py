@@ -191,6 +191,7 @@ def deployment(tmp_path_factory):
             "http": http_port,
             "upstream": upstream,
             "cert": directory / "fullchain.pem",
+            "env": env_path,
         }
     finally:
         for process in reversed(processes):
@@ -275,3 +276,61 @@ def test_plain_http_is_sent_to_https(deployment):
         assert response.getheader("Location") == "https://127.0.0.1/panel/sign-in?next=%2Fpanel"
     finally:
         connection.close()
+
+
+def gateway_flask(deployment, *args):
+    """A `flask` command of the deployment (deploy/gateway-flask with its env file); its output."""
+    done = subprocess.run(
+        [str(DEPLOY / "gateway-flask"), *args],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "GATEWAY_ENV": str(deployment["env"])},
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    return done.stdout
+
+
+def chunked_https(deployment, path, headers, body, chunk=16):
+    """POST `body` through nginx with Transfer-Encoding: chunked, as SMS to URL Forwarder streams
+    it; returns (status, body)."""
+    context = ssl.create_default_context(cafile=str(deployment["cert"]))
+    connection = http.client.HTTPSConnection(
+        "127.0.0.1", deployment["https"], context=context, timeout=30, source_address=(CLIENT, 0)
+    )
+    try:
+        pieces = (body[start : start + chunk] for start in range(0, len(body), chunk))
+        connection.request("POST", path, body=pieces, headers=headers, encode_chunked=True)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_a_forwarders_chunked_post_reaches_the_intake_through_nginx(deployment):
+    from tests.forwarder_apps import sms_to_url_body
+
+    gateway_flask(
+        deployment, "gateway", "bootstrap", "--brand-name", "Shop", "--email", "o@shop.example"
+    )
+    url_line, header_line = (
+        gateway_flask(deployment, "gateway", "add-forwarder", "--app", "sms-to-url", "--label", "T")
+        .strip()
+        .splitlines()
+    )
+    url = url_line.removeprefix("url: ")
+    assert url.startswith(f"https://{DOMAIN}/api/forwarders/")
+    name, _, value = header_line.removeprefix("header: ").partition(": ")
+    headers = {"Content-Type": "application/json; charset=utf-8", name: value}
+    path = url.removeprefix(f"https://{DOMAIN}")
+
+    status, body = chunked_https(deployment, path, headers, sms_to_url_body("Your OTP is 1234"))
+    assert status == 200, body
+    assert json.loads(body)["data"]["status"] == "accepted"
+
+    too_large = sms_to_url_body("z" * (1024 * 1024))
+    status, body = chunked_https(deployment, path, headers, too_large, chunk=64 * 1024)
+    assert status == 413 and json.loads(body)["code"] == "PAYLOAD_TOO_LARGE"
+
+    wrong = {**headers, name: value[:-1]}
+    status, body = chunked_https(deployment, path, wrong, sms_to_url_body("Your OTP is 5678"))
+    assert status == 401 and json.loads(body)["code"] == "INVALID_SECRET"

@@ -317,6 +317,17 @@ def test_a_phone_silent_longer_than_the_limit_is_a_problem(app, brand):
     assert recent_enough == []
 
 
+def test_an_sms_to_url_forwarder_is_heard_from_by_its_texts(app, brand):
+    from gateway.devices.forwarders import create_forwarder
+
+    device, _ = create_forwarder(brand, "sms-to-url", "Till")
+    assert "has not checked in ever" in problems(doctor.check_heartbeats())[0]
+    device.last_sms_at = utcnow() - timedelta(minutes=5)
+    db.session.commit()
+
+    assert doctor.check_heartbeats() == []
+
+
 def test_a_paired_phone_that_never_checked_in_is_a_problem(app, brand):
     paired_device(brand)
 

@@ -13,7 +13,7 @@ from sqlalchemy.engine import make_url
 
 from ..accounts.models.brand import Brand
 from ..clock import utcnow
-from ..devices.models.device import Device
+from ..devices.models.device import SMS_TO_URL_APP, Device
 from ..extensions import db
 from ..payments.methods import PROVIDER_NAMES
 from ..webhooks.models.webhook import WebhookDelivery
@@ -325,7 +325,7 @@ def check_heartbeats(now=None):
                 )
             )
             continue
-        beats = [device.last_heartbeat_at for device in devices if device.last_heartbeat_at]
+        beats = [heard_at for heard_at in map(last_heard, devices) if heard_at]
         if not beats or now - max(beats) > limit:
             since = f"since {max(beats):%Y-%m-%d %H:%M} UTC" if beats else "ever"
             findings.append(
@@ -337,6 +337,14 @@ def check_heartbeats(now=None):
                 )
             )
     return findings
+
+
+def last_heard(device):
+    """When a phone last showed it is alive: its heartbeat, or for SMS to URL Forwarder (which sends
+    none) its last text."""
+    if device.app == SMS_TO_URL_APP:
+        return device.last_sms_at
+    return device.last_heartbeat_at
 
 
 def check_webhooks(now=None):

@@ -15,7 +15,7 @@ from sqlalchemy.orm import joinedload
 from .. import jobs
 from ..accounts.models.brand import Brand
 from ..clock import utcnow
-from ..devices.models.device import Device
+from ..devices.models.device import COMPANION_APP, Device
 from ..extensions import db
 from ..mail.outbox import mail_configured
 from ..states import Machine
@@ -55,10 +55,15 @@ def channel_ready(settings, channel):
 
 
 def has_paired_phone(brand_id):
-    """Whether the brand has a paired (not revoked) companion phone to tell."""
+    """Whether the brand has a paired (not revoked) companion phone to tell (a forwarder reads no
+    notifications)."""
     return (
         db.session.execute(
-            db.select(Device.id).where(Device.brand_id == brand_id, Device.revoked_at.is_(None))
+            db.select(Device.id).where(
+                Device.brand_id == brand_id,
+                Device.revoked_at.is_(None),
+                Device.app == COMPANION_APP,
+            )
         ).first()
         is not None
     )

@@ -113,6 +113,15 @@ def test_email_and_app_are_not_channels_until_smtp_is_set_up_and_a_phone_paired(
     assert deliveries(brand) == []
 
 
+def test_a_forwarder_alone_is_no_app_channel_it_reads_no_notifications(brand):
+    from gateway.devices.forwarders import create_forwarder
+
+    create_forwarder(brand, "android-sms-gateway", "Gateway phone")
+    configure(brand, channels={PAYMENT_COMPLETED: ["app"]})
+    completed_payment(brand=brand)
+    assert deliveries(brand) == []
+
+
 def test_a_text_with_the_wrong_amount_tells_the_merchant_once_through_matching(brand, telegram):
     from decimal import Decimal
 
