@@ -293,3 +293,41 @@ def test_the_pairing_page_checks_for_the_phone_its_code_pairs(as_admin, brand, o
         db.text("SELECT id FROM pairing_codes WHERE brand_id = :b"), {"b": other_brand.id}
     ).scalar_one()
     assert as_admin.get(f"/panel/devices/pairing/{their_code}/status").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "base_url, loopback, plain_http",
+    [
+        ("http://127.0.0.1:5000", True, True),
+        ("http://192.168.1.20:5000", False, True),
+        ("https://pay.dhakacrafts.test", False, False),
+    ],
+)
+def test_the_steps_warn_of_an_address_a_phone_cannot_use(
+    as_admin, app, monkeypatch, base_url, loopback, plain_http
+):
+    monkeypatch.setitem(app.config, "BASE_URL", base_url)
+    html = add(as_admin, "android-sms-gateway", label="Counter phone").get_data(as_text=True)
+    assert code_text(html, "intake-url").startswith(base_url + "/api/forwarders/")
+    assert ('id="unreachable-address"' in html) is loopback
+    # SMS Gateway for Android posts only to https:// (its insecure build aside).
+    assert ('id="https-note"' in html) is plain_http
+    other = add(as_admin, "sms-to-url", label="Spare phone").get_data(as_text=True)
+    assert 'id="https-note"' not in other  # SMS to URL Forwarder posts to http:// too
+
+
+def test_the_check_answers_json_never_cached_and_an_sms_to_url_phone_has_no_heartbeat(as_admin):
+    add(as_admin, "sms-to-url", label="Spare phone")
+    (device,) = devices()
+    response = as_admin.get(f"/panel/devices/{device.uuid}/status")
+    assert response.headers["Cache-Control"] == "no-store"
+    assert response.get_json() == {
+        "device": device.uuid,
+        "heard": False,
+        "revoked": False,
+        "last_heartbeat_at": None,
+        "last_sms_at": None,
+        "message": "Waiting for the phone's first heartbeat or text…",
+    }
+    listing = as_admin.get("/panel/devices").get_data(as_text=True)
+    assert "none: this app sends texts only" in listing and "SMS to URL Forwarder" in listing
