@@ -9,7 +9,7 @@ Adding a phone is for owners and admins (devices.pair), as pairing is.
 import json
 import shlex
 
-from flask import abort, jsonify, render_template
+from flask import abort, flash, jsonify, redirect, render_template, session, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
@@ -27,6 +27,10 @@ from .devices import companion_app_url, unreachable_by_phone
 from .forms import attach_error
 from .forms_devices import ForwarderForm
 from .phone_apps import APPS_BY_ID, FORWARDING_APPS, PHONE_APPS, SMS_GATEWAY
+
+# The session remembers the last few "Add a phone" forms it sent (their `once`, no secret).
+ADDED = "added_phones"
+REMEMBERED = 5
 
 
 @bp.get("/devices/add")
@@ -74,6 +78,15 @@ def add_forwarder(app_id):
     form = ForwarderForm()
     if not form.validate_on_submit():
         return render_app_page(app, form, 422)
+    if form.once.data and form.once.data in session.get(ADDED, []):
+        flash(
+            _(
+                "That phone was added already; its address and key were shown once. It is "
+                "listed below: if the key was lost, revoke it and add it again."
+            ),
+            "info",
+        )
+        return redirect(url_for("panel.devices"))
     own_key = form.signing_key.data if app.id == SMS_GATEWAY else None
     try:
         with unit_of_work():
@@ -89,6 +102,8 @@ def add_forwarder(app_id):
     except DomainError as error:
         attach_error(form, error)
         return render_app_page(app, form, http_status(error))
+    if form.once.data:
+        session[ADDED] = (session.get(ADDED, []) + [form.once.data])[-REMEMBERED:]
     # Rendered, not redirected: the key must not survive in a session or a URL.
     return render_template(
         "panel/devices_forwarder_steps.html",

@@ -2,8 +2,10 @@
 key.
 """
 
+import secrets
+
 from flask_wtf import FlaskForm
-from wtforms import StringField
+from wtforms import HiddenField, StringField
 from wtforms.validators import DataRequired, Length, Optional
 
 from ..i18n import lazy_gettext as _l
@@ -11,6 +13,9 @@ from .forms import strip
 
 
 class ForwarderForm(FlaskForm):
+    # One per rendered form: the same form sent again (a reload of the steps page) adds no second
+    # phone (gateway/panel/add_phone.py).
+    once = HiddenField(default=lambda: secrets.token_urlsafe(16), validators=[Length(max=64)])
     label = StringField(
         _l("Name of the phone"),
         filters=[strip],

@@ -112,6 +112,12 @@ def test_sms_to_url_forwarder_the_post_with_the_pages_header_is_reported(
     assert answer.ok, answer.text
     expect(page.locator("#first-contact")).to_contain_text("From bKash: “You have received Tk 780")
 
+    # A reload sends the form again: no second phone, and the owner is told where the first is.
+    page.reload()
+    expect(page).to_have_url(f"{live_url}/panel/devices")
+    expect(page.get_by_role("status")).to_contain_text("That phone was added already")
+    expect(page.get_by_role("row").filter(has_text="Spare phone")).to_have_count(1)
+
 
 def test_a_hostile_label_sender_and_text_stay_text_on_every_page(live_url, brand, owner, window):  # noqa: F811
     dialogs = []

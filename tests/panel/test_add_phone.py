@@ -331,3 +331,18 @@ def test_the_check_answers_json_never_cached_and_an_sms_to_url_phone_has_no_hear
     }
     listing = as_admin.get("/panel/devices").get_data(as_text=True)
     assert "none: this app sends texts only" in listing and "SMS to URL Forwarder" in listing
+
+
+def test_the_same_form_sent_again_adds_no_second_phone(as_admin):
+    page = as_admin.get("/panel/devices/add/sms-to-url").get_data(as_text=True)
+    once = re.search(r'name="once" type="hidden" value="([^"]+)"', page).group(1)
+    assert add(as_admin, "sms-to-url", label="Spare phone", once=once).status_code == 200
+
+    again = add(as_admin, "sms-to-url", label="Spare phone", once=once)
+
+    assert again.status_code == 302 and again.headers["Location"].endswith("/panel/devices")
+    assert len(devices()) == 1
+    listing = as_admin.get("/panel/devices").get_data(as_text=True)
+    assert "That phone was added already" in listing
+    fresh = as_admin.get("/panel/devices/add/sms-to-url").get_data(as_text=True)
+    assert once not in fresh  # a new form is a new phone
