@@ -111,16 +111,17 @@ def add_forwarder(app_id):
         device=device,
         credentials=credentials,
         unreachable=unreachable_by_phone(credentials.url),
-        registrations=sms_gateway_registrations(device, credentials.url),
+        registrations=sms_gateway_registrations(device, credentials.url)
+        if app.id == SMS_GATEWAY
+        else (),
         headers_json=sms_to_url_headers(credentials),
     )
 
 
 def sms_gateway_registrations(device, url):
-    """The two commands that register the intake URL on SMS Gateway's local server: its texts and
-    its pings (heartbeats). The webhook ids name the forwarder, so running them again replaces,
-    not adds.
-    """
+    """The commands that register the intake URL on SMS Gateway's local server, for texts and
+    pings."""
+    # The webhook ids name the forwarder: running a command again replaces its webhook, not adds.
     commands = []
     for event, suffix in (("sms:received", ""), ("system:ping", "-ping")):
         body = json.dumps({"id": f"gateway-{device.uuid[:8]}{suffix}", "url": url, "event": event})

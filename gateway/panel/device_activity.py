@@ -35,11 +35,9 @@ def snippet(body):
 
 
 def first_contact(device):
-    """Whether the phone was heard from since it was added, and a sentence saying so.
-
-    The sentence is plain text (the page sets it as text, never as HTML): a sender id or a text is
-    whatever the phone sent.
-    """
+    """Whether the phone was heard from since it was added, and a sentence saying so."""
+    # The sentence is plain text, set as text by the page: a sender id or a text is whatever the
+    # phone sent, and JSON escapes nothing for HTML.
     text = last_texts([device]).get(device.id)
     heard = bool(device.last_sms_at or device.last_heartbeat_at)
     if not device.active:

@@ -346,3 +346,11 @@ def test_the_same_form_sent_again_adds_no_second_phone(as_admin):
     assert "That phone was added already" in listing
     fresh = as_admin.get("/panel/devices/add/sms-to-url").get_data(as_text=True)
     assert once not in fresh  # a new form is a new phone
+
+
+def test_the_add_phone_pages_open_in_bangla(as_admin):
+    for path in ("/panel/devices/add", "/panel/devices/add/android-sms-gateway"):
+        response = as_admin.get(f"{path}?lang=bn")
+        assert response.status_code == 200 and 'lang="bn"' in response.get_data(as_text=True)
+    html = add(as_admin, "android-sms-gateway", label="কাউন্টার ফোন").get_data(as_text=True)
+    assert "কাউন্টার ফোন" in html and code_text(html, "signing-key")
