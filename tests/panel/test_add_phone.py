@@ -20,6 +20,7 @@ from tests.forwarder_apps import (
     sms_to_url_body,
     sms_to_url_headers,
 )
+from tests.fresh_catalogue import app_with_fresh_catalogue, dispose
 from tests.panel.conftest import csrf_token, panel_client, post_form, reloaded, sign_in
 
 HOSTILE = '<img src=x onerror="alert(1)">&amp;'
@@ -348,9 +349,18 @@ def test_the_same_form_sent_again_adds_no_second_phone(as_admin):
     assert once not in fresh  # a new form is a new phone
 
 
-def test_the_add_phone_pages_open_in_bangla(as_admin):
-    for path in ("/panel/devices/add", "/panel/devices/add/android-sms-gateway"):
-        response = as_admin.get(f"{path}?lang=bn")
-        assert response.status_code == 200 and 'lang="bn"' in response.get_data(as_text=True)
-    html = add(as_admin, "android-sms-gateway", label="কাউন্টার ফোন").get_data(as_text=True)
-    assert "কাউন্টার ফোন" in html and code_text(html, "signing-key")
+def test_add_a_phone_speaks_bangla(app, brand, admin, tmp_path):
+    bangla = app_with_fresh_catalogue(app, tmp_path)
+    try:
+        client = panel_client(bangla)
+        sign_in(client, admin)
+        picker = client.get("/panel/devices/add?lang=bn").get_data(as_text=True)
+        steps = add(client, "android-sms-gateway", label="কাউন্টারের ফোন").get_data(as_text=True)
+        (device,) = devices()
+        check = client.get(f"/panel/devices/{device.uuid}/status").get_json()
+    finally:
+        dispose(bangla)
+    assert "ফোন যোগ করুন" in picker and "বেছে নিন" in picker and "Choose" not in picker
+    assert "কাউন্টারের ফোন যুক্ত করুন" in steps and "ফোনে যা করবেন" in steps
+    assert code_text(steps, "signing-key") and "Steps on the phone" not in steps
+    assert check["message"] == "ফোনের প্রথম সাড়া বা SMS-এর অপেক্ষায়…"
