@@ -70,9 +70,18 @@ def ping_event(event_id=None):
     }
 
 
+def gson_json(value):
+    """JSON as Gson writes it by default: compact, non-ASCII as is, and its HTML-safe escapes of
+    < > & = ' (these only occur inside strings, so replacing them throughout is exact)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    for char in "<>&='":
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
+
+
 def signed(event, signing_key, timestamp=None):
     """(body bytes, headers) of one event, signed as PayloadSingingPlugin signs it."""
-    body = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+    body = gson_json(event)
     stamp = str(int(time.time()) if timestamp is None else timestamp)
     signature = hmac.new(
         signing_key.encode("utf-8"), (body + stamp).encode("utf-8"), hashlib.sha256
