@@ -1,5 +1,6 @@
-/* Copy buttons for secrets and the pairing code's countdown. Without JavaScript the pages still say
-   everything: the secret is selectable text and the code's expiry time is printed. */
+/* Copy buttons for secrets, the pairing code's countdown and the "send a test text" check. Without
+   JavaScript the pages still say everything: the secret is selectable text, the code's expiry time
+   is printed, and Devices lists each phone's last heartbeat and text. */
 document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("[data-copy]").forEach(function (button) {
     var source = document.getElementById(button.getAttribute("data-copy"));
@@ -44,5 +45,38 @@ document.addEventListener("DOMContentLoaded", function () {
       root.querySelectorAll("[data-when-expired]").forEach(function (element) { element.hidden = false; });
     }
     tick();
+  });
+
+  // Asks the panel every few seconds whether the new phone was heard from; stops at its first text.
+  document.querySelectorAll("[data-first-contact]").forEach(function (box) {
+    var url = box.getAttribute("data-status-url");
+    var state = box.querySelector(".contact-state");
+    var every = 3000;
+    function stop(text) {
+      state.textContent = text;
+      box.removeAttribute("aria-busy");
+    }
+    function check() {
+      fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" }, cache: "no-store" })
+        .then(function (response) {
+          var json = (response.headers.get("Content-Type") || "").indexOf("application/json") === 0;
+          if (!response.ok || !json) throw new Error("no status");
+          return response.json();
+        })
+        .then(function (status) {
+          state.textContent = status.message;  // text, never HTML: it may quote the phone's text
+          box.classList.toggle("contact-heard", status.heard);
+          box.classList.toggle("contact-text", Boolean(status.last_sms_at));
+          if (status.last_sms_at || status.revoked) return box.removeAttribute("aria-busy");
+          window.setTimeout(check, every);
+        })
+        .catch(function (error) {
+          // Signed out or refused: say so and stop. The network down for a moment: try again later.
+          if (error.message === "no status") return stop(box.getAttribute("data-gone-text"));
+          window.setTimeout(check, every * 3);
+        });
+    }
+    box.setAttribute("aria-busy", "true");
+    check();
   });
 });

@@ -33,6 +33,7 @@ def register_panel(app):
     """Attach the panel and make Flask-Login send signed-out visitors to its sign-in page."""
     # Each module adds its routes to the blueprint when imported.
     from . import (  # noqa: F401
+        add_phone,
         audit_log,
         auth,
         customers,

@@ -10,6 +10,7 @@ ACTION_NAMES = {
     "compat_key.revoke": _l("Compatibility key revoked"),
     "customer.delete": _l("Customer deleted"),
     "customer.update": _l("Customer edited"),
+    "device.forwarder_add": _l("Phone added"),
     "device.pairing_code": _l("Pairing code made"),
     "device.revoke": _l("Phone revoked"),
     "notification_settings.update": _l("Notification settings changed"),

@@ -1,7 +1,9 @@
-"""Devices: the brand's companion phones with their last heartbeat; pair a new one, revoke one.
+"""Devices: the brand's phones (paired companion apps and forwarders) with their app, last
+heartbeat and last text; pair a new one, revoke one.
 
-Pairing is for super-administrators, since a paired phone's texts complete payments; anyone may
-revoke a phone (a lost phone should not wait for the owner).
+Pairing or adding a phone is for owners and admins, since a phone's texts complete payments;
+staff may revoke a phone too (a lost phone should not wait for the owner). "Add a phone" is
+add_phone.py.
 """
 
 import ipaddress
@@ -29,13 +31,17 @@ from . import bp
 from .access import DEVICES_PAIR, DEVICES_REVOKE, VIEW, current_brand, requires
 from .audit import record_audit
 from .dashboard import phone_state
+from .device_activity import last_texts, pairing_code_id, snippet
 from .forms import ActionForm
+from .phone_apps import app_name
 
 
 @bp.get("/devices")
 @requires(VIEW)
 def devices():
-    """Paired phones, newest first, with how recently each checked in; revoked ones below."""
+    """Phones, newest first, with their app, how recently each checked in and its last text;
+    revoked ones below.
+    """
     brand = current_brand()
     active, revoked = list_devices(brand)
     now, minutes = utcnow(), settings_for(brand.id).offline_minutes
@@ -44,6 +50,9 @@ def devices():
         active=active,
         revoked=revoked,
         offline_minutes=minutes,
+        texts=last_texts(active),
+        snippet=snippet,
+        app_name=app_name,
         states={
             device.id: phone_state(device.last_heartbeat_at, now, timedelta(minutes=minutes))
             for device in active
@@ -78,7 +87,7 @@ def device_pairing_reopened():
     one.
     """
     if current_user.is_super_admin:
-        flash(_("A pairing code is shown only once. Press “Pair a phone” for a new one."), "info")
+        flash(_("A pairing code is shown only once. Press “Add a phone” for a new one."), "info")
     else:
         flash(
             _("A pairing code is shown only once; a super-administrator makes a new one."), "info"
@@ -104,6 +113,7 @@ def device_pairing():
     return render_template(
         "panel/devices_pair.html",
         code=code,
+        code_id=pairing_code_id(brand, code),
         qr=Markup(pairing_qr_svg(code, brand)),
         expires_at=expires_at,
         seconds=seconds_left(expires_at),

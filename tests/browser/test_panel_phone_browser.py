@@ -30,12 +30,19 @@ def sidebar(page, name):
     page.get_by_role("navigation", name="Main").get_by_role("link", name=name).click()
 
 
+def choose_ownpay_console(page):
+    """From Devices: Add a phone, OwnPay Console, and on to its pairing code."""
+    page.get_by_role("link", name="Add a phone").click()
+    page.get_by_role("link", name="Choose OwnPay Console").click()
+    page.get_by_role("button", name="Pair a phone").click()
+
+
 def test_the_owner_pairs_a_phone_with_the_code_on_the_page(live_url, brand, owner, window):  # noqa: F811
     page = window()
     sign_in(page, live_url, owner)
     sidebar(page, "Devices & pairing")
-    expect(page.get_by_text("No phone is paired.")).to_be_visible()
-    page.get_by_role("button", name="Pair a phone").click()
+    expect(page.get_by_text("No phone yet.")).to_be_visible()
+    choose_ownpay_console(page)
 
     expect(page.get_by_role("heading", name="Pairing code")).to_be_visible()
     expect(page.locator(".qr svg")).to_be_visible()
@@ -64,6 +71,8 @@ def test_the_owner_pairs_a_phone_with_the_code_on_the_page(live_url, brand, owne
         headers={"Authorization": f"Bearer {answer.json()['data']['access_token']}"},
     )
     assert heartbeat.status_code == 200, heartbeat.text
+    # The page's own check sees the phone pair and check in, without a reload.
+    expect(page.locator("#first-contact")).to_contain_text("The phone checked in at")
 
     page.get_by_role("link", name="Done: show my devices").click()
     page.wait_for_url("**/panel/devices")  # the click's navigation ends before the reload starts
@@ -81,7 +90,7 @@ def test_an_expired_code_is_struck_through_and_says_so(live_url, brand, owner, w
     page = window()
     sign_in(page, live_url, owner)
     sidebar(page, "Devices & pairing")
-    page.get_by_role("button", name="Pair a phone").click()
+    choose_ownpay_console(page)
     expect(page.get_by_role("alert")).to_have_text("This code has expired. Make a new one.")
     expect(page.locator("[data-countdown]")).to_have_class("card pairing-expired")
 

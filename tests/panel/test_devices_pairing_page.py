@@ -112,8 +112,8 @@ def test_reopening_the_pairing_page_leads_back_to_devices_without_making_a_code(
     response = as_admin.get("/panel/devices/pairing")
     assert response.status_code == 302 and response.headers["Location"].endswith("/panel/devices")
     page = as_admin.get(response.headers["Location"]).get_data(as_text=True)
-    assert "A pairing code is shown only once. Press “Pair a phone” for a new one." in page
-    assert "Pair a phone" in page
+    assert "A pairing code is shown only once. Press “Add a phone” for a new one." in page
+    assert 'href="/panel/devices/add">Add a phone</a>' in page
     assert pairing_codes() == before
 
 

@@ -249,7 +249,7 @@ OWNER_ONLY_HERE = [
     'action="/panel/payments/{payment}/refund"',
     'action="/panel/customers/{customer}/delete"',
     'href="/panel/customers/{customer}/edit"',
-    'action="/panel/devices/pairing"',
+    'href="/panel/devices/add"',  # Add a phone
     'href="/panel/settings"',
     'href="/panel/users"',
 ]

@@ -14,6 +14,7 @@ import pytest
 from gateway.accounts.api_keys import add_key
 from gateway.accounts.roles import ALL_PERMISSIONS, PERMISSIONS, ROLES
 from gateway.compat.keys import generate_compat_key
+from gateway.devices.models.device import PairingCode
 from gateway.extensions import db
 from gateway.panel.access import PUBLIC
 from gateway.sms.models.outbound_sms import OutboundSms
@@ -82,6 +83,11 @@ ROUTES = [
     ("panel.device_pairing_reopened", "GET", "/panel/devices/pairing", None, "OASV"),
     ("panel.device_pairing", "POST", "/panel/devices/pairing", {}, "OA"),
     ("panel.device_revoke", "POST", "/panel/devices/{device}/revoke", {}, "OAS"),
+    ("panel.device_status", "GET", "/panel/devices/{device}/status", None, "OASV"),
+    ("panel.pairing_status", "GET", "/panel/devices/pairing/{pairing_code}/status", None, "OASV"),
+    ("panel.add_phone", "GET", "/panel/devices/add", None, "OA"),
+    ("panel.add_phone_app", "GET", "/panel/devices/add/sms-to-url", None, "OA"),
+    ("panel.add_forwarder", "POST", "/panel/devices/add/sms-to-url", {"label": "Spare"}, "OA"),
     ("panel.developers", "GET", "/panel/developers", None, "OA"),
     ("panel.api_keys", "GET", "/panel/developers/api-keys", None, "OA"),
     (
@@ -324,6 +330,9 @@ def rows(brand):
         "template": template.id,
         "outbound": outbound.id,
         "device": device.uuid,
+        "pairing_code": db.session.execute(
+            db.select(PairingCode.id).where(PairingCode.device_id == device.id)
+        ).scalar_one(),
         "delivery": delivery.id,
         "method": method.id,
         "colleague": colleague.id,
