@@ -1,0 +1,75 @@
+"""balance chains per wallet (a number or the brand's shared wallets, across phones); links of
+credits that print no balance
+
+Revision ID: 0013
+Revises: 0012
+Create Date: 2026-11-28 08:00:00
+
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0013"
+down_revision = "0012"
+branch_labels = None
+depends_on = None
+
+# A chain whose receiving number no other chain of its brand and provider shares becomes that
+# number's chain (its texts keep following); any other chain stays its phone's.
+WALLET_OF_EXISTING = """
+UPDATE sms_balance_chains SET wallet = CASE
+    WHEN receiving_number <> '' AND (
+        SELECT count(*) FROM sms_balance_chains AS other
+        WHERE other.brand_id = sms_balance_chains.brand_id
+          AND other.provider = sms_balance_chains.provider
+          AND other.receiving_number = sms_balance_chains.receiving_number
+    ) = 1 THEN 'number:' || receiving_number
+    WHEN receiving_number <> ''
+        THEN 'phone:' || CAST(device_id AS VARCHAR(12)) || ':' || receiving_number
+    ELSE 'phone:' || CAST(device_id AS VARCHAR(12))
+END
+"""
+
+
+def upgrade():
+    with op.batch_alter_table("brands", schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column("sms_shared_wallets", sa.Boolean(), server_default=sa.false(), nullable=False)
+        )
+    with op.batch_alter_table("sms_balance_chains", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("wallet", sa.String(length=40), nullable=True))
+    op.execute(WALLET_OF_EXISTING)
+    op.execute("UPDATE sms_balance_chains SET device_id = NULL WHERE wallet LIKE 'number:%'")
+    with op.batch_alter_table("sms_balance_chains", schema=None) as batch_op:
+        batch_op.alter_column("wallet", existing_type=sa.String(length=40), nullable=False)
+        batch_op.alter_column("device_id", existing_type=sa.Integer(), nullable=True)
+        batch_op.drop_constraint("uq_sms_balance_chains_key", type_="unique")
+        batch_op.create_unique_constraint(
+            "uq_sms_balance_chains_wallet", ["brand_id", "provider", "wallet"]
+        )
+    with op.batch_alter_table("sms_balance_links", schema=None) as batch_op:
+        batch_op.alter_column("before", existing_type=sa.BigInteger(), nullable=True)
+        batch_op.alter_column("after", existing_type=sa.BigInteger(), nullable=True)
+
+
+def downgrade():
+    # Links without a balance and chains of no single phone have no place in the old schema.
+    op.execute("DELETE FROM sms_balance_links WHERE before IS NULL OR after IS NULL")
+    op.execute(
+        "DELETE FROM sms_balance_links WHERE chain_id IN "
+        "(SELECT id FROM sms_balance_chains WHERE device_id IS NULL)"
+    )
+    op.execute("DELETE FROM sms_balance_chains WHERE device_id IS NULL")
+    with op.batch_alter_table("sms_balance_links", schema=None) as batch_op:
+        batch_op.alter_column("before", existing_type=sa.BigInteger(), nullable=False)
+        batch_op.alter_column("after", existing_type=sa.BigInteger(), nullable=False)
+    with op.batch_alter_table("sms_balance_chains", schema=None) as batch_op:
+        batch_op.drop_constraint("uq_sms_balance_chains_wallet", type_="unique")
+        batch_op.create_unique_constraint(
+            "uq_sms_balance_chains_key", ["device_id", "provider", "receiving_number"]
+        )
+        batch_op.alter_column("device_id", existing_type=sa.Integer(), nullable=False)
+        batch_op.drop_column("wallet")
+    with op.batch_alter_table("brands", schema=None) as batch_op:
+        batch_op.drop_column("sms_shared_wallets")
