@@ -207,3 +207,20 @@ def test_a_negative_balance_is_not_read_as_a_positive_one():
         "20/03/2026 10:00",
     )
     assert parsed.balance is None
+
+
+def test_the_companion_api_holds_a_credit_without_a_balance(client, brand):
+    from tests.factories import paired_device, sms_message
+
+    device, tokens, aes_key = paired_device(brand)
+    payment = claim(brand, "300.00", "bkash", "NOBAL00001")
+
+    answer = client.post(
+        "/api/mobile/v1/sms",
+        json={"messages": [sms_message(aes_key, BKASH_NO_BALANCE)]},
+        headers={"Authorization": f"Bearer {tokens['access_token']}"},
+    )
+
+    assert answer.status_code == 200
+    assert answer.get_json()["data"]["results"][0]["status"] == "accepted"
+    assert (reload(payment).status, reload(payment).review_reason) == ("processing", NO_BALANCE)

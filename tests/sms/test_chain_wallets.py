@@ -175,3 +175,37 @@ def test_a_text_naming_its_number_joins_that_number_whatever_the_brand_shares(br
     send(spare, credit("50.00", "XXXX01", "80.00", 1))
 
     assert chains() == [("number:01711000001", Decimal("1500.00")), ("shared", Decimal("80.00"))]
+
+
+def test_two_companion_apps_posting_one_wallets_texts_over_http_keep_one_chain(client, brand):
+    """The companion API as the phones call it: a spare phone posts every text again, and the
+    counter phone misses one the spare carries."""
+    apps = []
+    for name in ("Counter phone", "Spare phone"):
+        device, tokens, aes_key = paired_device(brand, name=name)
+        apps.append(({"Authorization": f"Bearer {tokens['access_token']}"}, aes_key))
+    payment = submit_claim(PaymentFactory(brand=brand, amount=Decimal("300.00")), "bkash", "CCCC03")
+    texts = [
+        credit("500.00", "AAAA01", "1500.00", 0),
+        credit("200.00", "BBBB02", "1700.00", 5),
+        credit("300.00", "CCCC03", "2000.00", 9),
+    ]
+
+    def post(app, text):
+        headers, aes_key = app
+        payload = json.dumps({"body": text, "receiver": "01711000001"})
+        answer = client.post(
+            "/api/mobile/v1/sms",
+            json={"messages": [sms_message(aes_key, payload)]},
+            headers=headers,
+        )
+        assert answer.status_code == 200, answer.get_data(as_text=True)
+        return answer.get_json()["data"]["results"][0]["status"]
+
+    counter, spare = apps
+    answers = [post(counter, texts[0]), post(spare, texts[1]), post(counter, texts[2])]
+    answers += [post(spare, text) for text in texts]
+
+    assert answers == ["accepted"] * 3 + ["duplicate"] * 3
+    assert statuses() == ["start", "verified", "verified"]
+    assert reload(payment).status == "completed"
