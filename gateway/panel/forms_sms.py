@@ -96,7 +96,8 @@ CHAIN_MODE_CHOICES = [
 
 
 class StartingBalanceForm(FlaskForm):
-    device = SelectField(_l("Phone"), coerce=str, validators=[DataRequired()])
+    # A phone (its uuid), or a wallet number its phones named ("number:01711…").
+    device = SelectField(_l("Phone or wallet number"), coerce=str, validators=[DataRequired()])
     provider = SelectField(_l("Provider"), choices=options(PROVIDER_CHOICES))
     balance = StringField(
         _l("Balance now"),

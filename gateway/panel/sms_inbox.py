@@ -13,7 +13,13 @@ from ..domain_errors import DomainError
 from ..errors import http_status
 from ..extensions import db
 from ..money import format_amount
-from ..sms.balance_chain import brand_chains, link_of, set_chain_mode, set_starting_balance
+from ..sms.balance_chain import (
+    brand_chains,
+    link_of,
+    set_chain_mode,
+    set_starting_balance,
+    wallet_numbers,
+)
 from ..sms.chain_gaps import gap_at, open_gaps
 from ..sms.inbox import (
     find_payment_to_match,
@@ -178,7 +184,10 @@ def balance_forms(brand, start_form=None, mode_form=None):
     """The starting-balance and mode forms, the phone choices filled from the brand's devices."""
     start_form = start_form or StartingBalanceForm(formdata=None)
     active, _ = list_devices(brand)
-    start_form.device.choices = options([(device.uuid, device.name) for device in active])
+    start_form.device.choices = options(
+        [(device.uuid, device.name) for device in active]
+        + [(f"number:{number}", number) for number in wallet_numbers(brand)]
+    )
     mode_form = mode_form or ChainModeForm(
         formdata=None,
         mode=brand.sms_chain_mode,
@@ -221,12 +230,19 @@ def sms_balances_start():
         return render_balances(start_form=form, status=422)
     try:
         with unit_of_work():
-            device = get_device(brand, form.device.data)
-            chain = set_starting_balance(brand, device, form.provider.data, form.balance.data)
+            number = form.device.data.removeprefix("number:")
+            if number != form.device.data:
+                device, target = None, ("wallet", number)
+            else:
+                number, device = "", get_device(brand, form.device.data)
+                target = ("device", device.uuid)
+            chain = set_starting_balance(
+                brand, device, form.provider.data, form.balance.data, receiving_number=number
+            )
             record_audit(
                 current_user,
                 "sms.balance_start",
-                ("device", device.uuid),
+                target,
                 {
                     "provider": chain.provider,
                     "balance": format_amount(form.balance.data),

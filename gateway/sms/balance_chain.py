@@ -142,7 +142,8 @@ def printed_datetime(printed, received_at, brand_timezone):
 
 
 def wallet_key(brand, device_id, receiving_number=""):
-    """The chain key of a text: (brand id, wallet, phone, number) for chain_key/lock_chains.
+    """Which wallet a text is of: (wallet, the phone of a `phone:` chain, the number of a
+    `number:` chain).
 
     A number the phone names is the wallet, whatever phone carried the text: a spare phone's copy
     of a text continues the same chain. Without one, the wallet is the phone's own, unless the
@@ -602,15 +603,19 @@ def brand_chains(brand):
 def set_starting_balance(brand, device, provider, balance, receiving_number=""):
     """The merchant sets or corrects a chain's start: the next text must follow `balance`.
 
-    `balance` None restarts the chain: the next text printed from now on starts it. Texts printed
-    before now stay outside the new chain (held ones wait for review). Returns the chain; the
-    caller commits (with its audit row).
+    The chain is the one a text from `device` would join (wallet_key); with a `receiving_number`,
+    that number's chain, whatever the phone (`device` may then be None). `balance` None restarts
+    the chain: the next text printed from now on starts it. Texts printed before now stay outside
+    the new chain (held ones wait for review). Returns the chain; the caller commits (with its
+    audit row).
     """
-    if device is None or device.brand_id != brand.id:
+    if receiving_number and not (receiving_number.isdigit() and 6 <= len(receiving_number) <= 11):
+        raise field_error("device", "Choose one of your wallet numbers.", code="invalid")
+    if not receiving_number and (device is None or device.brand_id != brand.id):
         raise field_error("device", "Choose one of your phones.", code="not_found")
     if balance is not None and (not isinstance(balance, Decimal) or balance < 0):
         raise field_error("balance", "Enter the balance as a positive amount.", code="invalid")
-    chain = lock_chain(brand, device.id, provider, receiving_number)
+    chain = lock_chain(brand, device.id if device else None, provider, receiving_number)
     now = utcnow()
     # Texts print minutes: one printed in the minute of the correction counts as after it.
     chain.anchor_at = local_now(now, brand.timezone).replace(second=0)
@@ -622,6 +627,20 @@ def set_starting_balance(brand, device, provider, balance, receiving_number=""):
     chain.updated_at = now
     db.session.flush()
     return chain
+
+
+def wallet_numbers(brand):
+    """The receiving numbers the brand's phones named, each a wallet whose start can be set."""
+    return (
+        db.session.execute(
+            db.select(BalanceChain.receiving_number)
+            .where(BalanceChain.brand_id == brand.id, BalanceChain.wallet.startswith("number:"))
+            .distinct()
+            .order_by(BalanceChain.receiving_number)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def set_chain_mode(brand, mode, shared_wallets=None):

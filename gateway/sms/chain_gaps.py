@@ -45,13 +45,17 @@ class Gap:
     @property
     def key(self):
         """One gap, however many texts later find it: its chain and its left edge."""
-        edge = self.previous.id if self.previous is not None else f"anchor{self.chain.anchor_at}"
+        edge = (
+            self.previous.id
+            if self.previous is not None
+            else f"anchor{self.chain.anchor_at:%Y%m%d%H%M%S}"
+        )
         return f"{self.chain.id}:{edge}"
 
 
 def wallet_name(chain, device_name=None):
     """How the merchant knows a chain's wallet: provider and number, phone, or all phones."""
-    provider = PROVIDER_NAMES.get(chain.provider, chain.provider)
+    provider = PROVIDER_NAMES.get(chain.provider, chain.provider.capitalize())
     if chain.receiving_number:
         return f"{provider} {chain.receiving_number}"
     if chain.device_id is not None:
@@ -98,7 +102,8 @@ def gap_before(chain, link):
     ).scalar_one_or_none()
     if previous is not None:
         return Gap(chain, link, previous, previous.after, link.before)
-    if chain.anchor_balance is not None:
+    if chain.anchor_balance is not None and chain.anchor_balance != link.before:
+        # (Equal: a second text continuing the starting balance, a fork, not a missed text.)
         return Gap(chain, link, None, chain.anchor_balance, link.before)
     return None
 

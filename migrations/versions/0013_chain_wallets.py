@@ -32,15 +32,40 @@ END
 """
 
 
+def sqlite():
+    """Whether the migration runs on SQLite, where a batch rebuilds a table rather than alter it."""
+    return op.get_bind().dialect.name == "sqlite"
+
+
+def keep_links():
+    """Before SQLite rebuilds sms_balance_chains: its DROP TABLE cascades to every link (foreign
+    keys are on), so the links wait in a table of their own."""
+    if sqlite():
+        op.execute("CREATE TABLE _kept_sms_balance_links AS SELECT * FROM sms_balance_links")
+
+
+def restore_links():
+    """The links put back once the chains table is rebuilt (with the same ids)."""
+    if sqlite():
+        op.execute("DELETE FROM sms_balance_links")
+        op.execute("INSERT INTO sms_balance_links SELECT * FROM _kept_sms_balance_links")
+        op.execute("DROP TABLE _kept_sms_balance_links")
+
+
 def upgrade():
+    # A constant default ("0", false on both engines): with an expression SQLite would rebuild the
+    # brands table, which every other table references.
     with op.batch_alter_table("brands", schema=None) as batch_op:
         batch_op.add_column(
-            sa.Column("sms_shared_wallets", sa.Boolean(), server_default=sa.false(), nullable=False)
+            sa.Column("sms_shared_wallets", sa.Boolean(), server_default="0", nullable=False)
         )
+    with op.batch_alter_table("sms_balance_links", schema=None) as batch_op:
+        batch_op.alter_column("before", existing_type=sa.BigInteger(), nullable=True)
+        batch_op.alter_column("after", existing_type=sa.BigInteger(), nullable=True)
     with op.batch_alter_table("sms_balance_chains", schema=None) as batch_op:
         batch_op.add_column(sa.Column("wallet", sa.String(length=40), nullable=True))
     op.execute(WALLET_OF_EXISTING)
-    op.execute("UPDATE sms_balance_chains SET device_id = NULL WHERE wallet LIKE 'number:%'")
+    keep_links()
     with op.batch_alter_table("sms_balance_chains", schema=None) as batch_op:
         batch_op.alter_column("wallet", existing_type=sa.String(length=40), nullable=False)
         batch_op.alter_column("device_id", existing_type=sa.Integer(), nullable=True)
@@ -48,9 +73,8 @@ def upgrade():
         batch_op.create_unique_constraint(
             "uq_sms_balance_chains_wallet", ["brand_id", "provider", "wallet"]
         )
-    with op.batch_alter_table("sms_balance_links", schema=None) as batch_op:
-        batch_op.alter_column("before", existing_type=sa.BigInteger(), nullable=True)
-        batch_op.alter_column("after", existing_type=sa.BigInteger(), nullable=True)
+    restore_links()
+    op.execute("UPDATE sms_balance_chains SET device_id = NULL WHERE wallet LIKE 'number:%'")
 
 
 def downgrade():
@@ -61,9 +85,7 @@ def downgrade():
         "(SELECT id FROM sms_balance_chains WHERE device_id IS NULL)"
     )
     op.execute("DELETE FROM sms_balance_chains WHERE device_id IS NULL")
-    with op.batch_alter_table("sms_balance_links", schema=None) as batch_op:
-        batch_op.alter_column("before", existing_type=sa.BigInteger(), nullable=False)
-        batch_op.alter_column("after", existing_type=sa.BigInteger(), nullable=False)
+    keep_links()
     with op.batch_alter_table("sms_balance_chains", schema=None) as batch_op:
         batch_op.drop_constraint("uq_sms_balance_chains_wallet", type_="unique")
         batch_op.create_unique_constraint(
@@ -71,5 +93,12 @@ def downgrade():
         )
         batch_op.alter_column("device_id", existing_type=sa.Integer(), nullable=False)
         batch_op.drop_column("wallet")
-    with op.batch_alter_table("brands", schema=None) as batch_op:
-        batch_op.drop_column("sms_shared_wallets")
+    restore_links()
+    with op.batch_alter_table("sms_balance_links", schema=None) as batch_op:
+        batch_op.alter_column("before", existing_type=sa.BigInteger(), nullable=False)
+        batch_op.alter_column("after", existing_type=sa.BigInteger(), nullable=False)
+    if sqlite():
+        # A rebuild of brands would fail on the rows that reference it: SQLite drops in place.
+        op.execute("ALTER TABLE brands DROP COLUMN sms_shared_wallets")
+    else:
+        op.drop_column("brands", "sms_shared_wallets")

@@ -185,3 +185,28 @@ def test_the_panel_shows_the_gap_and_escapes_the_phones_name(client, brand, tele
 
     forward((device, aes_key), credit("200.00", "BBBB000002", "1700.00", 10))
     assert "may be missing" not in client.get("/panel/sms-inbox").get_data(as_text=True)
+
+
+def test_a_gap_right_after_the_starting_balance_is_measured_from_it(brand, counter):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from gateway.sms.parsing import build_sms_text
+
+    set_starting_balance(brand, counter[0], "bkash", Decimal("5000.00"))
+    db.session.commit()
+    when = datetime.now(ZoneInfo("Asia/Dhaka")).replace(tzinfo=None) + timedelta(minutes=1)
+    forward(
+        counter,
+        build_sms_text(
+            "bkash", Decimal("200.00"), "GAPS000001", "01711000101", Decimal("5400.00"), when
+        ),
+    )
+
+    [gap] = open_gaps(brand.id)
+    assert (gap.previous, gap.start, gap.end, gap.missing) == (
+        None,
+        Decimal("5000.00"),
+        Decimal("5200.00"),
+        Decimal("200.00"),
+    )

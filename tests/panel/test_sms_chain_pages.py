@@ -120,3 +120,65 @@ def test_staff_cannot_change_the_wallets_setting(as_staff, brand):
     )
     assert response.status_code == 403
     assert reloaded(brand).sms_shared_wallets is False
+
+
+def test_an_admin_sets_the_start_of_a_wallet_number_its_phones_named(as_admin, brand, phone):
+    import json
+
+    from gateway.sms.models.balance_chain import BalanceChain
+    from tests.sms.test_balance_chain import credit
+
+    forward_on(
+        phone,
+        json.dumps({"body": credit("500.00", "AAAA01", "1500.00", 0), "receiver": "01711000001"}),
+    )
+    page = as_admin.get("/panel/sms-inbox/balances").get_data(as_text=True)
+    assert 'value="number:01711000001"' in page
+
+    response = post_form(
+        as_admin,
+        "/panel/sms-inbox/balances",
+        {"device": "number:01711000001", "provider": "bkash", "balance": "900"},
+    )
+
+    assert response.status_code == 302
+    chain = db.session.execute(db.select(BalanceChain)).scalar_one()
+    assert (chain.wallet, chain.anchor_balance) == ("number:01711000001", Decimal("900.00"))
+    entry = db.session.execute(
+        db.select(AuditLog).where(AuditLog.action == "sms.balance_start")
+    ).scalar_one()
+    assert (entry.target_type, entry.target_id) == ("wallet", "01711000001")
+
+
+@pytest.mark.parametrize("choice", ["number:017", "number:<b>", "number:01711000009"])
+def test_a_wallet_number_no_phone_named_is_refused(as_admin, brand, phone, choice):
+    response = post_form(
+        as_admin,
+        "/panel/sms-inbox/balances",
+        {"device": choice, "provider": "bkash", "balance": "900"},
+    )
+    assert response.status_code == 422
+    assert 'id="device-error"' in response.get_data(as_text=True)
+
+
+def test_the_missed_text_notice_and_the_no_balance_reason_speak_bangla(
+    app, brand, staff, phone, tmp_path
+):
+    from tests.fresh_catalogue import app_with_fresh_catalogue, dispose
+    from tests.panel.conftest import panel_client, sign_in
+    from tests.sms.test_balance_chain import credit
+
+    forward_on(phone, credit("500.00", "AAAA000001", "1500.00", 0))
+    forward_on(phone, credit("300.00", "CCCC000003", "2000.00", 20))
+    held = forward_on(phone, BKASH_NO_BALANCE)
+    bangla = app_with_fresh_catalogue(app, tmp_path)
+    try:
+        client = panel_client(bangla)
+        sign_in(client, staff)
+        inbox = client.get("/panel/sms-inbox?lang=bn").get_data(as_text=True)
+        page = client.get(f"/panel/sms-inbox/{held.public_id}?lang=bn").get_data(as_text=True)
+    finally:
+        dispose(bangla)
+    assert "may be missing" not in inbox
+    assert "ব্যালান্স ৳ ১,৫০০.০০ থেকে বেড়ে ৳ ১,৭০০.০০ হয়েছে" in inbox
+    assert "ব্যালান্স ছাপা নেই: বার্তাটি ব্যালান্স-শৃঙ্খলের সঙ্গে মেলানো যায় না" in page

@@ -209,3 +209,24 @@ def test_two_companion_apps_posting_one_wallets_texts_over_http_keep_one_chain(c
     assert answers == ["accepted"] * 3 + ["duplicate"] * 3
     assert statuses() == ["start", "verified", "verified"]
     assert reload(payment).status == "completed"
+
+
+def test_a_credit_two_apps_wrap_differently_counts_once_and_leaves_the_chain_whole(brand, phones):
+    set_chain_mode(brand, "strict", shared_wallets=True)  # two apps on one phone: one wallet
+    db.session.commit()
+    counter, spare = phones
+    payment = submit_claim(PaymentFactory(brand=brand, amount=Decimal("200.00")), "bkash", "BBBB02")
+    send(counter, credit("500.00", "AAAA01", "1500.00", 0))
+    text = credit("200.00", "BBBB02", "1700.00", 5)
+    # A forwarder that wraps the body (sender line, SIM and device lines), as a real one does.
+    wrapped = f"bKash\n{text}\nSIM2_\nSubId：2\n2026-03-20 10:05:29\nShop Redmi"
+
+    _, plain = send(counter, text)
+    answer, copy = send(spare, wrapped)
+    _, after = send(spare, credit("100.00", "CCCC03", "1800.00", 9))
+
+    assert answer["status"] == "duplicate" and copy.id != plain.id
+    assert (reload(copy).status, reload(copy).provider_trx_id) == ("duplicate", None)
+    assert statuses() == ["start", "verified", "verified"]
+    assert (reload(payment).status, reload(plain).payment_id) == ("completed", payment.id)
+    assert link_of(after).status == "verified"
