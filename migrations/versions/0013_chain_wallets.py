@@ -75,9 +75,13 @@ def upgrade():
         )
     restore_links()
     op.execute("UPDATE sms_balance_chains SET device_id = NULL WHERE wallet LIKE 'number:%'")
+    op.create_index(
+        "ix_sms_balance_links_status_created", "sms_balance_links", ["status", "created_at"]
+    )
 
 
 def downgrade():
+    op.drop_index("ix_sms_balance_links_status_created", table_name="sms_balance_links")
     # Links without a balance and chains of no single phone have no place in the old schema.
     op.execute("DELETE FROM sms_balance_links WHERE before IS NULL OR after IS NULL")
     op.execute(

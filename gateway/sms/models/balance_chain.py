@@ -55,6 +55,8 @@ class BalanceLink(db.Model):
     __table_args__ = (
         db.Index("ix_sms_balance_links_chain_before", "chain_id", "before"),
         db.Index("ix_sms_balance_links_chain_after", "chain_id", "after"),
+        # The gap watch (sms/chain_gaps.py) and the panel look for broken links every sweep.
+        db.Index("ix_sms_balance_links_status_created", "status", "created_at"),
     )
 
     id = db.Column(db.Integer, primary_key=True)
