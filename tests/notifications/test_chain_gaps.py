@@ -210,3 +210,20 @@ def test_a_gap_right_after_the_starting_balance_is_measured_from_it(brand, count
         Decimal("5200.00"),
         Decimal("200.00"),
     )
+
+
+def test_a_gap_reaches_the_companion_apps_feed(brand, counter):
+    from gateway.devices.models.notification import Notification
+
+    configure(brand, channels={SMS_GAP: ["app"]})
+    forward(counter, credit("500.00", "AAAA000001", "1500.00", 0))
+    forward(counter, credit("300.00", "CCCC000003", "2000.00", 20))
+
+    assert tell_chain_gaps(later()) == 1
+    send_due()
+
+    [told] = db.session.execute(
+        db.select(Notification).where(Notification.kind == SMS_GAP)
+    ).scalars()
+    assert told.title == "bKash on Counter phone: a text may be missing"
+    assert told.body.startswith(JUMP)
