@@ -92,6 +92,7 @@ def render_message(sms, form=None, status=200):
     """One text: what the parser read, its balance chain, what it paid, and the match and ignore
     forms.
     """
+    link = link_of(sms)
     return render_template(
         "panel/sms_inbox_message.html",
         sms=sms,
@@ -103,8 +104,8 @@ def render_message(sms, form=None, status=200):
         may_override=current_user.is_super_admin,
         official_sender=sender_provider(sms.sender),
         status_names=SMS_STATUS_NAMES,
-        link=link_of(sms),
-        gap=gap_at(link_of(sms)),
+        link=link,
+        gap=gap_at(link),
         chain_names=CHAIN_STATUS_NAMES,
     ), status
 
