@@ -230,3 +230,53 @@ def test_a_credit_two_apps_wrap_differently_counts_once_and_leaves_the_chain_who
     assert statuses() == ["start", "verified", "verified"]
     assert (reload(payment).status, reload(plain).payment_id) == ("completed", payment.id)
     assert link_of(after).status == "verified"
+
+
+@pytest.mark.parametrize("round_", range(2))
+def test_two_phones_posting_one_wallets_texts_at_once_keep_its_chain_in_order(
+    app, brand, phones, round_
+):
+    counter, spare = phones
+    number = "01711000001"
+    send(counter, credit("500.00", "AAAA01", "1500.00", 0), number)
+    later = [
+        (counter, credit("200.00", "BBBB02", "1700.00", 10)),
+        (spare, credit("300.00", "CCCC03", "2000.00", 20)),
+    ]
+
+    def ingest(phone, text):
+        message = sms_message(phone[1], json.dumps({"body": text, "receiver": number}))
+        return lambda: ingest_batch(db.session.get(Device, phone[0].id), [message])
+
+    results = race(app, [ingest(*pair) for pair in later])
+
+    assert [result[0]["status"] for result in results] == ["accepted", "accepted"]
+    db.session.expire_all()
+    links = db.session.execute(db.select(BalanceLink).order_by(BalanceLink.printed_at)).scalars()
+    assert [link.status for link in links] in (
+        ["start", "verified", "verified"],
+        ["start", "verified", "healed"],
+    )
+    assert chains() == [(f"number:{number}", Decimal("2000.00"))]
+
+
+def test_a_batch_mixing_a_credit_without_a_balance_keeps_the_others_chained(brand, phones):
+    from tests.sms.test_chain_no_balance import BKASH_NO_BALANCE
+
+    device, aes_key = phones[0]
+    texts = [
+        credit("500.00", "AAAA01", "1500.00", 0),
+        BKASH_NO_BALANCE,
+        credit("200.00", "BBBB02", "1700.00", 9),
+    ]
+    results = ingest_batch(
+        db.session.get(Device, device.id), [sms_message(aes_key, text) for text in texts]
+    )
+
+    assert [result["status"] for result in results] == ["accepted"] * 3
+    links = db.session.execute(db.select(BalanceLink).order_by(BalanceLink.printed_at)).scalars()
+    assert [link.status for link in links] == ["start", "no_balance", "verified"]
+    held = db.session.execute(
+        db.select(InboundSms.review_reason).where(InboundSms.status == "review")
+    ).scalars()
+    assert list(held) == ["no balance printed"]
