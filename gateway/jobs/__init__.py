@@ -27,6 +27,8 @@ PERIODIC = (
     ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL"),
     # Credits whose chain healed but whose release died with its request.
     ("settle-chains", "gateway.sms.balance_chain.settle_unsettled", "SWEEP_INTERVAL"),
+    # A gap in a wallet's balance chain still open after its grace: the phone missed a text.
+    ("chain-gaps", "gateway.sms.chain_gaps.tell_chain_gaps", "SWEEP_INTERVAL"),
     ("prune-rate-limits", "gateway.accounts.rate_limit_store.prune_rate_limit_counters", 3600),
     ("sweep-mail", "gateway.mail.sending.sweep_mail", "SWEEP_INTERVAL"),
     # Phones gone silent and texts no payment claimed tell the merchant; due notifications are

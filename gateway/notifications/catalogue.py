@@ -12,6 +12,7 @@ PHONE_OFFLINE = "phone.offline"
 PHONE_ONLINE = "phone.online"
 WEBHOOKS_FAILING = "webhooks.failing"
 SMS_UNCLAIMED = "sms.unclaimed"
+SMS_GAP = "sms.gap"
 TEST = "test"
 EVENTS = (
     PAYMENT_COMPLETED,
@@ -20,6 +21,7 @@ EVENTS = (
     PHONE_ONLINE,
     WEBHOOKS_FAILING,
     SMS_UNCLAIMED,
+    SMS_GAP,
 )
 EVENT_LABELS = {
     PAYMENT_COMPLETED: _l("A payment completed"),
@@ -28,6 +30,7 @@ EVENT_LABELS = {
     PHONE_ONLINE: _l("A phone is back online"),
     WEBHOOKS_FAILING: _l("Webhook deliveries are failing"),
     SMS_UNCLAIMED: _l("A payment SMS that no payment claimed"),
+    SMS_GAP: _l("A phone missed a wallet text (the balance jumped)"),
 }
 # A completed payment is routine (off unless chosen); the rest is what a merchant must act on.
 DEFAULT_CHANNELS = {
@@ -37,6 +40,7 @@ DEFAULT_CHANNELS = {
     PHONE_ONLINE: (EMAIL, TELEGRAM),
     WEBHOOKS_FAILING: (EMAIL, TELEGRAM),
     SMS_UNCLAIMED: (EMAIL, TELEGRAM, APP),
+    SMS_GAP: (EMAIL, TELEGRAM, APP),
 }
 # The phone already hears of a payment held for review from matching (sms/matching.py
 # notify_review), and of its own silence it cannot be told: those app cells are not offered, so

@@ -17,6 +17,7 @@ from .catalogue import (
     PAYMENT_REVIEW,
     PHONE_OFFLINE,
     PHONE_ONLINE,
+    SMS_GAP,
     WEBHOOKS_FAILING,
 )
 from .outbox import already_raised, local_time, raise_notification
@@ -152,4 +153,37 @@ def phone_heard_from(device, previous_heartbeat_at):
         "Its heartbeats arrive again; texts it held are forwarded now.",
         "/panel/devices",
         dedupe_key=outage_key(PHONE_ONLINE, device.id, previous_heartbeat_at),
+    )
+
+
+def notify_chain_gap(
+    brand_id, gap_key, wallet, sentence, before_at, after_at, sms_public_id, strict=True
+):
+    """A gap in a wallet's balance chain (sms/chain_gaps.py): the phone missed a text; once per
+    gap.
+
+    `before_at` and `after_at` are the printed (local) times of the texts on either side; `wallet`
+    names the provider and the number or phone (a phone's name is the merchant's text). `strict`:
+    the brand holds the credits after a gap for review (else they complete, flagged).
+    """
+    between = (
+        f"between the texts printed {before_at:%d/%m/%Y %H:%M} and {after_at:%d/%m/%Y %H:%M}"
+        if before_at is not None
+        else f"before the text printed {after_at:%d/%m/%Y %H:%M}"
+    )
+    return raise_notification(
+        brand_id,
+        SMS_GAP,
+        f"{wallet}: a text may be missing",
+        f"{wallet}: {sentence} ({between}). The phone did not forward it: "
+        + (
+            "credits after it wait for review until it arrives. "
+            if strict
+            else "credits after it complete, flagged. "
+        )
+        + "Check that the phone receives and forwards every text; if the text never comes, "
+        "compare the wallet's own statement and set the starting balance in "
+        "SMS inbox > Balance chains.",
+        f"/panel/sms-inbox/{sms_public_id}",
+        dedupe_key=f"{SMS_GAP}:{gap_key}",
     )

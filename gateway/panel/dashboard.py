@@ -16,6 +16,7 @@ from ..notifications.settings import settings_for
 from ..payments.dashboard import dashboard_summary
 from ..payments.lifecycle import list_payments_query
 from ..payments.models.payment import Payment, Refund, Transaction
+from ..sms.chain_gaps import open_gaps
 from ..sms.matching import needs_review
 from ..sms.models.inbound_sms import InboundSms
 from . import bp
@@ -171,6 +172,7 @@ def dashboard():
         heartbeat=heartbeat,
         phone=phone_state(heartbeat, now, timedelta(minutes=alerts.offline_minutes)),
         waiting_sms=waiting_for_sms(brand, now, alerts.waiting_minutes),
+        gaps=open_gaps(brand.id),
         chart=chart_for(summary, currency),
         refunds_today=refunds_since(brand, local_midnight(daily[-1]["date"], summary["timezone"])),
         refunds_month=refunds_since(brand, local_midnight(daily[0]["date"], summary["timezone"])),

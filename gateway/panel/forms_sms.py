@@ -84,15 +84,20 @@ CHAIN_STATUS_NAMES = {
     "verified": _l("Balance follows the previous text"),
     "healed": _l("Balance verified when the missing text arrived"),
     "broken": _l("Balance does not follow the previous text"),
+    "no_balance": _l("No balance printed: the text cannot be checked against the chain"),
 }
 CHAIN_MODE_CHOICES = [
-    ("strict", _l("Strict: a credit whose balance does not follow waits for review")),
+    (
+        "strict",
+        _l("Strict: a credit whose balance does not follow or is not printed waits for review"),
+    ),
     ("lenient", _l("Lenient: it completes, flagged")),
 ]
 
 
 class StartingBalanceForm(FlaskForm):
-    device = SelectField(_l("Phone"), coerce=str, validators=[DataRequired()])
+    # A phone (its uuid), or a wallet number its phones named ("number:01711…").
+    device = SelectField(_l("Phone or wallet number"), coerce=str, validators=[DataRequired()])
     provider = SelectField(_l("Provider"), choices=options(PROVIDER_CHOICES))
     balance = StringField(
         _l("Balance now"),
@@ -109,9 +114,26 @@ class StartingBalanceForm(FlaskForm):
         read_optional_amount(field, _l("Enter an amount such as 1500 or 1500.50."))
 
 
+CHAIN_WALLET_CHOICES = [
+    ("own", _l("Each phone receives its own wallets")),
+    ("shared", _l("My phones receive the same wallets (a spare phone, two forwarding apps)")),
+]
+
+
 class ChainModeForm(FlaskForm):
     mode = SelectField(
-        _l("When a credit's balance does not follow"), choices=options(CHAIN_MODE_CHOICES)
+        _l("When a credit's balance does not follow or is not printed"),
+        choices=options(CHAIN_MODE_CHOICES),
+    )
+    # Optional: a form that does not send it leaves the brand's choice as it is.
+    wallets = SelectField(
+        _l("Texts that do not name the number they arrived on"),
+        choices=options(CHAIN_WALLET_CHOICES),
+        validators=[Optional()],
+        description=_l(
+            "A text whose phone names its receiving number always joins that number's chain, "
+            "whichever phone forwarded it."
+        ),
     )
 
 

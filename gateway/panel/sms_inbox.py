@@ -13,7 +13,14 @@ from ..domain_errors import DomainError
 from ..errors import http_status
 from ..extensions import db
 from ..money import format_amount
-from ..sms.balance_chain import brand_chains, link_of, set_chain_mode, set_starting_balance
+from ..sms.balance_chain import (
+    brand_chains,
+    link_of,
+    set_chain_mode,
+    set_starting_balance,
+    wallet_numbers,
+)
+from ..sms.chain_gaps import gap_at, open_gaps
 from ..sms.inbox import (
     find_payment_to_match,
     get_inbound_sms,
@@ -37,6 +44,7 @@ from .forms import ActionForm, attach_error, options
 from .forms_sms import (
     CHAIN_MODE_CHOICES,
     CHAIN_STATUS_NAMES,
+    CHAIN_WALLET_CHOICES,
     SMS_STATUS_NAMES,
     ChainModeForm,
     MatchForm,
@@ -76,6 +84,7 @@ def sms_inbox():
         filters=filters,
         counts=status_counts(current_brand()),
         status_names=SMS_STATUS_NAMES,
+        gaps=open_gaps(current_brand().id),
     )
 
 
@@ -83,6 +92,7 @@ def render_message(sms, form=None, status=200):
     """One text: what the parser read, its balance chain, what it paid, and the match and ignore
     forms.
     """
+    link = link_of(sms)
     return render_template(
         "panel/sms_inbox_message.html",
         sms=sms,
@@ -94,7 +104,8 @@ def render_message(sms, form=None, status=200):
         may_override=current_user.is_super_admin,
         official_sender=sender_provider(sms.sender),
         status_names=SMS_STATUS_NAMES,
-        link=link_of(sms),
+        link=link,
+        gap=gap_at(link),
         chain_names=CHAIN_STATUS_NAMES,
     ), status
 
@@ -174,8 +185,15 @@ def balance_forms(brand, start_form=None, mode_form=None):
     """The starting-balance and mode forms, the phone choices filled from the brand's devices."""
     start_form = start_form or StartingBalanceForm(formdata=None)
     active, _ = list_devices(brand)
-    start_form.device.choices = options([(device.uuid, device.name) for device in active])
-    mode_form = mode_form or ChainModeForm(formdata=None, mode=brand.sms_chain_mode)
+    start_form.device.choices = options(
+        [(device.uuid, device.name) for device in active]
+        + [(f"number:{number}", number) for number in wallet_numbers(brand)]
+    )
+    mode_form = mode_form or ChainModeForm(
+        formdata=None,
+        mode=brand.sms_chain_mode,
+        wallets="shared" if brand.sms_shared_wallets else "own",
+    )
     return start_form, mode_form
 
 
@@ -186,9 +204,11 @@ def render_balances(start_form=None, mode_form=None, status=200):
     return render_template(
         "panel/sms_balances.html",
         chains=brand_chains(brand),
+        gaps=open_gaps(brand.id),
         start_form=start_form,
         mode_form=mode_form,
         mode_label=dict(CHAIN_MODE_CHOICES).get(brand.sms_chain_mode, brand.sms_chain_mode),
+        wallets_label=dict(CHAIN_WALLET_CHOICES)["shared" if brand.sms_shared_wallets else "own"],
         may_override=current_user.is_super_admin,
     ), status
 
@@ -211,12 +231,19 @@ def sms_balances_start():
         return render_balances(start_form=form, status=422)
     try:
         with unit_of_work():
-            device = get_device(brand, form.device.data)
-            chain = set_starting_balance(brand, device, form.provider.data, form.balance.data)
+            number = form.device.data.removeprefix("number:")
+            if number != form.device.data:
+                device, target = None, ("wallet", number)
+            else:
+                number, device = "", get_device(brand, form.device.data)
+                target = ("device", device.uuid)
+            chain = set_starting_balance(
+                brand, device, form.provider.data, form.balance.data, receiving_number=number
+            )
             record_audit(
                 current_user,
                 "sms.balance_start",
-                ("device", device.uuid),
+                target,
                 {
                     "provider": chain.provider,
                     "balance": format_amount(form.balance.data),
@@ -238,13 +265,15 @@ def sms_balances_mode():
     if not form.validate_on_submit():
         return render_balances(mode_form=form, status=422)
     previous = brand.sms_chain_mode
+    shared_before = "shared" if brand.sms_shared_wallets else "own"
+    wallets = form.wallets.data or shared_before
     with unit_of_work():
-        set_chain_mode(brand, form.mode.data)
+        set_chain_mode(brand, form.mode.data, shared_wallets=wallets == "shared")
         record_audit(
             current_user,
             "sms.chain_mode",
             ("brand", str(brand.id)),
-            {"mode": [previous, form.mode.data]},
+            {"mode": [previous, form.mode.data], "wallets": [shared_before, wallets]},
         )
     flash(_("The balance check mode is saved."), "success")
     return redirect(url_for("panel.sms_balances"))

@@ -6,8 +6,9 @@ balance before is `balance − amount`; for money out (send money, cash out, pay
 `balance + amount + fee`. A text *follows* when its balance before equals the balance after of a
 verified text printed no later than it, that no other text follows yet (or the merchant's starting
 balance). Texts are ordered by their printed time, not by arrival, so a late text that fills a gap
-heals the texts after it. A credit that does not follow is held for review (strict, the default) or
-completes flagged (lenient).
+heals the texts after it. A credit that does not follow, or prints no balance, is held for review
+(strict, the default) or completes flagged (lenient). A chain is one wallet's: a number the phone
+names, whatever phone carried the text, else the phone's own or the brand's shared wallets.
 """
 
 import re
@@ -66,28 +67,44 @@ PRINTED = re.compile(
 )
 
 
+# Why a credit that printed no balance cannot pay by itself in strict mode (docs/sms-trust.md).
+NO_BALANCE = "no balance printed"
+
+
 @dataclass(frozen=True)
 class Movement:
     """What one text says about its wallet: the balance before and after, and when it was
-    printed."""
+    printed; before and after are None for a credit that printed no balance."""
 
-    before: Decimal
-    after: Decimal
+    before: Decimal | None
+    after: Decimal | None
     printed_at: datetime
     credit: bool
 
+    @property
+    def unprinted(self):
+        """Whether the text printed no balance (a credit that cannot be checked against the
+        chain)."""
+        return self.after is None
+
 
 def movement(parsed, sms, brand_timezone):
-    """The Movement of a parsed text, or None when it moves no money we can chain."""
-    if parsed.balance is None or parsed.amount is None:
+    """The Movement of a parsed text, or None when it moves no money we can chain.
+
+    A credit that can pay (`incoming`) but printed no balance is a Movement without balances: it
+    cannot be chained, so it is held or flagged instead of paying unchecked.
+    """
+    if parsed.amount is None:
         return None
+    when = printed_datetime(parsed.printed_time, sms.received_at or sms.created_at, brand_timezone)
+    if parsed.balance is None:
+        return Movement(None, None, when, True) if parsed.incoming else None
     if parsed.kind in CREDIT_KINDS or parsed.incoming:
         before, credit = parsed.balance - parsed.amount, True
     elif parsed.kind in DEBIT_KINDS:
         before, credit = parsed.balance + parsed.amount + (parsed.fee or Decimal("0")), False
     else:
         return None
-    when = printed_datetime(parsed.printed_time, sms.received_at or sms.created_at, brand_timezone)
     return Movement(before, parsed.balance, when, credit)
 
 
@@ -124,9 +141,30 @@ def printed_datetime(printed, received_at, brand_timezone):
         return arrived
 
 
+def wallet_key(brand, device_id, receiving_number=""):
+    """Which wallet a text is of: (wallet, the phone of a `phone:` chain, the number of a
+    `number:` chain).
+
+    A number the phone names is the wallet, whatever phone carried the text: a spare phone's copy
+    of a text continues the same chain. Without one, the wallet is the phone's own, unless the
+    brand says its phones carry the same wallets (one chain per provider across its phones).
+    """
+    if receiving_number:
+        return f"number:{receiving_number}", None, receiving_number
+    if brand.sms_shared_wallets:
+        return "shared", None, ""
+    return f"phone:{device_id}", device_id, ""
+
+
+def chain_key(brand, device_id, provider, receiving_number=""):
+    """(brand id, provider, wallet, phone, number): a chain's identity and what creates it."""
+    wallet, device, number = wallet_key(brand, device_id, receiving_number)
+    return brand.id, provider, wallet, device, number
+
+
 def lock_chains(keys):
-    """Lock the chains of (brand, device, provider, receiving number) keys, in the order given;
-    {key: chain}. One commit first, then one guarded bump per chain (creating the missing ones).
+    """Lock the chains of chain_key() keys, in the order given; {key: chain}. One commit first,
+    then one guarded bump per chain (creating the missing ones).
 
     That commit keeps the caller's rows loaded (a batch's texts just stored): whatever changes them
     meanwhile, every write to them is a guarded UPDATE that looks at the row itself.
@@ -135,25 +173,25 @@ def lock_chains(keys):
     for _ in range(3):
         chains, missing = {}, []
         for key in keys:
-            chain = bump_chain(*key[1:])
+            chain = bump_chain(*key[:3])
             if chain is None:
                 missing.append(key)
             chains[key] = chain
         if not missing:
             return chains
         db.session.rollback()  # create the missing rows apart, then lock every chain again in order
-        for brand_id, device_id, provider, receiving_number in missing:
-            create_chain(brand_id, device_id, provider, receiving_number)
+        for key in missing:
+            create_chain(*key)
     raise RuntimeError("the balance chain rows could not be locked")
 
 
-def bump_chain(device_id, provider, receiving_number):
+def bump_chain(brand_id, provider, wallet):
     """Bump a chain's version (its row lock until commit) and load it; None when it does not
     exist."""
     key = (
-        BalanceChain.device_id == device_id,
+        BalanceChain.brand_id == brand_id,
         BalanceChain.provider == provider,
-        BalanceChain.receiving_number == receiving_number,
+        BalanceChain.wallet == wallet,
     )
     bumped = db.session.execute(
         db.update(BalanceChain)
@@ -168,14 +206,15 @@ def bump_chain(device_id, provider, receiving_number):
     ).scalar_one()
 
 
-def create_chain(brand_id, device_id, provider, receiving_number):
+def create_chain(brand_id, provider, wallet, device_id, receiving_number):
     """Insert a chain row and commit it; another text creating it first is fine."""
     try:
         db.session.add(
             BalanceChain(
                 brand_id=brand_id,
-                device_id=device_id,
                 provider=provider,
+                wallet=wallet,
+                device_id=device_id,
                 receiving_number=receiving_number,
                 version=0,
                 anchor_followed=False,
@@ -186,13 +225,13 @@ def create_chain(brand_id, device_id, provider, receiving_number):
         db.session.rollback()
 
 
-def lock_chain(brand_id, device_id, provider, receiving_number=""):
+def lock_chain(brand, device_id, provider, receiving_number=""):
     """The chain row, locked for this transaction by bumping its version (created on first use).
 
     The UPDATE is the transaction's first statement: PostgreSQL holds the row lock and SQLite the
     write lock until commit, so two texts of one chain are linked one after the other.
     """
-    key = (brand_id, device_id, provider, receiving_number)
+    key = chain_key(brand, device_id, provider, receiving_number)
     return lock_chains([key])[key]
 
 
@@ -281,7 +320,7 @@ def link_texts(texts, brand):
     places = []
     for sms, parsed, receiver in texts:
         move = chain_movement(sms, parsed, brand)
-        key = (sms.brand_id, sms.device_id, parsed.provider, receiver)
+        key = chain_key(brand, sms.device_id, parsed.provider, receiver)
         places.append(None if move is None else (sms.id, key, move))
     keys = sorted({place[1] for place in places if place is not None})
     if not keys:
@@ -327,7 +366,7 @@ def chain_movement(sms, parsed, brand):
 
 
 def link_move(pool, sms_id, move, brand, sms):
-    """Link one text into its locked chain (uncommitted): verified, start or broken."""
+    """Link one text into its locked chain (uncommitted): verified, start, broken or no_balance."""
     chain = pool.chain
     link = BalanceLink(
         chain_id=chain.id,
@@ -338,6 +377,8 @@ def link_move(pool, sms_id, move, brand, sms):
         followed=False,
         held=False,
     )
+    if move.unprinted:
+        return link_unprinted(link, brand, sms)
     predecessor = pool.predecessor(move)
     if predecessor == "anchor":
         chain.anchor_followed = True
@@ -362,6 +403,18 @@ def link_move(pool, sms_id, move, brand, sms):
     return link
 
 
+def link_unprinted(link, brand, sms):
+    """A credit that printed no balance: outside the chain, held for review when the brand is
+    strict (as a credit that does not follow is), flagged when lenient."""
+    from .matching import hold_unverified_credit
+
+    link.status, link.note = "no_balance", NO_BALANCE
+    db.session.add(link)
+    if brand.sms_chain_mode == "strict":
+        link.held = hold_unverified_credit(sms, NO_BALANCE)
+    return link
+
+
 class ChainPool:
     """A locked chain's links a batch's texts can meet, loaded once: the links whose balance after
     is some text's balance before (its possible predecessors), and the balances before of broken
@@ -376,8 +429,8 @@ class ChainPool:
 
     @classmethod
     def load(cls, chain, moves):
-        befores = sorted({m.before for m in moves})
-        afters = sorted({m.after for m in moves})
+        befores = sorted({m.before for m in moves if not m.unprinted})
+        afters = sorted({m.after for m in moves if not m.unprinted})
         candidates = db.session.execute(
             db.select(BalanceLink).where(
                 BalanceLink.chain_id == chain.id, BalanceLink.after.in_(befores)
@@ -424,7 +477,7 @@ class ChainPool:
 
     def heal(self, link):
         """heal(), run only when some broken link starts from this link's balance."""
-        if link.status == "broken" or link.after not in self.broken_befores:
+        if link.status in ("broken", "no_balance") or link.after not in self.broken_befores:
             return []
         return heal(self.chain, link)
 
@@ -535,12 +588,12 @@ def link_of(sms):
 
 
 def brand_chains(brand):
-    """The brand's chains, by device and provider, for the panel."""
+    """The brand's chains, by provider and wallet, for the panel."""
     return (
         db.session.execute(
             db.select(BalanceChain)
             .where(BalanceChain.brand_id == brand.id)
-            .order_by(BalanceChain.device_id, BalanceChain.provider, BalanceChain.id)
+            .order_by(BalanceChain.provider, BalanceChain.wallet, BalanceChain.id)
         )
         .scalars()
         .all()
@@ -550,15 +603,19 @@ def brand_chains(brand):
 def set_starting_balance(brand, device, provider, balance, receiving_number=""):
     """The merchant sets or corrects a chain's start: the next text must follow `balance`.
 
-    `balance` None restarts the chain: the next text printed from now on starts it. Texts printed
-    before now stay outside the new chain (held ones wait for review). Returns the chain; the
-    caller commits (with its audit row).
+    The chain is the one a text from `device` would join (wallet_key); with a `receiving_number`,
+    that number's chain, whatever the phone (`device` may then be None). `balance` None restarts
+    the chain: the next text printed from now on starts it. Texts printed before now stay outside
+    the new chain (held ones wait for review). Returns the chain; the caller commits (with its
+    audit row).
     """
-    if device is None or device.brand_id != brand.id:
+    if receiving_number and not (receiving_number.isdigit() and 6 <= len(receiving_number) <= 11):
+        raise field_error("device", "Choose one of your wallet numbers.", code="invalid")
+    if not receiving_number and (device is None or device.brand_id != brand.id):
         raise field_error("device", "Choose one of your phones.", code="not_found")
     if balance is not None and (not isinstance(balance, Decimal) or balance < 0):
         raise field_error("balance", "Enter the balance as a positive amount.", code="invalid")
-    chain = lock_chain(brand.id, device.id, provider, receiving_number)
+    chain = lock_chain(brand, device.id if device else None, provider, receiving_number)
     now = utcnow()
     # Texts print minutes: one printed in the minute of the correction counts as after it.
     chain.anchor_at = local_now(now, brand.timezone).replace(second=0)
@@ -572,10 +629,29 @@ def set_starting_balance(brand, device, provider, balance, receiving_number=""):
     return chain
 
 
-def set_chain_mode(brand, mode):
-    """Strict (credits that do not follow wait for review) or lenient (they complete, flagged)."""
+def wallet_numbers(brand):
+    """The receiving numbers the brand's phones named, each a wallet whose start can be set."""
+    return (
+        db.session.execute(
+            db.select(BalanceChain.receiving_number)
+            .where(BalanceChain.brand_id == brand.id, BalanceChain.wallet.startswith("number:"))
+            .distinct()
+            .order_by(BalanceChain.receiving_number)
+        )
+        .scalars()
+        .all()
+    )
+
+
+def set_chain_mode(brand, mode, shared_wallets=None):
+    """Strict (credits that do not follow wait for review) or lenient (they complete, flagged);
+    and, when given, whether the brand's phones carry the same wallets (see wallet_key)."""
     if mode not in CHAIN_MODES:
         raise field_error("mode", "Choose strict or lenient.", code="invalid")
+    if shared_wallets is not None and not isinstance(shared_wallets, bool):
+        raise field_error("wallets", "Choose whether your phones share wallets.", code="invalid")
     brand.sms_chain_mode = mode
+    if shared_wallets is not None:
+        brand.sms_shared_wallets = shared_wallets
     db.session.flush()
     return brand

@@ -94,7 +94,12 @@ def chain_stored(device, stored, readings, receivers=None):
     `receivers` to the wallet number it arrived on, when the phone said.
     """
     receivers = receivers or {}
-    wallet = [v for v in stored if v["balance"] is not None and v["status"] != "duplicate"]
+    # A credit that printed no balance comes too: its chain step holds it (strict) or flags it.
+    wallet = [
+        v
+        for v in stored
+        if v["status"] != "duplicate" and (v["balance"] is not None or v["incoming"])
+    ]
     rows = stored_rows([values["id"] for values in wallet])
     texts = []
     for values in wallet:

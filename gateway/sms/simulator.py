@@ -16,6 +16,7 @@ from ..devices.tokens import access_token
 from ..domain_errors import InvalidState
 from ..extensions import db
 from ..schemas.mobile import SmsBatchSchema
+from .balance_chain import chain_key
 from .ingest import batch_answer, ingest_batch
 from .models.balance_chain import BalanceChain
 from .models.inbound_sms import InboundSms
@@ -91,9 +92,12 @@ def simulated_text(brand, provider, amount, trx_id, counterparty, balance=None):
 def last_balance(brand, provider):
     """The last balance the simulator phone's texts of this provider printed, or None."""
     device = simulator_device(brand)
+    brand_id, provider, wallet, _, _ = chain_key(brand, device.id, provider)
     return db.session.execute(
         db.select(BalanceChain.balance).where(
-            BalanceChain.device_id == device.id, BalanceChain.provider == provider
+            BalanceChain.brand_id == brand_id,
+            BalanceChain.provider == provider,
+            BalanceChain.wallet == wallet,
         )
     ).scalar_one_or_none()
 

@@ -269,6 +269,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "prune-idempotency: 0",
         "heal-matching: 0",
         "settle-chains: 0",
+        "chain-gaps: 0",
         "prune-rate-limits: 0",
         "sweep-mail: 0",
         "notifications: 0",

@@ -348,15 +348,18 @@ def test_brand_template_reads_a_text_the_parsers_do_not_know(brand, phone):
             brand_id=brand.id,
             provider="upay",
             name="new upay format",
-            pattern=r"Credit BDT (?P<amount>[\d,.]+) ref (?P<trx_id>\w+)",
+            # A template reads the balance too: a credit that prints none is held in strict mode.
+            pattern=r"Credit BDT (?P<amount>[\d,.]+) ref (?P<trx_id>\w+) bal (?P<balance>[\d,.]+)",
         )
     )
     db.session.commit()
     payment = PaymentFactory(brand=brand, amount=Decimal("750.00"))
     submit_claim(payment, "upay", "UP12345678")
 
-    _, trusted = forward(phone, "Credit BDT 750.00 ref UP12345678 thank you", sender="upay")
-    _, forged = forward(phone, "Credit BDT 750.00 ref UP99999999 thank you", sender="01712345678")
+    _, trusted = forward(phone, "Credit BDT 750.00 ref UP12345678 bal 900.00 thanks", sender="upay")
+    _, forged = forward(
+        phone, "Credit BDT 750.00 ref UP99999999 bal 1650.00 thanks", sender="01712345678"
+    )
 
     assert (trusted.provider, trusted.status) == ("upay", "matched")
     assert reload(payment).status == "completed"

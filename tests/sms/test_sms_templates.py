@@ -28,15 +28,26 @@ PATTERN = (
 SAMPLE = "Dear customer, Tk 1,250.50 reached your wallet from 01712345678. Ref QX77PL12 thanks"
 
 
-def test_a_saved_template_reads_the_next_text_of_its_format_as_a_credit(brand):
+@pytest.mark.parametrize(
+    "mode, status, reason",
+    # The pattern reads no balance: strict mode holds the credit (docs/sms-trust.md), lenient lets
+    # it wait for its claim, flagged.
+    [("lenient", "unmatched", None), ("strict", "review", "no balance printed")],
+)
+def test_a_saved_template_reads_the_next_text_of_its_format_as_a_credit(
+    brand, mode, status, reason
+):
+    brand.sms_chain_mode = mode
+    db.session.commit()
     create_template(brand, "bkash", "bKash wallet notice", PATTERN)
     device, _, aes_key = paired_device(brand)
     ingest_batch(device, [sms_message(aes_key, SAMPLE, sender="bKash")])
     sms = db.session.execute(db.select(InboundSms)).scalar_one()
-    assert (sms.status, sms.amount, sms.provider_trx_id) == (
-        "unmatched",
+    assert (sms.status, sms.amount, sms.provider_trx_id, sms.review_reason) == (
+        status,
         Decimal("1250.50"),
         "QX77PL12",
+        reason,
     )
 
 

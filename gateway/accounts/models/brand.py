@@ -40,6 +40,11 @@ class Brand(db.Model):
     sms_chain_mode = db.Column(
         db.String(10), nullable=False, default="strict", server_default="strict"
     )
+    # Whether the brand's phones carry the same wallets (a spare phone, two forwarding apps): texts
+    # that name no receiving number then share one chain per provider (docs/sms-trust.md).
+    sms_shared_wallets = db.Column(
+        db.Boolean, nullable=False, default=False, server_default=db.false()
+    )
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     @property

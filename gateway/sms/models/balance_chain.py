@@ -1,35 +1,36 @@
-"""The balance chain of one wallet on one phone: its last known balance and each text's link in
-it."""
+"""The balance chain of one wallet: its last known balance and each text's link in it."""
 
 from ...clock import utcnow
 from ...db_types import Money, UTCDateTime
 from ...extensions import db
 
-LINK_STATUSES = ("start", "verified", "healed", "broken")
+# `no_balance`: a credit that printed no balance; it sits outside the chain (never a predecessor,
+# never healed) and is held for review in strict mode, flagged in lenient mode.
+LINK_STATUSES = ("start", "verified", "healed", "broken", "no_balance")
 CHAIN_MODES = ("strict", "lenient")
 
 
 class BalanceChain(db.Model):
-    """Per device, provider and receiving number: the last balance a text printed, and the
-    merchant's anchor.
+    """Per brand, provider and wallet: the last balance a text printed, and the merchant's anchor.
+
+    `wallet` says which wallet (docs/sms-trust.md, "Several phones"): `number:<digits>` when the
+    phone names the number a text arrived on, whatever phone carried it; else `phone:<device id>`
+    (each phone its own wallets) or `shared` (the brand's phones carry the same wallets).
     """
 
     __tablename__ = "sms_balance_chains"
     __table_args__ = (
-        db.UniqueConstraint(
-            "device_id", "provider", "receiving_number", name="uq_sms_balance_chains_key"
-        ),
+        db.UniqueConstraint("brand_id", "provider", "wallet", name="uq_sms_balance_chains_wallet"),
         db.Index("ix_sms_balance_chains_brand", "brand_id"),
     )
 
     id = db.Column(db.Integer, primary_key=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
-    device_id = db.Column(
-        db.Integer, db.ForeignKey("devices.id", ondelete="CASCADE"), nullable=False
-    )
     provider = db.Column(db.String(20), nullable=False)
-    # The wallet number the texts arrive on, when the phone says (a JSON payload's `receiver`); else
-    # ''.
+    wallet = db.Column(db.String(40), nullable=False)
+    # The phone of a `phone:` chain; None for a chain of a number or of the brand's shared wallets.
+    device_id = db.Column(db.Integer, db.ForeignKey("devices.id", ondelete="CASCADE"))
+    # The wallet number of a `number:` chain (a JSON payload's `receiver`); else ''.
     receiving_number = db.Column(db.String(20), nullable=False, default="")
     balance = db.Column(Money)
     # Printed times are local wall-clock times as the provider printed them: stored naive.
@@ -54,6 +55,8 @@ class BalanceLink(db.Model):
     __table_args__ = (
         db.Index("ix_sms_balance_links_chain_before", "chain_id", "before"),
         db.Index("ix_sms_balance_links_chain_after", "chain_id", "after"),
+        # The gap watch (sms/chain_gaps.py) and the panel look for broken links every sweep.
+        db.Index("ix_sms_balance_links_status_created", "status", "created_at"),
     )
 
     id = db.Column(db.Integer, primary_key=True)
@@ -64,8 +67,9 @@ class BalanceLink(db.Model):
         db.Integer, db.ForeignKey("inbound_sms.id", ondelete="CASCADE"), nullable=False, unique=True
     )
     printed_at = db.Column(db.DateTime, nullable=False)
-    before = db.Column(Money, nullable=False)
-    after = db.Column(Money, nullable=False)
+    # None only for a `no_balance` link: the text printed no balance.
+    before = db.Column(Money)
+    after = db.Column(Money)
     status = db.Column(db.String(12), nullable=False)
     # For a broken link: the balance the chain expected before it (None when none could be
     # expected).
@@ -79,3 +83,4 @@ class BalanceLink(db.Model):
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     chain = db.relationship("BalanceChain")
+    sms = db.relationship("InboundSms")

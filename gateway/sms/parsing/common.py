@@ -98,9 +98,13 @@ _TRX_VALUE = re.compile(
     r"\s*[:#.\-]?\s*(?P<trx>[^\W_]{4,32}?)(?=" + _GLUED_LABELS + r"|[\W_]|$)", re.I
 )
 _FEE = re.compile(r"(?<![a-z])(?:fee|charge)\s*[:.]?\s*" + money("fee"), re.I)
+# A balance label, then separators ('Balance: Tk', 'Bal.: Tk', 'Balance(Tk)', 'Balance - Tk',
+# 'Balance Tk:'): a balance that is printed must never read as none, or its credit is held. A hyphen
+# counts only between spaces, so '-50.00' is not read as 50.00. In Bangla: ব্যালান্স, ব্যালেন্স.
+_BALANCE_SEPARATOR = r"(?:[\s:.(]|\s[-–]\s)*"
 _BALANCE = re.compile(
-    rf"(?<![a-z])(?:net\s*bal(?:ance)?|balance(?:\s+is)?|bal|c/b)\s*[:.]?\s*(?:{CURRENCY}"
-    rf"\.?\s*)?(?P<balance>{NUMBER})",
+    rf"(?<![a-z])(?:net\s*bal(?:ance)?|balance(?:\s+is)?|bal|c/b|ব্যাল[\u09be\u09c7]ন্স){_BALANCE_SEPARATOR}"
+    rf"(?:{CURRENCY}\.?(?:[\s:)]|\s[-–]\s)*)?(?P<balance>{NUMBER})",
     re.I,
 )
 _MONEY = re.compile(M, re.I)
