@@ -4,6 +4,7 @@ connection, and never a foreign server's words shown to the merchant.
 
 import logging
 import socket
+import ssl
 import threading
 
 import pytest
@@ -206,3 +207,65 @@ def test_the_connection_goes_to_the_checked_address_never_to_a_second_answer(bra
         assert deliver_mail(mail.id) == "sent"
         assert scripted_dns.queries == 1
         assert server.wait_for(1)[0]["Subject"] == "Pinned"
+
+
+class Collecting:
+    """An aiosmtpd handler that keeps the subjects of the messages it accepts."""
+
+    def __init__(self):
+        self.subjects = []
+
+    async def handle_DATA(self, server, session, envelope):
+        from email import message_from_bytes
+
+        self.subjects.append(message_from_bytes(envelope.content)["Subject"])
+        return "250 OK"
+
+
+@pytest.mark.parametrize("certified_name", [HOST, "elsewhere.test"])
+def test_starttls_to_the_checked_address_names_and_verifies_the_smtp_host(
+    brand, scripted_dns, tmp_path, monkeypatch, certified_name
+):
+    from aiosmtpd.controller import Controller
+
+    from tests.local_servers import free_port
+    from tests.webhooks.test_webhook_http import tls_files
+
+    ca, cert, key = tls_files(tmp_path, certified_name)
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(cert, key)
+    server_names = []
+    server_context.sni_callback = lambda tls, name, ctx: server_names.append(name)
+    handler = Collecting()
+    controller = Controller(
+        handler, hostname="127.0.0.1", port=free_port(), tls_context=server_context
+    )
+    real_context = ssl.create_default_context
+    # Trust the test CA instead of the system's.
+    monkeypatch.setattr(ssl, "create_default_context", lambda: real_context(cafile=str(ca)))
+    controller.start()
+    try:
+        save_mail_settings(
+            brand,
+            {
+                "host": HOST,
+                "port": controller.port,
+                "security": "starttls",
+                "from_address": "billing@shop.example",
+            },
+        )
+        mail = send_mail(brand.id, "a@example.com", "Over TLS", "Body")
+        db.session.commit()
+        status = deliver_mail(mail.id)
+    finally:
+        controller.stop()
+    assert server_names == [HOST]  # SNI names the host, not the address connected to
+    if certified_name == HOST:
+        assert status == "sent" and handler.subjects == ["Over TLS"]
+    else:
+        last_error = db.session.get(OutboundMail, mail.id).last_error
+        assert status == "queued" and handler.subjects == []
+        assert last_error == (
+            f"Could not talk to {HOST}:{controller.port}: its TLS certificate is not valid for "
+            f"{HOST}."
+        )
