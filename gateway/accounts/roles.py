@@ -9,8 +9,8 @@ picks one of these (or adds one here) and `tests/panel/test_roles_routes.py` fai
 | owner | everything, including other owners, the two-factor policy and the staff refund limit |
 | admin | everything except managing owners and the brand's security policy |
 | staff | read pages; act on payments, the SMS inbox and outbound SMS; edit and delete customers;
-  revoke a phone; redeliver a webhook; refunds up to the brand's staff refund limit (none by
-  default) |
+  revoke a phone; redeliver a webhook; refunds up to the brand's staff refund limit, counted over
+  all their refunds of a payment (none by default) |
 | viewer | read pages only |
 """
 
@@ -84,11 +84,12 @@ def can(user, permission):
 
 
 def refund_limit(user, brand):
-    """The largest refund this user may record (None: no limit); staff are held to the brand's
-    limit.
+    """The most this user may refund of one payment in total (None: no limit); staff are held to
+    the brand's limit.
 
     The brand's staff_refund_limit is None by default (staff refund any amount, as before roles
-    existed); an owner sets 0 to stop staff refunding, or an amount to cap each refund.
+    existed); an owner sets 0 to stop staff refunding, or an amount to cap what each staff member
+    refunds of a payment, all their refunds of it together (payments/refunds.py guards the sum).
     """
     if not can(user, REFUNDS_CREATE):
         return Decimal(0)
@@ -98,7 +99,8 @@ def refund_limit(user, brand):
 
 
 def may_refund(user, brand, amount):
-    """Whether the user may record a refund of this amount (Decimal)."""
+    """Whether the user may have refunded this much of one payment in total (Decimal: what they
+    refunded of it already plus the new refund)."""
     limit = refund_limit(user, brand)
     return limit is None or (limit > 0 and amount <= limit)
 

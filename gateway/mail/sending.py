@@ -4,7 +4,6 @@ sweep.
 
 import logging
 import smtplib
-import ssl
 from datetime import timedelta
 from email.message import EmailMessage
 from email.utils import formataddr, make_msgid
@@ -17,6 +16,7 @@ from ..states import OUTBOUND_MAIL, write_status
 from .models.mail import OutboundMail
 from .outbox import SEND_MAIL, mail_wake
 from .settings import get_mail_settings, open_password
+from .smtp_client import MailNotSent, in_our_words, open_session
 
 log = logging.getLogger(__name__)
 
@@ -28,13 +28,8 @@ RETRY_DELAYS = (
     timedelta(hours=6),
 )
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
-LEASE = timedelta(seconds=90)  # above SMTP_TIMEOUT and the job's own limit
-SMTP_TIMEOUT = 20
+LEASE = timedelta(seconds=90)  # above SMTP_TIMEOUT (smtp_client.py) and the job's own limit
 BATCH = 500
-
-
-class MailNotSent(Exception):
-    """Why an attempt did not hand the message to the SMTP server (kept as the row's last error)."""
 
 
 def deliver_mail(mail_id):
@@ -132,34 +127,20 @@ def transmit(mail):
 
 
 def smtp_send(settings, message):
-    """One SMTP session with the settings' security and login; MailNotSent on any failure."""
+    """One SMTP session with the settings' security and login; MailNotSent on any failure, said in
+    our words (the server's own reply goes to the log only).
+    """
     password = None
     if settings.password_sealed:
         try:
             password = open_password(settings.password_sealed, settings.brand_id)
         except ValueError as error:
             raise MailNotSent(str(error)) from error
-    context = ssl.create_default_context()
     try:
-        if settings.security == "tls":
-            client = smtplib.SMTP_SSL(
-                settings.host, settings.port, timeout=SMTP_TIMEOUT, context=context
-            )
-        else:
-            client = smtplib.SMTP(settings.host, settings.port, timeout=SMTP_TIMEOUT)
-        with client:
-            if settings.security == "starttls":
-                client.starttls(context=context)
-            if settings.username:
-                client.login(settings.username, password or "")
+        with open_session(settings, password) as client:
             refused = client.send_message(message)
-    except smtplib.SMTPAuthenticationError as error:
-        raise MailNotSent(f"The SMTP server refused the login ({error.smtp_code}).") from error
-    except smtplib.SMTPResponseException as error:
-        detail = error.smtp_error.decode("utf-8", "replace")[:200]
-        raise MailNotSent(f"The SMTP server answered {error.smtp_code}: {detail}") from error
     except (smtplib.SMTPException, OSError) as error:
-        raise MailNotSent(f"Could not talk to {settings.host}:{settings.port}: {error}") from error
+        raise MailNotSent(in_our_words(error, settings)) from error
     if refused:
         raise MailNotSent(f"The SMTP server refused the recipient(s): {', '.join(refused)}")
 

@@ -12,6 +12,7 @@ from ..devices.crypto import IV_BYTES, derived_key, derived_keys
 from ..domain_errors import ValidationFailed
 from ..extensions import db
 from .models.mail import SECURITY_CHOICES, MailSettings
+from .smtp_client import smtp_host_refusal
 
 PURPOSE = "smtp-password-at-rest"
 DEFAULT_PORTS = {"none": 25, "starttls": 587, "tls": 465}
@@ -53,7 +54,8 @@ def normalise_address(value, field="from_address"):
 
 
 def checked_values(data):
-    """The settings from a form, validated: host, port, security and from address."""
+    """The settings from a form, validated: host (a public server, where private ones are not
+    allowed), port, security and from address."""
     host = (data.get("host") or "").strip()
     if not host or len(host) > 255 or any(c.isspace() for c in host):
         raise ValidationFailed.field("host", "Enter the SMTP server's host name.")
@@ -63,6 +65,9 @@ def checked_values(data):
     port = data.get("port") or DEFAULT_PORTS[security]
     if not isinstance(port, int) or not 1 <= port <= 65535:
         raise ValidationFailed.field("port", "The port is a number from 1 to 65535.")
+    refusal = smtp_host_refusal(host, port, strict=False)  # each connection checks again
+    if refusal is not None:
+        raise ValidationFailed.field("host", refusal)
     return {
         "host": host,
         "port": port,

@@ -63,8 +63,8 @@ class SecurityForm(FlaskForm):
         _l("Staff refund limit"),
         filters=[strip],
         description=_l(
-            "The largest refund staff may record at a time. Empty: no limit; 0: staff "
-            "cannot refund."
+            "The most each staff member may refund of one payment, all their refunds of it "
+            "together. Empty: no limit; 0: staff cannot refund."
         ),
     )
 

@@ -14,7 +14,7 @@ from ..domain_errors import DomainError
 from ..errors import http_status
 from ..money import format_amount
 from ..payments.lifecycle import cancel_payment, get_payment
-from ..payments.refunds import create_refund, refund_refusal
+from ..payments.refunds import create_refund, refund_refusal, refunded_by_user
 from ..sms.matching import approve_review, complete_late_payment, reject_review, return_late_sms
 from . import bp
 from .access import PAYMENTS_ACT, REFUNDS_CREATE, current_brand, requires
@@ -39,12 +39,23 @@ def refund_recipient(payment):
     return f"{parts[0]} ({parts[1]})" if len(parts) == 2 else parts[0]
 
 
-def beyond_refund_limit():
-    """Why a staff member's refund is refused: the brand's limit (0: staff do not refund)."""
+def beyond_refund_limit(done):
+    """Why a staff member's refund is refused: the brand's limit on what each staff member refunds
+    of a payment in total (0: staff do not refund); `done`, what this one refunded of it already.
+    """
     limit = refund_limit(current_user, current_brand())
     if not limit:
         return _("Your role cannot record refunds. Ask an owner or an admin.")
-    return _("Staff can refund at most %(amount)s at a time.", amount=format_amount(limit))
+    if done:
+        return _(
+            "Staff can refund at most %(amount)s of a payment in total; you have already refunded"
+            " %(done)s of this one.",
+            amount=format_amount(limit),
+            done=format_amount(done),
+        )
+    return _(
+        "Staff can refund at most %(amount)s of a payment in total.", amount=format_amount(limit)
+    )
 
 
 @bp.post("/payments/<payment_id>/refund")
@@ -61,18 +72,24 @@ def refund_payment(payment_id):
         form.amount.errors = [_("Only a completed payment can be refunded.")]
         return render_payment(payment, form, 409)
     amount = form.amount.data or payment.transaction.amount - payment.transaction.amount_refunded
-    if not may_refund(current_user, current_brand(), amount):
+    done = refunded_by_user(payment.transaction.id, current_user.id)
+    if not may_refund(current_user, current_brand(), done + amount):
         if refund_limit(current_user, current_brand()):
-            form.amount.errors = [beyond_refund_limit()]
+            form.amount.errors = [beyond_refund_limit(done)]
         else:  # the page shows no refund form to this user: say it at the top
-            flash(beyond_refund_limit(), "error")
+            flash(beyond_refund_limit(done), "error")
         return render_payment(payment, form, 403)
     if not form.confirmed.data:
         return ask_refund_confirmation(payment, form)
     try:
         with unit_of_work():
             refund = create_refund(
-                current_brand(), payment.transaction.trx_id, form.amount.data, form.reason.data
+                current_brand(),
+                payment.transaction.trx_id,
+                form.amount.data,
+                form.reason.data,
+                refunded_by=current_user.id,
+                limit=refund_limit(current_user, current_brand()),
             )
             record_audit(
                 current_user,

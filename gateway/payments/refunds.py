@@ -3,7 +3,13 @@
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..db_types import row_id
-from ..domain_errors import RefundExceedsRemaining, field_error, invalid_state, not_found
+from ..domain_errors import (
+    NotPermitted,
+    RefundExceedsRemaining,
+    field_error,
+    invalid_state,
+    not_found,
+)
 from ..extensions import db
 from ..money import format_amount
 from ..states import PAYMENT, TRANSACTION, write_status
@@ -16,8 +22,12 @@ from .transactions import get_transaction
 REFUNDABLE_STATUSES = ("completed", "partially_refunded")
 
 
-def create_refund(brand, trx_ref, amount=None, reason=None):
-    """Refund `amount` (default: the remainder) of a transaction, found by trx_id or integer id."""
+def create_refund(brand, trx_ref, amount=None, reason=None, refunded_by=None, limit=None):
+    """Refund `amount` (default: the remainder) of a transaction, found by trx_id or integer id.
+
+    `refunded_by` is the panel user's id, recorded on the refund; with `limit` (a staff member's)
+    that user's refunds of this payment may not exceed it in total, also under concurrent requests.
+    """
     if amount is not None and amount <= 0:
         raise field_error("amount", "Amount must be greater than zero.")
     transaction = find_transaction(brand, trx_ref)
@@ -34,6 +44,14 @@ def create_refund(brand, trx_ref, amount=None, reason=None):
     ):
         db.session.rollback()
         raise refund_refusal(reload(transaction), amount) or exceeds_remaining(transaction, amount)
+    # The guarded UPDATEs hold the transaction's row until commit, so this read, a statement of its
+    # own after them, sees every refund of it committed before: two racing refunds by one staff
+    # member cannot both fit under the limit (on SQLite the write lock serialises them the same).
+    if limit is not None:
+        done = refunded_by_user(transaction.id, refunded_by)
+        if done + amount > limit:
+            db.session.rollback()
+            raise beyond_staff_limit(limit, done, transaction.currency)
     refund = Refund(
         brand_id=brand.id,
         transaction_id=transaction.id,
@@ -41,6 +59,7 @@ def create_refund(brand, trx_ref, amount=None, reason=None):
         reason=reason or None,
         status="completed",
         created_at=now,
+        refunded_by_id=refunded_by,
     )
     db.session.add(refund)
     db.session.flush()
@@ -105,6 +124,25 @@ def refund_refusal(transaction, amount):
     if remaining <= 0 or (amount is not None and amount > remaining):
         return exceeds_remaining(transaction, amount)
     return None
+
+
+def refunded_by_user(transaction_id, user_id):
+    """What this user has refunded of a transaction in total (a failed refund would count none)."""
+    return db.session.execute(
+        db.select(db.func.coalesce(db.func.sum(Refund.amount), 0)).where(
+            Refund.transaction_id == transaction_id,
+            Refund.refunded_by_id == user_id,
+            Refund.status != "failed",
+        )
+    ).scalar_one()
+
+
+def beyond_staff_limit(limit, done, currency):
+    """NotPermitted on the amount: a staff member's refunds of one payment would pass the limit."""
+    message = f"Staff can refund at most {format_amount(limit)} {currency} of a payment in total"
+    if done:
+        message += f"; you have already refunded {format_amount(done)} {currency} of this one"
+    return NotPermitted(message + ".", field="amount")
 
 
 def exceeds_remaining(transaction, amount):

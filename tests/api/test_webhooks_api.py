@@ -162,6 +162,10 @@ def test_test_event_without_any_url_names_the_field(client, auth):
         "http://[::127.0.0.1]/hooks",
         "http://[::ffff:0:192.168.1.5]/hooks",
         "http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/hooks",
+        # Private by their names, refused without DNS: delivery would refuse them.
+        "http://localhost./hooks",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://127.0.0.1.nip.io/hooks",
     ],
 )
 def test_private_callback_urls_are_refused_when_not_allowed(app, client, auth, monkeypatch, url):

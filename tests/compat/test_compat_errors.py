@@ -273,3 +273,23 @@ def test_odd_values_in_any_field_get_a_refusal_in_the_dialect_never_a_500(
             assert "success" not in body, (field, value, body)
             if response.status_code != 200:
                 refusal(dialect, response)
+
+
+@pytest.mark.parametrize("dialect, path, header, body", CREATES)
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost./ipn",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://127.0.0.1.nip.io/ipn",
+    ],
+)
+def test_a_webhook_url_private_by_its_name_is_refused_in_each_dialect(
+    app, monkeypatch, client, keys, dialect, path, header, body, url
+):
+    monkeypatch.setitem(app.config, "ALLOW_PRIVATE_CALLBACKS", False)
+    response = client.post(path, json={**body, "webhook_url": url}, headers={header: keys[dialect]})
+    status, said = refusal(dialect, response)
+    assert status == 400
+    assert said == "INVALID_URL" if dialect == "piprapay3" else said.startswith("webhook_url:")
+    assert db.session.execute(db.select(db.func.count()).select_from(Payment)).scalar_one() == 0

@@ -93,6 +93,25 @@ def test_bad_input_is_a_422_naming_the_field_and_writes_nothing(client, auth, bo
     assert links_in_db() == 0
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost./hooks",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://127.0.0.1.nip.io/hooks",
+    ],
+)
+def test_a_callback_url_private_by_its_name_is_refused_on_its_field(
+    app, monkeypatch, client, auth, url
+):
+    monkeypatch.setitem(app.config, "ALLOW_PRIVATE_CALLBACKS", False)
+    response = create(client, auth, callback_url=url)
+
+    assert response.status_code == 422
+    assert error_fields(response) == ({"callback_url": "private_address"}, "VALIDATION_ERROR")
+    assert links_in_db() == 0
+
+
 def test_a_taken_slug_is_a_409_on_the_slug_even_across_brands(client, auth, other_brand):
     make_link(other_brand, slug="eid-sale")
 

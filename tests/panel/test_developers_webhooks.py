@@ -113,6 +113,21 @@ def test_a_private_url_is_refused_on_its_field_where_not_allowed(app, as_admin, 
     assert reloaded(brand).webhook_url is None
 
 
+def test_a_url_private_by_its_name_is_refused_on_its_field(app, as_admin, brand, monkeypatch):
+    monkeypatch.setitem(app.config, "ALLOW_PRIVATE_CALLBACKS", False)
+    for url in (
+        "http://localhost./hooks",
+        "http://metadata.google.internal/",
+        "http://127.0.0.1.nip.io/",
+    ):
+        response = post_form(as_admin, "/panel/developers/webhooks/url", {"webhook_url": url})
+        assert response.status_code == 422
+        assert 'id="webhook_url-error">The callback URL points to a private' in response.get_data(
+            as_text=True
+        )
+    assert reloaded(brand).webhook_url is None
+
+
 def test_the_test_event_reaches_the_default_url_signed(as_admin, brand, receiver):  # noqa: F811
     brand.webhook_url = receiver.url
     db.session.commit()

@@ -217,6 +217,31 @@ def test_staff_refund_only_up_to_the_brand_s_limit(app, brand, paid, limit, amou
         assert ("at most" in text) if limit else ("cannot record refunds" in text)
 
 
+def test_the_staff_limit_holds_for_all_of_a_staff_member_s_refunds_of_a_payment(app, brand, paid):
+    brand.staff_refund_limit = Decimal("100.00")
+    db.session.commit()
+    clerk = UserFactory(brand=brand, email="clerk@shop.test")
+    client = signed_in(app, clerk)
+
+    statuses = [refund(client, paid, "100.00").status_code for _ in range(3)]
+
+    assert statuses == [302, 403, 403]
+    assert reloaded(paid).transaction.amount_refunded == Decimal("100.00")
+    page = refund(client, paid, "0.01").get_data(as_text=True)
+    assert "at most 100.00 of a payment in total" in page
+    assert "already refunded 100.00 of this one" in page
+    # Another staff member has an allowance of their own; an admin is held to none.
+    other = signed_in(app, UserFactory(brand=brand, email="clerk2@shop.test"))
+    assert refund(other, paid, "100.00").status_code == 302
+    assert refund(signed_in(app, admin_user_of(brand)), paid, "250.00").status_code == 302
+    assert reloaded(paid).transaction.amount_refunded == Decimal("450.00")
+
+
+def admin_user_of(brand):
+    """An admin of the brand."""
+    return UserFactory(brand=brand, role="admin", email="admin2@shop.test")
+
+
 def test_an_admin_is_not_held_to_the_staff_limit(app, brand, paid, admin_user):
     brand.staff_refund_limit = Decimal("0.00")
     db.session.commit()

@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from gateway import destinations
 from gateway.extensions import db
-from gateway.webhooks import callback_urls
 from gateway.webhooks.delivery import deliver_webhook
 from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from gateway.webhooks.transport import http_session
@@ -52,7 +52,7 @@ def refusing_private(app, monkeypatch):
     """
     dns = ScriptedDns(PUBLIC)
     monkeypatch.setattr(socket, "getaddrinfo", dns.getaddrinfo)
-    monkeypatch.setattr(callback_urls, "is_public_address", lambda address: address == PUBLIC)
+    monkeypatch.setattr(destinations, "is_public_address", lambda address: address == PUBLIC)
     monkeypatch.setitem(app.config, "ALLOW_PRIVATE_CALLBACKS", False)
     return dns
 
@@ -126,7 +126,7 @@ def two_public_addresses(refusing_private, monkeypatch):
     """
     refusing_private.answers = [(UNREACHABLE, PUBLIC)]
     monkeypatch.setattr(
-        callback_urls, "is_public_address", lambda address: address in (UNREACHABLE, PUBLIC)
+        destinations, "is_public_address", lambda address: address in (UNREACHABLE, PUBLIC)
     )
     return refusing_private
 

@@ -119,5 +119,7 @@ class Refund(db.Model):
     reason = db.Column(db.String(500))
     status = db.Column(db.String(20), nullable=False, default="completed")
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    # The panel user who recorded it (None: through the API or a plugin); staff limits count it.
+    refunded_by_id = db.Column(db.Integer, db.ForeignKey("users.id", ondelete="SET NULL"))
 
     transaction = db.relationship("Transaction")
