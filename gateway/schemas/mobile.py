@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from ..db_types import MAX_ROW_ID
 from ..devices.models.device import SIMULATOR_PLATFORM
 from .common import BaseSchema
 
@@ -154,7 +155,10 @@ class AcknowledgeSchema(BaseSchema):
     """Body of POST /notifications/acknowledgements."""
 
     ids = fields.List(
-        fields.Integer(strict=True), required=True, validate=validate.Length(min=1, max=500)
+        # A notification's id: PostgreSQL cannot compare one past its integer column (a 500).
+        fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_ROW_ID)),
+        required=True,
+        validate=validate.Length(min=1, max=500),
     )
 
 
