@@ -132,3 +132,11 @@ def update_brand_settings(brand, changes):
             setattr(brand, name, value)
     commit_work()
     return changed
+
+
+def accepted_currencies():
+    """Every currency a brand of this deployment accepts, each once, in the brands' order."""
+    codes = {}
+    for (currencies,) in db.session.execute(db.select(Brand.currencies).order_by(Brand.id)):
+        codes.update(dict.fromkeys(code.strip().upper() for code in currencies.split(",")))
+    return [code for code in codes if code]

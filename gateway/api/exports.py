@@ -15,7 +15,12 @@ CSV_DOC = {
     200: {
         "description": "CSV (RFC 4180, UTF-8), one header row; times in the brand's time zone.",
         "content": {"text/csv": {"schema": {"type": "string"}}},
-    }
+    },
+    422: {
+        "description": "VALIDATION_ERROR: a day that is not a date (YYYY-MM-DD) on its field, or "
+        "`to` before `from` or more than ten years (3660 days) after it, on `to`.",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    },
 }
 
 

@@ -6,6 +6,7 @@ whole number within MAX_AMOUNT, a refund names its transaction by exactly one of
 is small and flat. Schemathesis checks the promise in tests/api/test_schemathesis.py.
 """
 
+import copy
 from decimal import Decimal
 
 from ..money import CENT
@@ -31,6 +32,10 @@ REQUEST_BODIES = (
     "InvoiceCreate",
     "InvoiceUpdate",
 )
+# Request bodies that name a currency: the brands' own codes (with_currencies).
+CURRENCY_BODIES = ("PaymentCreate", "PaymentLinkCreate", "InvoiceCreate", "InvoiceUpdate")
+# PATCH bodies: at least one known field (gateway.schemas.common.ChangeSchema).
+UPDATE_BODIES = ("CustomerUpdate", "PaymentLinkUpdate", "InvoiceUpdate")
 NULL_ONLY = {"nullable": True, "enum": [None]}
 
 # The widest amount the API reads: 12 digits before the point (gateway.money.AMOUNT_PATTERN).
@@ -87,6 +92,11 @@ def tighten_document(spec, config):
     """Add to the registered component schemas what their fields cannot express themselves."""
     schemas = spec.components.schemas
     for name in REQUEST_BODIES:
+        # As CONTRACT.md says of payments, and every body reads (schemas.common.BaseSchema).
+        schemas[name]["additionalProperties"] = True
+        schemas[name]["description"] = (
+            schemas[name].get("description", "") + " Unknown properties are ignored."
+        ).strip()
         for field, schema in schemas[name]["properties"].items():
             if schema.get("format") == "url":
                 schema.pop("format")
@@ -107,7 +117,6 @@ def tighten_document(spec, config):
         {"required": ["email"], "properties": {"email": {"type": "string"}}},
         {"required": ["phone"], "properties": {"phone": {"type": "string"}}},
     ]
-    schemas["CustomerUpdate"]["minProperties"] = 1
     refund = schemas["RefundCreate"]
     refund["properties"]["amount"] = {
         **positive_amount_schema(description="Omitted or null: refund everything that remains."),
@@ -115,14 +124,28 @@ def tighten_document(spec, config):
     }
     # Exactly one of the two names of the transaction.
     refund["oneOf"] = [{"required": ["trx_id"]}, {"required": ["transaction_id"]}]
+    # A payment link's amounts are positive and within MAX_AMOUNT, like a payment's.
+    for name in ("PaymentLinkCreate", "PaymentLinkUpdate"):
+        link = schemas[name]["properties"]
+        for field in ("amount", "min_amount", "max_amount"):
+            described = link[field].get("description")
+            link[field] = {
+                **positive_amount_schema(config.get("MAX_AMOUNT"), described),
+                "nullable": True,
+            }
     # A payment link has a fixed amount or bounds the customer chooses within, never both.
     for name in ("PaymentLinkCreate", "PaymentLinkUpdate"):
         schemas[name]["anyOf"] = [
             {"properties": {"min_amount": NULL_ONLY, "max_amount": NULL_ONLY}},
             {"properties": {"amount": NULL_ONLY}},
         ]
-    for name in ("PaymentLinkUpdate", "InvoiceUpdate"):
-        schemas[name]["minProperties"] = 1
+    # A change names at least one known field: unknown ones are ignored, so they change nothing.
+    for name in UPDATE_BODIES:
+        one_known = [{"required": [field]} for field in schemas[name]["properties"]]
+        rules = [{"anyOf": one_known}]
+        if "anyOf" in schemas[name]:
+            rules.insert(0, {"anyOf": schemas[name].pop("anyOf")})
+        schemas[name]["allOf"] = rules
     for name in ("PaymentLinkCreate", "PaymentLinkUpdate"):
         schemas[name]["properties"]["slug"]["pattern"] = r"^[a-z0-9]+(-[a-z0-9]+)*$"
     # An invoice is for an existing customer or one described; its lines cost something.
@@ -131,3 +154,21 @@ def tighten_document(spec, config):
     schemas["InvoiceItemIn"]["properties"]["unit_price"] = positive_amount_schema(
         config.get("MAX_AMOUNT")
     )
+
+
+def with_currencies(document, currencies):
+    """The document with its request bodies' `currency` held to the codes the brands accept.
+
+    Brands choose their currencies in Settings, so the served document is completed on each request
+    (a deployment with no brand yet promises only the code's shape).
+    """
+    if not currencies:
+        return document
+    document = copy.deepcopy(document)
+    for name in CURRENCY_BODIES:
+        field = document["components"]["schemas"][name]["properties"]["currency"]
+        field["enum"] = list(currencies)
+        field["description"] = (
+            field.get("description", "") + " One of the currencies the brand accepts."
+        ).strip()
+    return document

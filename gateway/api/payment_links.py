@@ -1,7 +1,7 @@
-"""Payment links: create, list, read, change, disable (and enable again)."""
+"""Payment links: create, list, read, change, disable (and enable again), delete."""
 
 from ..links import links
-from ..schemas.common import envelope
+from ..schemas.common import DeletedSchema, envelope
 from ..schemas.payment_link import (
     PaymentLinkCreateSchema,
     PaymentLinkListArgs,
@@ -70,7 +70,12 @@ def enable_link(link_id):
 
 
 @blp.delete("/<link_id>")
-@blp.response(200, envelope(PaymentLinkSchema))
-def void_link(link_id):
-    """The same as disable: links are never deleted, their payments keep pointing at them."""
-    return one(links.set_link_status(links.get_link(caller_brand(), link_id), "disabled"))
+@blp.response(200, envelope(DeletedSchema))
+def delete_link(link_id):
+    """Delete a link: it is 404 from then on and its page takes no payment; its payments stay.
+
+    Its slug stays taken, so that an address already shared never pays a new link. To stop a link
+    for a while, disable it instead.
+    """
+    link = links.delete_link(links.get_link(caller_brand(), link_id))
+    return single({"id": link.public_id, "deleted": True})

@@ -17,7 +17,7 @@ from ..domain_errors import AlreadyExists, ValidationFailed, field_error, not_fo
 from ..extensions import db
 from ..payments.models.payment import PAID_STATUSES, Payment
 from ..webhooks.callback_urls import check_callback_url
-from .models.link import FIELD_KINDS, LinkPayment, PaymentLink
+from .models.link import DELETED, FIELD_KINDS, LinkPayment, PaymentLink
 
 # Lower-case letters, digits and inner hyphens, 3 to 64 characters: readable aloud and in an SMS.
 SLUG_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9-]{1,62}[a-z0-9])$")
@@ -198,17 +198,28 @@ def update_link(link, data):
 
 
 def set_link_status(link, status):
-    """Disable a link (its open payments can still be paid) or enable it again."""
+    """Disable a link (its open payments can still be paid), enable it again, or delete it."""
     now = utcnow()
-    db.session.execute(
+    changed = db.session.execute(
         db.update(PaymentLink)
-        .where(PaymentLink.id == link.id)
-        .values(status=status, updated_at=now, disabled_at=now if status == "disabled" else None)
+        # A deleted link stays deleted: a racing enable or disable finds no row to change.
+        .where(PaymentLink.id == link.id, PaymentLink.status != DELETED)
+        .values(status=status, updated_at=now, disabled_at=None if status == "active" else now)
         .execution_options(synchronize_session=False)
-    )
+    ).rowcount
+    if not changed:
+        raise not_found("payment_link")
     commit_work()
     db.session.refresh(link)
     return link
+
+
+def delete_link(link):
+    """Take a link away for good: reads and lists no longer show it, its page takes no payment.
+
+    The row stays for the payments made through it (they still list under `?payment_link=`).
+    """
+    return set_link_status(link, DELETED)
 
 
 def get_link(brand, ident):
@@ -219,7 +230,9 @@ def get_link(brand, ident):
     if number is not None:
         clauses.append(PaymentLink.id == number)
     link = db.session.execute(
-        db.select(PaymentLink).where(PaymentLink.brand_id == brand.id, db.or_(*clauses)).limit(1)
+        db.select(PaymentLink)
+        .where(PaymentLink.brand_id == brand.id, PaymentLink.status != DELETED, db.or_(*clauses))
+        .limit(1)
     ).scalar_one_or_none()
     if link is None:
         raise not_found("payment_link")
@@ -236,8 +249,10 @@ def find_link_by_slug(slug):
 
 
 def list_links_query(brand, filters=None):
-    """The brand's links, newest first, narrowed by status."""
-    query = db.select(PaymentLink).where(PaymentLink.brand_id == brand.id)
+    """The brand's links but the deleted ones, newest first, narrowed by status."""
+    query = db.select(PaymentLink).where(
+        PaymentLink.brand_id == brand.id, PaymentLink.status != DELETED
+    )
     if (filters or {}).get("status"):
         query = query.where(PaymentLink.status == filters["status"])
     return query.order_by(PaymentLink.created_at.desc(), PaymentLink.id.desc())

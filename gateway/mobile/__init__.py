@@ -2,6 +2,8 @@
 OpenAPI document; and the forwarder apps' intake under /api/forwarders.
 """
 
+from werkzeug.routing import BaseConverter
+
 from ..api import GatewayApi
 from ..errors import MESSAGE_ERROR_PREFIXES
 from ..extensions import csrf
@@ -15,6 +17,17 @@ class MobileApi(GatewayApi):
     """The merchant API's Api, documenting the companion app's error envelope."""
 
     ERROR_SCHEMA = MobileErrorSchema
+
+
+class DeviceRefConverter(BaseConverter):
+    """`self` or a device's uuid in a path."""
+
+    regex = "self|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+    @staticmethod
+    def schema(converter):
+        """The parameter as the document states it."""
+        return {"type": "string", "pattern": f"^({DeviceRefConverter.regex})$"}
 
 
 def register_mobile(app):
@@ -42,6 +55,9 @@ def register_mobile(app):
             },
         },
     )
+    # A device is named by `self` or its uuid, so that /devices/heartbeats is no device's path.
+    app.url_map.converters["device_ref"] = DeviceRefConverter
+    api.register_converter(DeviceRefConverter, DeviceRefConverter.schema)
     api.spec.components.security_scheme("device", {"type": "http", "scheme": "bearer"})
     api.spec.options["security"] = [{"device": []}]
     for module in (pairing, devices, sms, outbound, config, notifications, dashboard):

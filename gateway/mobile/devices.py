@@ -25,7 +25,7 @@ def heartbeat(data):
     return single(answer)
 
 
-@blp.delete("/devices/<ref>")
+@blp.delete("/devices/<device_ref:ref>")
 @blp.response(200, envelope(UnpairedSchema))
 def unpair(ref):
     """Unpair this device (`self` or its own uuid); its tokens stop working at once."""

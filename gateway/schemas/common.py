@@ -38,6 +38,20 @@ class BaseSchema(ma.Schema):
         return data
 
 
+class ChangeSchema(BaseSchema):
+    """The body of a PATCH: unknown fields are ignored, so a body without a known one is a mistake,
+    not a change to nothing (422 on `body`; the document says the same with anyOf-required).
+    """
+
+    CHANGE_MESSAGE = "Send at least one field to change."
+
+    @ma.validates_schema
+    def changes_something(self, data, **kwargs):
+        """At least one known field is sent."""
+        if not data:
+            raise ma.ValidationError({"body": [self.CHANGE_MESSAGE]})
+
+
 UNSTORABLE_MESSAGE = "Must not contain NUL characters, unpaired surrogates, NaN or Infinity."
 _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 

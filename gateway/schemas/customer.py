@@ -3,7 +3,7 @@
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from .common import Amount, BaseSchema, PageArgs, Phone, Timestamp
+from .common import Amount, BaseSchema, ChangeSchema, PageArgs, Phone, Timestamp
 
 CONTACT_MESSAGE = "Give an e-mail address or a telephone number."
 CHANGE_MESSAGE = "Send at least one of name, email and phone."
@@ -17,16 +17,10 @@ class CustomerFieldsSchema(BaseSchema):
     phone = Phone(allow_none=True)
 
 
-class CustomerUpdateSchema(CustomerFieldsSchema):
+class CustomerUpdateSchema(CustomerFieldsSchema, ChangeSchema):
     """Body of PATCH /customers/{id}: at least one of the profile fields."""
 
-    @ma.validates_schema
-    def changes_something(self, data, **kwargs):
-        """Unknown fields are ignored, so a body without a known one is a mistake, not a change to
-        nothing.
-        """
-        if not data:
-            raise ma.ValidationError({"body": [CHANGE_MESSAGE]})
+    CHANGE_MESSAGE = CHANGE_MESSAGE
 
 
 class CustomerCreateSchema(CustomerFieldsSchema):

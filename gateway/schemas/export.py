@@ -6,6 +6,10 @@ from marshmallow import fields
 from .common import BaseSchema
 
 MAX_DAYS = 3660
+RANGE_RULE = (
+    "`to` is not before `from`, and at most ten years (3660 days) after it; otherwise the answer "
+    "is 422 VALIDATION_ERROR on the field `to`."
+)
 
 
 class ExportArgs(BaseSchema):
@@ -16,11 +20,14 @@ class ExportArgs(BaseSchema):
     from_ = fields.Date(
         data_key="from",
         attribute="from",
-        metadata={"description": "First day, in the brand's time zone.", "example": "2025-01-01"},
+        metadata={
+            "description": f"First day, in the brand's time zone. {RANGE_RULE}",
+            "example": "2025-01-01",
+        },
     )
     to = fields.Date(
         metadata={
-            "description": "Last day (included), in the brand's time zone.",
+            "description": f"Last day (included), in the brand's time zone. {RANGE_RULE}",
             "example": "2025-01-31",
         }
     )

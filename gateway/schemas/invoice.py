@@ -10,7 +10,7 @@ from ..invoices.drafting import as_decimal
 from ..invoices.lifecycle import invoice_url
 from ..invoices.models.invoice import INVOICE_STATUSES, LANGUAGES
 from ..invoices.sending import CHANNELS
-from .common import Amount, BaseSchema, PageArgs, Phone, Timestamp
+from .common import Amount, BaseSchema, ChangeSchema, PageArgs, Phone, Timestamp
 from .customer import CustomerFieldsSchema
 
 # ASCII digits within the validators' bounds: 0.001 to 999999.999, and 0 to 100.
@@ -86,13 +86,8 @@ class InvoiceCreateSchema(InvoiceFieldsSchema):
             raise ma.ValidationError({"customer_id": [message]})
 
 
-class InvoiceUpdateSchema(InvoiceFieldsSchema):
+class InvoiceUpdateSchema(InvoiceFieldsSchema, ChangeSchema):
     """Body of PATCH /invoices/{invoice_id} (a draft only)."""
-
-    @ma.validates_schema
-    def changes_something(self, data, **kwargs):
-        if not data:
-            raise ma.ValidationError({"body": ["Send at least one field to change."]})
 
 
 class InvoiceSendSchema(BaseSchema):

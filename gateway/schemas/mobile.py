@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from ..db_types import MAX_ROW_ID
 from ..devices.models.device import SIMULATOR_PLATFORM
 from .common import BaseSchema
 
@@ -58,7 +59,14 @@ class TokenRefreshSchema(BaseSchema):
     """Body of POST /devices/token-refreshes."""
 
     refresh_token = fields.String(required=True, validate=validate.Length(min=1, max=2048))
-    fingerprint = fields.String(load_default=None, validate=validate.Length(max=128))
+    fingerprint = fields.String(
+        load_default=None,
+        validate=validate.Length(max=128),
+        metadata={
+            "description": "The fingerprint pinned at pairing (the one sent then, else the "
+            "device_id): a refresh without it is refused, 401 FINGERPRINT_MISMATCH."
+        },
+    )
 
 
 class ReceivedAt(fields.Field):
@@ -110,7 +118,13 @@ class SmsBatchSchema(BaseSchema):
     """Body of POST /sms: each message is checked on its own, so one bad item is rejected alone."""
 
     messages = fields.List(
-        fields.Raw(),
+        fields.Raw(
+            metadata={
+                "type": "object",
+                "description": "{local_id, sender, encrypted_payload, received_at?}; a message "
+                "that is not one is rejected alone, in its result.",
+            }
+        ),
         required=True,
         validate=validate.Length(
             min=1, max=MAX_BATCH, error=f"Send between 1 and {MAX_BATCH} messages per call."
@@ -141,7 +155,10 @@ class AcknowledgeSchema(BaseSchema):
     """Body of POST /notifications/acknowledgements."""
 
     ids = fields.List(
-        fields.Integer(strict=True), required=True, validate=validate.Length(min=1, max=500)
+        # A notification's id: PostgreSQL cannot compare one past its integer column (a 500).
+        fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_ROW_ID)),
+        required=True,
+        validate=validate.Length(min=1, max=500),
     )
 
 

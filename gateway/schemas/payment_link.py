@@ -6,7 +6,7 @@ from marshmallow import fields, validate
 
 from ..links.links import link_url
 from ..links.models.link import FIELD_KINDS, LINK_STATUSES
-from .common import Amount, BaseSchema, HttpUrl, PageArgs, Timestamp
+from .common import Amount, BaseSchema, ChangeSchema, HttpUrl, PageArgs, Timestamp
 
 CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="Currency must be a three-letter ISO 4217 code.")
 
@@ -20,8 +20,8 @@ class CustomFieldSchema(BaseSchema):
     key = fields.String(dump_only=True, metadata={"description": "The answer's key."})
 
 
-class PaymentLinkUpdateSchema(BaseSchema):
-    """Body of PATCH /payment-links/{id}: any of the fields to change."""
+class PaymentLinkFieldsSchema(BaseSchema):
+    """The fields of a link a merchant writes."""
 
     title = fields.String(validate=validate.Length(min=1, max=200))
     description = fields.String(allow_none=True, validate=validate.Length(max=2000))
@@ -51,7 +51,11 @@ class PaymentLinkUpdateSchema(BaseSchema):
     redirect_url = HttpUrl(allow_none=True)
 
 
-class PaymentLinkCreateSchema(PaymentLinkUpdateSchema):
+class PaymentLinkUpdateSchema(PaymentLinkFieldsSchema, ChangeSchema):
+    """Body of PATCH /payment-links/{id}: at least one of the fields to change."""
+
+
+class PaymentLinkCreateSchema(PaymentLinkFieldsSchema):
     """Body of POST /payment-links."""
 
     title = fields.String(required=True, validate=validate.Length(min=1, max=200))

@@ -4,7 +4,14 @@ import re
 
 import pytest
 
-from gateway.api.openapi_rules import integer_digits_below, positive_amount_schema
+from gateway.api.openapi_rules import (
+    CURRENCY_BODIES,
+    REQUEST_BODIES,
+    UPDATE_BODIES,
+    integer_digits_below,
+    positive_amount_schema,
+)
+from gateway.extensions import db
 from gateway.money import InvalidAmount, parse_amount
 
 
@@ -83,3 +90,40 @@ def test_the_positive_amount_schema_without_maximum_keeps_twelve_digits():
         parse_amount("1" * 13)
     assert string_pattern(positive_amount_schema()).search("9" * 12 + ".99")
     assert not string_pattern(positive_amount_schema()).search("1" * 13)
+
+
+def test_the_documented_currencies_are_those_the_brands_accept(client, brand):
+    def documented():
+        schemas = client.get("/api/v1/openapi.json").get_json()["components"]["schemas"]
+        return {name: schemas[name]["properties"]["currency"]["enum"] for name in CURRENCY_BODIES}
+
+    before = documented()
+    brand.currencies = "USD, eur"
+    db.session.commit()
+
+    assert before == {name: ["BDT", "USD"] for name in CURRENCY_BODIES}
+    assert documented() == {name: ["USD", "EUR"] for name in CURRENCY_BODIES}
+
+
+def test_every_request_body_says_unknown_properties_are_ignored(spec):
+    for name in REQUEST_BODIES:
+        body = spec["components"]["schemas"][name]
+        assert body["additionalProperties"] is True, name
+        assert body["description"].endswith("Unknown properties are ignored."), name
+
+
+def test_a_documented_change_names_at_least_one_known_field(spec):
+    for name in UPDATE_BODIES:
+        body = spec["components"]["schemas"][name]
+        [one_known] = [rule["anyOf"] for rule in body["allOf"] if "required" in rule["anyOf"][0]]
+        assert [branch["required"] for branch in one_known] == [[key] for key in body["properties"]]
+        assert "minProperties" not in body  # {"unknown": 1} would pass it, and is refused
+
+
+@pytest.mark.parametrize("kind", ["payments", "refunds", "invoices"])
+def test_the_exports_document_their_range_rule_and_its_error(spec, kind):
+    operation = spec["paths"][f"/api/v1/exports/{kind}.csv"]["get"]
+    rule = "`to` is not before `from`, and at most ten years (3660 days) after it"
+
+    assert all(rule in parameter["description"] for parameter in operation["parameters"])
+    assert "`to` before `from`" in operation["responses"]["422"]["description"]

@@ -345,6 +345,23 @@ def test_notifications_are_listed_and_acknowledged(client, brand, other_brand):
     assert theirs.acknowledged_at is None
 
 
+@pytest.mark.parametrize("bad", [2**31, 2744979227600093062, 0, -1])
+def test_an_acknowledged_id_no_notification_can_have_is_a_422_on_it(client, brand, bad):
+    """PostgreSQL cannot even compare an id past its integer column: refused on the field, not a
+    500.
+    """
+    _, tokens, _ = paired_device(brand)
+
+    ack = client.post(
+        "/api/mobile/v1/notifications/acknowledgements",
+        headers=bearer(tokens["access_token"]),
+        json={"ids": [1, bad]},
+    )
+
+    assert ack.status_code == 422
+    assert [error["field"] for error in ack.get_json()["errors"]] == ["ids.1"]
+
+
 @pytest.fixture
 def limited_app(app):
     """The same database behind an app with rate limits on."""

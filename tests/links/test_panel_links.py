@@ -209,6 +209,25 @@ def test_a_payments_page_names_its_link_and_the_customers_answers(client, as_sta
     assert "data-payment-link" not in plain_body
 
 
+def test_a_deleted_links_payment_still_names_it_and_its_answers_without_a_dead_link(
+    client, as_staff, brand
+):
+    from gateway.links.links import delete_link
+    from gateway.payments.models.payment import Payment
+
+    link = make_link(brand, title="Eid box", custom_fields=[{"kind": "address"}])
+    submit_link(client, link, address="Road 7")
+    payment = db.session.execute(db.select(Payment)).scalar_one()
+    delete_link(link)
+
+    body = as_staff.get(f"/panel/payments/{payment.public_id}").get_data(as_text=True)
+
+    assert "<span>Eid box</span>" in body and "Road 7" in body
+    assert f"/panel/links/{link.public_id}" not in body
+    assert as_staff.get(f"/panel/links/{link.public_id}").status_code == 404
+    assert "Eid box" not in as_staff.get("/panel/links").get_data(as_text=True)
+
+
 def test_the_services_refusals_are_shown_in_bangla(as_staff):
     response = post_form(
         as_staff,

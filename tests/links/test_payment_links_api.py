@@ -182,17 +182,91 @@ def test_update_with_bad_input_changes_nothing(client, auth, brand):
     assert db.session.get(PaymentLink, link.id).slug == "keep-me"
 
 
-def test_disable_and_void_turn_the_link_off_and_enable_turns_it_on(client, auth, brand):
+def test_disable_turns_the_link_off_and_enable_turns_it_on(client, auth, brand):
     link = make_link(brand)
 
     disabled = client.post(f"{URL}/{link.public_id}/disable", headers=auth).get_json()["data"]
+    refused = client.get(f"/pay/{link.slug}").status_code
     enabled = client.post(f"{URL}/{link.public_id}/enable", headers=auth).get_json()["data"]
-    voided = client.delete(f"{URL}/{link.public_id}", headers=auth)
 
     assert disabled["status"] == "disabled" and disabled["disabled_at"]
+    assert refused == 410
     assert enabled["status"] == "active" and enabled["disabled_at"] is None
-    assert voided.status_code == 200 and voided.get_json()["data"]["status"] == "disabled"
+    assert client.get(f"/pay/{link.slug}").status_code == 200
+
+
+def test_a_deleted_link_is_gone_from_reads_lists_and_changes(client, auth, brand):
+    link, kept = make_link(brand, slug="eid-sale"), make_link(brand, title="Kept")
+
+    deleted = client.delete(f"{URL}/{link.public_id}", headers=auth)
+
+    assert deleted.status_code == 200
+    assert deleted.get_json()["data"] == {"id": link.public_id, "deleted": True}
+    for method, path in (
+        ("get", f"{URL}/{link.public_id}"),
+        ("get", f"{URL}/eid-sale"),
+        ("patch", f"{URL}/{link.public_id}"),
+        ("post", f"{URL}/{link.public_id}/enable"),
+        ("post", f"{URL}/{link.public_id}/disable"),
+        ("delete", f"{URL}/{link.public_id}"),
+    ):
+        kwargs = {"json": {"title": "Back"}} if method == "patch" else {}
+        response = getattr(client, method)(path, headers=auth, **kwargs)
+        assert (response.status_code, error_fields(response)[1]) == (
+            404,
+            "PAYMENT_LINK_NOT_FOUND",
+        ), f"{method} {path}"
+    listed = client.get(URL, headers=auth).get_json()
+    assert [item["id"] for item in listed["data"]] == [kept.public_id]
+    assert client.get(f"{URL}?status=disabled", headers=auth).get_json()["data"] == []
     assert client.get(f"/pay/{link.slug}").status_code == 410
+
+
+def test_a_deleted_links_slug_stays_taken_and_its_payments_stay_listed(client, auth, brand):
+    from tests.links.support import submit_link
+
+    link = make_link(brand, slug="eid-sale")
+    submit_link(client, link)
+
+    client.delete(f"{URL}/{link.public_id}", headers=auth)
+    again = create(client, auth, slug="eid-sale")
+    payments = client.get("/api/v1/payments?payment_link=eid-sale", headers=auth).get_json()
+
+    assert (again.status_code, error_fields(again)) == (409, ({"slug": "taken"}, "SLUG_TAKEN"))
+    assert payments["meta"]["total"] == 1
+    db.session.expire_all()
+    assert db.session.get(PaymentLink, link.id).status == "deleted"
+
+
+def test_a_racing_enable_cannot_bring_a_deleted_link_back(client, auth, brand):
+    from gateway.domain_errors import NotFound
+    from gateway.links.links import delete_link, set_link_status
+
+    link = make_link(brand)
+    stale = db.session.get(PaymentLink, link.id)  # read before the delete, as a racing request did
+    delete_link(link)
+
+    with pytest.raises(NotFound):
+        set_link_status(stale, "active")
+    db.session.expire_all()
+    assert db.session.get(PaymentLink, link.id).status == "deleted"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [None, {}, {"colour": "red"}],
+    ids=["no body", "empty object", "only unknown fields"],
+)
+def test_a_change_with_nothing_to_change_is_a_422_on_the_body(client, auth, brand, body):
+    link = make_link(brand, title="Keep me")
+    kwargs = {} if body is None else {"json": body}
+
+    response = client.patch(f"{URL}/{link.public_id}", headers=auth, **kwargs)
+
+    assert response.status_code == 422
+    assert error_fields(response) == ({"body": "invalid"}, "VALIDATION_ERROR")
+    db.session.expire_all()
+    assert db.session.get(PaymentLink, link.id).title == "Keep me"
 
 
 def test_reads_need_read_and_writes_need_write(client, brand, make_key):

@@ -256,6 +256,30 @@ def test_refund_without_amount_refunds_the_remainder(client, auth, brand):
     assert amounts_of(payment) == ("refunded", Decimal("500.00"), "refunded", Decimal("500.00"))
 
 
+def test_a_refund_with_unknown_properties_ignores_them_as_its_document_says(client, auth, brand):
+    payment = completed_payment(brand=brand, amount=Decimal("80.00"))
+    body = {"trx_id": payment.transaction.trx_id, "amount": "30.00", "note": "x\x00", "n": [{}]}
+
+    response = post_refund(client, auth, body)
+    document = client.get("/api/v1/openapi.json").get_json()
+
+    assert response.status_code == 201
+    assert set(response.get_json()["data"]) == {
+        "id",
+        "trx_id",
+        "transaction_id",
+        "amount",
+        "currency",
+        "reason",
+        "status",
+        "created_at",
+    }
+    assert amounts_of(payment)[1] == Decimal("30.00")
+    refund = document["components"]["schemas"]["RefundCreate"]
+    assert refund["additionalProperties"] is True
+    assert "Unknown properties are ignored." in refund["description"]
+
+
 def test_refund_by_integer_transaction_id(client, auth, brand):
     payment = completed_payment(brand=brand, amount=Decimal("80.00"))
 

@@ -5,6 +5,9 @@ from ...db_types import Money, UTCDateTime
 from ...extensions import db
 
 LINK_STATUSES = ("active", "disabled")
+# A deleted link is kept for the payments made through it (and its slug stays taken, so that an
+# address already shared never takes money for another link), but no read or list shows it again.
+DELETED = "deleted"
 FIELD_KINDS = ("name", "phone", "address", "text")
 
 
