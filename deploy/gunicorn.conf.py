@@ -16,10 +16,10 @@ timeout = 30
 graceful_timeout = 25
 keepalive = 5
 # The app is built once, in the master, and each worker is a fork of it: a worker that dies is
-# replaced in milliseconds, not after importing and building the app again (about 2 s of CPU each,
-# every worker at once after a crash, on the same cores). app.py settles the heap (gc.freeze) before
-# the fork, so the workers share the frozen objects' pages. New code needs a restart, not a HUP
-# (docs/deployment.md, "The services").
+# replaced in a fraction of a second, not after importing and building the app again (2 to 3 s of
+# CPU each, every worker at once after a crash, on the same cores). app.py settles the heap
+# (gc.freeze) before the fork, so a worker's collections never touch what the app holds. New code
+# needs a restart, not a HUP (docs/deployment.md, "The services").
 preload_app = True
 # Logs go to stdout/stderr, which systemd hands to journald (`journalctl -u gateway-web`).
 errorlog = "-"

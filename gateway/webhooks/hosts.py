@@ -196,7 +196,9 @@ class Places:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.held = {}  # (host in-flight key, attempt) → (Redis client, keys, started, limits)
+        # (host in-flight key, attempt) → (Redis client, host keys, brand in-flight key, started,
+        # (lease, WEBHOOK_SLOW_SECONDS))
+        self.held = {}
         self.thread = None
 
     def hold(self, redis, host_keys, brand_inflight, member, lease, config):
