@@ -31,6 +31,7 @@ ENGINE_INDEPENDENT = {
     "test_settings.py",
     "test_deploy.py",
     "test_deploy_nginx.py",
+    "test_deploy_gunicorn.py",
     "api/test_openapi.py",
     "api/test_openapi_strictness.py",
     "api/test_query_schemas.py",

@@ -153,3 +153,24 @@ def test_a_wakeup_whose_job_died_before_claiming_is_sent_again_by_the_next_sweep
     second = start_worker("--queues", jobs.WEBHOOKS)
     assert receiver.wait_for(1), second.output()
     assert eventually(lambda: the_delivery().status == "success"), second.output()
+
+
+def test_a_worker_killed_mid_delivery_does_not_hold_up_its_hosts_other_webhooks(
+    brand, receiver, start_worker
+):
+    receiver.hold = threading.Event()  # the first webhook is held open: its worker dies sending it
+    # The production lease: the dead attempt's own delivery waits it out, not its host's others.
+    first = start_worker("--queues", jobs.WEBHOOKS, WEBHOOK_LEASE_SECONDS="60")
+    complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))
+    assert receiver.wait_for(1), first.output()
+    first.kill()
+    receiver.hold.set()
+
+    second = start_worker(WEBHOOK_LEASE_SECONDS="60")
+    for _ in range(5):
+        complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))
+    # A host never heard from gets one attempt at a time: the dead attempt's place held it (and
+    # parked these five) until its 60 s lease ran out.
+    assert receiver.wait_for(6, timeout=30), second.output()
+    delivered = {item["headers"]["X-Service-Delivery"] for item in receiver.received[1:]}
+    assert len(delivered) == 5

@@ -6,7 +6,6 @@ import logging
 from pathlib import Path
 
 from flask_babel import gettext as _
-from fpdf import FPDF
 
 from .lifecycle import invoice_url, paying_payment
 from .texts import date_text, digits, in_language, money_text, quantity_text, status_names
@@ -16,29 +15,11 @@ logging.getLogger("fontTools").setLevel(logging.WARNING)  # it logs every glyph 
 INK, MUTED, RULE = (17, 24, 39), (100, 110, 125), (220, 224, 230)
 
 
-class InvoiceDocument(FPDF):
-    """FPDF whose every cell starts from the main font again.
-
-    fpdf2 2.8 with text shaping keeps shaping with the fallback font after a cell that needed it,
-    so the next Latin-only cell came out as wrong glyphs; choosing the font afresh avoids it.
-    """
-
-    def fresh_font(self):
-        family, style, size = self.font_family, self.font_style, self.font_size_pt
-        self.set_font("bangla", "", size)
-        self.set_font(family, style, size)
-
-    def cell(self, *args, **kwargs):
-        self.fresh_font()
-        return super().cell(*args, **kwargs)
-
-    def multi_cell(self, *args, **kwargs):
-        self.fresh_font()
-        return super().multi_cell(*args, **kwargs)
-
-
 def new_document():
     """An A4 page with the bundled fonts and text shaping on (Bangla needs HarfBuzz)."""
+    # fpdf and fontTools (about a second of imports) load with the first PDF, not at every boot.
+    from .pdf_document import InvoiceDocument
+
     pdf = InvoiceDocument(format="A4", unit="mm")
     pdf.set_margins(18, 18, 18)
     pdf.set_auto_page_break(True, margin=18)

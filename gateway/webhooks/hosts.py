@@ -12,10 +12,15 @@ at most WEBHOOK_SLOW_BRAND_CONCURRENCY at once, so one brand's many slow receive
 within its own share) cannot take every worker from another brand's deliveries. A delivery held
 back for its brand is parked the same way and woken when one of the brand's attempts ends.
 
+An attempt's place lives SLOT_SECONDS unless its process renews it (a thread does, every second,
+while the attempt runs; never past the lease): a worker killed mid-attempt frees its place within
+seconds, not a lease later, and the sweep's next wake-up of the host's parked deliveries goes.
+
 Redis holds only this bookkeeping: lost, it costs a wait for the outbox sweep, never a delivery.
 """
 
 import logging
+import threading
 import time
 import weakref
 from urllib.parse import urlsplit
@@ -29,41 +34,41 @@ log = logging.getLogger(__name__)
 
 FAST_FOR = 60  # seconds a quick answer vouches for its host
 WAKE_ALL = 200  # parked deliveries woken at once when their host proves fast
+SLOT_SECONDS = 5  # an attempt's place in flight lapses this long after its process last renewed it
+RENEW_EVERY = 1  # seconds between renewals of this process's places
 
-# KEYS: the host's in-flight zset (member = attempt, score = start), its fast marker, its parked
-# zset (member = delivery id); the brand's in-flight zset of attempts to hosts that are not fast,
-# the brand's parked zset. ARGV: now, start of the oldest live lease, start of the slow window, host
-# cap, attempt, delivery id, key ttl, brand cap.
+# KEYS: the host's in-flight zset (member = attempt, score = when its place lapses unless
+# renewed), its fast marker, its parked zset (member = delivery id); the brand's in-flight zset of
+# attempts to hosts that are not fast, the brand's parked zset. ARGV: now, when this attempt's place
+# lapses, host cap, attempt, delivery id, key ttl, brand cap.
 ADMIT = """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[2])
-local fast = redis.call('EXISTS', KEYS[2]) == 1
-  and redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[3]) == 0
-if not fast then
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[1])
+if redis.call('EXISTS', KEYS[2]) == 0 then
   -- This very attempt already in flight was left by a process that died before its claim: it is
   -- taken over, not counted against itself.
   local host_held = redis.call('ZCARD', KEYS[1])
-    - (redis.call('ZSCORE', KEYS[1], ARGV[5]) and 1 or 0)
+    - (redis.call('ZSCORE', KEYS[1], ARGV[4]) and 1 or 0)
   local brand_held = redis.call('ZCARD', KEYS[4])
-    - (redis.call('ZSCORE', KEYS[4], ARGV[5]) and 1 or 0)
+    - (redis.call('ZSCORE', KEYS[4], ARGV[4]) and 1 or 0)
   local parked = nil
-  if host_held >= tonumber(ARGV[4]) then
+  if host_held >= tonumber(ARGV[3]) then
     parked = KEYS[3]
-  elseif brand_held >= tonumber(ARGV[8]) then
+  elseif brand_held >= tonumber(ARGV[7]) then
     parked = KEYS[5]
   end
   if parked then
-    redis.call('ZADD', parked, 'NX', ARGV[1], ARGV[6])
-    redis.call('EXPIRE', parked, ARGV[7])
+    redis.call('ZADD', parked, 'NX', ARGV[1], ARGV[5])
+    redis.call('EXPIRE', parked, ARGV[6])
     return 0
   end
-  redis.call('ZADD', KEYS[4], ARGV[1], ARGV[5])
-  redis.call('EXPIRE', KEYS[4], ARGV[7])
+  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[4])
+  redis.call('EXPIRE', KEYS[4], ARGV[6])
 end
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[5])
-redis.call('EXPIRE', KEYS[1], ARGV[7])
-redis.call('ZREM', KEYS[3], ARGV[6])
-redis.call('ZREM', KEYS[5], ARGV[6])
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('ZREM', KEYS[3], ARGV[5])
+redis.call('ZREM', KEYS[5], ARGV[5])
 return 1
 """
 
@@ -119,16 +124,16 @@ def admit(url, delivery_id, attempt, brand_id=None):
         return True
     config, now = current_app.config, time.time()
     lease = config["WEBHOOK_LEASE_SECONDS"]
+    host_keys, member = keys(host_of(url)), attempt_member(delivery_id, attempt)
     try:
-        return bool(
+        admitted = bool(
             admit_script(redis)(
-                keys=keys(host_of(url)) + brand_keys(brand_id),
+                keys=host_keys + brand_keys(brand_id),
                 args=(
                     now,
-                    now - lease,
-                    now - config["WEBHOOK_SLOW_SECONDS"],
+                    now + SLOT_SECONDS,
                     config["WEBHOOK_SLOW_HOST_CONCURRENCY"],
-                    attempt_member(delivery_id, attempt),
+                    member,
                     delivery_id,
                     lease * 2,
                     config["WEBHOOK_SLOW_BRAND_CONCURRENCY"],
@@ -140,6 +145,9 @@ def admit(url, delivery_id, attempt, brand_id=None):
             "host share not checked for delivery %s (%s); sending anyway", delivery_id, error
         )
         return True
+    if admitted:
+        PLACES.hold(redis, host_keys, brand_keys(brand_id)[0], member, lease, config)
+    return admitted
 
 
 def release(url, delivery_id, attempt, seconds=None, brand_id=None):
@@ -152,6 +160,7 @@ def release(url, delivery_id, attempt, seconds=None, brand_id=None):
     inflight, fast, parked = keys(host_of(url))
     brand_inflight, brand_parked = brand_keys(brand_id)
     quick = seconds is not None and seconds < current_app.config["WEBHOOK_SLOW_SECONDS"]
+    PLACES.let_go(inflight, attempt_member(delivery_id, attempt))
     try:
         pipe = redis.pipeline()
         pipe.zrem(inflight, attempt_member(delivery_id, attempt))
@@ -175,3 +184,71 @@ def release(url, delivery_id, attempt, seconds=None, brand_id=None):
 def attempt_member(delivery_id, attempt):
     """The in-flight entry of one attempt."""
     return f"{delivery_id}:{attempt}"
+
+
+class Places:
+    """This process's attempts in flight, whose places a thread renews while they run (at most a
+    lease): a process that dies stops renewing, and its places lapse within SLOT_SECONDS.
+
+    An attempt running past WEBHOOK_SLOW_SECONDS also takes its host's fast marker away at each
+    renewal, so that the host's other deliveries wait their turn while it hangs.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        # (host in-flight key, attempt) → (Redis client, host keys, brand in-flight key, started,
+        # (lease, WEBHOOK_SLOW_SECONDS))
+        self.held = {}
+        self.thread = None
+
+    def hold(self, redis, host_keys, brand_inflight, member, lease, config):
+        """Keep renewing this attempt's place until let go, or for a lease at most."""
+        limits = (lease, config["WEBHOOK_SLOW_SECONDS"])
+        with self.lock:
+            self.held[(host_keys[0], member)] = (
+                redis,
+                host_keys,
+                brand_inflight,
+                time.time(),
+                limits,
+            )
+            if self.thread is None or not self.thread.is_alive():  # none yet, or forked without it
+                self.thread = threading.Thread(
+                    target=self.renew_forever, name="gateway-webhook-places", daemon=True
+                )
+                self.thread.start()
+
+    def let_go(self, inflight, member):
+        """The attempt ended: renew its place no more."""
+        with self.lock:
+            self.held.pop((inflight, member), None)
+
+    def renew_forever(self):
+        """Renew every held place each RENEW_EVERY seconds, for as long as the process lives."""
+        pause = threading.Event()
+        while not pause.wait(RENEW_EVERY):
+            self.renew(time.time())
+
+    def renew(self, now):
+        """Push each held place's lapse SLOT_SECONDS ahead; drop those held past their lease."""
+        with self.lock:
+            for key, (_, _, _, started, (lease, _)) in list(self.held.items()):
+                if not 0 <= now - started <= lease:  # a leak, or a clock moved (freezegun)
+                    del self.held[key]
+            held = list(self.held.items())
+        pipes = {}
+        for (_, member), (redis, host_keys, brand_inflight, started, (_, slow)) in held:
+            pipe = pipes.setdefault(id(redis), (redis, redis.pipeline(transaction=False)))[1]
+            # XX: a place the attempt already gave up (or Redis lost) is not put back.
+            pipe.zadd(host_keys[0], {member: now + SLOT_SECONDS}, xx=True)
+            pipe.zadd(brand_inflight, {member: now + SLOT_SECONDS}, xx=True)
+            if now - started > slow:
+                pipe.delete(host_keys[1])
+        for redis, pipe in pipes.values():
+            try:
+                pipe.execute()
+            except RedisError as error:  # the places lapse; the next pass tries again
+                log.warning("places of attempts in flight not renewed (%s)", error)
+
+
+PLACES = Places()

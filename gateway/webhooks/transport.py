@@ -21,7 +21,8 @@ _local = threading.local()
 
 @dataclass
 class Outcome:
-    """What one attempt gave: a status and body, or an error; and how long it took."""
+    """What one attempt gave: a status and body (answered) or an error (not), never both; and how
+    long it took."""
 
     status: int | None = None
     body: str | None = None
@@ -114,10 +115,12 @@ def post_body(url, body, headers, connect_timeout, timeout, addresses=None):
                 error = describe(failure)
                 if deadline.expired or not never_connected(failure):
                     break
-    duration = elapsed_ms(started)
-    if deadline.expired or duration > timeout * 1000:
+    # The deadline cutting the exchange, not a clock read after it, says an answer came too late.
+    if deadline.expired:
         error = f"No answer within {timeout} s."
-    return Outcome(status=status, body=text, error=error, duration_ms=duration)
+    if error is not None:  # answered or not, never both: a status whose answer was cut is no answer
+        status = text = None
+    return Outcome(status=status, body=text, error=error, duration_ms=elapsed_ms(started))
 
 
 def never_connected(error):

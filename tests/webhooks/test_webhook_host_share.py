@@ -176,3 +176,18 @@ def test_one_brands_slow_receivers_do_not_hold_back_another_brands_webhooks(
             server.close()
         fast.close()
     assert fast.rejected == []
+
+
+def test_a_running_attempt_keeps_its_place_and_a_dead_ones_lapses(app, rq_redis, monkeypatch):
+    from gateway.webhooks import hosts
+
+    monkeypatch.setattr(hosts, "SLOT_SECONDS", 2)
+    monkeypatch.setattr(hosts, "RENEW_EVERY", 0.2)
+    url = "http://127.0.0.1:9/hooks"  # a host never heard from: one attempt at a time
+    assert hosts.admit(url, 1, 1) is True
+    time.sleep(3)
+    assert hosts.admit(url, 2, 1) is False  # its process renews the running attempt's place
+    # Its process dies: nothing renews the place any more, nor ever releases it.
+    hosts.PLACES.let_go(hosts.keys(hosts.host_of(url))[0], hosts.attempt_member(1, 1))
+    time.sleep(3)
+    assert hosts.admit(url, 2, 1) is True

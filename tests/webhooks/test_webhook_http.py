@@ -328,5 +328,75 @@ def test_an_answer_cut_short_is_a_failed_attempt(brand, trickling):
 
     assert result == "retrying"
     [attempt] = attempt_log(delivery.id)
-    assert attempt.response_status == 200
+    assert attempt.response_status is None  # an answer cut short is no answer
     assert "IncompleteRead" in attempt.error or "Connection broken" in attempt.error
+
+
+class AnswerAtTheDeadline:
+    """A receiver that sends `early` at once and `late` after `delay` seconds, then hangs up."""
+
+    def __init__(self, early, late, delay):
+        self.early, self.late, self.delay = early, late, delay
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.stopped = threading.Event()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/hooks"
+
+    def serve(self):
+        try:
+            connection, _ = self.listener.accept()
+        except OSError:  # closed before any attempt came
+            return
+        with connection:
+            try:
+                connection.recv(65536)
+                connection.sendall(self.early)
+                if not self.stopped.wait(self.delay):
+                    connection.sendall(self.late)
+            except OSError:  # the sender hung up at its deadline
+                pass
+
+    def close(self):
+        self.stopped.set()
+        self.listener.close()
+
+
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nOK"
+
+
+@pytest.mark.parametrize(
+    "early, late, delay",
+    [
+        (ANSWER[:-2], ANSWER[-2:], 0.5),  # the status at once, the body right at the deadline
+        (ANSWER[:-2], ANSWER[-2:], 1.0),  # the status at once, the body after the deadline
+        (b"", ANSWER, 0.5),  # the whole answer right at the deadline
+    ],
+    ids=["body-at-deadline", "body-late", "answer-at-deadline"],
+)
+def test_an_attempt_at_the_deadline_is_recorded_as_answered_or_not_never_both(
+    app, brand, monkeypatch, early, late, delay
+):
+    monkeypatch.setitem(app.config, "WEBHOOK_TIMEOUT", 0.5)
+    server = AnswerAtTheDeadline(early, late, delay)
+    try:
+        delivery = delivery_to(brand, server.url)
+        result = deliver_webhook(delivery.id)
+    finally:
+        server.close()
+
+    [attempt] = attempt_log(delivery.id)
+    row = db.session.get(WebhookDelivery, delivery.id)
+    if attempt.error is None:  # answered in full before the deadline cut in
+        assert (result, attempt.response_status, attempt.response_body) == ("success", 200, "OK")
+    else:
+        assert attempt.error == "No answer within 0.5 s."
+        assert (result, attempt.response_status, attempt.response_body) == ("retrying", None, None)
+    assert (row.response_status, row.response_body) == (
+        attempt.response_status,
+        attempt.response_body,
+    )
+    if delay > 0.5:
+        assert attempt.error is not None
