@@ -145,7 +145,9 @@ class Gunicorn:
             Path(directory) / "gunicorn.log",
             env,
         )
-        assert wait_until(self.healthy, BOOT_PATIENCE), self.process.output()
+        if not wait_until(self.healthy, BOOT_PATIENCE):
+            self.process.stop()  # the fixture never yields it: nothing else would stop it
+            raise AssertionError(self.process.output())
 
     def healthy(self):
         try:
