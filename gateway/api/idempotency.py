@@ -4,10 +4,9 @@ repeats.
 The view's work and the stored answer commit in one transaction (answer_commit.commit_work defers
 the service's commit to store_response), so after any crash a retry either replays the answer or
 finds nothing was made. A request that fails frees its key, on a fresh connection when its own was
-lost; a reservation whose request died is taken over after
-IDEMPOTENCY_LEASE_SECONDS; the request it was taken from, should it still be alive, finds its
-reservation gone when it stores its answer and rolls its work back, so a takeover never makes a
-second object.
+lost; a reservation whose request died is taken over after IDEMPOTENCY_LEASE_SECONDS. The request
+it was taken from, should it still be alive, finds its reservation gone when it stores its answer
+and rolls its work back, so a takeover never makes a second object.
 """
 
 import hashlib
