@@ -30,7 +30,7 @@ app = create_app(
         "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
         "REDIS_URL": None,
         "RATELIMIT_ENABLED": False,
-        "IDEMPOTENCY_LEASE_SECONDS": 1,
+        "IDEMPOTENCY_LEASE_SECONDS": float(os.environ.get("KILL_LEASE_SECONDS", "1")),
     }
 )
 

@@ -25,12 +25,13 @@ def killing_server(app, tmp_path):
         pytest.skip("pg_terminate_backend needs PostgreSQL (TEST_DB=postgres)")
     servers = []
 
-    def start(kill_at):
+    def start(kill_at, lease_seconds=1):
         server = Gunicorn(
             "tests.connection_killing_app:app",
             {
                 "KILL_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
                 "KILL_AT": kill_at,
+                "KILL_LEASE_SECONDS": str(lease_seconds),
             },
             log_path=tmp_path / "gunicorn.log",
         )
@@ -119,3 +120,24 @@ def test_a_keyed_payment_lost_in_flight_stores_its_answer_and_the_retry_makes_on
     assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [
         retried.json()["data"]["payment_id"]
     ]
+
+
+def test_a_keyed_request_that_lost_its_connection_frees_its_key_for_the_retry_at_once(
+    killing_server, auth
+):
+    server = killing_server("answer", lease_seconds=300)  # no takeover within this test
+    url, headers = f"{server.url}/api/v1/payments", {**auth, "Idempotency-Key": "freed-at-once"}
+    body = {"amount": "500.00", "currency": "BDT"}
+
+    failed = requests.post(url, json=body, headers={**headers, **KILL}, timeout=30)
+    retried = requests.post(url, json=body, headers=headers, timeout=30)
+
+    assert (failed.status_code, failed.json()["code"]) == (500, "INTERNAL_ERROR")
+    assert retried.status_code == 201, retried.text  # not 409 in progress for the whole lease
+    db.session.expire_all()
+    assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [
+        retried.json()["data"]["payment_id"]
+    ]
+    replayed = requests.post(url, json=body, headers=headers, timeout=30)
+    assert replayed.headers["Idempotent-Replayed"] == "true"
+    assert replayed.json() == retried.json()

@@ -3,10 +3,10 @@ repeats.
 
 The view's work and the stored answer commit in one transaction (answer_commit.commit_work defers
 the service's commit to store_response), so after any crash a retry either replays the answer or
-finds nothing was made. A reservation whose request died is taken over after
-IDEMPOTENCY_LEASE_SECONDS; the request it was taken from, should it still be alive, finds its
-reservation gone when it stores its answer and rolls its work back, so a takeover never makes a
-second object.
+finds nothing was made. A request that fails frees its key, on a fresh connection when its own was
+lost; a reservation whose request died is taken over after IDEMPOTENCY_LEASE_SECONDS. The request
+it was taken from, should it still be alive, finds its reservation gone when it stores its answer
+and rolls its work back, so a takeover never makes a second object.
 """
 
 import hashlib
@@ -175,10 +175,24 @@ def store_response(response):
         return commit_with_answer(mine, response)
     except SQLAlchemyError:
         # Connection lost or commit refused: the retry replays the answer if the commit landed, else
-        # takes the key over after the lease and finds nothing made. Either way, no stack trace out.
+        # finds the key free and nothing made. Either way, no stack trace out.
         log.exception("idempotent answer not stored in request %s", getattr(g, "request_id", "?"))
         rollback_quietly()
+        release_on_fresh_connection(mine)
         return response if response.status_code >= 400 else internal_error_response()
+
+
+def release_on_fresh_connection(mine):
+    """Free a failed request's key at once, so that its retry need not wait out the lease.
+
+    `mine` matches only a record still in progress: when the lost commit landed after all, its
+    answer is stored and kept for the retry to replay. Should this fail too, the lease frees it.
+    """
+    try:
+        release_reservation(mine)
+    except SQLAlchemyError:
+        log.warning("key of request %s left to its lease", getattr(g, "request_id", "?"))
+        rollback_quietly()
 
 
 def release_reservation(mine):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import marshmallow as ma
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from ..clock import utcnow
 from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
@@ -28,6 +28,9 @@ from .records import enabled_templates, message_receiver, message_text, read_tex
 
 MESSAGE = SmsMessageSchema()
 logger = logging.getLogger(__name__)
+# A batch whose database connection died under it is sent again at once, on a fresh connection, as
+# the phone would send it: once, so that a database that keeps failing leaves it to the phone.
+LOST_CONNECTION_RESENDS = 1
 
 
 class ChainStepFailed(RuntimeError):
@@ -53,13 +56,35 @@ def ingest_batch(device, items):
 
 def ingest_texts(device, texts):
     """Per-text results {local_id, status: accepted|duplicate|rejected, server_ref} for one batch of
-    ForwardedText.
+    ForwardedText, sent again at once (LOST_CONNECTION_RESENDS) when its database connection dies.
 
     An item the forwarding protocol already refused stands in the batch as its rejection (a result
     dict), so that results keep the batch's order.
     """
+    ours = set()  # the public ids given to new texts by tries whose connection died
+    for resend in range(LOST_CONNECTION_RESENDS + 1):
+        results = []
+        try:
+            ingest_once(device, texts, results)
+        except DBAPIError as error:
+            if not error.connection_invalidated or resend == LOST_CONNECTION_RESENDS:
+                raise
+            # Each step commits on its own: the resend finds what was stored before the loss
+            # (`duplicate`) and chains and matches it, as the phone's own resend would.
+            db.session.rollback()
+            logger.warning("database connection lost in an SMS batch; sent again at once")
+            ours |= {result["server_ref"] for result in results if result["status"] == "accepted"}
+            continue
+        for result in results:
+            if result["status"] == "duplicate" and result["server_ref"] in ours:
+                result["status"] = "accepted"  # stored by this batch, in the try that died
+        return results
+
+
+def ingest_once(device, texts, results):
+    """One try at a batch: fills `results` with each text's result as it goes."""
     templates = enabled_templates(device.brand_id)
-    results, pending, receivers, readings = [], [], {}, {}
+    pending, receivers, readings = [], {}, {}
     for text in texts:
         result, values, receiver, parsed = read_forwarded(device, templates, text)
         results.append(result)
@@ -83,7 +108,6 @@ def ingest_texts(device, texts):
         raise ChainStepFailed(
             "balance chain failed again for SMS " + ", ".join(unchained) + "; the phone retries"
         )
-    return results
 
 
 def chain_stored(device, stored, readings, receivers=None):
@@ -154,7 +178,8 @@ def rechain_resent(device, pending, templates, receivers):
     A request that dies between storing a text and chaining it leaves a gap that would hold every
     later credit of the chain for review: the retry fills it, and healing releases those credits.
     Returns the public ids of the texts whose chain step failed again: each is held unchecked, and
-    the caller fails the batch so that the phone sends it once more.
+    the caller fails the batch so that the phone sends it once more. A step whose connection died
+    is held and raised instead: ingest_batch sends the batch again on a fresh connection.
     """
     unchained = []
     for result, values in pending:
@@ -180,12 +205,14 @@ def rechain_resent(device, pending, templates, receivers):
                 device.brand,
                 receivers.get(values["public_id"]) or "",
             )
-        except Exception:  # noqa: BLE001 - still unchecked: held, and the batch fails (see above)
+        except Exception as error:  # noqa: BLE001 - still unchecked: held, and the batch fails
             db.session.rollback()
             logger.exception("balance chain failed again for SMS %s", sms.public_id)
             # Held before matching runs: a text whose first request died before holding it is
             # still `unmatched`, and match_resent must not pay it unchecked.
             hold_unchecked(sms, device.brand)
+            if isinstance(error, DBAPIError) and error.connection_invalidated:
+                raise  # the connection died, not the step: ingest_batch sends the batch again
             unchained.append(sms.public_id)
             continue
         db.session.refresh(sms)

@@ -27,6 +27,9 @@ PAUSE = 0.05
 # sweep every second, so that a whole fault plays out in seconds.
 FAST_RECOVERY = {"SWEEP_INTERVAL": "1", "WEBHOOK_LEASE_SECONDS": "3", "WEBHOOK_RETRY_SCALE": "0.02"}
 WEB_APP_NAME, WORKER_APP_NAME = "gw-fault-web", "gw-fault-worker"
+# Seconds gunicorn's workers get to import the app and answer /healthz: a few seconds on an idle
+# machine, but three imports at once took over 30 s at a load average of 12 on two cores.
+BOOT_PATIENCE = 120
 # One secret for the stack and the test process, so that what the test creates (a pairing code) is
 # valid there.
 STACK_SECRET = secrets.token_hex(32)
@@ -142,7 +145,9 @@ class Gunicorn:
             Path(directory) / "gunicorn.log",
             env,
         )
-        assert wait_until(self.healthy, 30), self.process.output()
+        if not wait_until(self.healthy, BOOT_PATIENCE):
+            self.process.stop()  # the fixture never yields it: nothing else would stop it
+            raise AssertionError(self.process.output())
 
     def healthy(self):
         try:

@@ -30,8 +30,13 @@ def phone(brand):
 
 
 @pytest.fixture
-def database_faults(app):
-    """`faults.extend([...])` fails the next statements starting with each prefix, in order."""
+def database_faults(app, monkeypatch):
+    """`faults.extend([...])` fails the next statements starting with each prefix, in order.
+
+    Each fault fails the request it hits: the gateway's own resend after a lost connection
+    (test_lost_connection_resend.py) is off, so that these tests reach the phone's retries.
+    """
+    monkeypatch.setattr("gateway.sms.ingest.LOST_CONNECTION_RESENDS", 0)
     faults = []
     dbapi = db.engine.dialect.loaded_dbapi
 

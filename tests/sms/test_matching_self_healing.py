@@ -164,12 +164,16 @@ def test_the_job_leaves_a_credit_no_live_claim_waits_for(client, brand, phone, c
 
 
 @pytest.fixture
-def connection_killed_after_sms_insert(app):
+def connection_killed_after_sms_insert(app, monkeypatch):
     """Terminate the session's own backend at the first statement after the commit that stored an
     SMS.
+
+    The request then fails: the gateway's own resend after a lost connection
+    (test_lost_connection_resend.py) is off, as when its connection is lost again.
     """
     if db.engine.dialect.name != "postgresql":
         pytest.skip("pg_terminate_backend needs PostgreSQL (TEST_DB=postgres)")
+    monkeypatch.setattr("gateway.sms.ingest.LOST_CONNECTION_RESENDS", 0)
     armed = {"inserted": False, "kill": False, "killed": 0}
 
     def note_insert(conn, cursor, statement, *args):
