@@ -16,11 +16,11 @@ from flask_babel import get_locale
 from flask_wtf import FlaskForm
 
 from ..domain_errors import InvalidState, NotFound
-from ..invoices.drafting import get_invoice_by_token
+from ..invoices.drafting import InvoiceNotSent, get_invoice_by_token
 from ..invoices.lifecycle import pay_invoice, paying_payment
 from ..invoices.pdf import pdf_filename, render_invoice_pdf
 from ..invoices.texts import date_text, money_text, quantity_text, status_names
-from .pages import language_url, protect_response, render_http_error
+from .pages import language_url, protect_response, render_checkout, render_http_error
 from .theme import brand_theme
 
 bp = Blueprint("invoice_page", __name__, url_prefix="/invoice")
@@ -33,13 +33,22 @@ class PayForm(FlaskForm):
 
 
 def invoice_or_404(token):
-    """The invoice behind the link (never a draft), or the not-found page."""
+    """The invoice behind the link (never a draft: "not sent yet"), or the not-found page."""
     if not token or len(token) > 64:
         abort(404)
     try:
         return get_invoice_by_token(token)
     except NotFound:
         abort(404)
+    except InvoiceNotSent as draft:
+        # A draft's PDF once carried this link: say what is going on, not "payment not found".
+        abort(render_not_sent(draft.brand))
+
+
+def render_not_sent(brand):
+    """A link to a draft: "not sent yet" in the brand's look, with none of the draft's contents."""
+    page, status = render_checkout("checkout/result.html", None, 404, brand, kind="not_sent")
+    return make_response(page, status)
 
 
 def render_invoice(invoice, status=200):

@@ -43,10 +43,10 @@ def language_url(code):
     return url_for("checkout.checkout_page", token=token, lang=code)
 
 
-def render_checkout(template, payment=None, status=200, **context):
-    """A checkout template in the brand's name and colours, with the payment's amount ready to
-    show."""
-    brand = payment.brand if payment is not None else None
+def render_checkout(template, payment=None, status=200, brand=None, **context):
+    """A checkout template in the brand's name and colours (the payment's brand, or `brand` when
+    there is no payment), with the payment's amount ready to show."""
+    brand = payment.brand if payment is not None else brand
     if brand is not None:
         g.checkout_logo_origin = csp_source(brand.logo_url)
     if payment is not None:

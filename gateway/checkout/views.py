@@ -5,6 +5,7 @@ from flask import Blueprint, abort, current_app, g, jsonify, redirect, request, 
 from ..domain_errors import DomainError, InvalidState
 from ..errors import http_status
 from ..extensions import db
+from ..links.paying import reference_to_type
 from ..payments import methods as payment_methods
 from ..payments.lifecycle import cancel_payment
 from ..payments.models.payment import OPEN_STATUSES
@@ -42,6 +43,7 @@ def render_pay_page(payment, form=None, chosen=None, status=200):
     """The pay page: amount, countdown, each enabled method with its number, QR, steps and form."""
     methods = payment_methods.list_enabled_methods(payment.brand)
     typed_amount = f"{payment.amount:.2f}"
+    reference = reference_to_type(payment)
     return render_checkout(
         "checkout/pay.html",
         payment,
@@ -51,9 +53,8 @@ def render_pay_page(payment, form=None, chosen=None, status=200):
         chosen=chosen or (methods[0].id if methods else None),
         seconds_left=seconds_left(payment),
         expires_at_text=local_time(payment.expires_at, payment.brand),
-        steps={
-            method.id: method_steps(method, typed_amount, payment.reference) for method in methods
-        },
+        order_reference=reference,
+        steps={method.id: method_steps(method, typed_amount, reference) for method in methods},
         qr_codes={method.id: qr_svg(method.number) for method in methods},
     )
 

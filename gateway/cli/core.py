@@ -133,7 +133,10 @@ def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_ke
         add_bootstrap_methods(brand, methods, production)
 
     run_bootstrap_hooks(brand, [add_payment_methods, *BOOTSTRAP_HOOKS])
-    click.echo("Webhook secret (shown once; your receiver checks X-Service-Signature with it):")
+    click.echo(
+        "Webhook secret (shown once; your receiver checks X-Service-Signature-V1 with it, as"
+        " examples/webhook_receiver.py does):"
+    )
     click.echo(f"  {brand.webhook_secret}")
     click.echo(f"API key, scopes {', '.join(scopes)} (shown once, keep it safe):")
     click.echo(secret)

@@ -11,7 +11,7 @@ from flask import current_app
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..domain_errors import NotFound, ValidationFailed, invalid_state, not_found
+from ..domain_errors import InvalidState, NotFound, ValidationFailed, invalid_state, not_found
 from ..extensions import db
 from ..money import InvalidAmount, parse_amount
 from ..payments.customers import get_customer, normalise_phone, upsert_customer
@@ -24,6 +24,14 @@ MAX_ITEMS = 100
 PHONE = re.compile(r"^\+[1-9]\d{7,14}$")  # E.164, as normalise_phone writes it
 MAX_QUANTITY = Decimal("1000000")
 MAX_VAT = Decimal("100")
+
+
+class InvoiceNotSent(InvalidState):
+    """The customer's link of an invoice still a draft: the shop has not sent it yet."""
+
+    def __init__(self, brand):
+        super().__init__("This invoice has not been sent yet.")
+        self.brand = brand
 
 
 def refuse(field, message, code="invalid"):
@@ -248,12 +256,15 @@ def invoice_row_id(brand_id, public_id):
 
 
 def get_invoice_by_token(token):
-    """The invoice behind a customer's link; NotFound for any other token (drafts included)."""
+    """The invoice behind a customer's link; NotFound for any other token, InvoiceNotSent for a
+    draft (its contents may still change, so the customer sees none of them)."""
     invoice = db.session.execute(
-        db.select(Invoice).where(Invoice.token == str(token)[:64], Invoice.status != "draft")
+        db.select(Invoice).where(Invoice.token == str(token)[:64])
     ).scalar_one_or_none()
     if invoice is None:
         raise not_found("invoice")
+    if invoice.status == "draft":
+        raise InvoiceNotSent(invoice.brand)
     return invoice
 
 

@@ -194,7 +194,11 @@ def footer_notes(pdf, invoice, language):
         if trx:
             text(pdf, 10)
             pdf.cell(pdf.epw, 6, _("Receipt: %(trx)s", trx=trx), new_x="LMARGIN", new_y="NEXT")
-    elif invoice.status in ("sent", "overdue", "draft"):
+    elif invoice.status == "draft":
+        # Its customer link answers "not sent yet" until it is sent: a draft's PDF carries none.
+        text(pdf, 12, bold=True, colour=(147, 55, 13))
+        pdf.cell(pdf.epw, 7, _("DRAFT: not sent yet"), new_x="LMARGIN", new_y="NEXT")
+    elif invoice.status in ("sent", "overdue"):
         pdf.multi_cell(
             pdf.epw,
             5.5,

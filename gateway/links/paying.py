@@ -233,6 +233,12 @@ def link_payments_of(payments):
     return rows_by(LinkPayment.payment_id, (payment.id for payment in payments))
 
 
+def reference_to_type(payment):
+    """The reference a customer may type in their provider's app: the shop's order reference, or
+    None for a payment made through a link (its reference is the link's slug, nothing to type)."""
+    return None if payment.id in link_payments_of([payment]) else payment.reference
+
+
 def link_payments_completed(completions):
     """Links' payments completed: each keeps (or takes back) its slot, then payment_link.paid is
     written for them, in order (payments signal; one query for the list).

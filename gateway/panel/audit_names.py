@@ -1,5 +1,5 @@
-"""What each audit-log action is called in the panel's languages (the log keeps the machine
-name)."""
+"""What each audit-log action, and each detail it records, is called in the panel's languages (the
+log keeps the machine names)."""
 
 from ..i18n import lazy_gettext as _l
 
@@ -69,3 +69,40 @@ def audit_action(action):
     """An audit action as people read it, in the page's language; an unknown one as it was
     recorded."""
     return ACTION_NAMES.get(action, action)
+
+
+DETAIL_NAMES = {
+    "changed": _l("Changed"),
+    "channels": _l("Channels"),
+    "currency": _l("Currency"),
+    "device_id": _l("Phone"),
+    "dialect": _l("Plugin"),
+    "display_prefix": _l("Key"),
+    "event": _l("Event"),
+    "expires_at": _l("Expires"),
+    "label": _l("Label"),
+    "language": _l("Language"),
+    "mode": _l("Mode"),
+    "name": _l("Name"),
+    "number": _l("Number"),
+    "pattern": _l("Pattern"),
+    "prefix": _l("Prefix"),
+    "provider": _l("Provider"),
+    "reason": _l("Reason"),
+    "review_reason": _l("Review reason"),
+    "role": _l("Role"),
+    "scopes": _l("Scopes"),
+    "second_factor": _l("Second factor"),
+    "slug": _l("Link address"),
+    "status": _l("Status"),
+    "to": _l("To"),
+    "total": _l("Total"),
+    "trx_id": _l("TrxID"),
+    "url": _l("Address"),
+    "webhook_url": _l("Webhook address"),
+}
+
+
+def audit_detail(key):
+    """A detail's name as people read it, in the page's language; an unknown one made readable."""
+    return DETAIL_NAMES.get(key) or str(key).replace("_", " ").capitalize()

@@ -36,13 +36,16 @@ def short_number(value):
                 if (value / limit) == int(value / limit)
                 else f"{value / limit:.1f}{suffix}"
             )
+    if value != int(value):  # a small axis (top 1 or 2) steps by quarters: 0.25, not 0
+        return f"{value.normalize():f}"
     return f"{int(value):,}"
 
 
 def daily_bars(days, title, value_label, date_label):
     """Bars of `days` ([{"label", "value", "count"}]) as an accessible SVG figure."""
     plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
-    top = nice_ceiling(max((Decimal(day["value"]) for day in days), default=Decimal(0)))
+    highest = max((Decimal(day["value"]) for day in days), default=Decimal(0))
+    top, any_value = nice_ceiling(highest), highest > 0
     slot = plot_w / max(len(days), 1)
     bar_w = max(slot * 0.7, 2)
     parts = [
@@ -57,6 +60,8 @@ def daily_bars(days, title, value_label, date_label):
             f'<line class="grid" x1="{PAD_LEFT}" x2="{WIDTH - PAD_RIGHT}" y1="{y:.1f}" '
             f'y2="{y:.1f}"/>'
         )
+        if line and not any_value:
+            continue  # an empty chart labels its baseline only, not a made-up scale
         parts.append(
             f'<text class="axis" x="{PAD_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">'
             f"{native_digits(short_number(top * line / GRID_LINES))}</text>"

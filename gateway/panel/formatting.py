@@ -2,6 +2,7 @@
 the page's digits.
 """
 
+import re
 from datetime import datetime, time, timezone
 from decimal import Decimal
 from types import SimpleNamespace
@@ -15,7 +16,10 @@ from ..i18n import lazy_gettext as _l
 from ..numerals import clock_style, grouped_number, money_pattern, native_digits, page_locale
 from ..payments.dashboard import brand_zone
 from ..payments.methods import PROVIDER_NAMES
-from .audit_names import audit_action
+from .audit_names import audit_action, audit_detail
+
+# Every form's phone field shows this one example (international format, which every one accepts).
+PHONE_PLACEHOLDER = "+8801712345678"
 
 STATUS_NAMES = {
     "created": _l("Created"),
@@ -85,6 +89,22 @@ def local_date(value, style="d MMM"):
     return native_digits(format_date(value, style, locale=page_locale()))
 
 
+ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+
+
+def audit_value(value):
+    """A value an audit entry recorded, as the panel shows it: a time written in ISO format as a
+    local time (2 Jan 2025, 00:30), nothing as a dash, anything else as it was."""
+    if value is None:
+        return "—"
+    if isinstance(value, str) and ISO_MOMENT.match(value):
+        try:
+            return local_datetime(datetime.fromisoformat(value))
+        except ValueError:
+            return value
+    return value
+
+
 def provider_name(provider):
     """A provider as it writes its own name (bKash), or a dash when none."""
     return PROVIDER_NAMES.get(provider, provider) if provider else "—"
@@ -116,7 +136,9 @@ def day_bounds(day_from, day_to):
 
 
 def register_filters(state):
-    """Install the filters on the application the panel blueprint joins."""
+    """Install the filters (and the phone fields' placeholder) on the application the panel
+    blueprint joins."""
+    state.app.jinja_env.globals["phone_placeholder"] = PHONE_PLACEHOLDER
     state.app.jinja_env.filters.update(
         money=money,
         local_datetime=local_datetime,
@@ -127,4 +149,6 @@ def register_filters(state):
         percent=percent,
         kind_name=kind_name,
         audit_action=audit_action,
+        audit_detail=audit_detail,
+        audit_value=audit_value,
     )

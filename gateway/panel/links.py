@@ -24,6 +24,7 @@ from ..money import InvalidAmount, parse_amount
 from . import bp
 from .access import LINKS_MANAGE, VIEW, current_brand, requires
 from .audit import record_audit
+from .devices import unreachable_by_phone
 from .formatting import current_zone
 from .forms import ActionForm, attach_error, options, strip
 from .payments import PER_PAGE, page_number
@@ -306,6 +307,9 @@ def link_detail(link_id):
         url=url,
         qr=qr_code(url),
         share=share_links(link, url),
+        # The pairing page's check: a loopback address works on this computer only.
+        unreachable=unreachable_by_phone(url),
+        brand_has_own_url=bool(link.brand.base_url),
         field_names=FIELD_NAMES,
         payments=rows,
         meta=meta,

@@ -19,6 +19,7 @@ from ..sms.matching import approve_review, complete_late_payment, reject_review,
 from . import bp
 from .access import PAYMENTS_ACT, REFUNDS_CREATE, current_brand, requires
 from .audit import record_audit
+from .formatting import money
 from .forms import ActionForm, RefundForm, RejectForm, attach_error
 from .payments import render_payment
 
@@ -105,7 +106,7 @@ def refund_payment(payment_id):
         attach_error(form, error)
         return render_payment(get_payment(current_brand(), payment_id), form, http_status(error))
     flash(
-        _("Refunded %(amount)s.", amount=format_amount(refund.amount) + " " + payment.currency),
+        _("Refunded %(amount)s.", amount=money(refund.amount, payment.currency)),
         "success",
     )
     return back_to(payment)

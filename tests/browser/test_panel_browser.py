@@ -111,10 +111,10 @@ def test_the_owner_refunds_part_of_a_payment(live_url, brand, owner, window):
         db.session.execute(db.select(Refund)).first() is None
     )  # nothing recorded before the confirmation
     page.get_by_role("button", name="Yes, record the refund").click()
-    expect(page.get_by_text("Refunded 300.00 BDT.")).to_be_visible()
+    expect(page.get_by_text("Refunded ৳ 300.00.", exact=True)).to_be_visible()  # the flash
     expect(page.locator(".amount-title .badge")).to_have_text("Partly refunded")
     expect(page.get_by_text("৳ 950.00 can be refunded")).to_be_visible()
-    expect(page.get_by_text("Refunded ৳ 300.00")).to_be_visible()
+    expect(page.get_by_text("Refunded ৳ 300.00", exact=True)).to_be_visible()
     screenshot(page, "payment")
     refund = db.session.execute(db.select(Refund)).scalar_one()
     assert (refund.amount, refund.reason) == (Decimal("300.00"), "One item out of stock")

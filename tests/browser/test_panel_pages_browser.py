@@ -58,7 +58,7 @@ def test_the_main_pages_render_with_nothing_from_other_sites(live_url, brand, ow
         page.goto(live_url + path)
         expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible()
         screenshot(page, name)
-    expect(page.get_by_role("cell", name="user.invite")).to_be_visible()
+    expect(page.get_by_role("cell", name="User invited")).to_be_visible()
     page.goto(f"{live_url}/panel/customers")
     page.get_by_role("link", name="Rahim Uddin").click()
     expect(page.get_by_role("heading", name="Rahim Uddin")).to_be_visible()

@@ -460,7 +460,7 @@ def test_the_owner_signs_in_with_two_factor_refunds_and_connects_a_plugin(produc
     page.get_by_label("Reason").fill("One item out of stock")
     page.get_by_role("button", name="Refund", exact=True).click()
     page.get_by_role("button", name="Yes, record the refund").click()
-    expect(page.get_by_text("Refunded 300.00 BDT.")).to_be_visible()
+    expect(page.get_by_text("Refunded ৳ 300.00.", exact=True)).to_be_visible()  # the flash
     status, body = production.api("GET", f"/api/v1/payments/{created['payment_id']}")
     assert Decimal(body["data"]["amount_refunded"]) == Decimal("300.00")
     assert wait_until(

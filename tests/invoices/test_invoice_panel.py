@@ -2,6 +2,8 @@
 
 from decimal import Decimal
 
+import pytest
+
 from gateway.extensions import db
 from gateway.invoices.models.invoice import Invoice
 from gateway.sms.models.outbound_sms import OutboundSms
@@ -135,9 +137,24 @@ def test_the_prefix_changes_new_numbers(as_admin, brand):
     assert an_invoice(brand).number_text == "SHOP-0002"
 
 
+@pytest.mark.parametrize("suffix", ["", "/pdf", "?lang=bn"])
+def test_the_customer_link_of_a_draft_says_not_sent_yet_and_shows_nothing_of_it(
+    client, brand, suffix
+):
+    invoice = an_invoice(brand, notes="Secret draft note")
+    page = client.get(f"/invoice/{invoice.token}{suffix}")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 404 and page.mimetype == "text/html"
+    assert ("Invoice not sent yet" in text) or ("bn" in suffix and "পাঠানো হয়নি" in text)
+    assert brand.name in text
+    assert "Payment not found" not in text and "Secret draft note" not in text
+    assert "3,508.65" not in text and "৩,৫০৮.৬৫" not in text and "/pay" not in text
+    assert page.headers["Cache-Control"] == "no-store"
+
+
 def test_the_customer_page_of_a_void_invoice_takes_no_payment(client, brand):
     invoice = an_invoice(brand)
-    assert client.get(f"/invoice/{invoice.token}").status_code == 404  # a draft
+    assert client.get(f"/invoice/{invoice.token}").status_code == 404  # a draft: not sent yet
     invoice.status = "void"
     db.session.commit()
     page = client.get(f"/invoice/{invoice.token}?lang=bn")

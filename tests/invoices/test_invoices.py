@@ -131,6 +131,7 @@ def pdf_text(data):
 
 
 def test_the_pdf_shows_the_amounts_in_english(invoice):
+    mark_sent(invoice)
     data = render_invoice_pdf(invoice, "en")
     assert data.startswith(b"%PDF")
     text = pdf_text(data)
@@ -151,6 +152,18 @@ def test_the_pdf_shows_the_amounts_in_english(invoice):
         assert expected in text, expected
     assert "উদ্দি" in text  # the Bangla name, shaped
     assert f"/invoice/{invoice.token}" in text
+    assert "Pay online" in text
+
+
+@pytest.mark.parametrize("language", ["en", "bn"])
+def test_a_draft_s_pdf_carries_no_pay_link_and_says_it_is_not_sent(invoice, language):
+    text = pdf_text(render_invoice_pdf(invoice, language))
+    assert invoice.token not in text and "/invoice/" not in text
+    assert "Pay online" not in text and "অনলাইনে" not in text
+    if language == "en":
+        assert "DRAFT: not sent yet" in text
+    mark_sent(invoice)
+    assert f"/invoice/{invoice.token}" in pdf_text(render_invoice_pdf(invoice, language))
 
 
 def test_the_pdf_in_bangla_has_bangla_words_and_digits(invoice):

@@ -11,6 +11,7 @@ from gateway.extensions import db
 from gateway.links.links import set_link_status
 from gateway.links.models.link import LinkPayment, PaymentLink
 from gateway.payments.models.payment import Payment
+from tests.factories import PaymentFactory, PaymentMethodFactory
 from tests.limited_apps import limited_app as rate_limited
 from tests.links.support import link_token, make_link, submit_link
 
@@ -63,6 +64,22 @@ def test_a_fixed_amount_link_creates_that_payment_and_sends_the_customer_to_chec
     )
     assert used_count(link) == 1
     assert client.get(response.headers["Location"]).status_code == 200
+
+
+def test_the_checkout_of_a_link_s_payment_asks_the_customer_to_type_no_slug(client, brand):
+    PaymentMethodFactory(brand=brand)
+    link = make_link(brand, amount=Decimal("750.00"))
+    checkout = client.get(submit_link(client, link).headers["Location"])
+    text = checkout.get_data(as_text=True)
+    assert checkout.status_code == 200 and "Enter the amount 750.00." in text
+    assert link.slug not in text and "reference" not in text.lower()
+
+
+def test_an_api_payment_s_checkout_still_asks_for_its_order_reference(client, brand):
+    PaymentMethodFactory(brand=brand)
+    payment = PaymentFactory(brand=brand, reference="ORDER-77")
+    text = client.get(f"/checkout/{payment.token}").get_data(as_text=True)
+    assert "If asked for a reference, enter ORDER-77." in text
 
 
 def test_a_customer_entered_amount_within_bounds_is_charged(client, brand):

@@ -236,3 +236,26 @@ def test_the_services_refusals_are_shown_in_bangla(as_staff):
     )
     assert response.status_code == 422
     assert "সর্বোচ্চ পরিমাণ সর্বনিম্নের চেয়ে কম হতে পারে না।" in response.get_data(as_text=True)
+
+
+def test_a_link_on_a_loopback_address_is_shared_with_the_pairing_page_s_warning(
+    as_staff, app, brand, monkeypatch
+):
+    link = make_link(brand)
+    for base in ("http://127.0.0.1:5000", "http://localhost:8000", "http://[::1]:5000"):
+        monkeypatch.setitem(app.config, "BASE_URL", base)
+        body = as_staff.get(f"/panel/links/{link.public_id}").get_data(as_text=True)
+        assert 'id="unreachable-address"' in body, base
+        assert "that address means this computer only" in body
+        assert "make run HOST=0.0.0.0" in body
+    brand.base_url = "http://127.0.0.1:8080"
+    db.session.commit()
+    body = as_staff.get(f"/panel/links/{link.public_id}").get_data(as_text=True)
+    assert 'id="unreachable-address"' in body and "Base URL under Settings" in body
+
+
+def test_a_link_on_a_reachable_address_carries_no_warning(as_staff, app, brand, monkeypatch):
+    link = make_link(brand)
+    monkeypatch.setitem(app.config, "BASE_URL", "https://pay.example.com")
+    body = as_staff.get(f"/panel/links/{link.public_id}").get_data(as_text=True)
+    assert "https://pay.example.com/pay/" in body and "unreachable-address" not in body

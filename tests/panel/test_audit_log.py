@@ -14,7 +14,7 @@ def test_entries_show_who_what_when_and_from_where_newest_first(as_admin, brand,
     post_form(as_admin, f"/panel/payments/{payment.public_id}/cancel")
     html = as_admin.get("/panel/audit-log").get_data(as_text=True)
     rows = html.split("<tbody>")[1]
-    assert rows.index("payment.cancel") < rows.index("sign_in")
+    assert rows.index("Payment cancelled") < rows.index("Signed in")
     assert admin.email in rows and "127.0.0.1" in rows
     assert f'href="/panel/payments/{payment.public_id}"' in rows
 
@@ -30,7 +30,7 @@ def test_changes_are_shown_as_old_and_new_values(as_admin, brand):
             "currencies": "BDT,USD",
         },
     )
-    assert "<strong>name</strong>: Test Shop → Renamed" in as_admin.get(
+    assert "<strong>Name</strong>: Test Shop → Renamed" in as_admin.get(
         "/panel/audit-log"
     ).get_data(as_text=True)
 

@@ -74,7 +74,7 @@ def test_a_partial_refund_is_recorded_and_audited(as_staff, brand, staff):
     response = refund(
         as_staff, payment, {"amount": "120.50", "reason": "Late"}, follow_redirects=True
     )
-    assert response.status_code == 200 and "Refunded 120.50 BDT." in response.get_data(as_text=True)
+    assert response.status_code == 200 and "Refunded ৳ 120.50." in response.get_data(as_text=True)
     assert refunds_of(payment) == [Decimal("120.50")]
     assert (reloaded(payment).status, payment.amount_refunded) == (
         "partially_refunded",

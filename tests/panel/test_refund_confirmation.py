@@ -44,7 +44,7 @@ def test_the_first_post_asks_to_confirm_the_amount_and_the_customer_and_records_
 
 def test_the_confirmed_post_records_the_refund(as_staff, paid):
     response = refund(as_staff, paid, {"amount": "120.50"}, follow_redirects=True)
-    assert "Refunded 120.50 BDT." in response.get_data(as_text=True)
+    assert "Refunded ৳ 120.50." in response.get_data(as_text=True)
     assert refunds() == [Decimal("120.50")]
 
 
