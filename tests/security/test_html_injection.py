@@ -18,7 +18,8 @@ import pytest
 from gateway.accounts.models.api_key import ApiKey
 from gateway.accounts.models.audit import AuditLog
 from gateway.clock import utcnow
-from gateway.devices.models.device import Device
+from gateway.devices.models.device import Device, PairingCode
+from gateway.devices.pairing import create_pairing_code
 from gateway.extensions import db
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.sms.models.outbound_sms import OutboundSms
@@ -189,6 +190,9 @@ def hostile(brand):
     )
     db.session.add_all([device, sms, template, outbound, key, delivery])
     db.session.flush()
+    sms.device_id = device.id  # the phone's last text, shown on Devices and its status answer
+    create_pairing_code(brand)
+    pairing = db.session.execute(db.select(PairingCode.id)).scalar_one()
     db.session.add(
         WebhookAttempt(
             delivery_id=delivery.id, response_status=500, response_body=EVERYTHING, error=EVERYTHING
@@ -224,6 +228,7 @@ def hostile(brand):
     db.session.commit()
     return {
         "admin": admin,
+        "pairing": pairing,
         "customer": customer,
         "link": link,
         "invoice": invoice,
@@ -277,6 +282,9 @@ def panel_urls(app, hostile):
         "link_id": hostile["link"].public_id,
         "invoice_id": hostile["invoice"].public_id,
         "kind": "payments",
+        "app_id": "sms-to-url",
+        "device_uuid": hostile["device"].uuid,
+        "code_id": hostile["pairing"],
     }
     urls = []
     with app.test_request_context():
