@@ -20,7 +20,7 @@ from .catalogue import (
     SMS_GAP,
     WEBHOOKS_FAILING,
 )
-from .outbox import already_raised, local_time, raise_notification
+from .outbox import already_raised, local_time, raise_notification, transaction_lost
 from .settings import settings_for, settings_of
 
 # An attempt that fails this many automatic attempts in a row tells the merchant (about 36 minutes
@@ -39,7 +39,9 @@ def notify_payments_completed(completions):
     """
     try:
         settings = settings_of(payment.brand_id for payment, _ in completions)
-    except Exception:  # noqa: BLE001 - never raising: each raise_notification reads (and logs) alone
+    except Exception as error:  # noqa: BLE001 - never raising: each raise_notification reads alone
+        if transaction_lost(error):
+            raise  # the completion is lost with its connection: its retry notifies
         settings = {}
     for payment, transaction in completions:
         name = payment.reference or payment.public_id

@@ -2,14 +2,16 @@
 
 Raising runs inside the caller's transaction (a payment's, a heartbeat's, a sweep's) under a
 SAVEPOINT and never raises: a fault here rolls back only the notification, never the payment that
-caused it.
+caused it. A lost database connection is no fault of the notification: it is raised, as the whole
+transaction is lost with it, so that the caller's retry writes the payment and its notification
+together.
 """
 
 import logging
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from flask import current_app
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, PendingRollbackError
 from sqlalchemy.orm import joinedload
 
 from .. import jobs
@@ -127,7 +129,9 @@ def raise_notification(
             db.session.flush()
     except IntegrityError:
         return None  # a racing writer raised the same dedupe_key first
-    except Exception:  # noqa: BLE001 - telling the merchant must never fail what it tells about
+    except Exception as error:  # noqa: BLE001 - telling must never fail what it tells about
+        if transaction_lost(error):
+            raise  # the payment is lost too: its retry raises the notification with it
         log.exception("notification %s for brand %s not raised", event, brand_id)
         return None
     for delivery in note.deliveries:
@@ -138,6 +142,14 @@ def raise_notification(
             unique=notification_wake(delivery.id, 0),
         )
     return note
+
+
+def transaction_lost(error):
+    """Whether an error lost the caller's whole transaction (its connection died), not only the
+    notification."""
+    return isinstance(error, PendingRollbackError) or (
+        isinstance(error, DBAPIError) and error.connection_invalidated
+    )
 
 
 def already_raised(brand_id, dedupe_key):

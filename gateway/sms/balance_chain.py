@@ -254,35 +254,45 @@ def first_linked(chain):
     ).scalar_one_or_none()
 
 
-def expected_before(chain, move):
-    """The balance the chain expects before this movement: its last verified text's, else the
-    anchor.
-    """
-    if chain.anchor_at is not None and move.printed_at < chain.anchor_at:
-        return None
-    head = db.session.execute(
-        linked(chain, BalanceLink.printed_at <= move.printed_at)
-        .order_by(BalanceLink.printed_at.desc(), BalanceLink.id.desc())
-        .limit(1)
+def verified_head(chain, printed_at=None):
+    """The chain's last verified link printed no later than `printed_at` (None: of all), or None."""
+    query = linked(chain)
+    if printed_at is not None:
+        query = query.where(BalanceLink.printed_at <= printed_at)
+    return db.session.execute(
+        query.order_by(BalanceLink.printed_at.desc(), BalanceLink.id.desc()).limit(1)
     ).scalar_one_or_none()
+
+
+def chain_balance(chain, printed_at=None):
+    """The balance a text printed at `printed_at` (None: the next text) must follow: the last
+    verified text's balance after, else the starting balance; None when nothing can be expected.
+
+    The one source of the chain's stored balance and of a broken text's `expected` and reason: a
+    broken text's own balance is never it.
+    """
+    if printed_at is not None and chain.anchor_at is not None and printed_at < chain.anchor_at:
+        return None
+    head = verified_head(chain, printed_at)
     return head.after if head is not None else chain.anchor_balance
 
 
-def break_reason(chain, move):
-    """Why a movement does not follow, with the balance expected and the one the text implies."""
+def store_chain_balance(chain):
+    """Store on the chain row the balance the next text must follow (chain_balance) and when it
+    was printed."""
+    db.session.flush()
+    head = verified_head(chain)
+    chain.balance = chain_balance(chain)
+    chain.balance_printed_at = head.printed_at if head is not None else chain.anchor_at
+
+
+def break_reason(chain, move, expected):
+    """Why a movement does not follow, with the balance expected (chain_balance) and the one the
+    text implies."""
     got = format_amount(move.before)
     if chain.anchor_at is not None and move.printed_at < chain.anchor_at:
         return f"balance cannot be checked: the text is older than the starting balance set ({got})"
-    head = db.session.execute(
-        linked(chain, BalanceLink.printed_at <= move.printed_at)
-        .order_by(BalanceLink.printed_at.desc(), BalanceLink.id.desc())
-        .limit(1)
-    ).scalar_one_or_none()
-    if head is not None:
-        expected = head.after
-    elif chain.anchor_balance is not None:
-        expected = chain.anchor_balance
-    else:
+    if expected is None:
         return f"balance cannot be checked: the text is older than the chain's first text ({got})"
     forked = db.session.execute(
         linked(
@@ -351,6 +361,8 @@ def link_texts(texts, brand):
             link = link_move(pools[key], sms_id, move, brand, sms)
             released += pools[key].heal(link)
             links.append(link)
+    for chain in chains.values():
+        store_chain_balance(chain)  # after the batch's links and heals: one query per chain
     db.session.commit()
     settle_released(released)
     return links
@@ -389,12 +401,10 @@ def link_move(pool, sms_id, move, brand, sms):
     elif starts_chain(chain, move, link):
         link.status = "start"
     else:
-        link.status, link.note = "broken", break_reason(chain, move)[:255]
-        link.expected = expected_before(chain, move)
+        link.expected = chain_balance(chain, move.printed_at)
+        link.status, link.note = "broken", break_reason(chain, move, link.expected)[:255]
     db.session.add(link)
     pool.added(link)
-    if chain.balance_printed_at is None or move.printed_at >= chain.balance_printed_at:
-        chain.balance, chain.balance_printed_at = move.after, move.printed_at
     chain.updated_at = utcnow()
     if link.status == "broken" and move.credit and brand.sms_chain_mode == "strict":
         from .matching import hold_unverified_credit
@@ -622,10 +632,8 @@ def set_starting_balance(brand, device, provider, balance, receiving_number=""):
     chain.anchor_balance = balance
     chain.anchor_followed = False
     chain.anchor_set_at = now
-    if balance is not None:
-        chain.balance, chain.balance_printed_at = balance, chain.anchor_at
     chain.updated_at = now
-    db.session.flush()
+    store_chain_balance(chain)
     return chain
 
 

@@ -11,7 +11,8 @@ CHAIN_MODES = ("strict", "lenient")
 
 
 class BalanceChain(db.Model):
-    """Per brand, provider and wallet: the last balance a text printed, and the merchant's anchor.
+    """Per brand, provider and wallet: the balance the next text must follow, and the merchant's
+    anchor.
 
     `wallet` says which wallet (docs/sms-trust.md, "Several phones"): `number:<digits>` when the
     phone names the number a text arrived on, whatever phone carried it; else `phone:<device id>`
@@ -32,6 +33,7 @@ class BalanceChain(db.Model):
     device_id = db.Column(db.Integer, db.ForeignKey("devices.id", ondelete="CASCADE"))
     # The wallet number of a `number:` chain (a JSON payload's `receiver`); else ''.
     receiving_number = db.Column(db.String(20), nullable=False, default="")
+    # The balance the next text must follow (balance_chain.chain_balance): verified links only.
     balance = db.Column(Money)
     # Printed times are local wall-clock times as the provider printed them: stored naive.
     balance_printed_at = db.Column(db.DateTime)
