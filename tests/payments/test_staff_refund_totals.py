@@ -11,6 +11,7 @@ from gateway.extensions import db
 from gateway.payments.models.payment import Payment, Refund
 from gateway.payments.refunds import create_refund, refunded_by_user
 from tests.factories import UserFactory, completed_payment
+from tests.sms.test_matching_concurrency import race
 
 LIMIT = Decimal("100.00")
 
@@ -23,25 +24,6 @@ def clerk(brand):
 @pytest.fixture
 def paid(brand):
     return completed_payment(brand=brand, amount=Decimal("1000.00"))
-
-
-def race(app, jobs):
-    """Run every job at once, each in its own app context and session; DomainErrors come back as
-    values."""
-    barrier = threading.Barrier(len(jobs))
-
-    def run(job):
-        with app.app_context():
-            barrier.wait()
-            try:
-                return job()
-            except DomainError as error:
-                return error
-            finally:
-                db.session.remove()
-
-    with ThreadPoolExecutor(len(jobs)) as pool:
-        return list(pool.map(run, jobs))
 
 
 def committed_refunds(payment):
