@@ -29,6 +29,7 @@ from gateway.sms.matching import (
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, forward, reload
+from tests.sms.test_matching_concurrency import race
 
 TRX = "8N7A6B5C4D"
 CALLBACK = "https://merchant.example/hooks"
@@ -234,26 +235,6 @@ def test_a_late_sms_whose_trx_id_paid_another_payment_cannot_complete_its_own(
     assert "already paid another payment" in refused.value.message
     assert (reload(payment).status, reload(sms).status) == ("cancelled", "review")
     assert reload(other).status == "completed"
-
-
-def race(app, jobs):
-    """Run every job at once, each in its own app context and session; DomainErrors come back as
-    values.
-    """
-    barrier = threading.Barrier(len(jobs))
-
-    def run(job):
-        with app.app_context():
-            barrier.wait()
-            try:
-                return job()
-            except DomainError as error:
-                return error
-            finally:
-                db.session.remove()
-
-    with ThreadPoolExecutor(len(jobs)) as pool:
-        return list(pool.map(run, jobs))
 
 
 def test_racing_completions_and_returns_settle_a_late_sms_exactly_once(app, cancelled_then_paid):
