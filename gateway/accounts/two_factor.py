@@ -6,22 +6,18 @@ a plain hash suffices). A code is accepted once: the time step it matched is wri
 UPDATE, so a replayed or racing second use of the same code fails.
 """
 
-import base64
 import hashlib
 import hmac
-import os
 import secrets
 
 import pyotp
 import segno
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..devices.crypto import IV_BYTES, derived_key, derived_keys
 from ..domain_errors import field_error, invalid_state
 from ..extensions import db
+from ..sealing import InvalidTag, seal, unseal
 from .models.user import RecoveryCode, User
 
 PURPOSE = "totp-secret-at-rest"
@@ -41,22 +37,13 @@ def seal_totp_secret(secret, user_id):
     """The secret encrypted at rest, bound to its user so sealed secrets cannot be swapped between
     rows.
     """
-    iv = os.urandom(IV_BYTES)
-    sealed = AESGCM(derived_key(PURPOSE)).encrypt(iv, secret.encode(), f"user:{user_id}".encode())
-    return base64.b64encode(iv + sealed).decode("ascii")
+    return seal(secret.encode(), PURPOSE, f"user:{user_id}")
 
 
 def open_totp_secret(sealed, user_id):
     """The secret, unsealed with SECRET_KEY or any fallback; InvalidTag when no key in use opens
     it."""
-    raw = base64.b64decode(sealed)
-    failure = None
-    for key in derived_keys(PURPOSE):
-        try:
-            return AESGCM(key).decrypt(raw[:IV_BYTES], raw[IV_BYTES:], f"user:{user_id}".encode())
-        except InvalidTag as error:
-            failure = error
-    raise failure
+    return unseal(sealed, PURPOSE, f"user:{user_id}")[0]
 
 
 def provisioning_uri(user, secret):

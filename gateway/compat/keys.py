@@ -1,35 +1,27 @@
 """Compatibility keys: one dialect each, secret shown once, stored hashed (and sealed for the
 IPN)."""
 
-import base64
-import binascii
 import hmac
-import os
 import secrets
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy.exc import IntegrityError
 
 from ..accounts.api_keys import DISPLAY_CHARS, hash_secret
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..db_types import row_id
-from ..devices.crypto import derived_key, derived_keys
 from ..domain_errors import AlreadyExists, NotFound, field_error
 from ..extensions import db
+from ..sealing import InvalidTag, seal, unseal
 from .models.compat import DIALECTS, CompatKey
 
 SECRET_PREFIX = {"uddoktapay": "up_", "piprapay2": "pp2_", "piprapay3": "pp3_"}
 SEAL_PURPOSE = "compat-key-at-rest"
-IV_BYTES = 12
 
 
 def seal_secret(secret, digest):
     """The secret encrypted under a key derived from SECRET_KEY, bound to its hash."""
-    iv = os.urandom(IV_BYTES)
-    sealed = AESGCM(derived_key(SEAL_PURPOSE)).encrypt(iv, secret.encode(), digest.encode())
-    return base64.b64encode(iv + sealed).decode("ascii")
+    return seal(secret.encode(), SEAL_PURPOSE, digest)
 
 
 def open_secret(key):
@@ -37,19 +29,9 @@ def open_secret(key):
     SECRET_KEY).
     """
     try:
-        raw = base64.b64decode(key.secret_sealed, validate=True)
-    except (binascii.Error, ValueError):
+        return unseal(key.secret_sealed, SEAL_PURPOSE, key.key_hash)[0].decode()
+    except (InvalidTag, ValueError):
         return None
-    for candidate in derived_keys(SEAL_PURPOSE):
-        try:
-            return (
-                AESGCM(candidate)
-                .decrypt(raw[:IV_BYTES], raw[IV_BYTES:], key.key_hash.encode())
-                .decode()
-            )
-        except (InvalidTag, ValueError):
-            continue
-    return None
 
 
 def check_dialect(dialect):

@@ -1,45 +1,23 @@
-"""AES-256-GCM for the companion app's SMS payloads, and keys derived from SECRET_KEY (or a fallback
-while rotating).
+"""AES-256-GCM for the companion app's SMS payloads, and each device's key sealed at rest
+(gateway/sealing.py).
 """
 
 import base64
 import binascii
 import os
 import secrets
-from functools import lru_cache
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from flask import current_app
 
-IV_BYTES = 12
+from ..sealing import IV_BYTES, seal, unseal
+
+DEVICE_KEY_PURPOSE = "device-key-at-rest"
 TAG_BYTES = 16
 
 
 class PayloadError(ValueError):
     """A payload that is not base64, too short, tampered with or sealed under another key."""
-
-
-def derived_key(purpose):
-    """A 32-byte key for one purpose, derived from SECRET_KEY so that purposes never share a key."""
-    return _hkdf(current_app.config["SECRET_KEY"], purpose)
-
-
-def derived_keys(purpose):
-    """The purpose's key from SECRET_KEY, then from each SECRET_KEY_FALLBACKS entry: what may still
-    verify or open.
-    """
-    in_use = [current_app.config["SECRET_KEY"], *current_app.config.get("SECRET_KEY_FALLBACKS", [])]
-    return [_hkdf(secret, purpose) for secret in dict.fromkeys(in_use)]
-
-
-@lru_cache(maxsize=16)
-def _hkdf(secret, purpose):
-    """HKDF-SHA256 of the secret for a purpose (cached: it is asked on every request)."""
-    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=f"gateway:{purpose}".encode())
-    return hkdf.derive(secret.encode())
 
 
 def new_aes_key():
@@ -76,7 +54,7 @@ def decrypt_payload(aes_key_hex, payload):
 
 def seal_device_key(aes_key_hex, device_uuid):
     """The device key encrypted at rest, bound to its device so sealed keys cannot be swapped."""
-    return seal_secret(bytes.fromhex(aes_key_hex), "device-key-at-rest", device_uuid)
+    return seal(bytes.fromhex(aes_key_hex), DEVICE_KEY_PURPOSE, device_uuid)
 
 
 def open_device_key(sealed, device_uuid):
@@ -88,28 +66,5 @@ def unseal_device_key(sealed, device_uuid):
     """(device key hex, whether SECRET_KEY itself sealed it); InvalidTag when no key in use opens
     it.
     """
-    secret, current = unseal_secret(sealed, "device-key-at-rest", device_uuid)
+    secret, current = unseal(sealed, DEVICE_KEY_PURPOSE, device_uuid)
     return secret.hex(), current
-
-
-def seal_secret(secret, purpose, device_uuid):
-    """A device's secret bytes encrypted at rest under the purpose's key, bound to the device."""
-    iv = os.urandom(IV_BYTES)
-    sealed = AESGCM(derived_key(purpose)).encrypt(iv, secret, device_uuid.encode())
-    return base64.b64encode(iv + sealed).decode("ascii")
-
-
-def unseal_secret(sealed, purpose, device_uuid):
-    """(secret bytes, whether SECRET_KEY itself sealed it); InvalidTag when no key in use opens
-    it.
-    """
-    raw = base64.b64decode(sealed)
-    failure = None
-    for index, key in enumerate(derived_keys(purpose)):
-        try:
-            return AESGCM(key).decrypt(
-                raw[:IV_BYTES], raw[IV_BYTES:], device_uuid.encode()
-            ), index == 0
-        except InvalidTag as error:
-            failure = error
-    raise failure

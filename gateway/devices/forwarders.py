@@ -15,8 +15,8 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import NotFound, ValidationFailed, not_found
 from ..extensions import db
+from ..sealing import seal, unseal
 from .brand_devices import get_device
-from .crypto import seal_secret, unseal_secret
 from .models.device import COMPANION_APP, SMS_GATEWAY_APP, SMS_TO_URL_APP, Device
 from .pairing import server_url
 from .tokens import revoke_device
@@ -105,19 +105,19 @@ def checked_signing_key(key):
 
 def seal_signing_key(key, device_uuid):
     """A signing key sealed at rest under SECRET_KEY, bound to its forwarder."""
-    return seal_secret(key.encode("utf-8"), SIGNING_KEY_PURPOSE, device_uuid)
+    return seal(key.encode("utf-8"), SIGNING_KEY_PURPOSE, device_uuid)
 
 
 def signing_key(device):
     """The forwarder's signing key as bytes; one sealed under a SECRET_KEY fallback is re-sealed
     under SECRET_KEY now."""
-    key, current = unseal_secret(device.secret_sealed, SIGNING_KEY_PURPOSE, device.uuid)
+    key, current = unseal(device.secret_sealed, SIGNING_KEY_PURPOSE, device.uuid)
     if not current:
         # Guarded on the old value: of two requests re-sealing at once, one writes; either opens.
         db.session.execute(
             db.update(Device)
             .where(Device.id == device.id, Device.secret_sealed == device.secret_sealed)
-            .values(secret_sealed=seal_secret(key, SIGNING_KEY_PURPOSE, device.uuid))
+            .values(secret_sealed=seal(key, SIGNING_KEY_PURPOSE, device.uuid))
             .execution_options(synchronize_session=False)
         )
         db.session.commit()

@@ -22,7 +22,8 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import ValidationFailed
 from ..extensions import db
-from .crypto import derived_key, derived_keys, new_aes_key, seal_device_key
+from ..sealing import derived_key, derived_keys
+from .crypto import new_aes_key, seal_device_key
 from .models.device import Device, PairingCode
 from .notifications import notify_devices
 from .tokens import issue_tokens

@@ -12,7 +12,7 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import NotAuthenticated
 from ..extensions import db
-from .crypto import derived_key, derived_keys
+from ..sealing import derived_key, derived_keys
 from .models.device import Device
 
 ACCESS_TTL = timedelta(minutes=15)

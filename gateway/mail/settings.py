@@ -1,16 +1,11 @@
 """A brand's SMTP settings: read, validated and saved, the password sealed under SECRET_KEY."""
 
-import base64
-import os
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from email_validator import EmailNotValidError, validate_email
 
 from ..answer_commit import commit_work
-from ..devices.crypto import IV_BYTES, derived_key, derived_keys
 from ..domain_errors import ValidationFailed
 from ..extensions import db
+from ..sealing import InvalidTag, seal, unseal
 from .models.mail import SECURITY_CHOICES, MailSettings
 from .smtp_client import smtp_host_refusal
 
@@ -21,21 +16,17 @@ DEFAULT_PORTS = {"none": 25, "starttls": 587, "tls": 465}
 def seal_password(password, brand_id):
     """The SMTP password encrypted at rest, bound to its brand so sealed values cannot be
     swapped."""
-    iv = os.urandom(IV_BYTES)
-    sealed = AESGCM(derived_key(PURPOSE)).encrypt(iv, password.encode(), str(brand_id).encode())
-    return base64.b64encode(iv + sealed).decode("ascii")
+    return seal(password.encode(), PURPOSE, str(brand_id))
 
 
 def open_password(sealed, brand_id):
     """The SMTP password, unsealed with SECRET_KEY or a fallback; ValueError when none opens it."""
-    raw = base64.b64decode(sealed)
-    for key in derived_keys(PURPOSE):
-        try:
-            plain = AESGCM(key).decrypt(raw[:IV_BYTES], raw[IV_BYTES:], str(brand_id).encode())
-            return plain.decode()
-        except InvalidTag:
-            continue
-    raise ValueError("The stored SMTP password was sealed under a secret key no longer in use.")
+    try:
+        return unseal(sealed, PURPOSE, str(brand_id))[0].decode()
+    except InvalidTag as error:
+        raise ValueError(
+            "The stored SMTP password was sealed under a secret key no longer in use."
+        ) from error
 
 
 def get_mail_settings(brand_id):

@@ -2,21 +2,15 @@
 thresholds.
 """
 
-import base64
-import os
 import re
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
 from ..clock import utcnow
-from ..devices.crypto import derived_key, derived_keys
 from ..domain_errors import field_error
 from ..extensions import db, rows_by
+from ..sealing import InvalidTag, seal, unseal
 from .catalogue import CHANNELS, DEFAULT_CHANNELS, EVENTS, offered
 from .models.notification import NotificationSettings
 
-IV_BYTES = 12
 TOKEN_PURPOSE = "telegram-bot-token"
 BOT_TOKEN = re.compile(r"^\d{3,20}:[A-Za-z0-9_-]{20,100}$")
 CHAT_ID = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,62})$")
@@ -64,22 +58,17 @@ def recipients(settings):
 
 def seal_token(token):
     """A bot token encrypted at rest under a key derived from SECRET_KEY."""
-    iv = os.urandom(IV_BYTES)
-    sealed = AESGCM(derived_key(TOKEN_PURPOSE)).encrypt(iv, token.encode(), b"telegram")
-    return base64.b64encode(iv + sealed).decode("ascii")
+    return seal(token.encode(), TOKEN_PURPOSE, "telegram")
 
 
 def telegram_token(settings):
     """The bot token in clear, None when unset or sealed under a key no longer in use."""
     if not settings.telegram_token_sealed:
         return None
-    raw = base64.b64decode(settings.telegram_token_sealed)
-    for key in derived_keys(TOKEN_PURPOSE):
-        try:
-            return AESGCM(key).decrypt(raw[:IV_BYTES], raw[IV_BYTES:], b"telegram").decode()
-        except InvalidTag:
-            continue
-    return None
+    try:
+        return unseal(settings.telegram_token_sealed, TOKEN_PURPOSE, "telegram")[0].decode()
+    except InvalidTag:
+        return None
 
 
 def telegram_ready(settings):

@@ -5,7 +5,6 @@ import hashlib
 import pytest
 
 from gateway.devices.brand_devices import list_devices
-from gateway.devices.crypto import seal_secret
 from gateway.devices.forwarder_intake import intake_forwarder, verify_forwarder_request
 from gateway.devices.forwarders import (
     SECRET_HEADER,
@@ -18,6 +17,7 @@ from gateway.devices.forwarders import (
 )
 from gateway.domain_errors import DomainError, NotFound
 from gateway.extensions import db
+from gateway.sealing import seal
 from tests.factories import paired_device, reload
 
 
@@ -114,7 +114,7 @@ def test_a_signing_key_sealed_under_a_fallback_secret_is_resealed_under_the_curr
     current, fallbacks = app.config["SECRET_KEY"], app.config.get("SECRET_KEY_FALLBACKS", [])
     app.config.update(SECRET_KEY="an-older-secret-key-for-the-test", SECRET_KEY_FALLBACKS=[])
     try:
-        old_seal = seal_secret(credentials.signing_key.encode(), SIGNING_KEY_PURPOSE, device.uuid)
+        old_seal = seal(credentials.signing_key.encode(), SIGNING_KEY_PURPOSE, device.uuid)
     finally:
         app.config.update(SECRET_KEY=current, SECRET_KEY_FALLBACKS=fallbacks)
     db.session.execute(
