@@ -1,11 +1,33 @@
-"""Column types: money as integer minor units, times as UTC."""
+"""Column types: money as integer minor units, times as UTC; the values no column can take."""
 
+import math
+import re
+from collections.abc import Mapping
 from datetime import timezone
 
 from sqlalchemy import BigInteger, DateTime
 from sqlalchemy.types import TypeDecorator
 
 from .money import from_cents, to_cents
+
+UNSTORABLE_MESSAGE = "Must not contain NUL characters, unpaired surrogates, NaN or Infinity."
+_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable(value):
+    """Whether a parsed JSON value holds text or a number no database column can take, keys
+    included.
+    """
+    if isinstance(value, str):
+        return _UNSTORABLE_TEXT.search(value) is not None
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(unstorable(key) or unstorable(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(unstorable(item) for item in value)
+    return False
+
 
 # Primary keys are INTEGER columns: PostgreSQL's int4 ends here, so a larger number names no row.
 MAX_ROW_ID = 2**31 - 1

@@ -60,6 +60,10 @@ class RefundExceedsRemaining(ValidationFailed):
     code = "REFUND_EXCEEDS_REMAINING"
 
 
+class Gone(DomainError):
+    """The thing exists but is no longer available (a disabled, expired or used-up payment link)."""
+
+
 class NotPermitted(DomainError):
     """The signed-in user's role may not do this (e.g. staff overriding a hand match): 403."""
 

@@ -9,6 +9,7 @@ from werkzeug.exceptions import HTTPException
 from .domain_errors import (
     AlreadyExists,
     DomainError,
+    Gone,
     InvalidState,
     NotAuthenticated,
     NotFound,
@@ -18,7 +19,6 @@ from .domain_errors import (
     invalid_state,
     not_found,
 )
-from .links.errors import LinkUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ HTTP_STATUS = {
     ValidationFailed: 422,
     NotAuthenticated: 401,
     NotPermitted: 403,
-    LinkUnavailable: 410,
+    Gone: 410,
 }
 __all__ = ["ApiError", "HTTP_STATUS", "field_error", "http_status", "invalid_state", "not_found"]
 

@@ -167,7 +167,7 @@ OWN_COMMITS = {
     "api.idempotency.reserve": "the key's reservation commits before the work it guards starts",
     "api.idempotency.release_reservation": "a failed request frees its key for the retry",
     "api.idempotency.commit_with_answer": "a keyed request's one commit: its work with its answer",
-    "api.idempotency.prune_idempotency_records": "the pruning job: one delete, one commit",
+    "accounts.idempotency.prune_idempotency_records": "the pruning job: one delete, one commit",
     "compat.keys.find_compat_key": "a key's last use is written when checked, whatever follows",
     "devices.pairing.count_wrong_guess": "a wrong guess counts though its refusal rolls back",
     "devices.tokens.refused_reuse": "a reused token's device stays unpaired though refused",

@@ -21,8 +21,8 @@ from gateway.clock import utcnow
 from gateway.devices.models.device import Device, PairingCode
 from gateway.devices.pairing import create_pairing_code
 from gateway.extensions import db
-from gateway.invoices.lifecycle import sweep_overdue_invoices
 from gateway.invoices.models.invoice import Invoice
+from gateway.invoices.overdue import sweep_overdue_invoices
 from gateway.mail.outbox import send_mail
 from gateway.mail.sending import sweep_mail
 from gateway.notifications.watch import sweep_notifications

@@ -16,6 +16,7 @@ from datetime import timedelta
 from flask import current_app, g, request
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from ..accounts.idempotency import RETENTION
 from ..accounts.models.idempotency import IdempotencyRecord
 from ..answer_commit import defer_commit_to_answer, end_deferral
 from ..clock import utcnow
@@ -24,7 +25,6 @@ from ..extensions import db
 
 log = logging.getLogger(__name__)
 
-RETENTION = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
 IN_PROGRESS = "A request with this Idempotency-Key is still being processed."
 
@@ -227,12 +227,3 @@ def rollback_quietly():
         db.session.rollback()
     except SQLAlchemyError:  # pragma: no cover - the rollback of a dead connection
         log.warning("rollback failed after a lost database connection")
-
-
-def prune_idempotency_records():
-    """Delete records older than the 24-hour replay window; returns how many went."""
-    result = db.session.execute(
-        db.delete(IdempotencyRecord).where(IdempotencyRecord.created_at < utcnow() - RETENTION)
-    )
-    db.session.commit()
-    return result.rowcount

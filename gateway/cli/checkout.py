@@ -7,7 +7,7 @@ from ..domain_errors import DomainError
 from ..payments import methods as payment_methods
 from ..payments.methods import PROVIDER_NAMES, checked_provider, normalize_mobile_number
 from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
-from .core import default_brand, fail_on_api_error
+from .deployment import default_brand, fail_on_api_error
 
 # A sample number for `make run`, stored with is_demo so every page that shows it says so.
 DEMO_NUMBER = "01700000000"

@@ -5,7 +5,7 @@ import click
 from ..compat.keys import generate_compat_key, list_compat_keys, revoke_compat_key
 from ..compat.models.compat import DIALECTS
 from ..domain_errors import DomainError
-from .core import default_brand, fail_on_api_error
+from .deployment import default_brand, fail_on_api_error
 
 KEY_WARNING = (
     "Warning: the plugin's IPN sends this key to your own server (that is how the plugin checks "

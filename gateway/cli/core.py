@@ -2,6 +2,8 @@
 input.
 """
 
+import secrets
+
 import click
 from flask import current_app
 from marshmallow import ValidationError, validate
@@ -15,18 +17,12 @@ from ..accounts.users import end_sessions, find_user_by_email
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..extensions import db
+from .checkout import add_bootstrap_methods, requested_methods
+from .deployment import default_brand, fail_on_api_error
 
 DEMO_EMAIL = "admin@example.com"
 DEMO_BRAND_NAME = "Demo Shop"
 BRAND_NAME_MAX = 120  # Brand.name's column
-
-
-def default_brand():
-    """The deployment's brand (the first one), or a clear error when bootstrap has not run."""
-    brand = db.session.execute(db.select(Brand).order_by(Brand.id).limit(1)).scalar_one_or_none()
-    if brand is None:
-        raise click.ClickException("No brand yet: run `flask gateway bootstrap` first.")
-    return brand
 
 
 def is_email(text):
@@ -36,11 +32,6 @@ def is_email(text):
     except ValidationError:
         return False
     return len(text) <= 254
-
-
-def fail_on_api_error(error):
-    """Turn a service's DomainError into a command-line failure."""
-    raise click.ClickException(error.message)
 
 
 def echo_sign_in():
@@ -84,10 +75,6 @@ def bootstrap(brand_name, email, password, bkash_numbers, method_specs, admin_ke
     """Create the brand, a super-administrator, a first API key and the receiving numbers; running
     it again changes nothing. Without numbers, development adds a marked demo bKash number and
     production adds none."""
-    import secrets
-
-    from .checkout import add_bootstrap_methods, requested_methods
-
     if db.session.execute(db.select(Brand).limit(1)).scalar_one_or_none() is not None:
         click.echo("Already bootstrapped: nothing changed.")
         echo_sign_in()

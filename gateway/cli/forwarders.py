@@ -11,7 +11,7 @@ from ..devices.forwarders import (
     revoke_forwarder,
 )
 from ..domain_errors import DomainError
-from .core import default_brand, fail_on_api_error
+from .deployment import default_brand, fail_on_api_error
 
 
 @click.command("add-forwarder")

@@ -7,7 +7,7 @@ from werkzeug.utils import import_string
 
 from ..jobs import PERIODIC, QUEUES
 from ..webhooks.deliveries import rotate_webhook_secret
-from .core import default_brand
+from .deployment import default_brand
 
 
 @click.command("worker")

@@ -16,7 +16,7 @@ from ..sms.simulator import (
     simulator_device,
     stored_sms,
 )
-from .core import default_brand
+from .deployment import default_brand
 
 
 @click.command("pair-code")

@@ -1,8 +1,6 @@
 """An invoice's states: sent, paid (when its payment completes), void, overdue with one reminder."""
 
 import logging
-from datetime import timezone
-from zoneinfo import ZoneInfo
 
 from flask import current_app
 
@@ -165,66 +163,4 @@ def mark_invoice_paid(payment, transaction=None):
         payment=payment,
         transaction=transaction,
         data=invoice_event_data(invoice, payment, transaction),
-    )
-
-
-def local_today(brand, now):
-    """The brand's calendar date at `now` (UTC)."""
-    try:
-        zone = ZoneInfo(brand.timezone or "Asia/Dhaka")
-    except (KeyError, ValueError):
-        zone = ZoneInfo("UTC")
-    return (now if now.tzinfo else now.replace(tzinfo=timezone.utc)).astimezone(zone).date()
-
-
-def sweep_overdue_invoices(now=None):
-    """Sent invoices past their due date (in the brand's zone) become overdue, with one reminder.
-
-    Each step is a guarded UPDATE: a repeated or concurrent sweep finds nothing left to move, and
-    only the sweep that moves `reminder_count` from 0 to 1 sends the reminder. Returns how many
-    invoices became overdue.
-    """
-    from .sending import send_reminder  # sending imports this module
-
-    now = now or utcnow()
-    moved = 0
-    for invoice in due_candidates(now):
-        if invoice.due_date >= local_today(invoice.brand, now):
-            continue
-        with unit_of_work():  # each invoice's move, event and reminder commit together
-            if invoice.status == "sent" and move(invoice, ("sent",), "overdue", overdue_at=now):
-                db.session.refresh(invoice)
-                emit_event("invoice.overdue", invoice.brand, data=invoice_event_data(invoice))
-                moved += 1
-            reminded = write_status(
-                INVOICE,
-                (Invoice.id == invoice.id, Invoice.reminder_count == 0),
-                ("overdue",),
-                "overdue",
-                reminder_count=1,
-                last_reminder_at=now,
-                updated_at=now,
-            )
-            if reminded == 1:
-                db.session.refresh(invoice)
-                send_reminder(invoice)
-    return moved
-
-
-def due_candidates(now):
-    """Unpaid sent invoices whose due date may have passed somewhere (a day of margin for zones)."""
-    return (
-        db.session.execute(
-            db.select(Invoice)
-            .where(
-                Invoice.status.in_(OPEN_INVOICE_STATUSES),
-                Invoice.due_date.is_not(None),
-                Invoice.due_date <= now.date(),
-                db.or_(Invoice.status == "sent", Invoice.reminder_count == 0),
-            )
-            .order_by(Invoice.due_date, Invoice.id)
-            .limit(500)
-        )
-        .scalars()
-        .all()
     )

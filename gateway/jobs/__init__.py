@@ -21,7 +21,7 @@ SEND_SMS = "gateway.sms.provider.send_outbound_sms"
 PERIODIC = (
     ("sweep-outbox", "gateway.jobs.sweep.sweep_outbox", "SWEEP_INTERVAL"),
     ("expire-payments", "gateway.payments.lifecycle.expire_due_payments", 60),
-    ("prune-idempotency", "gateway.api.idempotency.prune_idempotency_records", 3600),
+    ("prune-idempotency", "gateway.accounts.idempotency.prune_idempotency_records", 3600),
     # Stored credits a waiting claim could match, left unmatched by a request that died after
     # storing them.
     ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL"),
@@ -36,7 +36,7 @@ PERIODIC = (
     ("notifications", "gateway.notifications.watch.sweep_notifications", "SWEEP_INTERVAL"),
     ("prune-notifications", "gateway.notifications.watch.prune_notifications", 3600),
     # Sent invoices past their due date become overdue, each with one reminder.
-    ("invoice-overdue", "gateway.invoices.lifecycle.sweep_overdue_invoices", 900),
+    ("invoice-overdue", "gateway.invoices.overdue.sweep_overdue_invoices", 900),
 )
 # Jobs already in Redis when the code moved into domain packages name their function's old home:
 # they still run.

@@ -1,9 +1,9 @@
 """Why a payment link cannot take a payment now: disabled, expired or used up."""
 
-from ..domain_errors import DomainError
+from ..domain_errors import Gone
 
 
-class LinkUnavailable(DomainError):
+class LinkUnavailable(Gone):
     """The link exists but takes no more payments (LINK_UNAVAILABLE, shown as a 410 page)."""
 
     code = "LINK_UNAVAILABLE"

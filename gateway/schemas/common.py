@@ -1,6 +1,5 @@
 """Fields and schema pieces shared by the API, the checkout and the panel."""
 
-import math
 import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -12,6 +11,7 @@ from marshmallow import fields, validate
 from marshmallow.utils import ensure_text_type
 
 from ..clock import isoformat
+from ..db_types import UNSTORABLE_MESSAGE, unstorable
 from ..money import AMOUNT_SCHEMA_PATTERN, InvalidAmount, format_amount, parse_amount
 
 MAX_URL_LENGTH = 2048
@@ -50,25 +50,6 @@ class ChangeSchema(BaseSchema):
         """At least one known field is sent."""
         if not data:
             raise ma.ValidationError({"body": [self.CHANGE_MESSAGE]})
-
-
-UNSTORABLE_MESSAGE = "Must not contain NUL characters, unpaired surrogates, NaN or Infinity."
-_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
-
-
-def unstorable(value):
-    """Whether a parsed JSON value holds text or a number no database column can take, keys
-    included.
-    """
-    if isinstance(value, str):
-        return _UNSTORABLE_TEXT.search(value) is not None
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, Mapping):
-        return any(unstorable(key) or unstorable(item) for key, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(unstorable(item) for item in value)
-    return False
 
 
 class Amount(fields.Field):

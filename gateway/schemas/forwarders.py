@@ -4,8 +4,8 @@ events and SMS to URL Forwarder's JSON template (docs/architecture.md, "Forwarde
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from ..sms.companion_items import ReceivedAt
 from .common import BaseSchema, envelope
-from .mobile import ReceivedAt
 
 MAX_TEXT = 16 * 1024
 SMS_RECEIVED = "sms:received"

@@ -2,17 +2,15 @@
 mobile_answers.py.
 """
 
-from datetime import datetime, timezone
-
 import marshmallow as ma
 from marshmallow import fields, validate
 
 from ..db_types import MAX_ROW_ID
 from ..devices.models.device import SIMULATOR_PLATFORM
+from ..sms.companion_items import ReceivedAt
 from .common import BaseSchema
 
 MAX_BATCH = 200
-MAX_PAYLOAD = 16 * 1024
 
 
 class PairDeviceSchema(BaseSchema):
@@ -67,51 +65,6 @@ class TokenRefreshSchema(BaseSchema):
             "device_id): a refresh without it is refused, 401 FINGERPRINT_MISMATCH."
         },
     )
-
-
-class ReceivedAt(fields.Field):
-    """When the phone received an SMS: ISO 8601 (naive means UTC) or epoch milliseconds."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        try:
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
-            parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-        except (TypeError, ValueError, OverflowError, OSError) as error:
-            raise ma.ValidationError(
-                "Send received_at as ISO 8601 or epoch milliseconds."
-            ) from error
-        return (
-            parsed.replace(tzinfo=timezone.utc)
-            if parsed.tzinfo is None
-            else parsed.astimezone(timezone.utc)
-        )
-
-
-class LocalId(fields.Field):
-    """The app's own id of a message: a string or an integer, kept as a string."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (str, int))
-            or not 0 < len(str(value)) <= 64
-        ):
-            raise ma.ValidationError(
-                "local_id must be a string or integer of at most 64 characters."
-            )
-        return str(value)
-
-
-class SmsMessageSchema(BaseSchema):
-    """One forwarded SMS of a batch."""
-
-    local_id = LocalId(required=True)
-    sender = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    encrypted_payload = fields.String(
-        required=True, validate=validate.Length(min=1, max=MAX_PAYLOAD)
-    )
-    received_at = ReceivedAt(load_default=None)
 
 
 class SmsBatchSchema(BaseSchema):

@@ -15,8 +15,8 @@ from ..clock import utcnow
 from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
 from ..devices.models.device import Device
 from ..extensions import db
-from ..schemas.mobile import SmsMessageSchema
 from .balance_chain import UNCHECKED, link_of, link_text, link_texts, movement
+from .companion_items import SmsMessageSchema
 from .matching import (
     hold_unverified_credit,
     match_new_credits,

@@ -15,7 +15,6 @@ from ..devices.pairing import create_pairing_code, pair_device
 from ..devices.tokens import access_token
 from ..domain_errors import InvalidState
 from ..extensions import db
-from ..schemas.mobile import SmsBatchSchema
 from .balance_chain import chain_key
 from .ingest import batch_answer, ingest_batch
 from .models.balance_chain import BalanceChain
@@ -126,7 +125,7 @@ def forward_as_device(device, provider, text, via="auto"):
         except ValueError:  # not a gateway answering, or a proxy's error page
             body = None
         return f"HTTP POST {base}{SMS_PATH}", response.status_code, body
-    results = ingest_batch(device, SmsBatchSchema().load({"messages": [message]})["messages"])
+    results = ingest_batch(device, [message])
     return (
         f"the ingestion service directly (no server answered at {base})",
         200,

@@ -9,8 +9,8 @@ import pytest
 import requests
 from freezegun import freeze_time
 
+from gateway.accounts.idempotency import prune_idempotency_records
 from gateway.accounts.models.idempotency import IdempotencyRecord
-from gateway.api.idempotency import prune_idempotency_records
 from gateway.extensions import db
 from gateway.payments import lifecycle as payment_service
 from gateway.payments.models.payment import Payment

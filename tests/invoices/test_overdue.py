@@ -6,8 +6,9 @@ from datetime import datetime, timezone
 from freezegun import freeze_time
 
 from gateway.extensions import db
-from gateway.invoices.lifecycle import mark_sent, sweep_overdue_invoices
+from gateway.invoices.lifecycle import mark_sent
 from gateway.invoices.models.invoice import Invoice
+from gateway.invoices.overdue import sweep_overdue_invoices
 from gateway.mail.models.mail import OutboundMail
 from gateway.mail.sending import deliver_mail
 from gateway.sms.models.outbound_sms import OutboundSms

@@ -227,7 +227,7 @@ def test_prune_job_deletes_idempotency_records_older_than_a_day(brand):
             IdempotencyRecord(brand_id=brand.id, key=key, request_hash="x", created_at=now - age)
         )
     db.session.commit()
-    jobs.run_job("gateway.api.idempotency.prune_idempotency_records")
+    jobs.run_job("gateway.accounts.idempotency.prune_idempotency_records")
     assert db.session.execute(db.select(IdempotencyRecord.key)).scalars().all() == ["fresh"]
 
 
