@@ -1,9 +1,10 @@
-"""The layout is the architecture: front doors import domains, domains never import front doors, no
-new cycles.
+"""The layout is the architecture: who may import whom, dotted job paths included, and no import
+cycle (docs/architecture.md, "Boundaries").
 """
 
 import ast
-from itertools import combinations
+import re
+from functools import cache
 from pathlib import Path
 
 GATEWAY = Path(__file__).resolve().parent.parent / "gateway"
@@ -21,6 +22,38 @@ DOMAINS = {
     "links",
     "reports",
 }
+# Shared by every package; each imports nothing of gateway/ but the others of this list.
+KERNEL = {
+    "answer_commit",
+    "clock",
+    "cookie_session",
+    "db_types",
+    "destinations",
+    "domain_errors",
+    "extensions",
+    "i18n",
+    "money",
+    "numerals",
+    "request_limits",
+    "sealing",
+    "security_headers",
+    "sqlite_writers",
+    "states",
+}
+# Shared by the front doors only (no domain imports them), each with what it may import besides
+# the kernel.
+FRONT_DOOR_SHARED = {
+    "schemas": DOMAINS,  # the wire formats read and render the domains' objects
+    "rate_limits": {"accounts"},  # every limit counts in accounts' shared store
+    "errors": set(),  # the one renderer of the domains' errors knows no domain
+    "request_log": {"errors"},
+}
+# The application: gateway/__init__.py builds it, db_models.py lists every table for Alembic,
+# serving.py readies a serving process; they import every package to wire them together.
+APPLICATION = {"", "db_models", "serving"}
+# The modules that import the application, each with its reason; nothing else may.
+APPLICATION_IMPORTS = {"gateway.jobs": "a plain `rq worker` builds the app it runs jobs under"}
+JOB_PATH = re.compile(r"gateway(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
 def module_name(path):
@@ -29,10 +62,18 @@ def module_name(path):
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def module_path(name):
+    """The file of a dotted module name under gateway, or None when no module has that name."""
+    path = GATEWAY.parent.joinpath(*name.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
 def is_module(name):
     """Whether a dotted name under gateway is a module or package on disk."""
-    path = GATEWAY.parent.joinpath(*name.split("."))
-    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+    return module_path(name) is not None
 
 
 def imported_modules(source, name, is_package):
@@ -55,11 +96,13 @@ def imported_modules(source, name, is_package):
 
 
 def component(module):
-    """The package a module belongs to: gateway.sms.matching -> sms; gateway.clock -> clock."""
+    """The package a module belongs to: gateway.sms.matching -> sms; gateway.clock -> clock;
+    gateway (the application factory) -> ''."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
 
+@cache
 def import_edges():
     """(importer, imported) module pairs over every file of gateway/."""
     edges = set()
@@ -67,7 +110,79 @@ def import_edges():
         name = module_name(path)
         for imported in imported_modules(path.read_text(), name, path.name == "__init__.py"):
             edges.add((name, imported))
-    return edges
+    return frozenset(edges)
+
+
+def job_paths(source):
+    """(dotted path, module, function name) of each string in source naming a function of a
+    gateway module, as the jobs are enqueued and listed (`"gateway.sms.matching.heal_matching"`).
+
+    A string whose module does not exist (an old path kept for jobs queued before a move) names
+    nothing here.
+    """
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        if not JOB_PATH.fullmatch(node.value):
+            continue
+        module, _, function = node.value.rpartition(".")
+        if module != "gateway" and is_module(module):
+            found.add((node.value, module, function))
+    return sorted(found)
+
+
+@cache
+def job_path_edges():
+    """(module holding the string, module it names) for every job path in gateway/."""
+    return frozenset(
+        (module_name(path), module)
+        for path in GATEWAY.rglob("*.py")
+        for _, module, _ in job_paths(path.read_text())
+    )
+
+
+def defines(source, name):
+    """Whether a module's source defines `name` at its top level (a function, a class, a name)."""
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                return True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((alias.asname or alias.name) == name for alias in node.names):
+                return True
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return True
+    return False
+
+
+def may_import(importer, imported):
+    """Whether package `importer` may import package `imported` (both as `component` names)."""
+    if importer == imported or imported in KERNEL or importer in APPLICATION:
+        return True
+    if imported in APPLICATION:
+        return False  # only the modules of APPLICATION_IMPORTS, checked apart
+    if importer in KERNEL:
+        return False
+    if importer in DOMAINS:
+        return imported in DOMAINS
+    if importer in FRONT_DOOR_SHARED:
+        return imported in FRONT_DOOR_SHARED[importer]
+    if importer in FRONT_DOORS:
+        return imported in DOMAINS | FRONT_DOORS | set(FRONT_DOOR_SHARED)
+    return False  # a package of no kind: test_every_package_has_a_place says where to list it
+
+
+def forbidden_imports(edges):
+    """Imports against the layers, as 'importer -> imported'."""
+    return sorted(
+        f"{a} -> {b}"
+        for a, b in edges
+        if not may_import(component(a), component(b))
+        and not (component(b) in APPLICATION and a in APPLICATION_IMPORTS)
+    )
 
 
 def front_door_imports(edges):
@@ -77,47 +192,205 @@ def front_door_imports(edges):
     )
 
 
-def domain_cycles(edges):
-    """Pairs of domains that import each other, each with one import of either direction."""
-    between = {}
+def cycles(edges):
+    """Each group of nodes that import one another round a circle (strongly connected components
+    of more than one node), sorted."""
+    graph = {}
     for a, b in edges:
-        pair = (component(a), component(b))
-        if pair[0] in DOMAINS and pair[1] in DOMAINS and pair[0] != pair[1]:
-            between.setdefault(pair, f"{a} -> {b}")
-    return {
-        tuple(sorted((x, y))): (between[(x, y)], between[(y, x)])
-        for x, y in combinations(sorted(DOMAINS), 2)
-        if (x, y) in between and (y, x) in between
-    }
+        if a != b:
+            graph.setdefault(a, set()).add(b)
+            graph.setdefault(b, set())
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+            elif target not in index:
+                index[target] = low[target] = len(index)
+                stack.append(target)
+                on_stack.add(target)
+                work.append((target, iter(sorted(graph[target]))))
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+    return sorted(found)
+
+
+def module_cycles(edges):
+    """Circles of modules. A package's `__init__` importing its own modules does not count (a
+    blueprint registering its views, the jobs package choosing its runner: the package is one
+    thing), nor an import of the application (APPLICATION_IMPORTS)."""
+    return cycles(
+        {(a, b) for a, b in edges if not b.startswith(a + ".") and component(b) not in APPLICATION}
+    )
+
+
+def package_cycles(edges):
+    """Circles of packages (gateway/sms, gateway/schemas, gateway/errors.py...)."""
+    return cycles(
+        {
+            (component(a), component(b))
+            for a, b in edges
+            if component(a) not in APPLICATION and component(b) not in APPLICATION
+        }
+    )
+
+
+def test_every_package_has_a_place():
+    """A new package or top-level module is a front door, a domain, the kernel, shared by the
+    front doors, or the application: say which above."""
+    placed = FRONT_DOORS | DOMAINS | KERNEL | set(FRONT_DOOR_SHARED) | APPLICATION
+    on_disk = {component(module_name(path)) for path in GATEWAY.rglob("*.py")}
+    assert on_disk - placed == set()
+    kinds = [FRONT_DOORS, DOMAINS, KERNEL, set(FRONT_DOOR_SHARED), APPLICATION]
+    assert sum(len(kind) for kind in kinds) == len(placed), "a package is listed twice"
 
 
 def test_no_domain_imports_a_front_door():
-    assert front_door_imports(import_edges()) == []
+    assert front_door_imports(import_edges() | job_path_edges()) == []
 
 
-def test_no_two_domains_import_each_other():
+def test_every_import_keeps_to_the_layers():
+    """The kernel imports only the kernel; a domain imports the kernel and other domains; what
+    the front doors share imports what FRONT_DOOR_SHARED says; nothing imports the application
+    but APPLICATION_IMPORTS."""
+    assert forbidden_imports(import_edges()) == []
+
+
+def test_every_job_path_names_a_function_a_package_may_import():
+    """A job enqueued by dotted path is an import made late: it keeps to the same layers (a cycle
+    is its reason to be a string, so cycles do not count) and names a function that exists."""
+    missing = [
+        path
+        for file in GATEWAY.rglob("*.py")
+        for path, module, function in job_paths(file.read_text())
+        if not defines(module_path(module).read_text(), function)
+        and not is_module(f"{module}.{function}")
+    ]
+    assert missing == []
+    assert forbidden_imports(job_path_edges()) == []
+
+
+def test_no_import_cycle_between_modules():
+    assert module_cycles(import_edges()) == []
+
+
+def test_no_import_cycle_between_packages():
     """Function-level imports count too; a domain reacts to another's news through signals
     instead."""
-    assert domain_cycles(import_edges()) == {}
+    assert package_cycles(import_edges()) == []
 
 
 def test_a_function_level_import_of_a_front_door_from_a_domain_is_caught():
     source = "def f():\n    from ..api.paging import paginate\n"
     edges = {("gateway.sms.inbox", m) for m in imported_modules(source, "gateway.sms.inbox", False)}
     assert front_door_imports(edges) == ["gateway.sms.inbox -> gateway.api.paging"]
+    assert forbidden_imports(edges) == ["gateway.sms.inbox -> gateway.api.paging"]
 
 
-def test_a_cycle_between_two_domains_is_caught():
+def test_imports_against_the_layers_are_caught():
     edges = {
+        ("gateway.errors", "gateway.links.errors"),  # the renderer knowing a domain
+        ("gateway.sms.ingest", "gateway.schemas.mobile"),  # a domain using a front door's format
+        ("gateway.states", "gateway.payments.models.payment"),  # the kernel knowing a domain
+        ("gateway.mail.settings", "gateway.sealing"),  # fine: the kernel
+        ("gateway.schemas.payment", "gateway.payments.lifecycle"),  # fine: a format of a domain
+        ("gateway.payments.lifecycle", "gateway"),  # only APPLICATION_IMPORTS import the app
+        ("gateway.jobs", "gateway"),  # listed
+    }
+    assert forbidden_imports(edges) == [
+        "gateway.errors -> gateway.links.errors",
+        "gateway.payments.lifecycle -> gateway",
+        "gateway.sms.ingest -> gateway.schemas.mobile",
+        "gateway.states -> gateway.payments.models.payment",
+    ]
+
+
+def test_a_job_path_is_read_as_an_import():
+    source = (
+        'PERIODIC = (("prune", "gateway.accounts.idempotency.prune_idempotency_records", 60),)\n'
+        'OLD = {"gateway.services.outbox.sweep_outbox": "gateway.jobs.sweep.sweep_outbox"}\n'
+        'log = logging.getLogger("gateway.request_id")\n'
+    )
+    assert job_paths(source) == [
+        (
+            "gateway.accounts.idempotency.prune_idempotency_records",
+            "gateway.accounts.idempotency",
+            "prune_idempotency_records",
+        ),
+        ("gateway.jobs.sweep.sweep_outbox", "gateway.jobs.sweep", "sweep_outbox"),
+    ]
+    edges = {("gateway.jobs", "gateway.api.idempotency")}  # a job of a front door's
+    assert forbidden_imports(edges) == ["gateway.jobs -> gateway.api.idempotency"]
+
+
+def test_cycles_of_modules_and_packages_are_caught():
+    edges = {
+        ("gateway.cli.core", "gateway.cli.checkout"),  # inside a function: counts too
+        ("gateway.cli.checkout", "gateway.cli.core"),
+        ("gateway.invoices.lifecycle", "gateway.invoices.sending"),
+        ("gateway.invoices.sending", "gateway.invoices.pdf"),
+        ("gateway.invoices.pdf", "gateway.invoices.lifecycle"),
+        ("gateway.panel", "gateway.panel.payments"),  # a package's __init__ and its own module
+        ("gateway.panel.payments", "gateway.panel"),
+        ("gateway.jobs", "gateway"),  # the application, listed
+        ("gateway", "gateway.jobs"),
         ("gateway.sms.matching", "gateway.payments.lifecycle"),
-        ("gateway.payments.refunds", "gateway.sms.claims"),
+        ("gateway.payments.refunds", "gateway.webhooks.events"),
+        ("gateway.webhooks.events", "gateway.sms.claims"),
     }
-    assert domain_cycles(edges) == {
-        ("payments", "sms"): (
-            "gateway.payments.refunds -> gateway.sms.claims",
-            "gateway.sms.matching -> gateway.payments.lifecycle",
+    assert module_cycles(edges) == [
+        ["gateway.cli.checkout", "gateway.cli.core"],
+        ["gateway.invoices.lifecycle", "gateway.invoices.pdf", "gateway.invoices.sending"],
+    ]
+    assert package_cycles(edges) == [["payments", "sms", "webhooks"]]
+
+
+# The modules that use a cipher or a key derivation, each for its reason: every other secret is
+# sealed and every key derived through gateway/sealing.py.
+CIPHER_MODULES = {
+    "sealing": "keys derived from SECRET_KEY, one per purpose; secrets sealed at rest under them",
+    "devices.crypto": "the companion app's SMS payloads, under the device's own key",
+}
+
+
+CIPHER_PACKAGE = "cryptography.hazmat"
+
+
+def cipher_users(sources):
+    """Modules (without `gateway.`) importing from cryptography.hazmat, sorted."""
+    return sorted(
+        module
+        for module, source in sources.items()
+        if any(
+            isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith("cryptography.hazmat")
+            for node in ast.walk(ast.parse(source))
         )
-    }
+    )
+
+
+def test_keys_are_derived_and_secrets_sealed_in_one_module():
+    assert cipher_users(gateway_sources()) == sorted(CIPHER_MODULES)
 
 
 def test_no_production_code_calls_the_app_through_a_test_client():
