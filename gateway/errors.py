@@ -147,7 +147,8 @@ def request_id():
 
 
 def error_response(status, code, message, errors=None, headers=None):
-    """The JSON error envelope of CONTRACT.md; `error` is the message where a client shows it."""
+    """The JSON error envelope of docs/spec/CONTRACT.md; `error` is the message where a client
+    shows it."""
     body = {"success": False, "error": True, "message": message, "code": code}
     if errors:
         body["errors"], total = capped_errors(errors)

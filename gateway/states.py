@@ -4,7 +4,7 @@ status writer.
 Every status change in the code is `write_status` (a guarded UPDATE: the from-states are in its
 WHERE, so of two racing writers one wins) or, for the few statements built once for speed, a
 statement made by `guarded_update`. A move the tables below do not list raises `IllegalTransition`
-before any SQL runs. The payment table is CONTRACT.md's with the amendments of
+before any SQL runs. The payment table is docs/spec/CONTRACT.md's with the amendments of
 docs/payment-states.md.
 
 It names tables, not models, and imports no domain: payments, sms and webhooks all write statuses

@@ -23,7 +23,8 @@ TOLERANCE = 300
 
 
 class WebhookReceiver:
-    """A local HTTP endpoint that checks every webhook's signature and timestamp (spec 6.3)."""
+    """A local HTTP endpoint that checks every webhook's signature and timestamp
+    (docs/spec/merchant-api.md 6.3)."""
 
     def __init__(self, secret, host="127.0.0.1", port=0, ssl_context=None):
         self.secret = secret

@@ -92,7 +92,8 @@ def tighten_document(spec, config):
     """Add to the registered component schemas what their fields cannot express themselves."""
     schemas = spec.components.schemas
     for name in REQUEST_BODIES:
-        # As CONTRACT.md says of payments, and every body reads (schemas.common.BaseSchema).
+        # As docs/spec/CONTRACT.md says of payments, and every body reads
+        # (schemas.common.BaseSchema).
         schemas[name]["additionalProperties"] = True
         schemas[name]["description"] = (
             schemas[name].get("description", "") + " Unknown properties are ignored."

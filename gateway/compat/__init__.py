@@ -1,4 +1,5 @@
-"""Speaking the wire formats of the plugins merchants already run (docs/plugins.md, COMPAT.md).
+"""Speaking the wire formats of the plugins merchants already run (docs/plugins.md,
+docs/spec/COMPAT.md).
 
 Three dialects (UddoktaPay, PipraPay 2.x and 3.x) over the same payments, checkout, matching,
 refunds and webhook outbox as the native API: `views.py` is the one blueprint, `core.py` the shared

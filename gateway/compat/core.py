@@ -23,7 +23,7 @@ from ..webhooks.callback_urls import check_callback_url
 from .models.compat import CompatPayment
 
 METADATA_MAX_CHARS = 4000
-# Our statuses in the words every dialect maps from (COMPAT.md, "Statuses").
+# Our statuses in the words every dialect maps from (docs/spec/COMPAT.md, "Statuses").
 GENERIC_STATUS = {
     "created": "initial",
     "processing": "pending",

@@ -20,7 +20,7 @@ _envelopes = {}
 
 
 class BaseSchema(ma.Schema):
-    """Unknown fields are ignored, as CONTRACT.md says."""
+    """Unknown fields are ignored, as docs/spec/CONTRACT.md says."""
 
     class Meta:
         unknown = ma.EXCLUDE

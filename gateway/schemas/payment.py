@@ -77,7 +77,7 @@ class PaymentCreateSchema(BaseSchema):
 
 
 class PaymentCreatedSchema(BaseSchema):
-    """`data` of the POST /payments response (spec 2.3)."""
+    """`data` of the POST /payments response (docs/spec/merchant-api.md 2.3)."""
 
     payment_id = fields.String(attribute="public_id")
     token = fields.String()
@@ -115,8 +115,8 @@ CUSTOMER_SUMMARY_DOC = {
 
 
 class PaymentSchema(PaymentCreatedSchema):
-    """`data` of GET /payments/{payment_id} (spec 2.4 and CONTRACT.md), from a Payment or a payment
-    view row.
+    """`data` of GET /payments/{payment_id} (docs/spec/merchant-api.md 2.4 and
+    docs/spec/CONTRACT.md), from a Payment or a payment view row.
     """
 
     trx_id = fields.String(allow_none=True)

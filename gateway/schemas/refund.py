@@ -1,4 +1,4 @@
-"""Refund request and response shapes (spec 2.5 and CONTRACT.md)."""
+"""Refund request and response shapes (docs/spec/merchant-api.md 2.5 and docs/spec/CONTRACT.md)."""
 
 from datetime import timezone
 

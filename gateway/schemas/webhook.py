@@ -1,4 +1,4 @@
-"""Webhook delivery records (spec 2.6) and the webhook test request."""
+"""Webhook delivery records (docs/spec/merchant-api.md 2.6) and the webhook test request."""
 
 from marshmallow import fields
 
@@ -6,7 +6,8 @@ from .common import BaseSchema, HttpUrl, Timestamp
 
 
 class DeliverySchema(BaseSchema):
-    """An element of GET /webhooks/deliveries: exactly the fields of spec 2.6."""
+    """An element of GET /webhooks/deliveries: exactly the fields of docs/spec/merchant-api.md
+    2.6."""
 
     id = fields.Integer()
     transaction_id = fields.Integer(allow_none=True)

@@ -19,7 +19,7 @@ from .callback_urls import check_callback_url
 from .events import emit_event
 from .models.webhook import DUE_STATUSES, WebhookDelivery
 
-LOG_SIZE = 50  # spec 4.4 and 8: the 50 most recent records
+LOG_SIZE = 50  # docs/spec/merchant-api.md 4.4 and 8: the 50 most recent records
 
 
 def recent_deliveries(brand):

@@ -1,5 +1,5 @@
-"""POST/GET /payments and cancel: the shapes of spec 2.3/2.4 and CONTRACT.md, filters, isolation,
-bad input.
+"""POST/GET /payments and cancel: the shapes of docs/spec/merchant-api.md 2.3/2.4 and
+docs/spec/CONTRACT.md, filters, isolation, bad input.
 """
 
 import re

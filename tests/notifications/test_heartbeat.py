@@ -25,7 +25,8 @@ def test_battery_charging_and_app_version_are_stored(client, brand):
     device = reload(device)
     assert device.status_json["battery_level"] == 55 and device.status_json["is_charging"] is True
     assert device.app_version == "2.6.0" and device.last_heartbeat_at is not None
-    assert "future" not in device.status_json  # unknown fields are ignored, as CONTRACT.md says
+    # Unknown fields are ignored, as docs/spec/CONTRACT.md says.
+    assert "future" not in device.status_json
 
 
 @pytest.mark.parametrize("body", [None, {}])
