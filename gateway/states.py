@@ -53,6 +53,30 @@ class Machine:
         return [(f, t) for f, targets in self.moves.items() for t in sorted(targets)]
 
 
+# The status words of payments, transactions, refunds, payment links and invoices, named once: the
+# code compares and writes these names, never the bare words (the tables below list the moves).
+PAYMENT_CREATED = "created"
+PAYMENT_PROCESSING = "processing"
+PAYMENT_COMPLETED = "completed"
+PAYMENT_PARTIALLY_REFUNDED = "partially_refunded"
+PAYMENT_REFUNDED = "refunded"
+PAYMENT_CANCELLED = "cancelled"
+PAYMENT_EXPIRED = "expired"
+PAYMENT_FAILED = "failed"
+TRANSACTION_COMPLETED = "completed"
+TRANSACTION_PARTIALLY_REFUNDED = "partially_refunded"
+TRANSACTION_REFUNDED = "refunded"
+REFUND_COMPLETED = "completed"
+LINK_ACTIVE = "active"
+LINK_DISABLED = "disabled"
+LINK_DELETED = "deleted"  # kept for its payments and its slug, never shown again
+INVOICE_DRAFT = "draft"
+INVOICE_SENT = "sent"
+INVOICE_OVERDUE = "overdue"
+INVOICE_PAID = "paid"
+INVOICE_VOID = "void"
+
+
 PAYMENT = Machine(
     "payment",
     "payments",
@@ -187,13 +211,13 @@ def guarded_update(machine, table, from_states, to_states):
 
 def payment_in_review(payment):
     """Whether the payment waits for the merchant: processing, held with a review reason."""
-    return payment.status == "processing" and bool(payment.review_reason)
+    return payment.status == PAYMENT_PROCESSING and bool(payment.review_reason)
 
 
 def payment_in_review_sql():
     """SQL: the payment is processing and held with a review reason (payment_in_review)."""
     payments = PAYMENT.table.c
-    return db.and_(payments.status == "processing", payments.review_reason.is_not(None))
+    return db.and_(payments.status == PAYMENT_PROCESSING, payments.review_reason.is_not(None))
 
 
 def not_held_for_review_sql():

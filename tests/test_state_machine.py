@@ -197,6 +197,29 @@ def test_a_refund_is_recorded_completed_and_never_moves():
     assert REFUND.statuses == ("completed",) and REFUND.pairs() == []
 
 
+def named_statuses(prefix):
+    """The words of states.py's constants named `<prefix>_<WORD>` (PAYMENT_COMPLETED...)."""
+    return {
+        value
+        for name, value in vars(states).items()
+        if name.startswith(prefix + "_")
+        and name[len(prefix) + 1 :].isupper()
+        and isinstance(value, str)
+    }
+
+
+@pytest.mark.parametrize("prefix", ["PAYMENT", "TRANSACTION", "REFUND", "INVOICE"])
+def test_each_status_word_is_named_once_in_states(prefix):
+    """The code writes PAYMENT_COMPLETED, never "completed": each machine's words have a name."""
+    assert named_statuses(prefix) == set(getattr(states, prefix).statuses)
+
+
+def test_a_links_status_words_are_named_in_states():
+    from gateway.links.models.link import DELETED, LINK_STATUSES
+
+    assert named_statuses("LINK") == {*LINK_STATUSES, DELETED} == {"active", "disabled", "deleted"}
+
+
 def test_every_status_the_models_know_is_in_the_tables():
     from gateway.payments.models.payment import PAYMENT_STATUSES
     from gateway.sms.models.inbound_sms import SMS_STATUSES

@@ -20,6 +20,7 @@ from ..invoices.drafting import InvoiceNotSent, get_invoice_by_token
 from ..invoices.lifecycle import pay_invoice, paying_payment
 from ..invoices.pdf import pdf_filename, render_invoice_pdf
 from ..invoices.texts import date_text, money_text, quantity_text, status_names
+from ..states import INVOICE_PAID
 from .pages import language_url, protect_response, render_checkout, render_http_error
 from .theme import brand_theme
 
@@ -63,7 +64,7 @@ def render_invoice(invoice, status=200):
         brand=brand,
         theme=brand_theme(brand),
         language_url=language_url,
-        paid_by=paying_payment(invoice) if invoice.status == "paid" else None,
+        paid_by=paying_payment(invoice) if invoice.status == INVOICE_PAID else None,
         form=PayForm(),
         money=lambda amount: money_text(amount, invoice.currency, language),
         quantity=lambda value: quantity_text(value, language),

@@ -9,6 +9,7 @@ from ..extensions import db
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import Payment
 from ..security_headers import csp_source
+from ..states import PAYMENT_CANCELLED, PAYMENT_COMPLETED, PAYMENT_EXPIRED, PAYMENT_FAILED
 from .presenters import KIND_NAMES, format_money, return_url, trx_id_help
 from .theme import brand_theme
 
@@ -74,11 +75,11 @@ def render_result(kind, payment=None, status=200):
     the shop.
     """
     back_url = None
-    if payment is not None and kind == "completed":
-        back_url = return_url(payment.redirect_url, payment, "completed")
-    elif payment is not None and kind in ("cancelled", "expired", "failed"):
+    if payment is not None and kind == PAYMENT_COMPLETED:
+        back_url = return_url(payment.redirect_url, payment, PAYMENT_COMPLETED)
+    elif payment is not None and kind in (PAYMENT_CANCELLED, PAYMENT_EXPIRED, PAYMENT_FAILED):
         back_url = return_url(
-            payment.cancel_url, payment, payment.status if kind != "expired" else "expired"
+            payment.cancel_url, payment, payment.status if kind != PAYMENT_EXPIRED else kind
         )
     return render_checkout("checkout/result.html", payment, status, kind=kind, back_url=back_url)
 

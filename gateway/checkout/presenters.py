@@ -14,6 +14,7 @@ from ..i18n import lazy_gettext as _l
 from ..numerals import clock_time
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import PAID_STATUSES
+from ..states import PAYMENT_COMPLETED, PAYMENT_CREATED, PAYMENT_EXPIRED
 
 CURRENCY_SYMBOLS = {"BDT": "৳", "USD": "$", "EUR": "€", "GBP": "£", "INR": "₹"}
 # Short USSD codes let a customer on a feature phone pay without the app.
@@ -69,10 +70,10 @@ def checkout_state(payment):
 
     A created payment past its expiry reads as expired before the sweep job gets to it.
     """
-    if payment.status == "created" and payment.expires_at <= utcnow():
-        return "expired"
+    if payment.status == PAYMENT_CREATED and payment.expires_at <= utcnow():
+        return PAYMENT_EXPIRED
     if payment.status in PAID_STATUSES:
-        return "completed"
+        return PAYMENT_COMPLETED
     return payment.status
 
 

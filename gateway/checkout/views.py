@@ -12,6 +12,7 @@ from ..payments.models.payment import OPEN_STATUSES
 from ..rate_limits import limited
 from ..sms.claims import reopen_claim
 from ..sms.matching import submit_claim
+from ..states import PAYMENT_CANCELLED, PAYMENT_COMPLETED, PAYMENT_CREATED, PAYMENT_PROCESSING
 from ..states import payment_in_review as in_review
 from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
 from .pages import find_payment, page_url, register_pages, render_checkout, render_result
@@ -31,7 +32,7 @@ def payment_or_404(token):
 
 def completion_url(payment):
     """Where a paid customer goes: the merchant's redirect_url, else our own success page."""
-    return return_url(payment.redirect_url, payment, "completed") or page_url(payment)
+    return return_url(payment.redirect_url, payment, PAYMENT_COMPLETED) or page_url(payment)
 
 
 def waiting_url(payment):
@@ -64,9 +65,9 @@ def checkout_page(token):
     """What the customer sees at checkout_url, whatever state the payment is in."""
     payment = payment_or_404(token)
     state = checkout_state(payment)
-    if state == "created":
+    if state == PAYMENT_CREATED:
         return render_pay_page(payment)
-    if state == "processing":
+    if state == PAYMENT_PROCESSING:
         return redirect(waiting_url(payment))
     return render_result(state, payment)
 
@@ -98,7 +99,7 @@ def claim_limit():
 def claim(token):
     """The customer's provider TrxID: move the payment to processing (or straight to completed)."""
     payment = payment_or_404(token)
-    if checkout_state(payment) != "created":
+    if checkout_state(payment) != PAYMENT_CREATED:
         return redirect(page_url(payment), 303)
     method = payment_methods.enabled_method(payment.brand, request.form.get("method_id"))
     form = ClaimForm(method=method)
@@ -135,13 +136,14 @@ def cancel(token):
         abort(400)
     if in_review(payment):  # the merchant is checking it: only their approve or reject settles it
         return redirect(page_url(payment), 303)
-    if payment.status == "processing" and not form.confirmed:
+    if payment.status == PAYMENT_PROCESSING and not form.confirmed:
         return render_checkout("checkout/cancel.html", payment, waiting_url=waiting_url(payment))
     try:
-        cancel_payment(payment, from_states=OPEN_STATUSES if form.confirmed else ("created",))
+        cancel_payment(payment, from_states=OPEN_STATUSES if form.confirmed else (PAYMENT_CREATED,))
     except DomainError:
         return redirect(page_url(payment), 303)
-    return redirect(return_url(payment.cancel_url, payment, "cancelled") or page_url(payment), 303)
+    cancelled_url = return_url(payment.cancel_url, payment, PAYMENT_CANCELLED)
+    return redirect(cancelled_url or page_url(payment), 303)
 
 
 @bp.get("/<token>/wait")
@@ -151,9 +153,9 @@ def waiting(token):
     """
     payment = payment_or_404(token)
     state = checkout_state(payment)
-    if state == "completed":
+    if state == PAYMENT_COMPLETED:
         return redirect(completion_url(payment))
-    if state != "processing":
+    if state != PAYMENT_PROCESSING:
         return redirect(page_url(payment))
     return render_waiting_page(payment)
 
@@ -196,7 +198,7 @@ def correct_claim(token):
     matching.
     """
     payment = payment_or_404(token)
-    if checkout_state(payment) != "processing" or in_review(payment):
+    if checkout_state(payment) != PAYMENT_PROCESSING or in_review(payment):
         return redirect(page_url(payment), 303)
     # Any enabled method of the brand: the customer may have picked the wrong one the first time.
     method = payment_methods.enabled_method(payment.brand, request.form.get("method_id"))
@@ -225,7 +227,7 @@ def correct_claim(token):
         codes = [item.get("code") for item in error.errors or []]
         form.trx_id.errors = [CLAIM_REFUSALS.get(codes[0] if codes else None, CLAIM_REFUSALS[None])]
         return render_waiting_page(payment, form, status=http_status(error), chosen=method)
-    if checkout_state(payment) == "completed":
+    if checkout_state(payment) == PAYMENT_COMPLETED:
         return redirect(completion_url(payment), 303)
     return redirect(waiting_url(payment), 303)
 
@@ -238,8 +240,8 @@ def status(token):
         return jsonify(status="not_found", redirect_to=None), 404
     state = checkout_state(payment)
     redirect_to = None
-    if state == "completed":
+    if state == PAYMENT_COMPLETED:
         redirect_to = completion_url(payment)
-    elif state != "processing":
+    elif state != PAYMENT_PROCESSING:
         redirect_to = page_url(payment)
     return jsonify(status=state, redirect_to=redirect_to)

@@ -19,20 +19,30 @@ from ..payments.lifecycle import checkout_url, create_payment
 from ..payments.methods import PROVIDER_NAMES, normalize_mobile_number
 from ..payments.models.payment import PAID_STATUSES
 from ..payments.refunds import create_refund
+from ..states import (
+    PAYMENT_CANCELLED,
+    PAYMENT_COMPLETED,
+    PAYMENT_CREATED,
+    PAYMENT_EXPIRED,
+    PAYMENT_FAILED,
+    PAYMENT_PARTIALLY_REFUNDED,
+    PAYMENT_PROCESSING,
+    PAYMENT_REFUNDED,
+)
 from ..webhooks.callback_urls import check_callback_url
 from .models.compat import CompatPayment
 
 METADATA_MAX_CHARS = 4000
 # Our statuses in the words every dialect maps from (docs/spec/COMPAT.md, "Statuses").
 GENERIC_STATUS = {
-    "created": "initial",
-    "processing": "pending",
-    "completed": "completed",
-    "partially_refunded": "completed",
-    "refunded": "refunded",
-    "cancelled": "failed",
-    "expired": "failed",
-    "failed": "failed",
+    PAYMENT_CREATED: "initial",
+    PAYMENT_PROCESSING: "pending",
+    PAYMENT_COMPLETED: "completed",
+    PAYMENT_PARTIALLY_REFUNDED: "completed",
+    PAYMENT_REFUNDED: "refunded",
+    PAYMENT_CANCELLED: "failed",
+    PAYMENT_EXPIRED: "failed",
+    PAYMENT_FAILED: "failed",
 }
 
 

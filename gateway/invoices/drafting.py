@@ -16,6 +16,7 @@ from ..extensions import db
 from ..money import InvalidAmount, parse_amount
 from ..payments.customers import get_customer, normalise_phone, upsert_customer
 from ..payments.models.customer import Customer
+from ..states import INVOICE_DRAFT
 from .models.invoice import LANGUAGES, Invoice, InvoiceItem
 from .numbering import take_number
 from .totals import invoice_totals, line_amount
@@ -193,7 +194,7 @@ def create_invoice(brand, data):
         customer_id=customer.id,
         number=number,
         number_text=number_text,
-        status="draft",
+        status=INVOICE_DRAFT,
         created_at=now,
         updated_at=now,
         **{k: v for k, v in values.items() if k != "lines"},
@@ -231,7 +232,7 @@ def guarded_draft_update(invoice, columns):
     does)."""
     return db.session.execute(
         db.update(Invoice)
-        .where(Invoice.id == invoice.id, Invoice.status == "draft")
+        .where(Invoice.id == invoice.id, Invoice.status == INVOICE_DRAFT)
         .values(updated_at=utcnow(), **columns)
     ).rowcount
 
@@ -263,7 +264,7 @@ def get_invoice_by_token(token):
     ).scalar_one_or_none()
     if invoice is None:
         raise not_found("invoice")
-    if invoice.status == "draft":
+    if invoice.status == INVOICE_DRAFT:
         raise InvoiceNotSent(invoice.brand)
     return invoice
 

@@ -11,7 +11,15 @@ from ..extensions import db
 from ..money import format_amount
 from ..payments.lifecycle import cancel_payment, create_payment
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
-from ..states import INVOICE, write_status
+from ..states import (
+    INVOICE,
+    INVOICE_DRAFT,
+    INVOICE_OVERDUE,
+    INVOICE_PAID,
+    INVOICE_SENT,
+    INVOICE_VOID,
+    write_status,
+)
 from ..webhooks.events import emit_event
 from .models.invoice import OPEN_INVOICE_STATUSES, Invoice
 
@@ -35,7 +43,7 @@ def move(invoice, from_states, to_state, **values):
 
 def mark_sent(invoice):
     """A draft becomes sent (sending a sent or overdue invoice again keeps its status)."""
-    if move(invoice, ("draft",), "sent", sent_at=utcnow()):
+    if move(invoice, (INVOICE_DRAFT,), INVOICE_SENT, sent_at=utcnow()):
         db.session.refresh(invoice)
         return invoice
     db.session.refresh(invoice)
@@ -51,7 +59,8 @@ def void_invoice(invoice):
     left open cannot pay a void invoice (money that still arrives is held as late money).
     """
     with unit_of_work():
-        if not move(invoice, ("draft", "sent", "overdue"), "void", voided_at=utcnow()):
+        voidable = (INVOICE_DRAFT, INVOICE_SENT, INVOICE_OVERDUE)
+        if not move(invoice, voidable, INVOICE_VOID, voided_at=utcnow()):
             db.session.rollback()
             db.session.refresh(invoice)
             raise invalid_state(f"A {invoice.status} invoice cannot be voided.")
@@ -147,7 +156,7 @@ def mark_invoice_paid(payment, transaction=None):
     if payment.invoice_id is None:
         return
     invoice = db.session.get(Invoice, payment.invoice_id)
-    if not move(invoice, OPEN_INVOICE_STATUSES, "paid", paid_at=utcnow()):
+    if not move(invoice, OPEN_INVOICE_STATUSES, INVOICE_PAID, paid_at=utcnow()):
         # Paid twice, or voided meanwhile: the payment stands and the merchant sees both.
         log.warning(
             "invoice %s: payment %s completed, invoice is %s",

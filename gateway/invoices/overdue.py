@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..extensions import db
-from ..states import INVOICE, write_status
+from ..states import INVOICE, INVOICE_OVERDUE, INVOICE_SENT, write_status
 from ..webhooks.events import emit_event
 from .lifecycle import invoice_event_data, move
 from .models.invoice import OPEN_INVOICE_STATUSES, Invoice
@@ -36,15 +36,17 @@ def sweep_overdue_invoices(now=None):
         if invoice.due_date >= local_today(invoice.brand, now):
             continue
         with unit_of_work():  # each invoice's move, event and reminder commit together
-            if invoice.status == "sent" and move(invoice, ("sent",), "overdue", overdue_at=now):
+            if invoice.status == INVOICE_SENT and move(
+                invoice, (INVOICE_SENT,), INVOICE_OVERDUE, overdue_at=now
+            ):
                 db.session.refresh(invoice)
                 emit_event("invoice.overdue", invoice.brand, data=invoice_event_data(invoice))
                 moved += 1
             reminded = write_status(
                 INVOICE,
                 (Invoice.id == invoice.id, Invoice.reminder_count == 0),
-                ("overdue",),
-                "overdue",
+                (INVOICE_OVERDUE,),
+                INVOICE_OVERDUE,
                 reminder_count=1,
                 last_reminder_at=now,
                 updated_at=now,
@@ -64,7 +66,7 @@ def due_candidates(now):
                 Invoice.status.in_(OPEN_INVOICE_STATUSES),
                 Invoice.due_date.is_not(None),
                 Invoice.due_date <= now.date(),
-                db.or_(Invoice.status == "sent", Invoice.reminder_count == 0),
+                db.or_(Invoice.status == INVOICE_SENT, Invoice.reminder_count == 0),
             )
             .order_by(Invoice.due_date, Invoice.id)
             .limit(500)

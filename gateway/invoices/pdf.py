@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flask_babel import gettext as _
 
+from ..states import INVOICE_DRAFT, INVOICE_OVERDUE, INVOICE_PAID, INVOICE_SENT
 from .lifecycle import invoice_url, paying_payment
 from .texts import date_text, digits, in_language, money_text, quantity_text, status_names
 
@@ -177,7 +178,7 @@ def footer_notes(pdf, invoice, language):
         pdf.multi_cell(pdf.epw, 5.5, invoice.notes, new_x="LMARGIN", new_y="NEXT")
         pdf.ln(3)
     text(pdf, 10)
-    if invoice.status == "paid":
+    if invoice.status == INVOICE_PAID:
         payment = paying_payment(invoice)
         trx = payment.transaction.trx_id if payment is not None and payment.transaction else ""
         text(pdf, 12, bold=True, colour=(6, 118, 71))
@@ -194,11 +195,11 @@ def footer_notes(pdf, invoice, language):
         if trx:
             text(pdf, 10)
             pdf.cell(pdf.epw, 6, _("Receipt: %(trx)s", trx=trx), new_x="LMARGIN", new_y="NEXT")
-    elif invoice.status == "draft":
+    elif invoice.status == INVOICE_DRAFT:
         # Its customer link answers "not sent yet" until it is sent: a draft's PDF carries none.
         text(pdf, 12, bold=True, colour=(147, 55, 13))
         pdf.cell(pdf.epw, 7, _("DRAFT: not sent yet"), new_x="LMARGIN", new_y="NEXT")
-    elif invoice.status in ("sent", "overdue"):
+    elif invoice.status in (INVOICE_SENT, INVOICE_OVERDUE):
         pdf.multi_cell(
             pdf.epw,
             5.5,

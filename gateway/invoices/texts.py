@@ -6,6 +6,8 @@ from decimal import Decimal
 from flask_babel import force_locale
 from flask_babel import gettext as _
 
+from ..states import INVOICE_DRAFT, INVOICE_OVERDUE, INVOICE_PAID, INVOICE_SENT, INVOICE_VOID
+
 CURRENCY_SYMBOLS = {"BDT": "৳", "USD": "$", "EUR": "€", "GBP": "£", "INR": "₹"}
 BANGLA_DIGITS = str.maketrans("0123456789", "০১২৩৪৫৬৭৮৯")
 
@@ -45,11 +47,11 @@ def status_names():
     locale).
     """
     return {
-        "draft": _("Draft"),
-        "sent": _("Unpaid"),
-        "overdue": _("Overdue"),
-        "paid": _("Paid"),
-        "void": _("Void"),
+        INVOICE_DRAFT: _("Draft"),
+        INVOICE_SENT: _("Unpaid"),
+        INVOICE_OVERDUE: _("Overdue"),
+        INVOICE_PAID: _("Paid"),
+        INVOICE_VOID: _("Void"),
     }
 
 

@@ -16,6 +16,7 @@ from ..db_types import row_id
 from ..domain_errors import AlreadyExists, ValidationFailed, field_error, not_found
 from ..extensions import db
 from ..payments.models.payment import PAID_STATUSES, Payment
+from ..states import LINK_ACTIVE
 from ..webhooks.callback_urls import check_callback_url
 from .models.link import DELETED, FIELD_KINDS, LinkPayment, PaymentLink
 
@@ -160,7 +161,7 @@ def create_link(brand, data):
         brand_id=brand.id,
         brand=brand,
         slug=slug,
-        status="active",
+        status=LINK_ACTIVE,
         used_count=0,
         created_at=now,
         updated_at=now,
@@ -204,7 +205,7 @@ def set_link_status(link, status):
         db.update(PaymentLink)
         # A deleted link stays deleted: a racing enable or disable finds no row to change.
         .where(PaymentLink.id == link.id, PaymentLink.status != DELETED)
-        .values(status=status, updated_at=now, disabled_at=None if status == "active" else now)
+        .values(status=status, updated_at=now, disabled_at=None if status == LINK_ACTIVE else now)
         .execution_options(synchronize_session=False)
     ).rowcount
     if not changed:

@@ -15,6 +15,7 @@ from ..domain_errors import ValidationFailed
 from ..extensions import db, rows_by
 from ..money import InvalidAmount, format_amount, parse_amount
 from ..payments.lifecycle import create_payment
+from ..states import LINK_ACTIVE
 from ..webhooks.events import Emission, emit_events
 from .errors import LinkUnavailable
 from .links import link_url
@@ -26,7 +27,7 @@ MAX_LENGTHS = {"name": 200, "phone": 20, "address": 500, "text": 500}
 def unavailable_reason(link, now=None):
     """Why a link takes no payment now ("disabled", "expired", "used_up"), or None when it does."""
     now = now or utcnow()
-    if link.status != "active":
+    if link.status != LINK_ACTIVE:
         return "disabled"
     if link.expires_at is not None and link.expires_at <= now:
         return "expired"
@@ -121,7 +122,7 @@ def take_slot(link):
         db.update(table)
         .where(
             table.c.id == link.id,
-            table.c.status == "active",
+            table.c.status == LINK_ACTIVE,
             db.or_(table.c.expires_at.is_(None), table.c.expires_at > now),
             db.or_(table.c.usage_limit.is_(None), table.c.used_count < table.c.usage_limit),
         )

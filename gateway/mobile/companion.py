@@ -17,6 +17,7 @@ from ..sms.filter_rules import filter_rules
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.models.outbound_sms import OutboundSms
 from ..sms.outbound import get_outbound_sms, report_outbound_sms
+from ..states import PAYMENT_PROCESSING
 
 HEARTBEAT_SECONDS = 300
 RECENT_TRANSACTIONS = 10
@@ -106,7 +107,7 @@ def device_dashboard(device):
     waiting = db.session.execute(
         db.select(db.func.count())
         .select_from(Payment)
-        .where(Payment.brand_id == device.brand_id, Payment.status == "processing")
+        .where(Payment.brand_id == device.brand_id, Payment.status == PAYMENT_PROCESSING)
     ).scalar_one()
     unread = count_pending(device)
     return {

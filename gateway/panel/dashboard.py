@@ -19,6 +19,7 @@ from ..payments.models.payment import Payment, Refund, Transaction
 from ..sms.chain_gaps import open_gaps
 from ..sms.matching import needs_review
 from ..sms.models.inbound_sms import InboundSms
+from ..states import PAYMENT_PROCESSING
 from . import bp
 from .access import VIEW, current_brand, public, requires
 from .charts import daily_bars
@@ -88,7 +89,7 @@ def waiting_for_sms(brand, now, minutes):
     count, oldest = db.session.execute(
         db.select(db.func.count(), db.func.min(Payment.claimed_at)).where(
             Payment.brand_id == brand.id,
-            Payment.status == "processing",
+            Payment.status == PAYMENT_PROCESSING,
             Payment.review_reason.is_(None),
             Payment.claimed_at.is_not(None),
             Payment.claimed_at <= now - timedelta(minutes=minutes),

@@ -16,20 +16,30 @@ from ..i18n import lazy_gettext as _l
 from ..numerals import clock_style, grouped_number, money_pattern, native_digits, page_locale
 from ..payments.dashboard import brand_zone
 from ..payments.methods import PROVIDER_NAMES
+from ..states import (
+    PAYMENT_CANCELLED,
+    PAYMENT_COMPLETED,
+    PAYMENT_CREATED,
+    PAYMENT_EXPIRED,
+    PAYMENT_FAILED,
+    PAYMENT_PARTIALLY_REFUNDED,
+    PAYMENT_PROCESSING,
+    PAYMENT_REFUNDED,
+)
 from .audit_names import audit_action, audit_detail
 
 # Every form's phone field shows this one example (international format, which every one accepts).
 PHONE_PLACEHOLDER = "+8801712345678"
 
 STATUS_NAMES = {
-    "created": _l("Created"),
-    "processing": _l("Processing"),
-    "completed": _l("Completed"),
-    "partially_refunded": _l("Partly refunded"),
-    "refunded": _l("Refunded"),
-    "cancelled": _l("Cancelled"),
-    "expired": _l("Expired"),
-    "failed": _l("Failed"),
+    PAYMENT_CREATED: _l("Created"),
+    PAYMENT_PROCESSING: _l("Processing"),
+    PAYMENT_COMPLETED: _l("Completed"),
+    PAYMENT_PARTIALLY_REFUNDED: _l("Partly refunded"),
+    PAYMENT_REFUNDED: _l("Refunded"),
+    PAYMENT_CANCELLED: _l("Cancelled"),
+    PAYMENT_EXPIRED: _l("Expired"),
+    PAYMENT_FAILED: _l("Failed"),
     "review": _l("In review"),
     "pending": _l("Pending"),
     "retrying": _l("Retrying"),

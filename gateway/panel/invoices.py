@@ -35,6 +35,7 @@ from ..invoices.sending import send_invoice
 from ..invoices.texts import status_names
 from ..payments.customers import list_customers_query
 from ..payments.models.payment import Payment
+from ..states import INVOICE_DRAFT, INVOICE_OVERDUE, INVOICE_PAID, INVOICE_SENT, INVOICE_VOID
 from . import bp
 from .access import INVOICES_MANAGE, SETTINGS_MANAGE, VIEW, current_brand, requires
 from .audit import record_audit
@@ -45,11 +46,11 @@ BLANK_ROWS = 3  # empty line-item rows offered below the filled ones (more with 
 MAX_ROWS = 100
 CHANNEL_NAMES = {"email": _l("E-mail (with the PDF)"), "sms": _l("SMS")}
 STATUS_BADGES = {
-    "draft": "cancelled",
-    "sent": "pending",
-    "overdue": "failed",
-    "paid": "completed",
-    "void": "expired",
+    INVOICE_DRAFT: "cancelled",
+    INVOICE_SENT: "pending",
+    INVOICE_OVERDUE: "failed",
+    INVOICE_PAID: "completed",
+    INVOICE_VOID: "expired",
 }
 
 
@@ -279,7 +280,7 @@ def invoice_new():
 def invoice_edit(invoice_id):
     """Change a draft invoice."""
     invoice = get_invoice(current_brand(), invoice_id)
-    if invoice.status != "draft":
+    if invoice.status != INVOICE_DRAFT:
         flash(_("Only a draft invoice can be changed."), "error")
         return redirect(url_for("panel.invoice_detail", invoice_id=invoice.public_id))
     form = invoice_form(current_brand(), invoice)
@@ -311,7 +312,7 @@ def render_detail(invoice, send_form=None, status=200):
         "panel/invoice.html",
         invoice=invoice,
         payments=payments,
-        paid_by=paying_payment(invoice) if invoice.status == "paid" else None,
+        paid_by=paying_payment(invoice) if invoice.status == INVOICE_PAID else None,
         link=invoice_url(invoice),
         send_form=send_form,
         status_names=status_names(),

@@ -21,6 +21,7 @@ from ..errors import http_status
 from ..i18n import lazy_gettext as _l
 from ..links import links as link_service
 from ..money import InvalidAmount, parse_amount
+from ..states import LINK_ACTIVE, LINK_DISABLED
 from . import bp
 from .access import LINKS_MANAGE, VIEW, current_brand, requires
 from .audit import record_audit
@@ -324,7 +325,9 @@ def link_status(link_id, action):
     link = link_by_id(link_id)
     if ActionForm().validate_on_submit():
         with unit_of_work():
-            link_service.set_link_status(link, "disabled" if action == "disable" else "active")
+            link_service.set_link_status(
+                link, LINK_DISABLED if action == "disable" else LINK_ACTIVE
+            )
             record_audit(current_user, f"payment_link.{action}", link, {"slug": link.slug})
         flash(
             _("The link is turned off.") if action == "disable" else _("The link is on again."),

@@ -10,6 +10,7 @@ from ..extensions import db
 from ..i18n import lazy_gettext as _l
 from ..payments.models.payment import Refund
 from ..sms.models.inbound_sms import InboundSms
+from ..states import PAYMENT_EXPIRED, PAYMENT_FAILED
 from ..webhooks.models.webhook import WebhookDelivery
 from .formatting import local_datetime, money, number, provider_name, status_name
 
@@ -71,8 +72,8 @@ def state_events(payment):
         events.append(event(payment.completed_at, "completed", _("Completed"), trx_id))
     if payment.cancelled_at:
         events.append(event(payment.cancelled_at, "cancelled", _("Cancelled")))
-    if payment.status in ("expired", "failed"):
-        title = _("Expired") if payment.status == "expired" else _("Failed")
+    if payment.status in (PAYMENT_EXPIRED, PAYMENT_FAILED):
+        title = _("Expired") if payment.status == PAYMENT_EXPIRED else _("Failed")
         events.append(event(payment.updated_at, payment.status, title))
     return events
 

@@ -15,7 +15,18 @@ from ..answer_commit import commit_work, unit_of_work
 from ..clock import utcnow
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db, insert_persistent
-from ..states import PAYMENT, not_held_for_review_sql, write_status
+from ..states import (
+    PAYMENT,
+    PAYMENT_CANCELLED,
+    PAYMENT_COMPLETED,
+    PAYMENT_CREATED,
+    PAYMENT_EXPIRED,
+    PAYMENT_FAILED,
+    PAYMENT_PROCESSING,
+    TRANSACTION_COMPLETED,
+    not_held_for_review_sql,
+    write_status,
+)
 from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import Emission, emit_event, emit_events
 from .customers import upsert_customer_id
@@ -59,7 +70,7 @@ def create_payment(brand, data):
         amount=data["amount"],
         amount_refunded=0,
         currency=currency,
-        status="created",
+        status=PAYMENT_CREATED,
         callback_url=data.get("callback_url"),
         redirect_url=data.get("redirect_url"),
         cancel_url=data.get("cancel_url"),
@@ -224,7 +235,7 @@ def complete_payments(completions, from_states=OPEN_STATUSES):
         elif given:  # each payment its own value, one statement
             values[column] = db.case(given, value=Payment.id, else_=getattr(Payment, column))
     moved = write_status(
-        PAYMENT, (Payment.id.in_(ids),), from_states, "completed", updated_at=now, **values
+        PAYMENT, (Payment.id.in_(ids),), from_states, PAYMENT_COMPLETED, updated_at=now, **values
     )
     if moved != len(ids):
         db.session.rollback()
@@ -237,7 +248,7 @@ def complete_payments(completions, from_states=OPEN_STATUSES):
             amount=payment.amount,
             amount_refunded=0,
             currency=payment.currency,
-            status="completed",
+            status=TRANSACTION_COMPLETED,
             provider=provider or payment.provider,
             provider_trx_id=provider_trx_id or payment.provider_trx_id,
             created_at=now,
@@ -266,7 +277,7 @@ def cancel_payment(payment, from_states=OPEN_STATUSES):
     The checkout narrows `from_states` to `created` until the customer confirms: a claim committing
     meanwhile then wins, and the customer who said "I have paid" is asked first.
     """
-    if not transition(payment, from_states, "cancelled", cancelled_at=utcnow()):
+    if not transition(payment, from_states, PAYMENT_CANCELLED, cancelled_at=utcnow()):
         db.session.rollback()
         raise invalid_state(f"A {payment.status} payment cannot be cancelled.")
     # An SMS held for review on this payment goes back to `unmatched`, in the same transaction.
@@ -282,7 +293,7 @@ def expirable():
     """Open payments the sweep may expire: not one held for review, which waits for the merchant."""
     return db.and_(
         Payment.status.in_(OPEN_STATUSES),
-        db.or_(Payment.status == "created", not_held_for_review_sql()),
+        db.or_(Payment.status == PAYMENT_CREATED, not_held_for_review_sql()),
     )
 
 
@@ -310,7 +321,7 @@ def expire_due_payments(now=None):
                     PAYMENT,
                     (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
                     OPEN_STATUSES,
-                    "expired",
+                    PAYMENT_EXPIRED,
                     updated_at=utcnow(),
                 )
                 == 1
@@ -324,7 +335,7 @@ def expire_due_payments(now=None):
 def fail_payment(payment, reason):
     """Reject a processing payment's claim (the merchant, in the panel): processing → failed."""
     if not transition(
-        payment, ("processing",), "failed", review_reason=(reason or "")[:255] or None
+        payment, (PAYMENT_PROCESSING,), PAYMENT_FAILED, review_reason=(reason or "")[:255] or None
     ):
         db.session.rollback()
         raise invalid_state(

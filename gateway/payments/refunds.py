@@ -12,14 +12,22 @@ from ..domain_errors import (
 )
 from ..extensions import db
 from ..money import format_amount
-from ..states import PAYMENT, TRANSACTION, write_status
+from ..states import (
+    PAYMENT,
+    REFUND_COMPLETED,
+    TRANSACTION,
+    TRANSACTION_COMPLETED,
+    TRANSACTION_PARTIALLY_REFUNDED,
+    TRANSACTION_REFUNDED,
+    write_status,
+)
 from ..webhooks.events import emit_event
 from .models.payment import PAID_STATUSES, Payment, Refund, Transaction
 from .transactions import get_transaction
 
 # A refunded transaction is still "paid" but has nothing left: that is RefundExceedsRemaining, not
 # InvalidState.
-REFUNDABLE_STATUSES = ("completed", "partially_refunded")
+REFUNDABLE_STATUSES = (TRANSACTION_COMPLETED, TRANSACTION_PARTIALLY_REFUNDED)
 
 
 def create_refund(brand, trx_ref, amount=None, reason=None, refunded_by=None, limit=None):
@@ -57,7 +65,7 @@ def create_refund(brand, trx_ref, amount=None, reason=None, refunded_by=None, li
         transaction_id=transaction.id,
         amount=amount,
         reason=reason or None,
-        status="completed",
+        status=REFUND_COMPLETED,
         created_at=now,
         refunded_by_id=refunded_by,
     )
@@ -104,9 +112,11 @@ def add_refunded(model, row_id, amount, **values):
             machine,
             (model.id == row_id, total <= model.amount),
             REFUNDABLE_STATUSES,
-            ("partially_refunded", "refunded"),
+            (TRANSACTION_PARTIALLY_REFUNDED, TRANSACTION_REFUNDED),
             amount_refunded=total,
-            status_value=db.case((total >= model.amount, "refunded"), else_="partially_refunded"),
+            status_value=db.case(
+                (total >= model.amount, TRANSACTION_REFUNDED), else_=TRANSACTION_PARTIALLY_REFUNDED
+            ),
             **values,
         )
         == 1
@@ -127,12 +137,12 @@ def refund_refusal(transaction, amount):
 
 
 def refunded_by_user(transaction_id, user_id):
-    """What this user has refunded of a transaction in total (a failed refund would count none)."""
+    """What this user has refunded of a transaction in total (a refund is recorded completed)."""
     return db.session.execute(
         db.select(db.func.coalesce(db.func.sum(Refund.amount), 0)).where(
             Refund.transaction_id == transaction_id,
             Refund.refunded_by_id == user_id,
-            Refund.status != "failed",
+            Refund.status == REFUND_COMPLETED,
         )
     ).scalar_one()
 

@@ -3,9 +3,10 @@
 from ...clock import utcnow
 from ...db_types import Money, UTCDateTime
 from ...extensions import db
+from ...states import INVOICE_DRAFT, INVOICE_OVERDUE, INVOICE_PAID, INVOICE_SENT, INVOICE_VOID
 
-INVOICE_STATUSES = ("draft", "sent", "overdue", "paid", "void")
-OPEN_INVOICE_STATUSES = ("sent", "overdue")  # what a customer can pay
+INVOICE_STATUSES = (INVOICE_DRAFT, INVOICE_SENT, INVOICE_OVERDUE, INVOICE_PAID, INVOICE_VOID)
+OPEN_INVOICE_STATUSES = (INVOICE_SENT, INVOICE_OVERDUE)  # what a customer can pay
 LANGUAGES = ("en", "bn")
 
 
@@ -37,7 +38,7 @@ class Invoice(db.Model):
     number = db.Column(db.Integer, nullable=False)
     # The number as printed (prefix + four digits), kept as issued when the prefix changes later.
     number_text = db.Column(db.String(40), nullable=False)
-    status = db.Column(db.String(10), nullable=False, default="draft")
+    status = db.Column(db.String(10), nullable=False, default=INVOICE_DRAFT)
     currency = db.Column(db.String(3), nullable=False)
     language = db.Column(db.String(2), nullable=False, default="en")
     subtotal = db.Column(Money, nullable=False, default=0)

@@ -3,11 +3,12 @@
 from ...clock import utcnow
 from ...db_types import Money, UTCDateTime
 from ...extensions import db
+from ...states import LINK_ACTIVE, LINK_DELETED, LINK_DISABLED
 
-LINK_STATUSES = ("active", "disabled")
+LINK_STATUSES = (LINK_ACTIVE, LINK_DISABLED)
 # A deleted link is kept for the payments made through it (and its slug stays taken, so that an
 # address already shared never takes money for another link), but no read or list shows it again.
-DELETED = "deleted"
+DELETED = LINK_DELETED
 FIELD_KINDS = ("name", "phone", "address", "text")
 
 
@@ -39,7 +40,7 @@ class PaymentLink(db.Model):
     # Slots held: open and paid payments of the link (docs/payment-links.md, "Usage limit").
     used_count = db.Column(db.Integer, nullable=False, default=0)
     expires_at = db.Column(UTCDateTime)
-    status = db.Column(db.String(20), nullable=False, default="active")
+    status = db.Column(db.String(20), nullable=False, default=LINK_ACTIVE)
     callback_url = db.Column(db.String(2048))
     redirect_url = db.Column(db.String(2048))
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)

@@ -3,19 +3,32 @@
 from ...clock import utcnow
 from ...db_types import Money, UTCDateTime
 from ...extensions import db
+from ...states import (
+    PAYMENT_CANCELLED,
+    PAYMENT_COMPLETED,
+    PAYMENT_CREATED,
+    PAYMENT_EXPIRED,
+    PAYMENT_FAILED,
+    PAYMENT_PARTIALLY_REFUNDED,
+    PAYMENT_PROCESSING,
+    PAYMENT_REFUNDED,
+    REFUND_COMPLETED,
+    TRANSACTION_COMPLETED,
+)
 
 PAYMENT_STATUSES = (
-    "created",
-    "processing",
-    "completed",
-    "partially_refunded",
-    "refunded",
-    "cancelled",
-    "expired",
-    "failed",
+    PAYMENT_CREATED,
+    PAYMENT_PROCESSING,
+    PAYMENT_COMPLETED,
+    PAYMENT_PARTIALLY_REFUNDED,
+    PAYMENT_REFUNDED,
+    PAYMENT_CANCELLED,
+    PAYMENT_EXPIRED,
+    PAYMENT_FAILED,
 )
-OPEN_STATUSES = ("created", "processing")
-PAID_STATUSES = ("completed", "partially_refunded", "refunded")
+
+OPEN_STATUSES = (PAYMENT_CREATED, PAYMENT_PROCESSING)
+PAID_STATUSES = (PAYMENT_COMPLETED, PAYMENT_PARTIALLY_REFUNDED, PAYMENT_REFUNDED)
 
 
 class Payment(db.Model):
@@ -42,7 +55,7 @@ class Payment(db.Model):
     amount = db.Column(Money, nullable=False)
     amount_refunded = db.Column(Money, nullable=False, default=0)
     currency = db.Column(db.String(3), nullable=False)
-    status = db.Column(db.String(20), nullable=False, default="created")
+    status = db.Column(db.String(20), nullable=False, default=PAYMENT_CREATED)
     callback_url = db.Column(db.String(2048))
     redirect_url = db.Column(db.String(2048))
     cancel_url = db.Column(db.String(2048))
@@ -96,7 +109,7 @@ class Transaction(db.Model):
     amount = db.Column(Money, nullable=False)
     amount_refunded = db.Column(Money, nullable=False, default=0)
     currency = db.Column(db.String(3), nullable=False)
-    status = db.Column(db.String(20), nullable=False, default="completed")
+    status = db.Column(db.String(20), nullable=False, default=TRANSACTION_COMPLETED)
     provider = db.Column(db.String(20))
     provider_trx_id = db.Column(db.String(64))
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
@@ -117,7 +130,7 @@ class Refund(db.Model):
     transaction_id = db.Column(db.Integer, db.ForeignKey("transactions.id"), nullable=False)
     amount = db.Column(Money, nullable=False)
     reason = db.Column(db.String(500))
-    status = db.Column(db.String(20), nullable=False, default="completed")
+    status = db.Column(db.String(20), nullable=False, default=REFUND_COMPLETED)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     # The panel user who recorded it (None: through the API or a plugin); staff limits count it.
     refunded_by_id = db.Column(db.Integer, db.ForeignKey("users.id", ondelete="SET NULL"))
