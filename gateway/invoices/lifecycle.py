@@ -1,4 +1,4 @@
-"""An invoice's states: sent, paid (when its payment completes), void, overdue with one reminder."""
+"""An invoice's states: sent, paid (when its payment completes), void; overdue in overdue.py."""
 
 import logging
 
