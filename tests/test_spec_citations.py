@@ -3,8 +3,11 @@
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "docs" / "spec"
+SHARED_SPEC = ROOT.parent / "shared" / "spec"  # where the project's specifications are written
 CITATION = re.compile(r"docs/spec/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
 # A spec named without its path: a reader cannot tell where it is.
 BARE_NAME = re.compile(r"(?<![/\w-])(CONTRACT|COMPAT|merchant-api)\.md")
@@ -39,6 +42,16 @@ def test_the_specifications_are_in_the_repository():
         "CONTRACT.md",
         "COMPAT.md",
     }
+
+
+def test_the_copies_equal_the_shared_specifications():
+    if not SHARED_SPEC.is_dir():
+        pytest.skip(f"no shared specifications at {SHARED_SPEC} to compare the copies with")
+    for shared in sorted(SHARED_SPEC.glob("*.md")):
+        copy = SPEC / shared.name
+        assert copy.is_file() and copy.read_bytes() == shared.read_bytes(), (
+            f"{copy} differs from {shared}; copy the shared file over it"
+        )
 
 
 def test_every_cited_spec_path_exists():
