@@ -35,6 +35,7 @@ from datetime import datetime
 import marshmallow as ma
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
+from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
 from ..devices.models.device import Device
@@ -241,7 +242,8 @@ def rechain_resent(device, pending, templates, receivers):
             and link.status != "broken"
             and (sms.review_reason or "").startswith(UNCHECKED)
         ):
-            release_verified_credit(sms)
+            with unit_of_work():
+                release_verified_credit(sms)
     return unchained
 
 
