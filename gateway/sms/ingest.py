@@ -18,9 +18,12 @@ nothing and a retry of the batch finishes the work):
    heals are then released, one unit of work each. When chaining fails, `hold_unchecked` commits
    each credit held unchecked and the batch fails (500) so that the phone sends it again.
 4. Only on a retry (`rechain_resent`): a resent text whose chain step never ran is chained now.
-5. Matching (`match_credits`): one unit of work per claimed credit, so that the SMS, its payment's
-   completion (transaction, webhook outbox), the rivals' review reasons, or the hold for review or
-   for late money, commit together; a credit that loses a race rolls back alone.
+5. Matching (`matching.match_new_credits`): the credits that pay the one live claim of their TrxID
+   commit together, each SMS with its payment's completion (transaction, webhook outbox) — one
+   commit for the batch's common case, kept because it measured 3-4x less CPU than one commit per
+   credit (docs/performance.md). Every other claimed credit, and all of them when a guard finds a
+   row moved meanwhile, commits in a unit of work of its own: the SMS with the completion and the
+   rivals' review reasons, or with the hold for review or for late money.
 6. Only on a retry (`match_resent`): the stored copies of resent texts still unmatched, one unit of
    work each (self-healing a batch whose matching died after step 2).
 
@@ -43,7 +46,7 @@ from ..extensions import db
 from ..schemas.mobile import SmsMessageSchema
 from .balance_chain import UNCHECKED, link_of, link_text, link_texts, movement
 from .held_credits import hold_unverified_credit, release_verified_credit
-from .matching import claimed_credits, match_credits, match_stranded_credits
+from .matching import match_new_credits, match_stranded_credits
 from .models.inbound_sms import InboundSms
 from .records import enabled_templates, message_receiver, message_text, read_text, sms_values
 
@@ -293,13 +296,14 @@ def device_key(device):
 
 
 def match_stored(stored):
-    """Match the batch's new credits, one unit of work each; only claimed ones are tried."""
-    credits = [
-        (values["id"], values["provider"], values["provider_trx_id"])
-        for values in stored
-        if values["status"] == "unmatched"
-    ]
-    match_credits(claimed_credits(credits))
+    """Match the batch's new credits; only those whose TrxID someone claimed are tried."""
+    match_new_credits(
+        [
+            (values["id"], values["provider"], values["provider_trx_id"])
+            for values in stored
+            if values["status"] == "unmatched"
+        ]
+    )
 
 
 def rejected(item, reason):

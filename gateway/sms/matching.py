@@ -14,12 +14,13 @@ from ..payments.lifecycle import transition
 from ..payments.models.payment import Payment
 from ..payments.models.payment_method import PROVIDERS
 from ..states import not_held_for_review_sql
-from .claims import claimed_elsewhere, open_claims, stored_sms, stranded_credit_ids
+from .claims import claimed_elsewhere, live_claims, open_claims, stored_sms, stranded_credit_ids
 from .late_money import hold_late_sms
 from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
+from .pays import sms_pays_payment
 from .queries import claims_of_trx_ids, texts_by_id
-from .settling import bind_held_sms, flag_lost_claim, settle
+from .settling import bind_held_sms, flag_lost_claim, settle, settle_together
 
 TRX_ID_PATTERN = re.compile(r"^[A-Z0-9]{6,20}$")
 
@@ -101,30 +102,37 @@ def match_sms_to_claim(sms):
 CLAIM_HOLDING_STATUSES = ("processing", "cancelled", "expired")
 
 
-def claimed_credits(credits):
-    """Of a batch's stored credits ((SMS id, provider, TrxID) each), the texts someone claimed.
+def match_new_credits(credits):
+    """At ingest: settle a batch's new credits with their claims; how many completed a payment.
 
-    Their claims are read in one query per provider and only the claimed texts are loaded, so a
-    batch of texts nobody claimed costs one query per provider whatever the open payments.
+    `credits` holds (SMS id, provider, TrxID) of the batch's stored credits: their claims are read
+    in one query per provider, and only the texts someone claimed are loaded. The credits that
+    pay the one live claim of their TrxID (sms_pays_payment; the common case) settle together in one
+    commit (settling.settle_together, the batched path: docs/performance.md). Any other claimed
+    credit, or all of them when a guard finds a row moved meanwhile, goes through
+    match_sms_to_claim in a unit of work of its own.
     """
-    claimed = set()
+    claims = {}
     for provider in sorted({provider for _, provider, _ in credits}):
         found = claims_of_trx_ids(provider, [trx for _, p, trx in credits if p == provider])
-        claimed |= {
-            (provider, trx_id)
-            for trx_id, payments in found.items()
-            if any(p.status in CLAIM_HOLDING_STATUSES for p in payments)
-        }
-    ids = [sms_id for sms_id, provider, trx_id in credits if (provider, trx_id) in claimed]
-    return [texts_by_id(ids)[sms_id] for sms_id in ids] if ids else []
-
-
-def match_credits(texts):
-    """Match each stored text with its claim, one unit of work (one commit) per text; how many
-    completed a payment.
-    """
-    completed = 0
-    for sms in texts:
+        claims.update({(provider, trx_id): payments for trx_id, payments in found.items()})
+    claimed = [sms_id for sms_id, provider, trx_id in credits if (provider, trx_id) in claims]
+    now = utcnow()
+    together, alone = [], []
+    for sms in texts_by_id(claimed).values():
+        if sms.status != "unmatched" or not sms.provider_trx_id:
+            continue  # held for review by its chain step meanwhile
+        payments = claims.get((sms.provider, sms.provider_trx_id), [])
+        live = live_claims(payments, sms.brand_id, now)
+        if len(live) == 1 and sms_pays_payment(sms, live[0]).pays:
+            together.append((sms, live[0]))
+        elif any(p.status in CLAIM_HOLDING_STATUSES for p in payments):
+            alone.append(sms)
+    completed = settle_together(together)
+    if completed is None:
+        completed, alone = 0, [sms for sms, _ in together] + alone
+    for sms in alone:
+        db.session.refresh(sms)
         with unit_of_work():
             completed += match_sms_to_claim(sms) == "matched"
     return completed

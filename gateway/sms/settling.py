@@ -8,7 +8,7 @@ from ..devices.notifications import notify_devices
 from ..domain_errors import DomainError, invalid_state
 from ..extensions import db
 from ..notifications.events import notify_payments_in_review
-from ..payments.lifecycle import complete_payment
+from ..payments.lifecycle import complete_payment, complete_payments
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..payments.models.payment_method import PROVIDERS
 from ..states import INBOUND_SMS, not_held_for_review_sql, write_status
@@ -45,6 +45,44 @@ def settle(sms, payment):
     except DomainError:  # cancelled or expired meanwhile; complete_payment rolled the SMS back too
         return None
     return "matched"
+
+
+def settle_together(pairs):
+    """Bind each SMS to the payment it pays and complete them all in one commit (a phone's batch);
+    None, all rolled back, when any text or payment moved meanwhile.
+    """
+    if not pairs:
+        return 0
+    try:
+        won = write_status(
+            INBOUND_SMS,
+            (InboundSms.id.in_([sms.id for sms, _ in pairs]), InboundSms.payment_id.is_(None)),
+            ("unmatched",),
+            "matched",
+            payment_id=db.case({sms.id: payment.id for sms, payment in pairs}, value=InboundSms.id),
+            review_reason=None,
+            matched_at=utcnow(),
+        )
+    except IntegrityError:  # a payment already consumed another SMS
+        won = None
+    if won != len(pairs):
+        db.session.rollback()
+        return None
+    try:
+        complete_payments(
+            [
+                (
+                    payment,
+                    sms.provider,
+                    sms.provider_trx_id,
+                    payment.sender_number or sms.counterparty,
+                )
+                for sms, payment in pairs
+            ]
+        )
+    except DomainError:  # one was cancelled or expired meanwhile; everything was rolled back
+        return None
+    return len(pairs)
 
 
 def complete_with_sms(payment, sms, from_states=OPEN_STATUSES):
