@@ -180,7 +180,6 @@ OWN_COMMITS = {
     "sms.balance_chain.link_texts": "the chaining commits once, before credits are released",
     "sms.balance_chain.settle_unsettled": "the settle-chains job commits what it settles",
     "sms.claims.stranded_credit_ids": "ends its read: each stranded credit matches apart",
-    "sms.ingest.hold_unchecked": "a held credit commits before the failed batch answers",
     "sms.ingest.device_key": "a re-sealed device key commits whatever follows",
     "sms.ingest.insert": "texts are stored before matching: a failed match loses none",
     "sms.matching.submit_claim": "the claim commits before matching: a racing SMS finds it",

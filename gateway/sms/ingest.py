@@ -191,8 +191,8 @@ def hold_unchecked(sms, brand):
     """
     db.session.refresh(sms)
     if brand.sms_chain_mode == "strict" and sms.status == "unmatched":
-        hold_unverified_credit(sms, UNCHECKED)
-        db.session.commit()
+        with unit_of_work():
+            hold_unverified_credit(sms, UNCHECKED)
 
 
 def rechain_resent(device, pending, templates, receivers):

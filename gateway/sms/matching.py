@@ -128,7 +128,8 @@ def match_new_credits(credits):
             together.append((sms, live[0]))
         elif any(p.status in CLAIM_HOLDING_STATUSES for p in payments):
             alone.append(sms)
-    completed = settle_together(together)
+    with unit_of_work():
+        completed = settle_together(together)
     if completed is None:
         completed, alone = 0, [sms for sms, _ in together] + alone
     for sms in alone:
