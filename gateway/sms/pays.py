@@ -69,58 +69,43 @@ def sms_pays_payment(sms, payment):
     Reads the two rows only, never the database: every path (at ingest, at checkout, a batch, a
     held credit released, late money, the merchant's hand match) asks it, then guards its own write.
     """
-    problems = []
-    if sms.payment_id is not None and sms.payment_id != payment.id:
-        problems.append(Problem(ALREADY_USED, "This SMS already paid another payment"))
-    if payment.status in LATE:
-        problems.append(Problem(payment.status, LATE[payment.status]))
-    if sms.status == "review" and sms.payment_id is None:
-        problems.append(Problem(HELD, sms.review_reason or "held for review"))
-    problems += money_problems(sms, payment)
-    return Verdict(tuple(problems))
-
-
-def money_problems(sms, payment):
-    """How the text's money differs from the payment: currency, amount, provider, sender number."""
-    problems = []
-    if sms.amount is None:
-        problems.append(
-            Problem(
-                AMOUNT_UNKNOWN, f"SMS amount unknown differs from {format_amount(payment.amount)}"
-            )
-        )
-    elif payment.currency != SMS_CURRENCY:
-        problems.append(
-            Problem(
-                WRONG_CURRENCY,
-                f"SMS amounts are in {SMS_CURRENCY}; the payment is in {payment.currency}",
-            )
-        )
-    elif sms.amount != payment.amount:
-        problems.append(
-            Problem(
-                AMOUNT_MISMATCH,
-                f"SMS amount {format_amount(sms.amount)} differs from "
-                f"{format_amount(payment.amount)}",
-            )
-        )
-    if sms.provider in PROVIDERS and payment.provider and payment.provider != sms.provider:
-        problems.append(
-            Problem(
-                WRONG_PROVIDER,
-                f"SMS is from {sms.provider}; the customer claimed {payment.provider}",
-            )
-        )
+    amount, due = sms.amount, payment.amount
+    in_bdt = payment.currency == SMS_CURRENCY
     claimed, sent = last_digits(payment.sender_number), last_digits(sms.counterparty)
-    if claimed and sent and claimed != sent:
-        problems.append(
-            Problem(
-                WRONG_SENDER,
-                f"SMS sender {sms.counterparty} differs from the number entered, "
-                f"{payment.sender_number}",
-            )
-        )
-    return problems
+    checks = (
+        (ALREADY_USED, sms.payment_id not in (None, payment.id), "SMS bound to another payment"),
+        (payment.status, payment.status in LATE, LATE.get(payment.status)),
+        (
+            HELD,
+            sms.status == "review" and sms.payment_id is None,
+            sms.review_reason or "held for review",
+        ),
+        (AMOUNT_UNKNOWN, amount is None, f"SMS amount unknown differs from {format_amount(due)}"),
+        (
+            WRONG_CURRENCY,
+            amount is not None and not in_bdt,
+            f"SMS amounts are in {SMS_CURRENCY}; the payment is in {payment.currency}",
+        ),
+        (
+            AMOUNT_MISMATCH,
+            amount is not None and in_bdt and amount != due,
+            f"SMS amount {format_amount(amount)} differs from {format_amount(due)}",
+        ),
+        (
+            WRONG_PROVIDER,
+            sms.provider in PROVIDERS
+            and bool(payment.provider)
+            and payment.provider != sms.provider,
+            f"SMS is from {sms.provider}; the customer claimed {payment.provider}",
+        ),
+        (
+            WRONG_SENDER,
+            claimed and sent and claimed != sent,
+            f"SMS sender {sms.counterparty} differs from the number entered, "
+            f"{payment.sender_number}",
+        ),
+    )
+    return Verdict(tuple(Problem(code, message) for code, stands, message in checks if stands))
 
 
 def last_digits(number):
