@@ -128,8 +128,10 @@ def match_new_credits(credits):
             together.append((sms, live[0]))
         elif any(p.status in CLAIM_HOLDING_STATUSES for p in payments):
             alone.append(sms)
-    with unit_of_work():
-        completed = settle_together(together)
+    completed = 0
+    if together:
+        with unit_of_work():
+            completed = settle_together(together)
     if completed is None:
         completed, alone = 0, [sms for sms, _ in together] + alone
     for sms in alone:
