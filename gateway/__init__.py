@@ -101,8 +101,8 @@ def connect_listeners():
     from .links.paying import link_payment_closed, link_payments_completed
     from .notifications.events import notify_payments_completed
     from .payments import signals as payments
-    from .sms.matching import release_held_sms
     from .sms.outbound import queue_receipts
+    from .sms.review import release_held_sms
     from .webhooks import signals as webhooks
 
     # A batch of completions (a phone's, or a list of one) goes to each listener whole, in this

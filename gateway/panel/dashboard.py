@@ -17,8 +17,8 @@ from ..payments.dashboard import dashboard_summary
 from ..payments.lifecycle import list_payments_query
 from ..payments.models.payment import Payment, Refund, Transaction
 from ..sms.chain_gaps import open_gaps
-from ..sms.matching import needs_review
 from ..sms.models.inbound_sms import InboundSms
+from ..sms.review import needs_review
 from ..states import PAYMENT_PROCESSING
 from . import bp
 from .access import VIEW, current_brand, public, requires

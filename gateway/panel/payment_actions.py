@@ -15,7 +15,8 @@ from ..errors import http_status
 from ..money import format_amount
 from ..payments.lifecycle import cancel_payment, get_payment
 from ..payments.refunds import create_refund, refund_refusal, refunded_by_user
-from ..sms.matching import approve_review, complete_late_payment, reject_review, return_late_sms
+from ..sms.late_money import complete_late_payment, return_late_sms
+from ..sms.review import approve_review, reject_review
 from . import bp
 from .access import PAYMENTS_ACT, REFUNDS_CREATE, current_brand, requires
 from .audit import record_audit

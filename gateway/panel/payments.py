@@ -9,7 +9,8 @@ from ..extensions import db
 from ..payments.lifecycle import checkout_url, get_payment, list_payments_query
 from ..payments.models.payment import OPEN_STATUSES, Payment, Transaction
 from ..payments.refunds import REFUNDABLE_STATUSES
-from ..sms.matching import late_sms, needs_review
+from ..sms.late_money import late_sms
+from ..sms.review import needs_review
 from ..states import payment_in_review
 from . import bp
 from .access import VIEW, current_brand, requires

@@ -21,6 +21,12 @@ from ..sms.balance_chain import (
     wallet_numbers,
 )
 from ..sms.chain_gaps import gap_at, open_gaps
+from ..sms.hand_matching import (
+    HAND_MATCHABLE,
+    HAND_MATCHABLE_HELD,
+    hand_match_differences,
+    match_sms_by_hand,
+)
 from ..sms.inbox import (
     find_payment_to_match,
     get_inbound_sms,
@@ -28,12 +34,6 @@ from ..sms.inbox import (
     list_inbound_sms_query,
     match_candidates,
     parser_reading,
-)
-from ..sms.matching import (
-    HAND_MATCHABLE,
-    HAND_MATCHABLE_HELD,
-    hand_match_differences,
-    match_sms_by_hand,
 )
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.parsing import sender_provider

@@ -19,10 +19,12 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.exc import IntegrityError
 
+from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..domain_errors import field_error
 from ..extensions import commit_without_expiring, db
 from ..money import format_amount
+from .held_credits import hold_unverified_credit, release_verified_credit
 from .models.balance_chain import CHAIN_MODES, BalanceChain, BalanceLink
 from .models.inbound_sms import InboundSms
 from .senders import is_official
@@ -407,8 +409,6 @@ def link_move(pool, sms_id, move, brand, sms):
     pool.added(link)
     chain.updated_at = utcnow()
     if link.status == "broken" and move.credit and brand.sms_chain_mode == "strict":
-        from .matching import hold_unverified_credit
-
         link.held = hold_unverified_credit(sms, link.note)
     return link
 
@@ -416,8 +416,6 @@ def link_move(pool, sms_id, move, brand, sms):
 def link_unprinted(link, brand, sms):
     """A credit that printed no balance: outside the chain, held for review when the brand is
     strict (as a credit that does not follow is), flagged when lenient."""
-    from .matching import hold_unverified_credit
-
     link.status, link.note = "no_balance", NO_BALANCE
     db.session.add(link)
     if brand.sms_chain_mode == "strict":
@@ -554,12 +552,11 @@ def heal(chain, link):
 
 def settle_released(sms_ids):
     """Held credits whose chain healed: matched or approved as if they had followed at once."""
-    from .matching import release_verified_credit
-
     for sms_id in sms_ids:
         sms = db.session.get(InboundSms, sms_id, populate_existing=True)
         if sms is not None:
-            release_verified_credit(sms)
+            with unit_of_work():
+                release_verified_credit(sms)
 
 
 # Why a strict brand's credit waits when its chain step failed (gateway/sms/ingest.py).

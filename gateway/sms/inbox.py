@@ -11,9 +11,10 @@ from ..domain_errors import InvalidState, field_error, invalid_state, not_found
 from ..extensions import db
 from ..payments.models.payment import OPEN_STATUSES, Payment
 from ..states import INBOUND_SMS, write_status
-from .matching import HAND_MATCHABLE, HAND_MATCHABLE_HELD, SMS_CURRENCY
+from .hand_matching import HAND_MATCHABLE, HAND_MATCHABLE_HELD
 from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
+from .pays import SMS_CURRENCY
 from .records import enabled_templates, read_text
 
 CANDIDATE_LIMIT = 8

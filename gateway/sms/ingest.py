@@ -1,7 +1,34 @@
-"""Ingesting a phone's texts: parse, store each text once, then match it to a claim.
+"""Ingesting a phone's texts: parse, store each text once, chain it, then match it to a claim.
 
 Whatever app forwarded them, texts take one path (`ingest_texts`); the companion protocol's only
 step of its own is decrypting its batch first (`ingest_batch`).
+
+What POST /api/mobile/v1/sms commits, in order (each commit exists so that a crash after it loses
+nothing and a retry of the batch finishes the work):
+
+1. `device_key` — only when the device's key is still sealed under an old SECRET_KEY: the re-sealed
+   key, alone (any later step may fail; the key must not be re-sealed again and again).
+2. `insert` — the batch's new texts and the device's last_sms_at, in one commit. This is the
+   phone's idempotency record: a retried batch finds its texts by content hash (`duplicate`), and a
+   text is never lost to a later step's failure. Racing batches fall back to one insert per text.
+3. The balance chains (balance_chain.link_texts): one commit for the whole batch's links, after
+   each touched chain row is locked (lock_chains commits first so that the locks are short; a
+   chain created for the first time commits alone so that a racing batch finds it). A strict
+   brand's credit that does not follow is held for review in that same commit; credits the batch
+   heals are then released, one unit of work each. When chaining fails, `hold_unchecked` commits
+   each credit held unchecked and the batch fails (500) so that the phone sends it again.
+4. Only on a retry (`rechain_resent`): a resent text whose chain step never ran is chained now.
+5. Matching (`matching.match_new_credits`): the credits that pay the one live claim of their TrxID
+   commit together, each SMS with its payment's completion (transaction, webhook outbox) — one
+   commit for the batch's common case, kept because it measured 3-4x less CPU than one commit per
+   credit (docs/performance.md). Every other claimed credit, and all of them when a guard finds a
+   row moved meanwhile, commits in a unit of work of its own: the SMS with the completion and the
+   rivals' review reasons, or with the hold for review or for late money.
+6. Only on a retry (`match_resent`): the stored copies of resent texts still unmatched, one unit of
+   work each (self-healing a batch whose matching died after step 2).
+
+A batch whose database connection dies is sent again at once (LOST_CONNECTION_RESENDS): steps 2-6
+are idempotent, so the resend finishes what the first try committed.
 """
 
 import logging
@@ -11,18 +38,15 @@ from datetime import datetime
 import marshmallow as ma
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
+from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
 from ..devices.models.device import Device
 from ..extensions import db
 from .balance_chain import UNCHECKED, link_of, link_text, link_texts, movement
 from .companion_items import SmsMessageSchema
-from .matching import (
-    hold_unverified_credit,
-    match_new_credits,
-    match_stranded_credits,
-    release_verified_credit,
-)
+from .held_credits import hold_unverified_credit, release_verified_credit
+from .matching import match_new_credits, match_stranded_credits
 from .models.inbound_sms import InboundSms
 from .records import enabled_templates, message_receiver, message_text, read_text, sms_values
 
@@ -167,8 +191,8 @@ def hold_unchecked(sms, brand):
     """
     db.session.refresh(sms)
     if brand.sms_chain_mode == "strict" and sms.status == "unmatched":
-        hold_unverified_credit(sms, UNCHECKED)
-        db.session.commit()
+        with unit_of_work():
+            hold_unverified_credit(sms, UNCHECKED)
 
 
 def rechain_resent(device, pending, templates, receivers):
@@ -221,7 +245,8 @@ def rechain_resent(device, pending, templates, receivers):
             and link.status != "broken"
             and (sms.review_reason or "").startswith(UNCHECKED)
         ):
-            release_verified_credit(sms)
+            with unit_of_work():
+                release_verified_credit(sms)
     return unchained
 
 

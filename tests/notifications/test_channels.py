@@ -10,7 +10,7 @@ from gateway.notifications.catalogue import (
 )
 from gateway.notifications.events import notify_webhook_attempt
 from gateway.notifications.settings import settings_for
-from gateway.sms.matching import give_review_reason
+from gateway.sms.settling import give_review_reason
 from tests.factories import PaymentFactory, completed_payment, paired_device
 from tests.notifications.conftest import configure, deliveries, notifications, send_due, sent_texts
 

@@ -3,8 +3,9 @@ the winner.
 """
 
 from gateway.extensions import db
-from gateway.sms.matching import flag_lost_claim, submit_claim
+from gateway.sms.matching import submit_claim
 from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.settling import flag_lost_claim
 from tests.factories import PaymentFactory, bkash_text, forward, paired_device
 
 TRX = "5Z4X3C2V1B"

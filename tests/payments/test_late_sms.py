@@ -18,15 +18,10 @@ from gateway.extensions import db
 from gateway.payments.dashboard import dashboard_summary
 from gateway.payments.lifecycle import cancel_payment, expire_due_payments
 from gateway.payments.models.payment import Payment, Transaction
-from gateway.sms.matching import (
-    complete_late_payment,
-    late_sms,
-    match_sms_to_claim,
-    needs_review,
-    return_late_sms,
-    submit_claim,
-)
+from gateway.sms.late_money import complete_late_payment, late_sms, return_late_sms
+from gateway.sms.matching import match_sms_to_claim, submit_claim
 from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.review import needs_review
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, forward, reload
 from tests.sms.test_matching_concurrency import race

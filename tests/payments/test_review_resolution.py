@@ -14,7 +14,9 @@ from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.payments.lifecycle import expire_due_payments
 from gateway.payments.models.payment import Payment, Transaction
-from gateway.sms.matching import approve_review, match_sms_by_hand, reject_review, submit_claim
+from gateway.sms.hand_matching import match_sms_by_hand
+from gateway.sms.matching import submit_claim
+from gateway.sms.review import approve_review, reject_review
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, forward, reload
 

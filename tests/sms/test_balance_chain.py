@@ -19,10 +19,11 @@ from gateway.sms.balance_chain import (
     set_starting_balance,
 )
 from gateway.sms.ingest import ingest_batch
-from gateway.sms.matching import approve_review, submit_claim
+from gateway.sms.matching import submit_claim
 from gateway.sms.models.balance_chain import BalanceChain, BalanceLink
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.sms.parsing import build_sms_text
+from gateway.sms.review import approve_review
 from tests.factories import PaymentFactory, forward, reload, sms_message
 
 DAY = datetime(2026, 3, 20)
@@ -326,7 +327,7 @@ def test_simulated_credits_continue_the_simulator_phones_chain(brand):
 
 
 def test_a_rejected_held_credit_stays_held_and_no_later_claim_takes_it_unchecked(brand, phone):
-    from gateway.sms.matching import reject_review
+    from gateway.sms.review import reject_review
 
     forward(phone, credit("500.00", "AAAA000001", "1500.00", 0))
     payment = claim(brand, "300.00", "HELD000001")

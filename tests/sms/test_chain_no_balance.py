@@ -9,8 +9,9 @@ import pytest
 
 from gateway.extensions import db
 from gateway.sms.balance_chain import NO_BALANCE, link_of, set_chain_mode
-from gateway.sms.matching import approve_review, reject_review, submit_claim
+from gateway.sms.matching import submit_claim
 from gateway.sms.parsing import parse_sms
+from gateway.sms.review import approve_review, reject_review
 from tests.factories import PaymentFactory, forward, reload
 
 # Pubali Bank's QR payment alert, verbatim from the real-format samples: it prints no balance.

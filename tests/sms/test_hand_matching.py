@@ -8,7 +8,8 @@ import pytest
 
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
-from gateway.sms.matching import hand_match_differences, match_sms_by_hand, submit_claim
+from gateway.sms.hand_matching import hand_match_differences, match_sms_by_hand
+from gateway.sms.matching import submit_claim
 from tests.factories import PaymentFactory, bkash_text, forward, reload
 
 TRX = "8N7A6B5C4D"

@@ -1,4 +1,4 @@
-"""A phone's batch settles its credits together: each one ends as it would have alone."""
+"""A phone's batch settles each credit one by one, exactly as it would have alone."""
 
 from datetime import timedelta
 from decimal import Decimal

@@ -17,9 +17,10 @@ from gateway.extensions import db
 from gateway.payments.lifecycle import cancel_payment, expire_due_payments
 from gateway.payments.models.payment import Transaction
 from gateway.sms.ingest import ingest_batch
-from gateway.sms.matching import match_sms_to_claim, settle, submit_claim
+from gateway.sms.matching import match_sms_to_claim, submit_claim
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.sms.models.sms_template import SmsTemplate
+from gateway.sms.settling import settle
 from tests.factories import PaymentFactory, bkash_text, paired_device, reload, sms_message
 from tests.factories import ingest as forward
 
@@ -166,7 +167,16 @@ def test_an_sms_a_rival_has_bound_cannot_be_settled_again(brand, phone):
     stale = SimpleNamespace(
         **{
             c: getattr(sms, c)
-            for c in ("id", "amount", "counterparty", "provider", "provider_trx_id")
+            for c in (
+                "id",
+                "amount",
+                "counterparty",
+                "provider",
+                "provider_trx_id",
+                "payment_id",
+                "status",
+                "review_reason",
+            )
         }
     )
 

@@ -17,8 +17,9 @@ from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment
-from gateway.sms.matching import heal_matching, settle, submit_claim
+from gateway.sms.matching import heal_matching, submit_claim
 from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.settling import settle
 from tests.factories import PaymentFactory, bkash_text, forward, paired_device
 
 TRX = "7Q6W5E4R3T"

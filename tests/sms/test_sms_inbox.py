@@ -13,6 +13,7 @@ from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.payments.models.payment import Transaction
+from gateway.sms.hand_matching import match_sms_by_hand
 from gateway.sms.inbox import (
     find_payment_to_match,
     get_inbound_sms,
@@ -21,7 +22,7 @@ from gateway.sms.inbox import (
     match_candidates,
     parser_reading,
 )
-from gateway.sms.matching import match_sms_by_hand, submit_claim
+from gateway.sms.matching import submit_claim
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, forward, paired_device, reload
