@@ -31,9 +31,9 @@ def status_counts(brand):
     """How many of the brand's messages are in each status."""
     return dict(
         db.session.execute(
-            db.select(OutboundSms.status, db.func.count())
+            db.select(OutboundSms.shown_status_sql(), db.func.count())
             .where(OutboundSms.brand_id == brand.id)
-            .group_by(OutboundSms.status)
+            .group_by(OutboundSms.shown_status_sql())
         ).all()
     )
 

@@ -3,8 +3,11 @@
 from ...clock import utcnow
 from ...db_types import UTCDateTime
 from ...extensions import db
+from ...outbox.columns import OutboxColumns, shown_as
+from ...states import OUTBOX_PENDING
 
 SECURITY_CHOICES = ("none", "starttls", "tls")
+# The panel's words for an e-mail: the outbox's, with `pending` told apart by its lease.
 MAIL_STATUSES = ("queued", "sending", "sent", "failed")
 
 
@@ -24,7 +27,7 @@ class MailSettings(db.Model):
     updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
 
 
-class OutboundMail(db.Model):
+class OutboundMail(OutboxColumns, db.Model):
     __tablename__ = "outbound_mail"
     __table_args__ = (
         db.Index("ix_outbound_mail_status_next", "status", "next_attempt_at"),
@@ -37,18 +40,27 @@ class OutboundMail(db.Model):
     subject = db.Column(db.String(255), nullable=False)
     text_body = db.Column(db.Text, nullable=False)
     html_body = db.Column(db.Text)
-    status = db.Column(db.String(10), nullable=False, default="queued")
-    attempts = db.Column(db.Integer, nullable=False, default=0)
-    next_attempt_at = db.Column(UTCDateTime)
-    lease_expires_at = db.Column(UTCDateTime)
-    last_error = db.Column(db.String(500))
-    sent_at = db.Column(UTCDateTime)
-    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
-    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     attachments = db.relationship(
         "MailAttachment", order_by="MailAttachment.id", cascade="all, delete-orphan"
     )
+
+    @property
+    def shown_status(self):
+        """The panel's word: `queued`, `sending` (an attempt holds it), `sent` or `failed`."""
+        if self.status != OUTBOX_PENDING:
+            return self.status
+        return "sending" if self.leased else "queued"
+
+    @classmethod
+    def shown_status_sql(cls):
+        """SQL: shown_status."""
+        return shown_as(cls, "queued", "sending")
+
+    @classmethod
+    def showing(cls, word):
+        """SQL: the e-mail shows `word` (the panel's filter)."""
+        return cls.shown_status_sql() == word
 
 
 class MailAttachment(db.Model):
