@@ -10,7 +10,6 @@ Create Date: 2026-11-28 11:00:00
 import sqlalchemy as sa
 from alembic import op
 
-
 revision = "0016"
 down_revision = "0015"
 branch_labels = None
