@@ -13,7 +13,7 @@ from rq.registry import StartedJobRegistry
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.jobs.sweep import sweep_outbox
+from gateway.outbox.sweep import sweep_outbox
 from gateway.payments.lifecycle import complete_payment
 from gateway.webhooks.events import emit_event
 from gateway.webhooks.models.webhook import WebhookDelivery

@@ -23,27 +23,29 @@ BATCH = 1000
 
 
 def sweep_outbox(now=None):
-    """Sweep every kind; returns how many wake-ups were enqueued in all."""
+    """Return every kind's run-out leases and read its due rows, oldest due first, in one
+    transaction; after its commit (a job never finds its row not yet there) wake each row. A job's
+    own claim makes a repeat harmless. Returns how many wake-ups were enqueued."""
     now = now or utcnow()
-    return sum(sweep_kind(import_string(path), now) for path in KINDS)
-
-
-def sweep_kind(kind, now):
-    """Return the kind's run-out leases, then wake its due rows, oldest due first, after the
-    commit (a job never finds its row not yet there); each job's claim makes a repeat harmless."""
-    release_expired(kind, now)
-    c = kind.table.c
-    due = []
-    if kind.woken():
-        due = db.session.execute(
-            db.select(c.id, c.created_at, c.attempts)
-            .where(*free_and_due(kind.table, now))
-            .order_by(c.next_attempt_at)
-            .limit(BATCH)
-        ).all()
+    wakes = []
+    for kind in map(import_string, KINDS):
+        release_expired(kind, now)
+        if kind.woken():
+            wakes += [(kind, row) for row in due_rows(kind, now)]
     db.session.commit()
-    for row_id, created_at, attempts in due:
+    for kind, (row_id, created_at, attempts) in wakes:
         jobs.enqueue(
             kind.queue, kind.job, row_id, unique=wake_key(kind, row_id, created_at, attempts)
         )
-    return len(due)
+    return len(wakes)
+
+
+def due_rows(kind, now):
+    """(id, created_at, attempts) of the kind's rows due now that no live attempt holds."""
+    c = kind.table.c
+    return db.session.execute(
+        db.select(c.id, c.created_at, c.attempts)
+        .where(*free_and_due(kind.table, now))
+        .order_by(c.next_attempt_at)
+        .limit(BATCH)
+    ).all()

@@ -17,7 +17,7 @@ from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.jobs.in_process import InProcessExecutor
 from gateway.jobs.rq_worker import GatewayWorker, enqueue_periodic
-from gateway.jobs.sweep import sweep_outbox
+from gateway.outbox.sweep import sweep_outbox
 from gateway.payments.lifecycle import complete_payment, create_payment
 from gateway.payments.models.payment import Payment
 from gateway.webhooks.events import emit_event

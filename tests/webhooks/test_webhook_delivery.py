@@ -13,7 +13,7 @@ from sqlalchemy import event, text
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.jobs.sweep import sweep_outbox
+from gateway.outbox.sweep import sweep_outbox
 from gateway.webhooks.delivery import ABANDONED, RETRY_DELAYS, deliver_webhook
 from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from tests.factories import PaymentFactory, completed_payment
