@@ -200,16 +200,13 @@ def test_a_refund_is_recorded_completed_and_never_moves():
 def test_every_status_the_models_know_is_in_the_tables():
     from gateway.payments.models.payment import PAYMENT_STATUSES
     from gateway.sms.models.inbound_sms import SMS_STATUSES
-    from gateway.sms.models.outbound_sms import OUTBOUND_SMS_STATUSES
-    from gateway.webhooks.models.webhook import DELIVERY_STATUSES
+    from gateway.states import OUTBOX_STATUSES
 
     assert set(PAYMENT.statuses) == set(PAYMENT_STATUSES)
-    assert set(DELIVERY.statuses) == set(DELIVERY_STATUSES)
+    assert set(DELIVERY.statuses) == set(OUTBOX_STATUSES)
     assert set(INBOUND_SMS.statuses) == set(SMS_STATUSES)
-    assert set(OUTBOUND_SMS.statuses) == set(OUTBOUND_SMS_STATUSES)
-    from gateway.mail.models.mail import MAIL_STATUSES
-
-    assert set(states.OUTBOUND_MAIL.statuses) == set(MAIL_STATUSES)
+    for outbox in (OUTBOUND_SMS, states.OUTBOUND_MAIL, states.NOTIFICATION_DELIVERY):
+        assert set(outbox.statuses) == set(OUTBOX_STATUSES)
     from gateway.invoices.models.invoice import INVOICE_STATUSES
 
     assert set(states.INVOICE.statuses) == set(INVOICE_STATUSES)
@@ -217,9 +214,9 @@ def test_every_status_the_models_know_is_in_the_tables():
 
 def test_a_statement_built_once_is_checked_against_the_table():
     table = WebhookDelivery.__table__
-    states.guarded_update(DELIVERY, table, ("pending", "retrying"), ("success",))
+    states.guarded_update(DELIVERY, table, ("pending",), ("sent",))
     with pytest.raises(IllegalTransition):
-        states.guarded_update(DELIVERY, table, ("success",), ("failed",))
+        states.guarded_update(DELIVERY, table, ("sent",), ("failed",))
 
 
 def test_in_review_is_a_processing_payment_held_with_a_reason(brand, app):

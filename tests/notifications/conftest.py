@@ -11,8 +11,8 @@ from gateway.extensions import db
 from gateway.notifications.models.notification import MerchantNotification, NotificationDelivery
 from gateway.notifications.outbox import OUTBOX
 from gateway.notifications.sending import send_notification
-from gateway.outbox.sweep import due_rows
 from gateway.notifications.settings import update_settings
+from gateway.outbox.sweep import due_rows
 
 BOT_TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"
 CHAT_ID = "-1001234567890"

@@ -274,5 +274,9 @@ def test_receipt_sms_is_queued_on_completion_when_the_brand_wants_it(brand):
     PaymentFactory(brand=brand)  # an open payment sends nothing
 
     [receipt] = db.session.execute(db.select(OutboundSms)).scalars().all()
-    assert (receipt.to_number, receipt.payment_id, receipt.shown_status) == (PHONE, payment.id, "queued")
+    assert (receipt.to_number, receipt.payment_id, receipt.shown_status) == (
+        PHONE,
+        payment.id,
+        "queued",
+    )
     assert payment.transaction.trx_id in receipt.body and "500.00 BDT" in receipt.body
