@@ -91,7 +91,7 @@ def an_outbound_sms(brand):
         brand_id=brand.id,
         to_number="+8801712345678",
         body="Paid",
-        status="queued",
+        status="pending",
         attempts=0,
         next_attempt_at=utcnow(),
     )
@@ -109,6 +109,22 @@ def an_outbound_mail(brand):
     return row
 
 
+def a_notification_delivery(brand):
+    """A notification waiting for its channel."""
+    from gateway.notifications.models.notification import (
+        MerchantNotification,
+        NotificationDelivery,
+    )
+
+    note = MerchantNotification(brand_id=brand.id, event="test", subject="Hi", text="Hello")
+    note.deliveries = [
+        NotificationDelivery(brand_id=brand.id, channel="telegram", next_attempt_at=utcnow())
+    ]
+    db.session.add(note)
+    db.session.commit()
+    return note.deliveries[0]
+
+
 def an_invoice(brand):
     """A draft invoice."""
     from tests.invoices.conftest import an_invoice as draft
@@ -124,6 +140,7 @@ ROWS = {
     INBOUND_SMS: an_inbound_sms,
     OUTBOUND_SMS: an_outbound_sms,
     states.OUTBOUND_MAIL: an_outbound_mail,
+    states.NOTIFICATION_DELIVERY: a_notification_delivery,
     states.INVOICE: an_invoice,
 }
 ALL_PAIRS = [

@@ -271,7 +271,6 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "settle-chains: 0",
         "chain-gaps: 0",
         "prune-rate-limits: 0",
-        "sweep-mail: 0",
         "notifications: 0",
         "prune-notifications: 0",
         "invoice-overdue: 0",

@@ -229,6 +229,7 @@ def test_example_receiver_acknowledges_a_resent_webhook_but_fulfils_once(brand, 
         Claim(
             delivery.id,
             delivery.event_id,
+            delivery.created_at,
             2,
             None,
             delivery.url,
