@@ -18,6 +18,7 @@ from ..extensions import db
 from ..notifications.events import notify_webhook_attempt
 from ..outbox.attempts import schedule_retry
 from ..outbox.kind import OutboxKind, wake_key
+from ..outbox.lease import free_and_due
 from ..outbox.schedule import RetrySchedule
 from ..states import DELIVERY, OUTBOX_FAILED, OUTBOX_PENDING, OUTBOX_SENT, guarded_update
 from . import hosts as webhook_hosts
@@ -121,15 +122,10 @@ CLAIM = (
     db.update(DELIVERIES)
     .where(
         _D.id == bindparam("p_id"),
-        _D.status.in_(DUE_STATUSES),
-        _D.next_attempt_at <= bindparam("p_now", type_=_D.next_attempt_at.type),
+        *free_and_due(DELIVERIES, bindparam("p_now", type_=_D.next_attempt_at.type)),
         _D.attempts == bindparam("p_attempts", type_=_D.attempts.type),
         _D.redelivery_requested == bindparam("p_manual", type_=_D.redelivery_requested.type),
         db.or_(_D.attempts - _D.manual_attempts < MAX_ATTEMPTS, _D.redelivery_requested),
-        db.or_(
-            _D.lease_expires_at.is_(None),
-            _D.lease_expires_at < bindparam("p_now", type_=_D.lease_expires_at.type),
-        ),
     )
     .values(
         lease_expires_at=bindparam("p_lease", type_=_D.lease_expires_at.type),
