@@ -79,11 +79,9 @@ def wake(mail):
     wake_after_commit(OUTBOX, mail)
 
 
-def list_mail_query(brand_id, status=None):
-    """The brand's e-mails, newest first, narrowed by status."""
+def list_mail_query(brand_id):
+    """The brand's e-mails, newest first."""
     query = db.select(OutboundMail).where(OutboundMail.brand_id == brand_id)
-    if status:
-        query = query.where(OutboundMail.showing(status))
     return query.order_by(OutboundMail.created_at.desc(), OutboundMail.id.desc())
 
 

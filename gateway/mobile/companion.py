@@ -131,7 +131,9 @@ def device_dashboard(device):
         "outbound_queued": db.session.execute(
             db.select(db.func.count())
             .select_from(OutboundSms)
-            .where(OutboundSms.brand_id == device.brand_id, OutboundSms.showing("queued"))
+            .where(
+                OutboundSms.brand_id == device.brand_id, OutboundSms.shown_status_sql() == "queued"
+            )
         ).scalar_one(),
         "pending_notifications": unread,
         "server_time": now,

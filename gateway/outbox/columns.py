@@ -19,17 +19,25 @@ class OutboxColumns:
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
 
+    # What a front door shows for a pending row: (no attempt holds it, an attempt holds it).
+    PENDING_WORDS = (OUTBOX_PENDING, OUTBOX_PENDING)
+
     @property
     def leased(self):
         """Whether an attempt holds the row (its lease may have run out, not yet returned)."""
         return self.status == OUTBOX_PENDING and self.lease_expires_at is not None
 
+    @property
+    def shown_status(self):
+        """The front door's word: PENDING_WORDS for a pending row, else `sent` or `failed`."""
+        return self.PENDING_WORDS[self.leased] if self.status == OUTBOX_PENDING else self.status
 
-def shown_as(model, waiting, held):
-    """SQL: a front door's word for the row: `waiting` for a pending row no attempt holds, `held`
-    for one an attempt holds, else the outbox's own (`sent`, `failed`)."""
-    return db.case(
-        (model.status != OUTBOX_PENDING, model.status),
-        (model.lease_expires_at.is_(None), waiting),
-        else_=held,
-    )
+    @classmethod
+    def shown_status_sql(cls):
+        """SQL: shown_status."""
+        waiting, held = cls.PENDING_WORDS
+        return db.case(
+            (cls.status != OUTBOX_PENDING, cls.status),
+            (cls.lease_expires_at.is_(None), waiting),
+            else_=held,
+        )

@@ -101,7 +101,7 @@ def list_outbound_sms_query(brand, filters):
     """The brand's outbound messages, newest first, narrowed by status."""
     query = db.select(OutboundSms).where(OutboundSms.brand_id == brand.id)
     if filters.get("status"):
-        query = query.where(OutboundSms.showing(filters["status"]))
+        query = query.where(OutboundSms.shown_status_sql() == filters["status"])
     return query.order_by(OutboundSms.created_at.desc(), OutboundSms.id.desc())
 
 

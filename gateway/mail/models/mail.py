@@ -3,12 +3,9 @@
 from ...clock import utcnow
 from ...db_types import UTCDateTime
 from ...extensions import db
-from ...outbox.columns import OutboxColumns, shown_as
-from ...states import OUTBOX_PENDING
+from ...outbox.columns import OutboxColumns
 
 SECURITY_CHOICES = ("none", "starttls", "tls")
-# The panel's words for an e-mail: the outbox's, with `pending` told apart by its lease.
-MAIL_STATUSES = ("queued", "sending", "sent", "failed")
 
 
 class MailSettings(db.Model):
@@ -45,22 +42,7 @@ class OutboundMail(OutboxColumns, db.Model):
         "MailAttachment", order_by="MailAttachment.id", cascade="all, delete-orphan"
     )
 
-    @property
-    def shown_status(self):
-        """The panel's word: `queued`, `sending` (an attempt holds it), `sent` or `failed`."""
-        if self.status != OUTBOX_PENDING:
-            return self.status
-        return "sending" if self.leased else "queued"
-
-    @classmethod
-    def shown_status_sql(cls):
-        """SQL: shown_status."""
-        return shown_as(cls, "queued", "sending")
-
-    @classmethod
-    def showing(cls, word):
-        """SQL: the e-mail shows `word` (the panel's filter)."""
-        return cls.shown_status_sql() == word
+    PENDING_WORDS = ("queued", "sending")  # the panel's
 
 
 class MailAttachment(db.Model):

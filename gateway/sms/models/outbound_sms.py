@@ -1,8 +1,7 @@
 """An outbound SMS: queued, leased to a companion device or an SMS provider, then sent or failed."""
 
 from ...extensions import db
-from ...outbox.columns import OutboxColumns, shown_as
-from ...states import OUTBOX_PENDING
+from ...outbox.columns import OutboxColumns
 
 # The words the API and the phone read (COMPAT.md): the outbox's, with `pending` told apart by its
 # lease.
@@ -24,19 +23,4 @@ class OutboundSms(OutboxColumns, db.Model):
     # Who holds the lease: a device reference, or "provider" for the HTTP SMS provider.
     leased_by = db.Column(db.String(64))
 
-    @property
-    def shown_status(self):
-        """The documented word: `queued`, `leased` (an attempt holds it), `sent` or `failed`."""
-        if self.status != OUTBOX_PENDING:
-            return self.status
-        return "leased" if self.leased else "queued"
-
-    @classmethod
-    def shown_status_sql(cls):
-        """SQL: shown_status."""
-        return shown_as(cls, "queued", "leased")
-
-    @classmethod
-    def showing(cls, word):
-        """SQL: the message shows `word` (a list filter's)."""
-        return cls.shown_status_sql() == word
+    PENDING_WORDS = ("queued", "leased")
