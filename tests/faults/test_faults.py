@@ -72,7 +72,7 @@ def assert_nothing_lost(payment_ids, receiver, workers, exactly_once=True):
         payment_ids
     )
     rows = deliveries()
-    assert sorted(row.status for row in rows) == ["success"] * len(payment_ids)
+    assert sorted(row.status for row in rows) == ["sent"] * len(payment_ids)
     assert {row.event_id for row in rows} == {
         hit["json"]["id"]
         for hit in receiver.received
