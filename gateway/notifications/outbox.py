@@ -50,7 +50,7 @@ OUTBOX = OutboxKind(
     job=SEND_NOTIFICATION,
     schedule=RETRY,
     lease=timedelta(seconds=60),
-    expired_error="Not sent within its lease; tried again.",
+    expired_error="No result within its lease: the process sending it stopped.",
 )
 
 
