@@ -91,7 +91,7 @@ def prepare(database_url):
 
 
 def backlog(app):
-    """Deliveries not yet sent (pending or retrying), and those that failed for good."""
+    """Deliveries not yet sent (pending), and those that failed for good."""
     from gateway.extensions import db
     from gateway.webhooks.models.webhook import WebhookDelivery
 
@@ -102,7 +102,7 @@ def backlog(app):
             ).all()
         )
         db.session.remove()
-    return rows.get("pending", 0) + rows.get("retrying", 0), rows.get("failed", 0)
+    return rows.get("pending", 0), rows.get("failed", 0)
 
 
 def unfinished_payments(app, payment_ids):

@@ -110,18 +110,6 @@ TRANSACTION = Machine(
 # A refund is recorded completed (the money went back before the merchant recorded it) and never
 # moves.
 REFUND = Machine("refund", "refunds", {"completed": ()})
-DELIVERY = Machine(
-    "webhook delivery",
-    "webhook_deliveries",
-    {
-        # An attempt's result; a hand retry puts any row back as `pending` (never attempted) or
-        # `retrying`.
-        "pending": ("pending", "retrying", "success", "failed"),
-        "retrying": ("pending", "retrying", "success", "failed"),
-        "success": ("pending", "retrying"),
-        "failed": ("pending", "retrying"),
-    },
-)
 INBOUND_SMS = Machine(
     "inbound SMS",
     "inbound_sms",
@@ -137,26 +125,22 @@ INBOUND_SMS = Machine(
         "returned": (),
     },
 )
-OUTBOUND_SMS = Machine(
-    "outbound SMS",
-    "outbound_sms",
-    {
-        "queued": ("leased",),
-        "leased": ("sent", "queued", "failed"),  # reported, or its lease ran out
-        "failed": ("queued",),  # retried by hand
-        "sent": (),
-    },
-)
-OUTBOUND_MAIL = Machine(
-    "outbound e-mail",
-    "outbound_mail",
-    {
-        "queued": ("sending",),
-        "sending": ("sent", "queued", "failed"),  # the SMTP answer, or its lease ran out
-        "failed": ("queued",),  # retried by hand
-        "sent": (),
-    },
-)
+# The outbox's one vocabulary (gateway/outbox/), shared by webhooks, e-mail, notifications and
+# outbound SMS: a row waits `pending` (an attempt holds it while its lease is set), then is `sent`,
+# or `failed` once its retry schedule is used up. A hand retry puts a row back as `pending`. Each
+# front door shows its documented words (the schemas map them: CONTRACT.md, COMPAT.md).
+OUTBOX_PENDING, OUTBOX_SENT, OUTBOX_FAILED = "pending", "sent", "failed"
+OUTBOX_STATUSES = (OUTBOX_PENDING, OUTBOX_SENT, OUTBOX_FAILED)
+OUTBOX_MOVES = {
+    # pending → pending: a lease taken, returned, or an attempt failed with a retry scheduled.
+    OUTBOX_PENDING: (OUTBOX_PENDING, OUTBOX_SENT, OUTBOX_FAILED),
+    OUTBOX_SENT: (OUTBOX_PENDING,),  # a webhook redelivered by hand
+    OUTBOX_FAILED: (OUTBOX_PENDING,),  # retried by hand
+}
+DELIVERY = Machine("webhook delivery", "webhook_deliveries", OUTBOX_MOVES)
+OUTBOUND_SMS = Machine("outbound SMS", "outbound_sms", OUTBOX_MOVES)
+OUTBOUND_MAIL = Machine("outbound e-mail", "outbound_mail", OUTBOX_MOVES)
+NOTIFICATION_DELIVERY = Machine("notification delivery", "notification_deliveries", OUTBOX_MOVES)
 INVOICE = Machine(
     "invoice",
     "invoices",
@@ -176,6 +160,7 @@ MACHINES = (
     INBOUND_SMS,
     OUTBOUND_SMS,
     OUTBOUND_MAIL,
+    NOTIFICATION_DELIVERY,
     INVOICE,
 )
 

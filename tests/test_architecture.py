@@ -445,9 +445,8 @@ OWN_COMMITS = {
     "devices.pairing.count_wrong_guess": "a wrong guess counts though its refusal rolls back",
     "devices.tokens.refused_reuse": "a reused token's device stays unpaired though refused",
     "devices.forwarders.signing_key": "a re-sealed signing key commits whatever follows",
-    "mail.sending.deliver_mail": "lease committed before the slow SMTP send, outcome after",
-    "notifications.sending.send_notification": "lease committed before the slow send",
-    "notifications.sending.record": "outcome committed before the retry is scheduled",
+    "outbox.attempts.make_attempt": "lease committed before the slow send, outcome after",
+    "outbox.sweep.sweep_outbox": "returned leases commit before the sweep's wake-ups",
     "sms.balance_chain.lock_chains": "texts commit before their chains lock: short locks",
     "sms.balance_chain.create_chain": "a new chain row commits alone: racing texts find it",
     "sms.balance_chain.link_texts": "the chaining commits once, before credits are released",
@@ -458,13 +457,9 @@ OWN_COMMITS = {
     "sms.matching.submit_claim": "the claim commits before matching: a racing SMS finds it",
     "sms.outbound.lease_outbound_sms": "the lease commits before the device sends",
     "sms.outbound.report_outbound_sms": "the device's report commits its message's outcome",
-    "sms.outbound_sweep.wake_due_messages": "returned leases commit before wake-ups",
-    "sms.provider.send_outbound_sms": "lease committed before the provider call, outcome after",
     "webhooks.delivery.claim_delivery": "the claim commits before the HTTP call (async on PG)",
     "webhooks.delivery.commit_claim": "the claim commits before the HTTP call (async on PG)",
-    "webhooks.delivery.fail_exhausted": "an exhausted delivery commits as failed, apart",
     "webhooks.delivery.record_attempt": "the attempt and the next state, after the call",
-    "webhooks.sweep.wake_due_deliveries": "the sweep's wake-ups go out after its commit",
 }
 
 

@@ -24,8 +24,8 @@ from gateway.extensions import db
 from gateway.invoices.models.invoice import Invoice
 from gateway.invoices.overdue import sweep_overdue_invoices
 from gateway.mail.outbox import send_mail
-from gateway.mail.sending import sweep_mail
 from gateway.notifications.watch import sweep_notifications
+from gateway.outbox.sweep import sweep_outbox
 from gateway.payments.lifecycle import expire_due_payments
 from gateway.payments.models.payment import Payment
 from tests.factories import PaymentFactory, UserFactory, paired_device, reload
@@ -288,7 +288,7 @@ def test_the_mail_sweep_wakes_due_mail_after_its_commit(app, brand, trail, jobs_
     jobs_at_commit.redis.flushdb()  # Redis lost it: the sweep must wake the row again
     trail.clear()
     jobs_at_commit.clear()
-    assert sweep_mail() == 1
+    assert sweep_outbox() == 1
     assert trail.count("COMMIT") == 1
     assert jobs_at_commit == [0]
     assert jobs_at_commit.now() == 1

@@ -382,10 +382,10 @@ def test_webhooks_that_failed_in_the_last_day_are_a_problem(app, brand):
 
 def test_webhooks_piling_up_in_retries_are_a_problem(app, brand):
     for _ in range(doctor.RETRYING_PILE - 1):
-        delivery(brand, "retrying", attempts=3, next_attempt_at=utcnow() + timedelta(minutes=30))
+        delivery(brand, "pending", attempts=3, next_attempt_at=utcnow() + timedelta(minutes=30))
     assert doctor.check_webhooks() == []
 
-    delivery(brand, "retrying", attempts=3, next_attempt_at=utcnow() + timedelta(minutes=30))
+    delivery(brand, "pending", attempts=3, next_attempt_at=utcnow() + timedelta(minutes=30))
 
     assert problems(doctor.check_webhooks()) == [
         "10 webhook deliveries are retrying: the receiver keeps refusing them."

@@ -10,7 +10,7 @@ from rq import Queue
 
 from gateway import create_app, jobs
 from gateway.extensions import db
-from gateway.jobs.sweep import sweep_outbox
+from gateway.outbox.sweep import sweep_outbox
 from gateway.payments.lifecycle import complete_payment
 from gateway.payments.models.payment import Payment
 from gateway.webhooks.models.webhook import WebhookDelivery

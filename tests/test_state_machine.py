@@ -91,7 +91,7 @@ def an_outbound_sms(brand):
         brand_id=brand.id,
         to_number="+8801712345678",
         body="Paid",
-        status="queued",
+        status="pending",
         attempts=0,
         next_attempt_at=utcnow(),
     )
@@ -109,6 +109,22 @@ def an_outbound_mail(brand):
     return row
 
 
+def a_notification_delivery(brand):
+    """A notification waiting for its channel."""
+    from gateway.notifications.models.notification import (
+        MerchantNotification,
+        NotificationDelivery,
+    )
+
+    note = MerchantNotification(brand_id=brand.id, event="test", subject="Hi", text="Hello")
+    note.deliveries = [
+        NotificationDelivery(brand_id=brand.id, channel="telegram", next_attempt_at=utcnow())
+    ]
+    db.session.add(note)
+    db.session.commit()
+    return note.deliveries[0]
+
+
 def an_invoice(brand):
     """A draft invoice."""
     from tests.invoices.conftest import an_invoice as draft
@@ -124,6 +140,7 @@ ROWS = {
     INBOUND_SMS: an_inbound_sms,
     OUTBOUND_SMS: an_outbound_sms,
     states.OUTBOUND_MAIL: an_outbound_mail,
+    states.NOTIFICATION_DELIVERY: a_notification_delivery,
     states.INVOICE: an_invoice,
 }
 ALL_PAIRS = [
@@ -223,16 +240,13 @@ def test_a_links_status_words_are_named_in_states():
 def test_every_status_the_models_know_is_in_the_tables():
     from gateway.payments.models.payment import PAYMENT_STATUSES
     from gateway.sms.models.inbound_sms import SMS_STATUSES
-    from gateway.sms.models.outbound_sms import OUTBOUND_SMS_STATUSES
-    from gateway.webhooks.models.webhook import DELIVERY_STATUSES
+    from gateway.states import OUTBOX_STATUSES
 
     assert set(PAYMENT.statuses) == set(PAYMENT_STATUSES)
-    assert set(DELIVERY.statuses) == set(DELIVERY_STATUSES)
+    assert set(DELIVERY.statuses) == set(OUTBOX_STATUSES)
     assert set(INBOUND_SMS.statuses) == set(SMS_STATUSES)
-    assert set(OUTBOUND_SMS.statuses) == set(OUTBOUND_SMS_STATUSES)
-    from gateway.mail.models.mail import MAIL_STATUSES
-
-    assert set(states.OUTBOUND_MAIL.statuses) == set(MAIL_STATUSES)
+    for outbox in (OUTBOUND_SMS, states.OUTBOUND_MAIL, states.NOTIFICATION_DELIVERY):
+        assert set(outbox.statuses) == set(OUTBOX_STATUSES)
     from gateway.invoices.models.invoice import INVOICE_STATUSES
 
     assert set(states.INVOICE.statuses) == set(INVOICE_STATUSES)
@@ -240,9 +254,9 @@ def test_every_status_the_models_know_is_in_the_tables():
 
 def test_a_statement_built_once_is_checked_against_the_table():
     table = WebhookDelivery.__table__
-    states.guarded_update(DELIVERY, table, ("pending", "retrying"), ("success",))
+    states.guarded_update(DELIVERY, table, ("pending",), ("sent",))
     with pytest.raises(IllegalTransition):
-        states.guarded_update(DELIVERY, table, ("success",), ("failed",))
+        states.guarded_update(DELIVERY, table, ("sent",), ("failed",))
 
 
 def test_in_review_is_a_processing_payment_held_with_a_reason(brand, app):

@@ -13,8 +13,10 @@ from rq.registry import StartedJobRegistry
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.jobs.sweep import sweep_outbox
+from gateway.outbox.kind import wake_key
+from gateway.outbox.sweep import sweep_outbox
 from gateway.payments.lifecycle import complete_payment
+from gateway.webhooks.delivery import OUTBOX
 from gateway.webhooks.events import emit_event
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory
@@ -71,7 +73,7 @@ def test_worker_started_while_redis_is_down_waits_then_delivers(
     monkeypatch.setitem(app.config, "REDIS_URL", stopped_redis.url)
     complete_payment(PaymentFactory(brand=brand, callback_url=receiver.url))
     assert receiver.wait_for(1), worker.output()
-    assert eventually(lambda: the_delivery().status == "success"), worker.output()
+    assert eventually(lambda: the_delivery().status == "sent"), worker.output()
     assert "answers again" in worker.output()
 
 
@@ -109,12 +111,12 @@ def test_scheduler_moves_a_retry_onto_its_queue_right_after_a_redis_outage(
         jobs.DELIVER_WEBHOOK,
         delivery.id,
         0,
-        unique=jobs.delivery_wake(delivery.event_id, 0),
+        unique=wake_key(OUTBOX, delivery.id, delivery.created_at, 0),
     )
     # RQ's own scheduler, a forked child, died with the outage and was restarted after up to 10
     # minutes.
     assert receiver.wait_for(1, timeout=30), worker.output()
-    assert eventually(lambda: the_delivery().status == "success"), worker.output()
+    assert eventually(lambda: the_delivery().status == "sent"), worker.output()
 
 
 def test_a_wakeup_whose_job_died_before_claiming_is_sent_again_by_the_next_sweep(
@@ -152,7 +154,7 @@ def test_a_wakeup_whose_job_died_before_claiming_is_sent_again_by_the_next_sweep
     assert queue.count == 1  # not held back for WAKE_TTL by the dead job's wake-up key
     second = start_worker("--queues", jobs.WEBHOOKS)
     assert receiver.wait_for(1), second.output()
-    assert eventually(lambda: the_delivery().status == "success"), second.output()
+    assert eventually(lambda: the_delivery().status == "sent"), second.output()
 
 
 def test_a_worker_killed_mid_delivery_does_not_hold_up_its_hosts_other_webhooks(

@@ -20,6 +20,7 @@ from ..devices.brand_devices import brand_phones
 from ..devices.models.device import SMS_TO_URL_APP, Device
 from ..extensions import db
 from ..payments.methods import PROVIDER_NAMES
+from ..states import OUTBOX_FAILED, OUTBOX_PENDING
 from ..webhooks.models.webhook import WebhookDelivery
 
 # A problem makes doctor exit non-zero; a note is worth knowing but fine.
@@ -430,15 +431,18 @@ def check_webhooks(now=None):
     count = db.func.count(WebhookDelivery.id)
     failed = db.session.execute(
         db.select(count).where(
-            WebhookDelivery.status == "failed", WebhookDelivery.updated_at >= now - FAILED_WINDOW
+            WebhookDelivery.status == OUTBOX_FAILED,
+            WebhookDelivery.updated_at >= now - FAILED_WINDOW,
         )
     ).scalar_one()
     retrying = db.session.execute(
-        db.select(count).where(WebhookDelivery.status == "retrying")
+        db.select(count).where(
+            WebhookDelivery.status == OUTBOX_PENDING, WebhookDelivery.attempts > 0
+        )
     ).scalar_one()
     overdue = db.session.execute(
         db.select(count).where(
-            WebhookDelivery.status.in_(("pending", "retrying")),
+            WebhookDelivery.status == OUTBOX_PENDING,
             WebhookDelivery.next_attempt_at <= now - DELIVERY_OVERDUE,
         )
     ).scalar_one()

@@ -19,7 +19,8 @@ DELIVER_WEBHOOK = "gateway.webhooks.delivery.deliver_webhook"
 SEND_SMS = "gateway.sms.provider.send_outbound_sms"
 # (name, job, seconds between runs or the config key that holds them)
 PERIODIC = (
-    ("sweep-outbox", "gateway.jobs.sweep.sweep_outbox", "SWEEP_INTERVAL"),
+    # Every outbox (webhooks, e-mail, notifications, outbound SMS): run-out leases, lost wake-ups.
+    ("sweep-outbox", "gateway.outbox.sweep.sweep_outbox", "SWEEP_INTERVAL"),
     ("expire-payments", "gateway.payments.lifecycle.expire_due_payments", 60),
     ("prune-idempotency", "gateway.accounts.idempotency.prune_idempotency_records", 3600),
     # Stored credits a waiting claim could match, left unmatched by a request that died after
@@ -30,9 +31,7 @@ PERIODIC = (
     # A gap in a wallet's balance chain still open after its grace: the phone missed a text.
     ("chain-gaps", "gateway.sms.chain_gaps.tell_chain_gaps", "SWEEP_INTERVAL"),
     ("prune-rate-limits", "gateway.accounts.rate_limit_store.prune_rate_limit_counters", 3600),
-    ("sweep-mail", "gateway.mail.sending.sweep_mail", "SWEEP_INTERVAL"),
-    # Phones gone silent and texts no payment claimed tell the merchant; due notifications are
-    # re-woken.
+    # Phones gone silent and texts no payment claimed tell the merchant.
     ("notifications", "gateway.notifications.watch.sweep_notifications", "SWEEP_INTERVAL"),
     ("prune-notifications", "gateway.notifications.watch.prune_notifications", 3600),
     # Sent invoices past their due date become overdue, each with one reminder.
@@ -44,7 +43,9 @@ MOVED_JOBS = {
     "gateway.rq_queues.run_rq_job": "gateway.jobs.rq_queues.run_rq_job",
     "gateway.services.webhooks.deliver_webhook": DELIVER_WEBHOOK,
     "gateway.services.sms_provider.send_outbound_sms": SEND_SMS,
-    "gateway.services.outbox.sweep_outbox": "gateway.jobs.sweep.sweep_outbox",
+    "gateway.services.outbox.sweep_outbox": "gateway.outbox.sweep.sweep_outbox",
+    "gateway.jobs.sweep.sweep_outbox": "gateway.outbox.sweep.sweep_outbox",
+    "gateway.mail.sending.sweep_mail": "gateway.outbox.sweep.sweep_outbox",
     "gateway.services.payments.expire_due_payments": (
         "gateway.payments.lifecycle.expire_due_payments"
     ),
@@ -63,18 +64,6 @@ WAKE_TTL = 60
 # WEBHOOK_TIMEOUT after it, and the worker gets back to its other queues (sweeps) every second.
 BATCH_SECONDS = 1.0
 BATCH_SIZE = 100
-
-
-def delivery_wake(event_id, attempts):
-    """The dedupe key of a wake-up for a delivery's attempt after `attempts`: by the random event
-    id, never by a row id that a restored database could reuse."""
-    return f"delivery:{event_id}:{attempts}"
-
-
-def sms_wake(message_id, created_at, attempts):
-    """The dedupe key of a wake-up for a message's attempt after `attempts` (the creation time tells
-    apart two rows with the same id, before and after a database restore)."""
-    return f"sms:{message_id}:{created_at:%Y%m%d%H%M%S%f}:{attempts}"
 
 
 _worker_app = None

@@ -2,22 +2,40 @@
 commit.
 """
 
+from datetime import timedelta
+
 from .. import jobs
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..db_types import row_id
 from ..domain_errors import invalid_state, not_found
 from ..extensions import db
-from ..states import OUTBOUND_MAIL, write_status
+from ..outbox.attempts import wake_after_commit
+from ..outbox.kind import OutboxKind
+from ..outbox.schedule import RetrySchedule
+from ..states import OUTBOUND_MAIL, OUTBOX_FAILED, OUTBOX_PENDING, write_status
 from .models.mail import MailAttachment, OutboundMail
 from .settings import get_mail_settings, normalise_address
 
 SEND_MAIL = "gateway.mail.sending.deliver_mail"
-
-
-def mail_wake(mail):
-    """The dedupe key of a wake-up for the message's next attempt."""
-    return f"mail:{mail.id}:{mail.created_at:%Y%m%d%H%M%S%f}:{mail.attempts}"
+RETRY = RetrySchedule(
+    (
+        timedelta(minutes=1),
+        timedelta(minutes=5),
+        timedelta(minutes=30),
+        timedelta(hours=2),
+        timedelta(hours=6),
+    )
+)
+OUTBOX = OutboxKind(
+    name="mail",
+    machine=OUTBOUND_MAIL,
+    queue=jobs.MAIL,
+    job=SEND_MAIL,
+    schedule=RETRY,
+    lease=timedelta(seconds=90),  # above SMTP_TIMEOUT (smtp_client.py) and the job's own limit
+    expired_error="Lease ran out.",
+)
 
 
 def mail_configured(brand_id):
@@ -40,7 +58,7 @@ def send_mail(brand_id, to, subject, text, html=None, attachments=()):
         subject=" ".join(subject.split())[:255],
         text_body=text,
         html_body=html,
-        status="queued",
+        status=OUTBOX_PENDING,
         attempts=0,
         next_attempt_at=now,
         created_at=now,
@@ -58,14 +76,12 @@ def send_mail(brand_id, to, subject, text, html=None, attachments=()):
 
 def wake(mail):
     """Send the message once the current transaction commits."""
-    jobs.wake_after_commit(jobs.MAIL, SEND_MAIL, mail.id, unique=mail_wake(mail))
+    wake_after_commit(OUTBOX, mail)
 
 
-def list_mail_query(brand_id, status=None):
-    """The brand's e-mails, newest first, narrowed by status."""
+def list_mail_query(brand_id):
+    """The brand's e-mails, newest first."""
     query = db.select(OutboundMail).where(OutboundMail.brand_id == brand_id)
-    if status:
-        query = query.where(OutboundMail.status == status)
     return query.order_by(OutboundMail.created_at.desc(), OutboundMail.id.desc())
 
 
@@ -81,12 +97,12 @@ def get_mail(brand_id, mail_id):
 def retry_mail(brand_id, mail_id):
     """Put a failed e-mail back in the queue for another round of attempts."""
     mail = get_mail(brand_id, mail_id)
-    status = mail.status
+    status = mail.shown_status
     changed = write_status(
         OUTBOUND_MAIL,
         (OutboundMail.id == mail.id,),
-        ("failed",),
-        "queued",
+        (OUTBOX_FAILED,),
+        OUTBOX_PENDING,
         attempts=0,
         next_attempt_at=utcnow(),
         updated_at=utcnow(),

@@ -66,7 +66,7 @@ def report_leased_sms(device, message_id, status, error=None):
     """A device reports an outbound message it leased; another device's lease is not its to
     report."""
     message = get_outbound_sms(device.brand, message_id)
-    if message.status == "leased" and message.leased_by != device.uuid:
+    if message.leased and message.leased_by != device.uuid:
         raise invalid_state("This message is leased to another device.")
     return report_outbound_sms(device.brand, message.id, status, error)
 
@@ -132,7 +132,9 @@ def device_dashboard(device):
         "outbound_queued": db.session.execute(
             db.select(db.func.count())
             .select_from(OutboundSms)
-            .where(OutboundSms.brand_id == device.brand_id, OutboundSms.status == "queued")
+            .where(
+                OutboundSms.brand_id == device.brand_id, OutboundSms.shown_status_sql() == "queued"
+            )
         ).scalar_one(),
         "pending_notifications": unread,
         "server_time": now,

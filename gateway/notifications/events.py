@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from ..clock import utcnow
 from ..extensions import db
 from ..money import format_amount
+from ..states import OUTBOX_FAILED, OUTBOX_PENDING
 from .catalogue import (
     PAYMENT_COMPLETED,
     PAYMENT_REVIEW,
@@ -87,7 +88,9 @@ def notify_webhook_attempt(delivery_id, status, attempts):
     """A webhook attempt recorded (or a delivery failed for good): failing ones tell the merchant,
     hourly.
     """
-    if status != "failed" and not (status == "retrying" and attempts == FAILING_AFTER_ATTEMPTS):
+    if status != OUTBOX_FAILED and not (
+        status == OUTBOX_PENDING and attempts == FAILING_AFTER_ATTEMPTS
+    ):
         return
     deliveries = table("webhook_deliveries").c
     row = db.session.execute(
@@ -98,7 +101,7 @@ def notify_webhook_attempt(delivery_id, status, attempts):
     if row is None:
         return
     host = urlsplit(row.url).hostname or row.url
-    given_up = status == "failed"
+    given_up = status == OUTBOX_FAILED
     raise_notification(
         row.brand_id,
         WEBHOOKS_FAILING,

@@ -8,6 +8,7 @@ together.
 """
 
 import logging
+from datetime import timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from flask import current_app
@@ -21,7 +22,10 @@ from ..devices.brand_devices import brand_phones
 from ..devices.models.device import COMPANION_APP, Device
 from ..extensions import db
 from ..mail.outbox import mail_configured
-from ..states import Machine
+from ..outbox.attempts import wake_after_commit
+from ..outbox.kind import OutboxKind
+from ..outbox.schedule import RetrySchedule
+from ..states import NOTIFICATION_DELIVERY, OUTBOX_FAILED, OUTBOX_PENDING
 from .catalogue import APP, CHANNELS, EMAIL, TELEGRAM, TEST
 from .models.notification import MerchantNotification, NotificationDelivery
 from .settings import chosen_channels, recipients, settings_for, telegram_ready
@@ -29,21 +33,25 @@ from .settings import chosen_channels, recipients, settings_for, telegram_ready
 log = logging.getLogger(__name__)
 
 SEND_NOTIFICATION = "gateway.notifications.sending.send_notification"
-NOTIFICATION_DELIVERY = Machine(
-    "notification delivery",
-    "notification_deliveries",
-    {
-        # pending → pending is an attempt taken (lease) or failed with a retry scheduled.
-        "pending": ("pending", "sent", "failed"),
-        "sent": (),
-        "failed": ("pending",),  # sent again by hand from the panel
-    },
+RETRY = RetrySchedule(
+    (
+        timedelta(minutes=1),
+        timedelta(minutes=5),
+        timedelta(minutes=30),
+        timedelta(hours=2),
+        timedelta(hours=6),
+    ),
+    scale_setting="NOTIFICATION_RETRY_SCALE",
 )
-
-
-def notification_wake(delivery_id, attempts):
-    """The dedupe key of a wake-up for a notification delivery's attempt after `attempts`."""
-    return f"notification:{delivery_id}:{attempts}"
+OUTBOX = OutboxKind(
+    name="notification",
+    machine=NOTIFICATION_DELIVERY,
+    queue=jobs.WEBHOOKS,
+    job=SEND_NOTIFICATION,
+    schedule=RETRY,
+    lease=timedelta(seconds=60),
+    expired_error="No result within its lease: the process sending it stopped.",
+)
 
 
 def channel_ready(settings, channel):
@@ -117,7 +125,7 @@ def raise_notification(
                 NotificationDelivery(
                     brand_id=brand_id,
                     channel=channel,
-                    status="pending",
+                    status=OUTBOX_PENDING,
                     attempts=0,
                     next_attempt_at=now,
                     created_at=now,
@@ -135,12 +143,7 @@ def raise_notification(
         log.exception("notification %s for brand %s not raised", event, brand_id)
         return None
     for delivery in note.deliveries:
-        jobs.wake_after_commit(
-            jobs.WEBHOOKS,
-            SEND_NOTIFICATION,
-            delivery.id,
-            unique=notification_wake(delivery.id, 0),
-        )
+        wake_after_commit(OUTBOX, delivery)
     return note
 
 
@@ -198,5 +201,7 @@ def failed_count(brand_id):
     return db.session.execute(
         db.select(db.func.count())
         .select_from(NotificationDelivery)
-        .where(NotificationDelivery.brand_id == brand_id, NotificationDelivery.status == "failed")
+        .where(
+            NotificationDelivery.brand_id == brand_id, NotificationDelivery.status == OUTBOX_FAILED
+        )
     ).scalar_one()

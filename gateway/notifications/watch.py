@@ -18,7 +18,6 @@ from .models.notification import (
     NotificationSettings,
 )
 from .outbox import local_time, raise_notification
-from .sending import due_notification_ids, wake_notifications
 
 DEFAULTS = {"offline_minutes": 15, "unclaimed_minutes": 60}
 LOOKBACK = timedelta(days=1)  # an SMS is told about within a day of its grace period, or never
@@ -125,18 +124,11 @@ def watch_unclaimed_texts(now):
 
 
 def sweep_notifications(now=None):
-    """The periodic job: watch phones and texts, commit what was raised, wake every due delivery.
-
-    Returns how many notifications were raised plus how many deliveries were woken.
-    """
+    """The periodic job: watch phones and texts and commit what was raised (each delivery is woken
+    after the commit; one whose wake-up was lost, by the outbox sweep). How many were raised."""
     now = now or utcnow()
     with unit_of_work():
-        raised = watch_phones(now) + watch_unclaimed_texts(now)
-        due = due_notification_ids(now)
-    # After the one commit: what was raised is woken by its own wake_after_commit; a delivery due
-    # before this sweep (a lost wake-up, a Redis outage) is woken here, its dedupe key keeps it one
-    # job.
-    return raised + wake_notifications(due)
+        return watch_phones(now) + watch_unclaimed_texts(now)
 
 
 KEPT = timedelta(days=90)

@@ -28,12 +28,13 @@ from .payments import PER_PAGE, page_number
 
 
 def status_counts(brand):
-    """How many of the brand's messages are in each status."""
+    """How many of the brand's messages show each status."""
+    shown = OutboundSms.shown_status_sql().label("shown")
     return dict(
         db.session.execute(
-            db.select(OutboundSms.status, db.func.count())
+            db.select(shown, db.func.count())
             .where(OutboundSms.brand_id == brand.id)
-            .group_by(OutboundSms.status)
+            .group_by(shown)
         ).all()
     )
 

@@ -127,7 +127,7 @@ def webhook_events(payment):
             "%(status)s after %(count)s attempt · %(url)s",
             "%(status)s after %(count)s attempts · %(url)s",
             delivery.attempts,
-            status=status_name(delivery.status),
+            status=status_name(delivery.log_status),
             count=number(delivery.attempts),
             url=delivery.url,
         )

@@ -107,11 +107,11 @@ class OutboundReportSchema(BaseSchema):
     """`data` of POST /sms/queues/{id}/results: the message after the report."""
 
     id = fields.Integer(required=True)
-    status = fields.String(required=True)
+    status = fields.String(attribute="shown_status", required=True)
     attempts = fields.Integer(required=True)
     next_attempt_at = fields.Function(
         lambda message: (
-            Timestamp.format(message.next_attempt_at) if message.status == "queued" else None
+            Timestamp.format(message.next_attempt_at) if message.shown_status == "queued" else None
         ),
         required=True,
         metadata={

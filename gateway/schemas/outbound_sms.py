@@ -12,7 +12,7 @@ class OutboundSmsSchema(BaseSchema):
     id = fields.Integer()
     to = fields.String(attribute="to_number")
     body = fields.String()
-    status = fields.String(metadata={"enum": list(OUTBOUND_SMS_STATUSES)})
+    status = fields.String(attribute="shown_status", metadata={"enum": list(OUTBOUND_SMS_STATUSES)})
     attempts = fields.Integer()
     last_error = fields.String(allow_none=True)
     created_at = Timestamp()

@@ -2,6 +2,7 @@
 
 from marshmallow import fields
 
+from ..webhooks.models.webhook import LOG_STATUSES
 from .common import BaseSchema, HttpUrl, Timestamp
 
 
@@ -19,7 +20,7 @@ class DeliverySchema(BaseSchema):
     response_status = fields.Integer(allow_none=True)
     response_body = fields.String(allow_none=True)
     attempts = fields.Integer()
-    status = fields.String(metadata={"enum": ["pending", "retrying", "success", "failed"]})
+    status = fields.String(attribute="log_status", metadata={"enum": list(LOG_STATUSES)})
     created_at = Timestamp()
 
 

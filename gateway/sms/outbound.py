@@ -2,6 +2,7 @@
 backoff.
 """
 
+from dataclasses import replace
 from datetime import timedelta
 
 from flask import current_app
@@ -14,18 +15,29 @@ from ..devices.brand_devices import is_simulator
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db
 from ..money import format_amount
-from ..states import OUTBOUND_SMS, write_status
-from .leases import (  # noqa: F401 - the queue's limits, shown by the panel
-    MAX_ATTEMPTS,
-    RETRY_DELAYS,
-    outcome_values,
-    release_expired_leases,
-    settle_lease,
-    take_lease,
-)
+from ..outbox.attempts import wake_after_commit
+from ..outbox.kind import OutboxKind
+from ..outbox.lease import outcome, release_expired, settle, take_lease
+from ..outbox.schedule import RetrySchedule
+from ..states import OUTBOUND_SMS, OUTBOX_FAILED, OUTBOX_PENDING, write_status
 from .models.outbound_sms import OutboundSms
 
+RETRY = RetrySchedule(
+    (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=15), timedelta(hours=1))
+)
+MAX_ATTEMPTS = RETRY.max_attempts  # shown by the panel
 DEVICE_LEASE = timedelta(minutes=5)
+OUTBOX = OutboxKind(
+    name="sms",
+    machine=OUTBOUND_SMS,
+    queue=jobs.SMS,
+    job=jobs.SEND_SMS,
+    schedule=RETRY,
+    lease=timedelta(seconds=60),  # the provider's; a phone's is DEVICE_LEASE
+    expired_error="Not reported within its lease; returned to the queue.",
+    woken=lambda: bool(provider_url()),  # phones fetch theirs by leasing
+)
+DEVICE = replace(OUTBOX, lease=DEVICE_LEASE)
 
 
 def provider_url():
@@ -41,7 +53,7 @@ def queue_sms(brand, to_number, body, payment=None):
         payment_id=payment.id if payment is not None else None,
         to_number=to_number,
         body=body,
-        status="queued",
+        status=OUTBOX_PENDING,
         attempts=0,
         next_attempt_at=now,
         created_at=now,
@@ -56,12 +68,7 @@ def queue_sms(brand, to_number, body, payment=None):
 def wake_provider(message):
     """With an SMS provider, send the message once the transaction commits."""
     if provider_url():
-        jobs.wake_after_commit(
-            jobs.SMS,
-            jobs.SEND_SMS,
-            message.id,
-            unique=jobs.sms_wake(message.id, message.created_at, message.attempts),
-        )
+        wake_after_commit(OUTBOX, message)
 
 
 def queue_receipts(completions):
@@ -94,7 +101,7 @@ def list_outbound_sms_query(brand, filters):
     """The brand's outbound messages, newest first, narrowed by status."""
     query = db.select(OutboundSms).where(OutboundSms.brand_id == brand.id)
     if filters.get("status"):
-        query = query.where(OutboundSms.status == filters["status"])
+        query = query.where(OutboundSms.shown_status_sql() == filters["status"])
     return query.order_by(OutboundSms.created_at.desc(), OutboundSms.id.desc())
 
 
@@ -121,14 +128,16 @@ def retry_outbound_sms(brand, message_id):
     changed = write_status(
         OUTBOUND_SMS,
         (OutboundSms.id == message.id,),
-        ("failed",),
-        "queued",
+        (OUTBOX_FAILED,),
+        OUTBOX_PENDING,
         next_attempt_at=utcnow(),
         updated_at=utcnow(),
     )
     if changed != 1:
         db.session.rollback()
-        raise invalid_state(f"Only a failed message can be retried; this one is {message.status}.")
+        raise invalid_state(
+            f"Only a failed message can be retried; this one is {message.shown_status}."
+        )
     wake_provider(message)
     commit_work()
     db.session.refresh(message)
@@ -142,13 +151,14 @@ def lease_outbound_sms(brand, device_ref, limit=10):
     if provider_url() or is_simulator(device_ref):
         return []
     now = utcnow()
-    release_expired_leases(now, brand.id)
+    release_expired(OUTBOX, now, OutboundSms.brand_id == brand.id)
     candidates = (
         db.session.execute(
             db.select(OutboundSms.id)
             .where(
                 OutboundSms.brand_id == brand.id,
-                OutboundSms.status == "queued",
+                OutboundSms.status == OUTBOX_PENDING,
+                OutboundSms.lease_expires_at.is_(None),
                 OutboundSms.next_attempt_at <= now,
             )
             .order_by(OutboundSms.next_attempt_at, OutboundSms.id)
@@ -160,7 +170,7 @@ def lease_outbound_sms(brand, device_ref, limit=10):
     # Another device may win some of these between the SELECT and its UPDATE; it keeps them.
     leased = []
     for message_id in candidates:
-        if take_lease(message_id, device_ref, now + DEVICE_LEASE, now):
+        if take_lease(DEVICE, message_id, now, leased_by=device_ref):
             leased.append(message_id)
     db.session.commit()
     if not leased:
@@ -181,14 +191,18 @@ def report_outbound_sms(brand, message_id, status, error=None):
     if status not in ("sent", "failed"):
         raise field_error("status", "Status must be `sent` or `failed`.")
     message = get_outbound_sms(brand, message_id)
-    now = utcnow()
-    if not settle_lease(
+    if status == "failed":
+        error = error or "Reported as failed."
+    else:
+        error = None
+    if not settle(
+        OUTBOX,
         (OutboundSms.id == message.id, OutboundSms.attempts == message.attempts),
-        outcome_values(message.attempts, status, error, now),
+        outcome(RETRY, message.attempts, error, utcnow()),
     ):
         db.session.rollback()
         raise invalid_state(
-            f"This message is not leased (it is {message.status}); it cannot be reported."
+            f"This message is not leased (it is {message.shown_status}); it cannot be reported."
         )
     db.session.commit()
     db.session.refresh(message)

@@ -14,10 +14,10 @@ from ..clock import utcnow
 from ..db_types import row_id
 from ..domain_errors import field_error, invalid_state, not_found
 from ..extensions import db
-from ..states import DELIVERY, write_status
+from ..states import DELIVERY, OUTBOX_PENDING, write_status
 from .callback_urls import check_callback_url
 from .events import emit_event
-from .models.webhook import DUE_STATUSES, WebhookDelivery
+from .models.webhook import WebhookDelivery
 
 LOG_SIZE = 50  # docs/spec/merchant-api.md 4.4 and 8: the 50 most recent records
 
@@ -67,12 +67,11 @@ def retry_delivery(brand, delivery_id):
         DELIVERY,
         (d.id == delivery.id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now)),
         DELIVERY.statuses,
-        ("pending", "retrying"),
-        status_value=db.case((d.attempts == 0, "pending"), else_="retrying"),
+        OUTBOX_PENDING,
         # A second hand retry before the first was claimed keeps the automatic time already saved.
         resume_at=db.case(
             (d.redelivery_requested, d.resume_at),
-            (d.status.in_(DUE_STATUSES), d.next_attempt_at),
+            (d.status == OUTBOX_PENDING, d.next_attempt_at),
             else_=None,
         ),
         redelivery_requested=True,

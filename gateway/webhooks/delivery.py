@@ -16,30 +16,39 @@ from ..accounts.models.brand import Brand
 from ..clock import utcnow
 from ..extensions import db
 from ..notifications.events import notify_webhook_attempt
-from ..states import DELIVERY, guarded_update, write_status
+from ..outbox.attempts import schedule_retry
+from ..outbox.kind import OutboxKind, wake_key
+from ..outbox.lease import free_and_due
+from ..outbox.schedule import RetrySchedule
+from ..states import DELIVERY, OUTBOX_FAILED, OUTBOX_PENDING, OUTBOX_SENT, guarded_update
 from . import hosts as webhook_hosts
 from .callback_urls import checked_destination
-from .models.webhook import DUE_STATUSES, WebhookAttempt, WebhookDelivery
+from .models.webhook import WebhookAttempt, WebhookDelivery
 from .signals import delivery_headers
 from .transport import Outcome, post_body
 
 log = logging.getLogger(__name__)
 
-RETRY_DELAYS = (
-    timedelta(minutes=1),
-    timedelta(minutes=5),
-    timedelta(minutes=30),
-    timedelta(hours=2),
-    timedelta(hours=6),
-    timedelta(hours=12),
-    timedelta(hours=24),
+# CONTRACT.md: retries after 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h (8 attempts).
+RETRY = RetrySchedule(
+    (
+        timedelta(minutes=1),
+        timedelta(minutes=5),
+        timedelta(minutes=30),
+        timedelta(hours=2),
+        timedelta(hours=6),
+        timedelta(hours=12),
+        timedelta(hours=24),
+    ),
+    scale_setting="WEBHOOK_RETRY_SCALE",
 )
-MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+MAX_ATTEMPTS = RETRY.max_attempts  # automatic attempts; a hand redelivery is extra
 USER_AGENT = "PaymentGateway-Webhooks/1.0"
 # The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE
 # bookkeeping.
 DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
-RESULT_STATUSES = ("retrying", "success", "failed")  # what an attempt leaves a due delivery in
+DUE_STATUSES = (OUTBOX_PENDING,)
+RESULT_STATUSES = (OUTBOX_PENDING, OUTBOX_SENT, OUTBOX_FAILED)  # what an attempt leaves a row in
 
 
 _D = DELIVERIES.c
@@ -47,6 +56,7 @@ _D = DELIVERIES.c
 CLAIM_READ = (
     db.select(
         _D.event_id,
+        _D.created_at,
         _D.attempts,
         _D.lease_expires_at,
         _D.status,
@@ -93,6 +103,7 @@ CLAIM_FRESH = (
     )
     .returning(
         _D.event_id,
+        _D.created_at,
         _D.attempts,
         _D.url,
         _D.payload,
@@ -111,15 +122,10 @@ CLAIM = (
     db.update(DELIVERIES)
     .where(
         _D.id == bindparam("p_id"),
-        _D.status.in_(DUE_STATUSES),
-        _D.next_attempt_at <= bindparam("p_now", type_=_D.next_attempt_at.type),
+        *free_and_due(DELIVERIES, bindparam("p_now", type_=_D.next_attempt_at.type)),
         _D.attempts == bindparam("p_attempts", type_=_D.attempts.type),
         _D.redelivery_requested == bindparam("p_manual", type_=_D.redelivery_requested.type),
         db.or_(_D.attempts - _D.manual_attempts < MAX_ATTEMPTS, _D.redelivery_requested),
-        db.or_(
-            _D.lease_expires_at.is_(None),
-            _D.lease_expires_at < bindparam("p_now", type_=_D.lease_expires_at.type),
-        ),
     )
     .values(
         lease_expires_at=bindparam("p_lease", type_=_D.lease_expires_at.type),
@@ -141,6 +147,8 @@ RECORD = (
         updated_at=bindparam("p_now", type_=_D.updated_at.type),
         response_status=bindparam("p_response_status", type_=_D.response_status.type),
         response_body=bindparam("p_response_body", type_=_D.response_body.type),
+        last_error=bindparam("p_error", type_=_D.last_error.type),
+        sent_at=bindparam("p_sent_at", type_=_D.sent_at.type),
         resume_at=None,
     )
 )
@@ -186,6 +194,7 @@ class Claim:
 
     delivery_id: int
     event_id: str
+    created_at: object
     attempts: int
     lease: object
     url: str
@@ -243,6 +252,7 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
     return Claim(
         delivery_id,
         row.event_id,
+        row.created_at,
         row.attempts,
         lease,
         row.url,
@@ -272,9 +282,6 @@ def claim_after_reading(delivery_id, now, lease, scheduled_attempts):
     row = db.session.execute(CLAIM_READ, {"p_id": delivery_id}).first()
     if row is None:
         db.session.rollback()
-        return None
-    if exhausted(row):
-        fail_exhausted(delivery_id, row, now)
         return None
     if claimable(row, now) and not webhook_hosts.admit(
         row.url, delivery_id, row.attempts + 1, row.brand_id
@@ -311,6 +318,7 @@ def claim_after_reading(delivery_id, now, lease, scheduled_attempts):
     return Claim(
         delivery_id,
         row.event_id,
+        row.created_at,
         row.attempts + 1,
         lease,
         row.url,
@@ -377,48 +385,6 @@ def log_abandoned(delivery_id, lease_expires_at):
     log_attempt(delivery_id, lease_expires_at, error=ABANDONED)
 
 
-def exhausted(row):
-    """Whether the row has used all MAX_ATTEMPTS automatic attempts, its last one abandoned, and no
-    hand retry is waiting."""
-    return (
-        row.attempts - row.manual_attempts >= MAX_ATTEMPTS
-        and row.status in DUE_STATUSES
-        and row.lease_expires_at is not None
-        and not row.redelivery_requested
-    )
-
-
-def fail_exhausted(delivery_id, row, now):
-    """A due row that has used every attempt (its last one abandoned) is `failed`, never attempted
-    again.
-    """
-    d = DELIVERIES.c
-    failed = (
-        write_status(
-            DELIVERY,
-            (
-                d.id == delivery_id,
-                d.attempts == row.attempts,
-                d.lease_expires_at == row.lease_expires_at,
-                d.lease_expires_at < now,
-            ),
-            DUE_STATUSES,
-            "failed",
-            next_attempt_at=None,
-            lease_expires_at=None,
-            updated_at=now,
-        )
-        == 1
-    )
-    if failed and row.lease_expires_at is not None:
-        log_abandoned(delivery_id, row.lease_expires_at)
-    if failed:
-        notify_webhook_attempt(delivery_id, "failed", row.attempts)
-    db.session.commit()
-    if failed:
-        log.warning("delivery %s: all %s attempts used; marked failed", delivery_id, MAX_ATTEMPTS)
-
-
 def only_not_yet_due(row, now):
     """Whether the read row was free to claim but for its next attempt time (a wake-up that came
     early).
@@ -434,7 +400,7 @@ def only_not_yet_due(row, now):
 def wake_when_due(delivery_id, row, rescheduled):
     """An early wake-up came to nothing: free the attempt's wake-up keys so the sweep may wake it
     when due, and, if it was this attempt's scheduled retry, schedule it again at the due time."""
-    unique = jobs.delivery_wake(row.event_id, row.attempts)
+    unique = wake_key(OUTBOX, delivery_id, row.created_at, row.attempts)
     try:
         forget = getattr(jobs.backend(current_app._get_current_object()), "forget_wake", None)
         if forget is not None:
@@ -501,19 +467,12 @@ def next_state(attempts, outcome, now, resume_at=None):
     hand attempt after it, which goes back to the automatic attempt `resume_at` when there is
     one)."""
     if outcome.success:
-        return "success", None
-    if attempts >= MAX_ATTEMPTS:
-        return "failed", None
+        return OUTBOX_SENT, None
+    if RETRY.exhausted(attempts):
+        return OUTBOX_FAILED, None
     if resume_at is not None:
-        return "retrying", resume_at
-    return "retrying", now + retry_delay(max(attempts, 1))
-
-
-def retry_delay(attempts):
-    """How long after automatic attempt number `attempts` the next one is made (scaled by
-    WEBHOOK_RETRY_SCALE).
-    """
-    return RETRY_DELAYS[attempts - 1] * current_app.config.get("WEBHOOK_RETRY_SCALE", 1)
+        return OUTBOX_PENDING, resume_at
+    return OUTBOX_PENDING, now + RETRY.delay(attempts)
 
 
 def without_nul(text):
@@ -543,6 +502,8 @@ def record_attempt(claim, outcome):
                 "p_now": now,
                 "p_response_status": outcome.status,
                 "p_response_body": body,
+                "p_error": None if outcome.success else (error or f"HTTP {outcome.status}")[:500],
+                "p_sent_at": now if outcome.success else None,
             },
         ).rowcount
         == 1
@@ -556,20 +517,31 @@ def record_attempt(claim, outcome):
             claim.delivery_id,
         )
         return None
-    if status == "retrying":
-        try:
-            jobs.enqueue_at(
-                next_at,
-                jobs.WEBHOOKS,
-                jobs.DELIVER_WEBHOOK,
-                claim.delivery_id,
-                claim.attempts,
-                unique=jobs.delivery_wake(claim.event_id, claim.attempts),
-            )
-        except Exception as error:  # noqa: BLE001 - the sweep wakes it when due
-            log.warning(
-                "delivery %s: retry not scheduled (%s); the sweep will wake it",
-                claim.delivery_id,
-                error,
-            )
+    if status == OUTBOX_PENDING:
+        schedule_retry(
+            OUTBOX, claim.delivery_id, claim.created_at, claim.attempts, next_at, claim.attempts
+        )
     return status
+
+
+def expired_lease_returned(delivery_id, lease_expires_at, failed):
+    """The sweep returned a lease that ran out: log the attempt it held; one that used the last
+    automatic attempt tells the merchant."""
+    log_abandoned(delivery_id, lease_expires_at)
+    if failed:
+        notify_webhook_attempt(delivery_id, OUTBOX_FAILED, MAX_ATTEMPTS)
+
+
+OUTBOX = OutboxKind(
+    name="delivery",
+    machine=DELIVERY,
+    queue=jobs.WEBHOOKS,
+    job=jobs.DELIVER_WEBHOOK,
+    schedule=RETRY,
+    expired_error=ABANDONED,
+    # Hand attempts do not count against the budget, and a waiting hand redelivery still goes.
+    exhausted=lambda t: db.and_(
+        t.c.attempts - t.c.manual_attempts >= MAX_ATTEMPTS, t.c.redelivery_requested.is_(False)
+    ),
+    on_expired=expired_lease_returned,
+)

@@ -9,6 +9,9 @@ from .. import jobs
 from ..clock import isoformat, utcnow
 from ..extensions import db, reread
 from ..money import format_amount
+from ..outbox.kind import wake_key
+from ..states import OUTBOX_PENDING
+from .delivery import OUTBOX
 from .models.webhook import WebhookDelivery
 from .signals import events_emitted
 
@@ -124,7 +127,7 @@ def record_deliveries(records):
             event_id=r.event_id or new_event_id(),
             url=r.url,
             payload=json.dumps(r.body, separators=(",", ":"), ensure_ascii=False),
-            status="pending",
+            status=OUTBOX_PENDING,
             attempts=0,
             next_attempt_at=now,
             created_at=now,
@@ -142,7 +145,7 @@ def record_deliveries(records):
             jobs.WEBHOOKS,
             jobs.DELIVER_WEBHOOK,
             delivery.id,
-            unique=jobs.delivery_wake(delivery.event_id, 0),
+            unique=wake_key(OUTBOX, delivery.id, delivery.created_at, 0),
             batch=True,
         )
     return deliveries

@@ -58,7 +58,7 @@ def test_a_failed_ipn_is_retried_and_logged_like_any_webhook(client, compat_key)
         assert header(ipn, P2_HEADER) == secret
         db.session.expire_all()
         delivery = db.session.execute(db.select(WebhookDelivery)).scalar_one()
-        assert (delivery.event, delivery.status, delivery.attempts) == (
+        assert (delivery.event, delivery.log_status, delivery.attempts) == (
             "compat.piprapay2",
             "retrying",
             1,

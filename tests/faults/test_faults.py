@@ -58,7 +58,7 @@ def assert_nothing_lost(payment_ids, receiver, workers, exactly_once=True):
     arrived = wait_until(
         lambda: (
             delivered_ids(receiver) >= everything
-            and all(row.status == "success" for row in deliveries())
+            and all(row.status == "sent" for row in deliveries())
         ),
         SETTLE,
     )
@@ -72,7 +72,7 @@ def assert_nothing_lost(payment_ids, receiver, workers, exactly_once=True):
         payment_ids
     )
     rows = deliveries()
-    assert sorted(row.status for row in rows) == ["success"] * len(payment_ids)
+    assert sorted(row.status for row in rows) == ["sent"] * len(payment_ids)
     assert {row.event_id for row in rows} == {
         hit["json"]["id"]
         for hit in receiver.received
@@ -174,7 +174,7 @@ def test_a_receiver_down_then_up_gets_every_webhook(shop, brand, workers, receiv
     paid = shop.pay_many(references("down", 6))
     assert wait_until(
         lambda: (
-            all(row.attempts >= 1 and row.status == "retrying" for row in deliveries())
+            all(row.attempts >= 1 and row.log_status == "retrying" for row in deliveries())
             and len(deliveries()) == 6
         ),
         SETTLE,

@@ -104,7 +104,7 @@ def test_an_invoice_goes_from_draft_to_paid_with_its_webhook(
     delivery = db.session.execute(
         db.select(WebhookDelivery).where(WebhookDelivery.event == "invoice.paid")
     ).scalar_one()
-    assert deliver_webhook(delivery.id) == "success"
+    assert deliver_webhook(delivery.id) == "sent"
     (event,) = [r["json"] for r in receiver.received if r["json"]["event"] == "invoice.paid"]
     assert event["data"]["invoice_id"] == invoice["invoice_id"]
     assert event["data"]["number"] == "INV-0001" and event["data"]["status"] == "paid"

@@ -17,7 +17,7 @@ from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.jobs.in_process import InProcessExecutor
 from gateway.jobs.rq_worker import GatewayWorker, enqueue_periodic
-from gateway.jobs.sweep import sweep_outbox
+from gateway.outbox.sweep import sweep_outbox
 from gateway.payments.lifecycle import complete_payment, create_payment
 from gateway.payments.models.payment import Payment
 from gateway.webhooks.events import emit_event
@@ -47,7 +47,7 @@ def test_without_redis_the_in_process_executor_delivers_after_commit(
 
     assert receiver.wait_for(1)
     assert receiver.events()[0]["event"] == "payment.completed"
-    assert wait_for_delivery_status("success")
+    assert wait_for_delivery_status("sent")
 
 
 def test_first_request_of_a_serving_process_starts_the_periodic_sweep(
@@ -60,7 +60,7 @@ def test_first_request_of_a_serving_process_starts_the_periodic_sweep(
 
     assert receiver.wait_for(1)
     assert receiver.events()[0]["event"] == "webhook.test"
-    assert wait_for_delivery_status("success")
+    assert wait_for_delivery_status("sent")
 
 
 RUNS = []  # what the jobs below were run with, in order
@@ -180,7 +180,7 @@ def test_completion_commits_when_redis_is_unreachable_and_the_outage_is_logged_o
 def test_sweep_enqueues_each_due_delivery_once_per_attempt(brand, rq_redis):
     due, leased, later = (emit_event("webhook.test", brand, url=CALLBACK) for _ in range(3))
     leased.lease_expires_at = utcnow() + timedelta(seconds=60)
-    later.status, later.next_attempt_at = "retrying", utcnow() + timedelta(minutes=5)
+    later.status, later.next_attempt_at = "pending", utcnow() + timedelta(minutes=5)
     db.session.commit()
     rq_redis.flushdb()  # Redis lost every wake-up: only the database remembers
 
@@ -271,7 +271,6 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "settle-chains: 0",
         "chain-gaps: 0",
         "prune-rate-limits: 0",
-        "sweep-mail: 0",
         "notifications: 0",
         "prune-notifications: 0",
         "invoice-overdue: 0",

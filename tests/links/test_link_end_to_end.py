@@ -71,8 +71,8 @@ def test_a_link_is_paid_end_to_end_and_its_webhook_arrives(
     # Both events were written by the completing transaction, for the same transaction.
     deliveries = db.session.execute(db.select(WebhookDelivery)).scalars().all()
     assert {(d.event, d.transaction_id, d.status) for d in deliveries} == {
-        ("payment.completed", payment.transaction.id, "success"),
-        ("payment_link.paid", payment.transaction.id, "success"),
+        ("payment.completed", payment.transaction.id, "sent"),
+        ("payment_link.paid", payment.transaction.id, "sent"),
     }
 
     listed = client.get("/api/v1/payments?payment_link=eid-hamper", headers=auth).get_json()

@@ -11,9 +11,10 @@ from gateway.clock import utcnow
 from gateway.domain_errors import InvalidState, ValidationFailed
 from gateway.extensions import db
 from gateway.mail.models.mail import MailSettings, OutboundMail
-from gateway.mail.outbox import retry_mail, send_mail
-from gateway.mail.sending import MAX_ATTEMPTS, RETRY_DELAYS, deliver_mail, sweep_mail
+from gateway.mail.outbox import RETRY, retry_mail, send_mail
+from gateway.mail.sending import deliver_mail
 from gateway.mail.settings import get_mail_settings, open_password, save_mail_settings
+from gateway.outbox.sweep import sweep_outbox
 from tests.local_servers import free_port, smtp_serving
 from tests.panel.conftest import audit_actions, post_form
 
@@ -56,7 +57,7 @@ def test_nothing_is_sent_when_the_work_that_asked_for_it_rolls_back(brand, smtp_
     send_mail(brand.id, "a@example.com", "Hello", "Body")
     db.session.rollback()
     assert db.session.execute(db.select(OutboundMail)).scalars().all() == []
-    assert sweep_mail() == 0
+    assert sweep_outbox() == 0
     assert smtp_server.messages == []
 
 
@@ -90,23 +91,23 @@ def test_an_unreachable_server_is_retried_with_backoff_then_fails_visibly(brand)
     db.session.commit()
     start = utcnow()
     with freeze_time(start) as clock:
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        for attempt in range(1, RETRY.max_attempts + 1):
             status = deliver_mail(mail.id)
             db.session.refresh(mail)
             assert mail.attempts == attempt
             assert "Could not talk to 127.0.0.1" in mail.last_error
-            if attempt < MAX_ATTEMPTS:
-                assert status == "queued"
-                assert mail.next_attempt_at == utcnow() + RETRY_DELAYS[attempt - 1]
+            if attempt < RETRY.max_attempts:
+                assert status == "pending"
+                assert mail.next_attempt_at == utcnow() + RETRY.delays[attempt - 1]
                 assert deliver_mail(mail.id) is None  # not due yet
-                clock.tick(RETRY_DELAYS[attempt - 1])
+                clock.tick(RETRY.delays[attempt - 1])
             else:
                 assert status == "failed"
     queued = send_mail(brand.id, "b@example.com", "x", "y")
     db.session.commit()
     with pytest.raises(InvalidState):
         retry_mail(brand.id, queued.id)
-    assert retry_mail(brand.id, mail.id).status == "queued"
+    assert retry_mail(brand.id, mail.id).shown_status == "queued"
 
 
 def test_a_failure_then_the_server_comes_back(brand):
@@ -122,12 +123,12 @@ def test_a_failure_then_the_server_comes_back(brand):
     )
     mail = send_mail(brand.id, "a@example.com", "Hello", "Body")
     db.session.commit()
-    assert deliver_mail(mail.id) == "queued"
+    assert deliver_mail(mail.id) == "pending"
     with smtp_serving() as server:
         settings = get_mail_settings(brand.id)
         settings.port = server.port
         db.session.commit()
-        with freeze_time(utcnow() + RETRY_DELAYS[0]):
+        with freeze_time(utcnow() + RETRY.delays[0]):
             assert deliver_mail(mail.id) == "sent"
         assert len(server.wait_for(1)) == 1
 
@@ -135,7 +136,7 @@ def test_a_failure_then_the_server_comes_back(brand):
 def test_without_settings_the_mail_waits_and_says_why(brand):
     mail = send_mail(brand.id, "a@example.com", "Hello", "Body")
     db.session.commit()
-    assert deliver_mail(mail.id) == "queued"
+    assert deliver_mail(mail.id) == "pending"
     db.session.refresh(mail)
     assert "not set up" in mail.last_error
 
@@ -158,7 +159,7 @@ def test_a_wrong_password_is_an_error_that_names_no_secret(brand):
         server.configure(brand, username="shop", password="wrong-pass-123")
         mail = send_mail(brand.id, "a@example.com", "Hello", "Body")
         db.session.commit()
-        assert deliver_mail(mail.id) == "queued"
+        assert deliver_mail(mail.id) == "pending"
         db.session.refresh(mail)
         assert "refused the login" in mail.last_error
         assert "wrong-pass-123" not in mail.last_error
@@ -176,12 +177,12 @@ def test_a_sealed_password_cannot_be_moved_to_another_brand(brand, other_brand):
 
 def test_the_sweep_returns_a_stuck_send_to_the_queue(brand):
     mail = send_mail(brand.id, "a@example.com", "Hello", "Body")
-    mail.status, mail.attempts = "sending", 1
+    mail.attempts = 1
     mail.lease_expires_at = utcnow() - timedelta(seconds=1)
     db.session.commit()
-    assert sweep_mail() == 1
+    assert sweep_outbox() == 1
     db.session.refresh(mail)
-    assert (mail.status, mail.lease_expires_at) == ("queued", None)
+    assert (mail.shown_status, mail.lease_expires_at) == ("queued", None)
 
 
 @pytest.mark.parametrize(

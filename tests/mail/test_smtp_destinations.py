@@ -149,7 +149,7 @@ def test_a_foreign_banner_is_never_echoed_only_logged(
     assert "InternalVault" in caplog.text  # the detail is for the server's log
     mail = send_mail(brand.id, "a@example.com", "Hello", "Body")
     db.session.commit()
-    assert deliver_mail(mail.id) == "queued"
+    assert deliver_mail(mail.id) == "pending"
     last_error = db.session.get(OutboundMail, mail.id).last_error
     assert "did not answer as an SMTP server" in last_error and "InternalVault" not in last_error
 
@@ -189,7 +189,7 @@ def test_a_name_that_resolves_to_a_private_address_later_is_refused_at_connect(b
         scripted_dns.answers = ["127.0.0.2"]  # the name now answers a private address
         second = send_mail(brand.id, "b@example.com", "Second", "Body")
         db.session.commit()
-        assert deliver_mail(second.id) == "queued"
+        assert deliver_mail(second.id) == "pending"
         assert (
             "private, loopback or link-local" in db.session.get(OutboundMail, second.id).last_error
         )
@@ -264,7 +264,7 @@ def test_starttls_to_the_checked_address_names_and_verifies_the_smtp_host(
         assert status == "sent" and handler.subjects == ["Over TLS"]
     else:
         last_error = db.session.get(OutboundMail, mail.id).last_error
-        assert status == "queued" and handler.subjects == []
+        assert status == "pending" and handler.subjects == []
         assert last_error == (
             f"Could not talk to {HOST}:{controller.port}: its TLS certificate is not valid for "
             f"{HOST}."

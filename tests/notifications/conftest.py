@@ -9,8 +9,10 @@ import pytest
 from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.notifications.models.notification import MerchantNotification, NotificationDelivery
-from gateway.notifications.sending import due_notification_ids, send_notification
+from gateway.notifications.outbox import OUTBOX
+from gateway.notifications.sending import send_notification
 from gateway.notifications.settings import update_settings
+from gateway.outbox.sweep import due_rows
 
 BOT_TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"
 CHAT_ID = "-1001234567890"
@@ -49,7 +51,7 @@ def configure(brand, channels=None, **changes):
 
 def send_due(now=None):
     """Run every due delivery inline, as the worker would; returns their ids."""
-    due = [row.id for row in due_notification_ids(now or utcnow())]
+    due = [row.id for row in due_rows(OUTBOX, now or utcnow())]
     db.session.commit()
     for delivery_id in due:
         send_notification(delivery_id)

@@ -76,7 +76,7 @@ def test_failing_webhooks_tell_the_merchant_once_an_hour(brand, telegram):
     from gateway.webhooks.models.webhook import WebhookDelivery
 
     delivery = db.session.execute(db.select(WebhookDelivery)).scalars().first()
-    for status, attempts in (("retrying", 1), ("retrying", 3), ("retrying", 4), ("failed", 8)):
+    for status, attempts in (("pending", 1), ("pending", 3), ("pending", 4), ("failed", 8)):
         notify_webhook_attempt(delivery.id, status, attempts)
     db.session.commit()
     [told] = notifications(brand, WEBHOOKS_FAILING)

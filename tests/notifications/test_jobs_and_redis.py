@@ -8,7 +8,7 @@ from freezegun import freeze_time
 
 from gateway.clock import utcnow
 from gateway.notifications.catalogue import PAYMENT_COMPLETED
-from gateway.notifications.watch import sweep_notifications
+from gateway.outbox.sweep import sweep_outbox
 from tests.factories import completed_payment, reload
 from tests.local_servers import free_port
 from tests.notifications.conftest import configure, deliveries, sent_texts
@@ -44,7 +44,7 @@ def test_with_redis_down_the_payment_completes_and_the_sweep_sends_it_later(
     monkeypatch.setitem(app.config, "REDIS_URL", redis_url)  # Redis is back, empty of that wake-up
     assert not rq_redis.keys("rq:queue:*")
     with freeze_time(start + timedelta(seconds=15)):
-        sweep_notifications()
+        sweep_outbox()
         drain_queues()
 
     [body] = sent_texts(telegram)

@@ -104,9 +104,12 @@ def test_the_test_button_says_when_no_channel_is_set_up(as_admin, brand):
 def test_a_failed_notification_is_shown_and_can_be_sent_again(
     app, as_admin, brand, closed_port_base, monkeypatch
 ):
-    from gateway.notifications import sending
+    from dataclasses import replace
 
-    monkeypatch.setattr(sending, "MAX_ATTEMPTS", 1)
+    from gateway.notifications import sending
+    from gateway.outbox.schedule import RetrySchedule
+
+    monkeypatch.setattr(sending, "OUTBOX", replace(sending.OUTBOX, schedule=RetrySchedule(())))
     configure(brand, channels={PAYMENT_COMPLETED: ["telegram"]})
     completed_payment(brand=brand, reference="ORDER-3")
     send_due()

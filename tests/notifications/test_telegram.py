@@ -9,7 +9,7 @@ from freezegun import freeze_time
 from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.notifications.catalogue import PAYMENT_COMPLETED
-from gateway.notifications.sending import MAX_ATTEMPTS
+from gateway.notifications.outbox import RETRY
 from tests.factories import completed_payment, reload
 from tests.notifications.conftest import (
     BOT_TOKEN,
@@ -80,18 +80,18 @@ def test_a_refusing_bot_api_is_retried_with_backoff_then_failed_visibly(
     with freeze_time(start):
         completed_payment(brand=brand)
     at = start
-    for number in range(1, MAX_ATTEMPTS + 1):
+    for number in range(1, RETRY.max_attempts + 1):
         with freeze_time(at):
             send_due()
         [delivery] = deliveries(brand)
         db.session.expire_all()
         assert delivery.attempts == number
-        if number < MAX_ATTEMPTS:
+        if number < RETRY.max_attempts:
             assert delivery.status == "pending" and delivery.next_attempt_at > at
             at = delivery.next_attempt_at
     assert delivery.status == "failed" and delivery.next_attempt_at is None
     assert delivery.last_error == "Telegram answered 400: Bad Request: chat not found"
-    assert len(httpserver.log) == MAX_ATTEMPTS
+    assert len(httpserver.log) == RETRY.max_attempts
 
 
 def test_a_notification_that_cannot_be_written_never_fails_the_payment(

@@ -166,7 +166,7 @@ def test_the_timeline_tells_the_whole_story(as_staff, brand):
         event_id="evt_1",
         url="https://shop.example/hook",
         payload="{}",
-        status="success",
+        status="sent",
         attempts=2,
         created_at=datetime(2024, 5, 1, 10, 2, 1, tzinfo=timezone.utc),
     )

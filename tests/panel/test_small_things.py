@@ -67,7 +67,7 @@ def test_a_payment_s_webhook_says_its_attempts_in_the_right_number(as_staff, bra
             event_id=f"evt_{attempts}",
             url="https://shop.example/hook",
             payload="{}",
-            status="success",
+            status="sent",
             attempts=attempts,
         )
     )

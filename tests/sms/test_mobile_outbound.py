@@ -41,7 +41,7 @@ def test_phone_leases_queued_messages_once(client, brand):
         (second.id, "+8801700000001", "Receipt 1"),
     ]
     assert client.get(QUEUE, headers=phone_headers(brand)).get_json()["data"]["messages"] == []
-    assert message(first.id).status == "leased"
+    assert message(first.id).shown_status == "leased"
 
 
 def test_lease_honours_the_limit(client, brand):
@@ -102,7 +102,7 @@ def test_another_phone_cannot_report_a_lease_it_does_not_hold(client, brand):
     )
 
     assert response.status_code == 409
-    assert message(row.id).status == "leased"
+    assert message(row.id).shown_status == "leased"
 
 
 def test_unreported_lease_returns_to_the_queue_after_five_minutes(client, brand):

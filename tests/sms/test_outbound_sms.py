@@ -15,18 +15,18 @@ from gateway.accounts.models.brand import Brand
 from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.extensions import db
-from gateway.jobs.sweep import sweep_outbox
-from gateway.sms.leases import LEASE_EXPIRED
+from gateway.outbox.sweep import sweep_outbox
 from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.sms.outbound import (
     DEVICE_LEASE,
     MAX_ATTEMPTS,
-    RETRY_DELAYS,
+    OUTBOX,
+    RETRY,
     lease_outbound_sms,
     queue_sms,
     report_outbound_sms,
 )
-from gateway.sms.provider import PROVIDER_LEASE, send_outbound_sms
+from gateway.sms.provider import send_outbound_sms
 from tests.factories import PaymentFactory, completed_payment, reload
 from tests.webhook_support import TRICKLED_HEADS, drain_queues, rq_redis, timed, trickling  # noqa: F401,F811 - fixtures
 
@@ -97,12 +97,12 @@ def test_another_brands_message_is_not_found(client, auth, other_brand):
 def test_a_device_leases_a_message_once_and_reports_it_sent(brand):
     sms = message(brand)
     [leased] = lease_outbound_sms(brand, "device-1", limit=10)
-    assert (leased.id, leased.status, leased.attempts) == (sms.id, "leased", 1)
+    assert (leased.id, leased.shown_status, leased.attempts) == (sms.id, "leased", 1)
     assert lease_outbound_sms(brand, "device-2", limit=10) == []
 
     report_outbound_sms(brand, sms.id, "sent")
     sms = reload(sms)
-    assert (sms.status, sms.last_error) == ("sent", None)
+    assert (sms.shown_status, sms.last_error) == ("sent", None)
     assert sms.sent_at is not None
     with pytest.raises(DomainError) as error:
         report_outbound_sms(brand, sms.id, "failed", "late")
@@ -161,7 +161,7 @@ def test_failures_back_off_then_stay_failed_after_five_attempts(brand):
             assert leased.attempts == attempt
             report_outbound_sms(brand, sms.id, "failed", f"no signal {attempt}")
             if attempt < MAX_ATTEMPTS:
-                clock.tick(RETRY_DELAYS[attempt - 1] - timedelta(seconds=1))
+                clock.tick(RETRY.delays[attempt - 1] - timedelta(seconds=1))
                 assert lease_outbound_sms(brand, "device-1", limit=1) == [], (
                     "leased before its backoff ended"
                 )
@@ -169,7 +169,7 @@ def test_failures_back_off_then_stay_failed_after_five_attempts(brand):
         clock.tick(timedelta(days=1))
         assert lease_outbound_sms(brand, "device-1", limit=1) == []
     sms = reload(sms)
-    assert (sms.status, sms.attempts, sms.last_error) == ("failed", 5, "no signal 5")
+    assert (sms.shown_status, sms.attempts, sms.last_error) == ("failed", 5, "no signal 5")
 
 
 def test_report_status_must_be_sent_or_failed(brand):
@@ -189,16 +189,16 @@ def test_the_provider_sends_queued_messages_through_rq(
         sms = message(brand)
         assert lease_outbound_sms(brand, "device-1", limit=5) == []  # the provider owns the queue
         drain_queues()
-        assert (reload(sms).status, reload(sms).last_error) == (
+        assert (reload(sms).shown_status, reload(sms).last_error) == (
             "queued",
             "SMS provider answered 503: busy",
         )
-        clock.tick(RETRY_DELAYS[0] + timedelta(seconds=1))
+        clock.tick(RETRY.delays[0] + timedelta(seconds=1))
         sweep_outbox()
         drain_queues()
 
     sms = reload(sms)
-    assert (sms.status, sms.attempts) == ("sent", 2)
+    assert (sms.shown_status, sms.attempts) == ("sent", 2)
     posted = json.loads(httpserver.log[-1][0].get_data())
     assert posted == {"id": sms.id, "to": PHONE, "body": "Your code is 1234"}
 
@@ -230,7 +230,7 @@ def test_a_provider_attempt_that_outlives_its_lease_records_nothing_and_schedule
         def slow_provider(request):
             # While the provider dawdles, the lease runs out and a sweep puts the message back in
             # the queue.
-            clock.tick(PROVIDER_LEASE + timedelta(seconds=1))
+            clock.tick(OUTBOX.lease + timedelta(seconds=1))
             with app.app_context():
                 sweep_outbox()
             return Response("busy", status=503)
@@ -240,7 +240,7 @@ def test_a_provider_attempt_that_outlives_its_lease_records_nothing_and_schedule
         assert send_outbound_sms(sms.id) is None
 
     sms = reload(sms)
-    assert (sms.status, sms.attempts, sms.last_error) == ("queued", 1, LEASE_EXPIRED)
+    assert (sms.shown_status, sms.attempts, sms.last_error) == ("queued", 1, OUTBOX.expired_error)
     assert (
         ScheduledJobRegistry(jobs.SMS, connection=rq_redis).count == 0
     )  # no retry of the lost attempt
@@ -256,9 +256,9 @@ def test_a_provider_trickling_its_answer_is_cut_off_well_within_the_lease(
 
     status, elapsed = timed(send_outbound_sms, sms.id)
 
-    assert status == "queued" and elapsed < 2
+    assert status == "pending" and elapsed < 2
     sms = reload(sms)
-    assert (sms.status, sms.attempts, sms.last_error) == (
+    assert (sms.shown_status, sms.attempts, sms.last_error) == (
         "queued",
         1,
         "SMS provider gave no answer within 0.5 s.",
@@ -274,5 +274,9 @@ def test_receipt_sms_is_queued_on_completion_when_the_brand_wants_it(brand):
     PaymentFactory(brand=brand)  # an open payment sends nothing
 
     [receipt] = db.session.execute(db.select(OutboundSms)).scalars().all()
-    assert (receipt.to_number, receipt.payment_id, receipt.status) == (PHONE, payment.id, "queued")
+    assert (receipt.to_number, receipt.payment_id, receipt.shown_status) == (
+        PHONE,
+        payment.id,
+        "queued",
+    )
     assert payment.transaction.trx_id in receipt.body and "500.00 BDT" in receipt.body

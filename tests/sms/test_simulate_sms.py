@@ -236,7 +236,7 @@ def test_outbound_sms_is_never_leased_to_the_simulator(runner, brand, base_url):
 
     assert lease_outbound_sms(brand, simulator.uuid) == []
     db.session.expire_all()
-    assert db.session.get(OutboundSms, message.id).status == "queued"
+    assert db.session.get(OutboundSms, message.id).shown_status == "queued"
     phone, _, _ = paired_device(brand)
     assert [sms.id for sms in lease_outbound_sms(brand, phone.uuid)] == [message.id]
 

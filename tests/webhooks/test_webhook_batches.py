@@ -65,7 +65,7 @@ def test_one_job_delivers_a_burst_of_completions_oldest_first(brand, receiver, r
     drain_queues()
 
     assert arrived(receiver) == paid
-    assert [(d.status, d.attempts) for d in deliveries()] == [("success", 1)] * 6
+    assert [(d.status, d.attempts) for d in deliveries()] == [("sent", 1)] * 6
 
 
 @pytest.mark.slow
@@ -83,7 +83,7 @@ def test_a_second_worker_shares_a_burst_while_the_first_is_held(
     assert sorted(arrived(receiver)) == sorted(paid)
     assert arrived(held) == [slow]  # still held: the burst did not wait for it
     held.hold.set()
-    assert eventually(lambda: all(d.status == "success" for d in deliveries())), first.output()
+    assert eventually(lambda: all(d.status == "sent" for d in deliveries())), first.output()
 
 
 @pytest.mark.slow
@@ -101,7 +101,7 @@ def test_a_worker_killed_mid_batch_loses_no_delivery(brand, receiver, held, rq_r
     second = start_worker()  # the helper takes the waiting three; the sweep, the abandoned one
     assert receiver.wait_for(5), second.output()
     assert arrived(receiver) == paid
-    assert eventually(lambda: all(d.status == "success" for d in deliveries())), second.output()
+    assert eventually(lambda: all(d.status == "sent" for d in deliveries())), second.output()
     [killed] = [d for d in deliveries() if d.url == held.url]
     attempts = db.session.execute(
         db.select(WebhookAttempt.error).where(WebhookAttempt.delivery_id == killed.id)

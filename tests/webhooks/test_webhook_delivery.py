@@ -13,8 +13,9 @@ from sqlalchemy import event, text
 from gateway import jobs
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.jobs.sweep import sweep_outbox
-from gateway.webhooks.delivery import ABANDONED, RETRY_DELAYS, deliver_webhook
+from gateway.outbox.kind import wake_key
+from gateway.outbox.sweep import sweep_outbox
+from gateway.webhooks.delivery import ABANDONED, OUTBOX, RETRY, deliver_webhook
 from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from tests.factories import PaymentFactory, completed_payment
 from tests.webhook_support import drain_queues, receiver, rq_redis  # noqa: F401,F811 - fixtures
@@ -56,7 +57,7 @@ def test_completed_payment_webhook_arrives_signed_with_the_stored_body(brand, re
         delivery.attempts,
         delivery.response_status,
         delivery.response_body,
-    ) == ("success", 1, 200, "OK")
+    ) == ("sent", 1, 200, "OK")
 
 
 def test_receiver_failing_once_gives_one_record_with_two_attempts(brand, receiver, rq_redis):
@@ -64,13 +65,13 @@ def test_receiver_failing_once_gives_one_record_with_two_attempts(brand, receive
     with freeze_time(utcnow()) as clock:
         completed_payment(brand=brand, callback_url=receiver.url)
         drain_queues()
-        assert the_delivery().status == "retrying"
-        clock.tick(RETRY_DELAYS[0] + timedelta(seconds=1))
+        assert the_delivery().log_status == "retrying"
+        clock.tick(RETRY.delays[0] + timedelta(seconds=1))
         sweep_outbox()
         drain_queues()
 
     delivery = the_delivery()
-    assert (delivery.status, delivery.attempts, delivery.response_status) == ("success", 2, 200)
+    assert (delivery.status, delivery.attempts, delivery.response_status) == ("sent", 2, 200)
     assert [a.response_status for a in attempts_of(delivery)] == [500, 200]
     assert len(receiver.received) == 2
     assert receiver.received[0]["raw"] == receiver.received[1]["raw"]
@@ -92,11 +93,11 @@ def test_receiver_that_never_answers_is_retried_on_schedule_then_failed(
     with freeze_time(utcnow()) as clock:
         completed_payment(brand=brand, callback_url=silent_endpoint)
         drain_queues()
-        for delay in RETRY_DELAYS:
+        for delay in RETRY.delays:
             clock.tick(delay - timedelta(seconds=1))
             sweep_outbox()
             drain_queues()
-            assert the_delivery().attempts == RETRY_DELAYS.index(delay) + 1, (
+            assert the_delivery().attempts == RETRY.delays.index(delay) + 1, (
                 "attempted before it was due"
             )
             clock.tick(timedelta(seconds=1))
@@ -109,7 +110,7 @@ def test_receiver_that_never_answers_is_retried_on_schedule_then_failed(
     assert len(log) == 8
     assert [
         later.attempted_at - earlier.attempted_at for earlier, later in zip(log, log[1:])
-    ] == list(RETRY_DELAYS)
+    ] == list(RETRY.delays)
     assert all(a.error and a.response_status is None for a in log)
 
 
@@ -142,7 +143,7 @@ def test_racing_workers_send_each_attempt_once(app, brand, receiver):
     for thread in threads:
         thread.join()
 
-    assert sorted(results, key=str) == [None, None, None, "success"]
+    assert sorted(results, key=str) == [None, None, None, "sent"]
     assert len(receiver.received) == 1
     assert the_delivery().attempts == 1
 
@@ -165,10 +166,10 @@ def test_a_lease_left_by_a_crashed_process_is_taken_over(brand, receiver):
         db.session.commit()
         clock.tick(timedelta(seconds=61))
         sweep_outbox()  # no Redis: the in-process executor is off in tests, so deliver by hand
-        assert deliver_webhook(delivery.id) == "success"
+        assert deliver_webhook(delivery.id) == "sent"
 
     delivery = the_delivery()
-    assert (delivery.status, delivery.attempts) == ("success", 2)
+    assert (delivery.status, delivery.attempts) == ("sent", 2)
     assert [(a.error, a.response_status) for a in attempts_of(delivery)] == [
         (ABANDONED, None),
         (None, 200),
@@ -193,7 +194,7 @@ def test_on_postgresql_only_the_claim_commits_without_waiting_for_the_disk(
 
     event.listen(db.session, "before_commit", note_setting)
     try:
-        assert deliver_webhook(delivery.id) == "success"
+        assert deliver_webhook(delivery.id) == "sent"
     finally:
         event.remove(db.session, "before_commit", note_setting)
     # The claim may be lost in a crash (the attempt is then made again); the result never is.
@@ -216,9 +217,9 @@ def test_redirects_are_not_followed_and_bodies_are_capped(brand, receiver, https
     moved, big = (
         db.session.execute(db.select(WebhookDelivery).order_by(WebhookDelivery.id)).scalars().all()
     )
-    assert (moved.status, moved.response_status) == ("retrying", 302)
+    assert (moved.status, moved.response_status) == ("pending", 302)
     assert receiver.received == []
-    assert (big.status, len(big.response_body)) == ("success", 2048)
+    assert (big.status, len(big.response_body)) == ("sent", 2048)
 
 
 def test_private_callback_is_refused_at_delivery_when_not_allowed(
@@ -230,7 +231,7 @@ def test_private_callback_is_refused_at_delivery_when_not_allowed(
 
     delivery = the_delivery()
     assert receiver.received == []
-    assert delivery.status == "retrying"
+    assert delivery.log_status == "retrying"
     assert "private" in attempts_of(delivery)[0].error
 
 
@@ -271,8 +272,8 @@ def test_a_retry_scheduled_at_a_fraction_of_a_second_is_made_when_due_not_minute
         completed_payment(brand=brand, callback_url=receiver.url)
         drain_queues()
         due = the_delivery().next_attempt_at
-        assert due == start + RETRY_DELAYS[0]
-        clock.tick(RETRY_DELAYS[0] - timedelta(seconds=0.5))  # the whole second before the due time
+        assert due == start + RETRY.delays[0]
+        clock.tick(RETRY.delays[0] - timedelta(seconds=0.5))  # the whole second before the due time
         sweep_outbox()
         drain_queues()
         assert the_delivery().attempts == 1, "attempted before it was due"
@@ -281,7 +282,7 @@ def test_a_retry_scheduled_at_a_fraction_of_a_second_is_made_when_due_not_minute
         drain_queues()
 
     delivery = the_delivery()
-    assert (delivery.status, delivery.attempts) == ("success", 2)
+    assert (delivery.status, delivery.attempts) == ("sent", 2)
     assert [a.attempted_at for a in attempts_of(delivery)] == [start, due]
 
 
@@ -296,7 +297,7 @@ def test_scheduled_retry_is_rounded_up_to_the_next_whole_second(brand, rq_redis)
 def retrying_delivery(brand, url, attempts, next_attempt_at, lease_expires_at=None):
     completed_payment(brand=brand, callback_url=url)
     delivery = the_delivery()
-    delivery.status, delivery.attempts = "retrying", attempts
+    delivery.status, delivery.attempts = "pending", attempts
     delivery.next_attempt_at, delivery.lease_expires_at = next_attempt_at, lease_expires_at
     db.session.commit()
     return delivery
@@ -308,7 +309,7 @@ def test_an_early_wakeup_frees_its_key_so_the_sweep_wakes_the_delivery_when_due(
     with freeze_time(utcnow()) as clock:
         delivery = retrying_delivery(brand, receiver.url, 1, utcnow() + timedelta(seconds=30))
         rq_redis.flushdb()
-        unique = jobs.delivery_wake(delivery.event_id, 1)
+        unique = wake_key(OUTBOX, delivery.id, delivery.created_at, 1)
         jobs.enqueue(
             jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id, unique=unique
         )  # a wake-up too early
@@ -320,7 +321,7 @@ def test_an_early_wakeup_frees_its_key_so_the_sweep_wakes_the_delivery_when_due(
         drain_queues()
 
     assert len(receiver.received) == 1
-    assert (the_delivery().status, the_delivery().attempts) == ("success", 2)
+    assert (the_delivery().status, the_delivery().attempts) == ("sent", 2)
 
 
 def test_a_scheduled_retry_that_fires_early_is_scheduled_again_at_its_due_time(
@@ -357,7 +358,8 @@ def test_a_retrying_delivery_that_used_every_attempt_is_failed_not_attempted_aga
         lease_expires_at=now - timedelta(minutes=1),
     )  # the 8th attempt was abandoned
 
-    assert deliver_webhook(delivery.id) is None
+    assert deliver_webhook(delivery.id) is None  # a wake-up does not attempt it again
+    assert sweep_outbox() == 0  # the sweep fails it, and wakes nothing
     delivery = the_delivery()
     assert receiver.received == []
     assert (
@@ -384,7 +386,7 @@ def test_a_delivery_at_the_attempt_cap_with_a_live_lease_is_left_to_its_attempt(
 
     assert deliver_webhook(delivery.id) is None
     assert receiver.received == []
-    assert (the_delivery().status, the_delivery().attempts) == ("retrying", 8)
+    assert (the_delivery().status, the_delivery().attempts) == ("pending", 8)
 
 
 def test_nul_bytes_in_a_response_body_and_error_are_stripped_before_storing(
@@ -392,7 +394,7 @@ def test_nul_bytes_in_a_response_body_and_error_are_stripped_before_storing(
 ):
     httpserver.expect_request("/nul").respond_with_data("bad\x00answer", status=500)
     completed_payment(brand=brand, callback_url=httpserver.url_for("/nul"))
-    assert deliver_webhook(the_delivery().id) == "retrying"
+    assert deliver_webhook(the_delivery().id) == "pending"
 
     delivery = the_delivery()
     assert (delivery.response_status, delivery.response_body) == (500, "badanswer")
@@ -406,5 +408,5 @@ def test_nul_bytes_in_a_response_body_and_error_are_stripped_before_storing(
     )
     delivery.next_attempt_at = utcnow()
     db.session.commit()
-    assert deliver_webhook(delivery.id) == "retrying"
+    assert deliver_webhook(delivery.id) == "pending"
     assert attempts_of(the_delivery())[1].error == "Could not connect: oops"

@@ -108,7 +108,7 @@ def test_a_host_rebinding_to_a_private_address_after_the_check_gets_it_at_the_ch
         "127.0.0.2",
     ]  # public for the check, private for any later lookup
 
-    assert deliver_webhook(delivery.id) == "success"
+    assert deliver_webhook(delivery.id) == "sent"
     assert internal.received == []
     [hit] = public.received
     assert hit["headers"]["Host"] == f"{HOST}:{public.port}"
@@ -137,7 +137,7 @@ def test_a_host_whose_first_address_takes_no_connection_gets_the_webhook_at_the_
     receiver = receivers(host=PUBLIC)
     delivery = delivery_to(brand, f"http://{HOST}:{receiver.port}/hooks")
 
-    assert deliver_webhook(delivery.id) == "success"
+    assert deliver_webhook(delivery.id) == "sent"
     [hit] = receiver.received
     assert hit["headers"]["Host"] == f"{HOST}:{receiver.port}"
     [attempt] = attempt_log(delivery.id)
@@ -173,7 +173,7 @@ def test_a_request_that_reached_an_address_is_never_sent_to_the_next(
     receiver = receivers(host=PUBLIC, port=port)
     delivery = delivery_to(brand, f"http://{HOST}:{port}/hooks")
 
-    assert deliver_webhook(delivery.id) == "retrying"
+    assert deliver_webhook(delivery.id) == "pending"
     assert len(taken) == 1 and taken[0].startswith(b"POST /hooks")
     assert receiver.received == []  # a second address could have delivered the same event twice
     [attempt] = attempt_log(delivery.id)
@@ -217,7 +217,7 @@ def test_deliveries_to_a_checked_address_reuse_one_connection(
     port = keep_alive_receiver.server_port
     first, second = (delivery_to(brand, f"http://{HOST}:{port}/hooks") for _ in range(2))
 
-    assert [deliver_webhook(first.id), deliver_webhook(second.id)] == ["success", "success"]
+    assert [deliver_webhook(first.id), deliver_webhook(second.id)] == ["sent", "sent"]
     [(client_port, host), again] = keep_alive_receiver.seen
     assert again == (client_port, host) == (client_port, f"{HOST}:{port}")
 
@@ -295,10 +295,10 @@ def test_https_to_the_checked_address_names_and_verifies_the_callback_host(
 
     assert server_names == [HOST]
     if certified_name == HOST:
-        assert result == "success"
+        assert result == "sent"
         assert receiver.received[0]["headers"]["Host"] == f"{HOST}:{receiver.port}"
     else:
-        assert result == "retrying"
+        assert result == "pending"
         assert receiver.received == []
         assert "SSLError" in attempt_log(delivery.id)[0].error
 
@@ -312,7 +312,7 @@ def test_a_receiver_trickling_its_answer_is_cut_off_at_the_webhook_timeout(
 
     result, elapsed = timed(deliver_webhook, delivery.id)
 
-    assert result == "retrying"
+    assert result == "pending"
     assert elapsed < 2
     [attempt] = attempt_log(delivery.id)
     assert attempt.error == "No answer within 0.5 s."
@@ -326,7 +326,7 @@ def test_an_answer_cut_short_is_a_failed_attempt(brand, trickling):
 
     result = deliver_webhook(delivery.id)
 
-    assert result == "retrying"
+    assert result == "pending"
     [attempt] = attempt_log(delivery.id)
     assert attempt.response_status is None  # an answer cut short is no answer
     assert "IncompleteRead" in attempt.error or "Connection broken" in attempt.error
@@ -390,10 +390,10 @@ def test_an_attempt_at_the_deadline_is_recorded_as_answered_or_not_never_both(
     [attempt] = attempt_log(delivery.id)
     row = db.session.get(WebhookDelivery, delivery.id)
     if attempt.error is None:  # answered in full before the deadline cut in
-        assert (result, attempt.response_status, attempt.response_body) == ("success", 200, "OK")
+        assert (result, attempt.response_status, attempt.response_body) == ("sent", 200, "OK")
     else:
         assert attempt.error == "No answer within 0.5 s."
-        assert (result, attempt.response_status, attempt.response_body) == ("retrying", None, None)
+        assert (result, attempt.response_status, attempt.response_body) == ("pending", None, None)
     assert (row.response_status, row.response_body) == (
         attempt.response_status,
         attempt.response_body,

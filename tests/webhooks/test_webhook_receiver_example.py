@@ -103,7 +103,7 @@ def test_example_receiver_fulfils_a_payment_the_sender_delivers(brand, merchant)
     complete_payment(payment)
     delivery_id = db.session.execute(db.select(WebhookDelivery.id)).scalar_one()
 
-    assert deliver_webhook(delivery_id) == "success"
+    assert deliver_webhook(delivery_id) == "sent"
     assert [(p["payment_id"], p["status"], p["reference"]) for p in fulfilled] == [
         (payment.public_id, "completed", "ORDER-88")
     ]
@@ -149,7 +149,7 @@ def delivered_payment_completed(brand, url, reference):
     payment = PaymentFactory(brand=brand, callback_url=url, reference=reference)
     complete_payment(payment)
     delivery_id = db.session.execute(db.select(WebhookDelivery.id)).scalar_one()
-    assert deliver_webhook(delivery_id) == "success"
+    assert deliver_webhook(delivery_id) == "sent"
     return payment
 
 
@@ -221,7 +221,7 @@ def test_example_receiver_acknowledges_a_resent_webhook_but_fulfils_once(brand, 
     url, fulfilled = merchant
     complete_payment(PaymentFactory(brand=brand, callback_url=url, reference="ORDER-89"))
     delivery = db.session.execute(db.select(WebhookDelivery)).scalar_one()
-    assert deliver_webhook(delivery.id) == "success"
+    assert deliver_webhook(delivery.id) == "sent"
 
     # What a worker killed after the answer but before recording it sends again: the same stored
     # body (so the same event id) and the same X-Service-Delivery, freshly signed.
@@ -229,6 +229,7 @@ def test_example_receiver_acknowledges_a_resent_webhook_but_fulfils_once(brand, 
         Claim(
             delivery.id,
             delivery.event_id,
+            delivery.created_at,
             2,
             None,
             delivery.url,

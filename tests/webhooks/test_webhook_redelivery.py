@@ -8,7 +8,7 @@ from freezegun import freeze_time
 
 from gateway.clock import utcnow
 from gateway.extensions import db
-from gateway.webhooks.delivery import MAX_ATTEMPTS, RETRY_DELAYS, deliver_webhook
+from gateway.webhooks.delivery import MAX_ATTEMPTS, RETRY, deliver_webhook
 from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from tests.factories import completed_payment
 from tests.webhook_support import receiver  # noqa: F401 - fixture
@@ -41,19 +41,19 @@ def test_a_failed_hand_redelivery_goes_back_to_the_automatic_attempt_that_was_du
         start = utcnow()
         completed_payment(brand=brand, callback_url=receiver.url)
         delivery_id = the_delivery().id
-        assert deliver_webhook(delivery_id) == "retrying"
+        assert deliver_webhook(delivery_id) == "pending"
         clock.tick(timedelta(seconds=10))
 
-        assert redeliver(client, auth, delivery_id) == "retrying"
+        assert redeliver(client, auth, delivery_id) == "pending"
         delivery = the_delivery()
         assert (delivery.attempts, delivery.manual_attempts) == (2, 1)
-        assert delivery.next_attempt_at == start + RETRY_DELAYS[0], "the automatic schedule moved"
+        assert delivery.next_attempt_at == start + RETRY.delays[0], "the automatic schedule moved"
         assert deliver_webhook(delivery_id) is None, "attempted before the automatic retry was due"
 
-        clock.tick(RETRY_DELAYS[0])
-        assert deliver_webhook(delivery_id) == "success"
+        clock.tick(RETRY.delays[0])
+        assert deliver_webhook(delivery_id) == "sent"
     assert attempt_statuses() == [500, 500, 200]
-    assert (the_delivery().status, the_delivery().attempts) == ("success", 3)
+    assert (the_delivery().status, the_delivery().attempts) == ("sent", 3)
 
 
 def test_hand_redeliveries_leave_every_automatic_attempt_to_the_schedule(
@@ -63,11 +63,11 @@ def test_hand_redeliveries_leave_every_automatic_attempt_to_the_schedule(
     with freeze_time(utcnow()) as clock:
         completed_payment(brand=brand, callback_url=receiver.url)
         delivery_id = the_delivery().id
-        assert deliver_webhook(delivery_id) == "retrying"
+        assert deliver_webhook(delivery_id) == "pending"
         for _ in range(3):  # three impatient merchants press "redeliver" before the first retry
-            assert redeliver(client, auth, delivery_id) == "retrying"
+            assert redeliver(client, auth, delivery_id) == "pending"
         automatic = 1
-        while the_delivery().status == "retrying":
+        while the_delivery().log_status == "retrying":
             clock.move_to(the_delivery().next_attempt_at)
             deliver_webhook(delivery_id)
             automatic += 1

@@ -76,16 +76,16 @@ def test_a_receiver_with_the_old_secret_verifies_during_the_overlap_and_not_afte
     with freeze_time(utcnow()) as clock:
         new = rotate_webhook_secret(brand)
 
-        assert send_one(brand) == "success"
+        assert send_one(brand) == "sent"
         headers, body = seen[-1].headers, seen[-1].get_data()
         assert headers["X-Service-Signature"] == hex_hmac(new, body)
         assert headers["X-Service-Signature-Previous"] == hex_hmac(old, body)
 
         clock.tick(timedelta(seconds=DAY - 1))
-        assert send_one(brand) == "success"
+        assert send_one(brand) == "sent"
 
         clock.tick(timedelta(seconds=2))
-        assert send_one(brand) == "retrying"
+        assert send_one(brand) == "pending"
         assert "X-Service-Signature-Previous" not in seen[-1].headers
         assert seen[-1].headers["X-Service-Signature"] == hex_hmac(new, seen[-1].get_data())
 
@@ -96,9 +96,9 @@ def test_a_receiver_updated_to_the_new_secret_verifies_at_once_and_after_the_ove
     with freeze_time(utcnow()) as clock:
         receiver_with(rotate_webhook_secret(brand))
 
-        assert send_one(brand) == "success"
+        assert send_one(brand) == "sent"
         clock.tick(timedelta(seconds=DAY + 1))
-        assert send_one(brand) == "success"
+        assert send_one(brand) == "sent"
 
 
 def test_overlap_zero_drops_the_old_secret_at_once(brand, receiver_with):
@@ -107,7 +107,7 @@ def test_overlap_zero_drops_the_old_secret_at_once(brand, receiver_with):
 
     rotate_webhook_secret(brand, overlap=0)
 
-    assert send_one(brand) == "retrying"
+    assert send_one(brand) == "pending"
     assert "X-Service-Signature-Previous" not in seen[-1].headers
     assert db.session.get(Brand, brand.id).webhook_secret_previous is None
 
@@ -118,7 +118,7 @@ def test_rotating_twice_keeps_only_the_secret_just_replaced(brand, receiver_with
     second = rotate_webhook_secret(brand)
     third = rotate_webhook_secret(brand)
 
-    assert send_one(brand) == "retrying"  # the first secret no longer signs anything
+    assert send_one(brand) == "pending"  # the first secret no longer signs anything
     body = seen[-1].get_data()
     assert seen[-1].headers["X-Service-Signature"] == hex_hmac(third, body)
     assert seen[-1].headers["X-Service-Signature-Previous"] == hex_hmac(second, body)

@@ -56,7 +56,7 @@ def test_worker_delivers_a_completed_payment_with_the_spec_body(brand, receiver,
         "BDT",
         "completed",
     )
-    assert wait_for_status("success"), worker.output()
+    assert wait_for_status("sent"), worker.output()
 
 
 def test_webhook_arrives_after_the_sweep_when_redis_was_down_at_completion(
@@ -70,7 +70,7 @@ def test_webhook_arrives_after_the_sweep_when_redis_was_down_at_completion(
     worker = start_worker()  # Redis is back: the worker's periodic sweep finds the due row
     assert receiver.wait_for(1), worker.output()
     assert receiver.events()[0]["data"]["payment_id"] == payment.public_id
-    assert wait_for_status("success"), worker.output()
+    assert wait_for_status("sent"), worker.output()
 
 
 def test_delivery_completes_after_its_worker_is_killed_mid_request(brand, receiver, start_worker):
@@ -83,7 +83,7 @@ def test_delivery_completes_after_its_worker_is_killed_mid_request(brand, receiv
 
     second = start_worker()  # its sweep takes the row over once the dead worker's lease expires
     assert receiver.wait_for(2), second.output()
-    assert wait_for_status("success"), second.output()
+    assert wait_for_status("sent"), second.output()
     delivery = the_delivery()
     log = db.session.execute(db.select(WebhookAttempt).order_by(WebhookAttempt.id)).scalars().all()
     assert delivery.attempts == 2
@@ -139,4 +139,4 @@ def test_two_workers_running_the_same_delivery_at_once_send_it_once(
 
     assert len(receiver.received) == 1
     delivery = the_delivery()
-    assert (delivery.status, delivery.attempts) == ("success", 1)
+    assert (delivery.status, delivery.attempts) == ("sent", 1)

@@ -3,9 +3,9 @@
 from ...clock import utcnow
 from ...db_types import UTCDateTime
 from ...extensions import db
+from ...outbox.columns import OutboxColumns
 
 SECURITY_CHOICES = ("none", "starttls", "tls")
-MAIL_STATUSES = ("queued", "sending", "sent", "failed")
 
 
 class MailSettings(db.Model):
@@ -24,7 +24,7 @@ class MailSettings(db.Model):
     updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
 
 
-class OutboundMail(db.Model):
+class OutboundMail(OutboxColumns, db.Model):
     __tablename__ = "outbound_mail"
     __table_args__ = (
         db.Index("ix_outbound_mail_status_next", "status", "next_attempt_at"),
@@ -37,18 +37,12 @@ class OutboundMail(db.Model):
     subject = db.Column(db.String(255), nullable=False)
     text_body = db.Column(db.Text, nullable=False)
     html_body = db.Column(db.Text)
-    status = db.Column(db.String(10), nullable=False, default="queued")
-    attempts = db.Column(db.Integer, nullable=False, default=0)
-    next_attempt_at = db.Column(UTCDateTime)
-    lease_expires_at = db.Column(UTCDateTime)
-    last_error = db.Column(db.String(500))
-    sent_at = db.Column(UTCDateTime)
-    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
-    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     attachments = db.relationship(
         "MailAttachment", order_by="MailAttachment.id", cascade="all, delete-orphan"
     )
+
+    PENDING_WORDS = ("queued", "sending")  # the panel's
 
 
 class MailAttachment(db.Model):

@@ -4,6 +4,7 @@ deliveries."""
 from ...clock import utcnow
 from ...db_types import UTCDateTime
 from ...extensions import db
+from ...outbox.columns import OutboxColumns
 
 
 class NotificationSettings(db.Model):
@@ -50,12 +51,12 @@ class MerchantNotification(db.Model):
     )
 
 
-class NotificationDelivery(db.Model):
+class NotificationDelivery(OutboxColumns, db.Model):
     """The outbox: one notification to one channel, retried with backoff until sent or failed."""
 
     __tablename__ = "notification_deliveries"
     __table_args__ = (
-        db.Index("ix_notification_deliveries_due", "status", "next_attempt_at"),
+        db.Index("ix_notification_deliveries_status_next", "status", "next_attempt_at"),
         db.Index("ix_notification_deliveries_brand_created", "brand_id", "created_at"),
     )
 
@@ -65,13 +66,5 @@ class NotificationDelivery(db.Model):
     )
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
     channel = db.Column(db.String(20), nullable=False)
-    status = db.Column(db.String(20), nullable=False, default="pending")
-    attempts = db.Column(db.Integer, nullable=False, default=0)
-    next_attempt_at = db.Column(UTCDateTime)
-    lease_expires_at = db.Column(UTCDateTime)
-    last_error = db.Column(db.String(500))
-    sent_at = db.Column(UTCDateTime)
-    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
-    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     notification = db.relationship("MerchantNotification", back_populates="deliveries")

@@ -3,12 +3,15 @@
 from ...clock import utcnow
 from ...db_types import UTCDateTime
 from ...extensions import db
+from ...outbox.columns import OutboxColumns
+from ...states import OUTBOX_FAILED, OUTBOX_SENT
 
-DELIVERY_STATUSES = ("pending", "retrying", "success", "failed")
-DUE_STATUSES = ("pending", "retrying")
+# The delivery log's words (CONTRACT.md): the outbox's, with `pending` told apart by whether an
+# attempt already ended.
+LOG_STATUSES = ("pending", "retrying", "success", "failed")
 
 
-class WebhookDelivery(db.Model):
+class WebhookDelivery(OutboxColumns, db.Model):
     __tablename__ = "webhook_deliveries"
     __table_args__ = (
         db.Index("ix_webhook_deliveries_brand_created", "brand_id", "created_at"),
@@ -24,8 +27,6 @@ class WebhookDelivery(db.Model):
     url = db.Column(db.String(2048), nullable=False)
     # The exact JSON body sent at every attempt: what is signed is what is stored.
     payload = db.Column(db.Text, nullable=False)
-    status = db.Column(db.String(10), nullable=False, default="pending")
-    attempts = db.Column(db.Integer, nullable=False, default=0)
     # Attempts asked for by hand (panel/API redelivery): they do not count against the automatic
     # budget.
     manual_attempts = db.Column(db.Integer, nullable=False, default=0, server_default="0")
@@ -37,15 +38,21 @@ class WebhookDelivery(db.Model):
     resume_at = db.Column(UTCDateTime)
     response_status = db.Column(db.Integer)
     response_body = db.Column(db.Text)
-    next_attempt_at = db.Column(UTCDateTime)
-    lease_expires_at = db.Column(UTCDateTime)
-    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
-    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
 
     brand = db.relationship("Brand")
     attempt_log = db.relationship(
         "WebhookAttempt", order_by="WebhookAttempt.id", lazy="select", back_populates="delivery"
     )
+
+    @property
+    def log_status(self):
+        """The delivery log's word: `success`, `failed`, `pending` (no attempt ended yet: none made,
+        or only the one under way) or `retrying`."""
+        if self.status == OUTBOX_SENT:
+            return "success"
+        if self.status == OUTBOX_FAILED:
+            return "failed"
+        return "retrying" if self.attempts > (1 if self.leased else 0) else "pending"
 
 
 class WebhookAttempt(db.Model):

@@ -1,0 +1,1 @@
+"""One outbox for everything sent later: webhooks, e-mail, notifications, outbound SMS."""

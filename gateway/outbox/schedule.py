@@ -1,0 +1,33 @@
+"""The retry schedule type: how long after each failed attempt the next one is made."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from flask import current_app, has_app_context
+
+
+@dataclass(frozen=True)
+class RetrySchedule:
+    """`delays[n - 1]` follows failed attempt n; after the last delay's attempt the row fails.
+
+    `scale_setting` names a config key that multiplies every delay (tests shrink them).
+    """
+
+    delays: tuple[timedelta, ...]
+    scale_setting: str | None = None
+
+    @property
+    def max_attempts(self):
+        """Attempts made in all before the row is failed for good."""
+        return len(self.delays) + 1
+
+    def exhausted(self, attempts):
+        """Whether `attempts` automatic attempts used the whole schedule."""
+        return attempts >= self.max_attempts
+
+    def delay(self, attempts):
+        """How long after attempt number `attempts` (1-based) the next one is made."""
+        scale = 1
+        if self.scale_setting and has_app_context():
+            scale = current_app.config.get(self.scale_setting, 1)
+        return self.delays[max(attempts, 1) - 1] * scale
