@@ -211,6 +211,7 @@ def test_a_wakeup_left_in_redis_under_a_path_that_no_longer_exists_loses_no_webh
     # delivery, still due in the database, goes with the sweep's next wake-up (docs/deployment.md).
     delivery = emit_event("webhook.test", brand, url=receiver.url)
     db.session.commit()
+    rq_redis.flushdb()  # the new code's own wake-up: only the old one is left
     Queue(jobs.WEBHOOKS, connection=rq_redis).enqueue(
         "gateway.rq_queues.run_rq_job", "gateway.services.webhooks.deliver_webhook", delivery.id
     )
