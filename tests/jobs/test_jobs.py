@@ -9,7 +9,8 @@ from datetime import timedelta
 
 import pytest
 from freezegun import freeze_time
-from rq import Queue
+from rq import Queue, get_current_job
+from rq.registry import StartedJobRegistry
 
 from gateway import jobs
 from gateway.accounts.models.idempotency import IdempotencyRecord
@@ -224,6 +225,30 @@ def test_a_wakeup_left_in_redis_under_a_path_that_no_longer_exists_loses_no_webh
     GatewayWorker([jobs.WEBHOOKS], connection=rq_redis, stopping=threading.Event()).work(burst=True)
     assert [event["event"] for event in receiver.events()] == ["webhook.test"]
     assert wait_for_delivery_status("success")
+
+
+def note_worker_heartbeat():
+    """A job that notes, while it runs, its worker's key's time to live and whether RQ's clean-up
+    of abandoned jobs leaves it started."""
+    job = get_current_job()
+    redis = job.connection
+    started = StartedJobRegistry(job.origin, connection=redis)
+    started.cleanup()
+    redis.set("test:worker-ttl", redis.ttl(f"rq:worker:{job.worker_name}"))
+    redis.set("test:still-started", int(job.id in started.get_job_ids()))
+
+
+def test_a_running_job_keeps_its_worker_alive_for_its_whole_timeout(rq_redis):
+    # RQ's own heartbeat, as the worker runs it: a job is not taken for lost while it runs.
+    job = Queue(jobs.MAINTENANCE, connection=rq_redis).enqueue(
+        "tests.jobs.test_jobs.note_worker_heartbeat", job_timeout=jobs.JOB_TIMEOUT
+    )
+    GatewayWorker(
+        [jobs.MAINTENANCE], connection=rq_redis, stopping=threading.Event(), worker_ttl=5
+    ).work(burst=True)
+    assert job.get_status(refresh=True) == "finished"
+    assert int(rq_redis.get("test:worker-ttl")) >= jobs.JOB_TIMEOUT
+    assert rq_redis.get("test:still-started") == b"1"
 
 
 def test_prune_job_deletes_idempotency_records_older_than_a_day(brand):

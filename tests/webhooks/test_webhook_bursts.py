@@ -83,7 +83,12 @@ def test_a_second_worker_delivers_a_burst_while_the_first_is_held(
     assert sorted(arrived(receiver)) == sorted(paid)
     assert arrived(held) == [slow]  # still held: the burst did not wait for it
     held.hold.set()
-    assert eventually(lambda: all(d.status == "success" for d in deliveries())), first.output()
+    # The held attempt ends: answered once let go, or cut at WEBHOOK_TIMEOUT first on a loaded
+    # machine (then retried later); either way recorded, never lost.
+    assert eventually(
+        lambda: [d.status for d in deliveries() if d.url == held.url] in (["success"], ["retrying"])
+    ), first.output()
+    assert all(d.status == "success" for d in deliveries() if d.url == receiver.url)
 
 
 @pytest.mark.slow
