@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # `count` transactions, each reading, then writing a row, holding the write `hold` seconds, and
 # committing; through the app's engine ("app") or a bare connection with no busy timeout ("bare").
-# Prints "holding" once its first row is written, then "locked <answers>" at the end.
+# Prints "ready" before its first transaction, "holding" once its first row is written (app), then
+# "locked <answers>" at the end.
 WRITER = """
 import sqlite3, sys, time
 from sqlalchemy import text
@@ -34,6 +36,7 @@ if how == "app":
     app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}",
                       "REDIS_URL": None})
     with app.app_context():
+        print("ready", flush=True)
         for number in range(count):
             try:
                 db.session.execute(text("SELECT count(*) FROM writes")).scalar()
@@ -48,6 +51,7 @@ if how == "app":
                 db.session.rollback()
 else:
     connection = sqlite3.connect(path, timeout=0)
+    print("ready", flush=True)
     for number in range(count):
         try:
             connection.execute("SELECT count(*) FROM writes").fetchone()
@@ -112,8 +116,12 @@ def test_four_processes_writing_through_the_app_never_meet_a_locked_database(dat
 @pytest.mark.engine_independent
 def test_a_writer_killed_inside_its_transaction_does_not_block_the_next(database):
     holder = writer(database, 1, 3600)
+    assert holder.stdout.readline().strip() == "ready"
     assert holder.stdout.readline().strip() == "holding"
     waiting = writer(database, 1, 0)
+    assert waiting.stdout.readline().strip() == "ready"
+    time.sleep(1)  # the waiter is in SQLite's busy handler now, well inside its busy_timeout
+    assert waiting.poll() is None
     os.kill(holder.pid, signal.SIGKILL)
     holder.communicate(timeout=10)
     assert locked_answers(waiting) == 0
