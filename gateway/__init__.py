@@ -1,7 +1,6 @@
 """The application factory: settings, extensions, blueprints, commands."""
 
 import sqlite3
-from weakref import WeakSet
 
 from flask import Flask, jsonify
 from sqlalchemy import event, text
@@ -10,11 +9,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from config import DEV_SECRET, INSTANCE_DIR, load_settings
 
-from . import (  # noqa: F401 - db_models: every table known to db.metadata
-    db_models,
-    jobs,
-    sqlite_writers,
-)
+from . import db_models, jobs  # noqa: F401 - db_models: every table known to db.metadata
 from .accounts import rate_limit_store
 from .cookie_session import CookieSessionInterface
 from .errors import register_error_handlers
@@ -27,37 +22,11 @@ from .security_headers import register_security_headers
 from .states import register_template_helpers
 
 
-class GatewayFlask(Flask):
-    """Flask, remembering which callables it found synchronous.
-
-    Flask asks `ensure_sync` about every hook, view and teardown of every request, and each answer
-    walks `inspect.iscoroutinefunction` afresh: about 150 of a payment read's 2,200 Python calls.
-    A callable once found plain is remembered (weakly, so that a request's own after_this_request
-    closure dies with it) and handed back as Flask would; anything else goes to Flask's own method,
-    which its documentation names as the place to override.
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.known_synchronous = WeakSet()
-
-    def ensure_sync(self, func):
-        try:
-            if func in self.known_synchronous:
-                return func
-        except TypeError:  # a callable that cannot be weakly referenced: asked every time
-            return super().ensure_sync(func)
-        synchronous = super().ensure_sync(func)
-        if synchronous is func:
-            self.known_synchronous.add(func)
-        return synchronous
-
-
 def create_app(overrides=None, settings_file=None):
     """Build a configured application; `overrides` wins over the environment and
     instance/settings.py (tests).
     """
-    app = GatewayFlask(
+    app = Flask(
         __name__,
         instance_path=str(INSTANCE_DIR),
         template_folder="../templates",
@@ -146,9 +115,6 @@ def trust_proxies(app):
 
 def register_extensions(app):
     """Bind each extension to this application."""
-    app.config["SQLALCHEMY_ENGINE_OPTIONS"] = sqlite_writers.engine_options(
-        app.config["SQLALCHEMY_DATABASE_URI"], app.config.get("SQLALCHEMY_ENGINE_OPTIONS", {})
-    )
     db.init_app(app)
     migrate.init_app(app, db, directory=str(app.root_path + "/../migrations"))
     csrf.init_app(app)
@@ -211,8 +177,15 @@ def register_commands(app):
 
 @event.listens_for(Engine, "connect")
 def tune_sqlite(dbapi_connection, connection_record):
-    """WAL and a busy timeout let SQLite serve concurrent requests; foreign keys are enforced."""
+    """WAL and a busy timeout let SQLite serve concurrent requests; foreign keys are enforced.
+
+    Python's sqlite3 opens a transaction just before a connection's first INSERT, UPDATE or DELETE
+    (reads before it run outside one); IMMEDIATE makes that BEGIN take the write lock at once, so a
+    writer that finds it taken waits in SQLite's busy handler (up to busy_timeout) and never fails
+    half-way through upgrading a read to a write.
+    """
     if isinstance(dbapi_connection, sqlite3.Connection):
+        dbapi_connection.isolation_level = "IMMEDIATE"
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=10000")

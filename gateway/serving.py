@@ -6,7 +6,7 @@ CPython's full collection walks every object the collector tracks. A built gatew
 long as the process, and each full collection walked them all: 40-100 ms of CPU in which a web
 process answered nothing. Requests promote enough short-lived objects to start one every few
 hundred requests, so those pauses were the tail of `POST /payments` under load
-(docs/performance.md, "The POST tail: garbage collection and booting workers").
+(docs/performance.md, the `gc.freeze` row).
 
 `settle_heap` configures the ORM's mappers now (SQLAlchemy otherwise does it at the first query,
 adding some 12,000 objects), collects what building the app left behind, then freezes the rest with

@@ -37,7 +37,6 @@ KERNEL = {
     "request_limits",
     "sealing",
     "security_headers",
-    "sqlite_writers",
     "states",
 }
 # Shared by the front doors only (no domain imports them), each with what it may import besides

@@ -14,7 +14,6 @@ import config
 from gateway import create_app
 from gateway.extensions import db
 from gateway.rate_limits import limits_enabled
-from gateway.sqlite_writers import QueuedWriters
 
 VARIABLES = (
     "APP_ENV",
@@ -142,10 +141,8 @@ def test_without_database_url_the_database_is_sqlite_in_the_instance_folder(envi
     uri = create_app().config["SQLALCHEMY_DATABASE_URI"]
 
     assert uri == f"sqlite:///{loaded.INSTANCE_DIR / 'gateway.sqlite3'}"
-    # No pool_pre_ping (a file cannot go stale); its writers queue (gateway.sqlite_writers).
-    assert create_app().config["SQLALCHEMY_ENGINE_OPTIONS"] == {
-        "connect_args": {"factory": QueuedWriters}
-    }
+    # No pool_pre_ping (a file cannot go stale); PRAGMAs are set on connect (gateway.tune_sqlite).
+    assert create_app().config["SQLALCHEMY_ENGINE_OPTIONS"] == {}
 
 
 # --- RATELIMIT_ENABLED

@@ -37,33 +37,11 @@ PERIODIC = (
     # Sent invoices past their due date become overdue, each with one reminder.
     ("invoice-overdue", "gateway.invoices.overdue.sweep_overdue_invoices", 900),
 )
-# Jobs already in Redis when the code moved into domain packages name their function's old home:
-# they still run.
-MOVED_JOBS = {
-    "gateway.rq_queues.run_rq_job": "gateway.jobs.rq_queues.run_rq_job",
-    "gateway.services.webhooks.deliver_webhook": DELIVER_WEBHOOK,
-    "gateway.services.sms_provider.send_outbound_sms": SEND_SMS,
-    "gateway.services.outbox.sweep_outbox": "gateway.outbox.sweep.sweep_outbox",
-    "gateway.jobs.sweep.sweep_outbox": "gateway.outbox.sweep.sweep_outbox",
-    "gateway.mail.sending.sweep_mail": "gateway.outbox.sweep.sweep_outbox",
-    "gateway.services.payments.expire_due_payments": (
-        "gateway.payments.lifecycle.expire_due_payments"
-    ),
-    "gateway.services.matching.heal_matching": "gateway.sms.matching.heal_matching",
-    "gateway.rate_limit_store.prune_rate_limit_counters": (
-        "gateway.accounts.rate_limit_store.prune_rate_limit_counters"
-    ),
-}
 JOB_TIMEOUT = 30  # below the 60 s lease: a stuck job dies before another process may take its row
 # How long a wake-up key suppresses a duplicate enqueue of the same attempt, at most: the job frees
 # it as it starts, so this only bounds a job lost before it started. Like a lease: a sweep or two,
 # not five minutes.
 WAKE_TTL = 60
-# A batched wake-up's job (wake_after_commit(..., batch=True)) goes on with the wake-ups that joined
-# it for at most this long and this many in all: well inside JOB_TIMEOUT with one last attempt of
-# WEBHOOK_TIMEOUT after it, and the worker gets back to its other queues (sweeps) every second.
-BATCH_SECONDS = 1.0
-BATCH_SIZE = 100
 
 
 _worker_app = None
@@ -73,7 +51,7 @@ def run_job(path, *args):
     """Run a job function by dotted path in a fresh application context (the RQ entry point)."""
     app = current_app._get_current_object() if has_app_context() else worker_app()
     with app.app_context():
-        import_string(MOVED_JOBS.get(path, path))(*args)
+        import_string(path)(*args)
 
 
 def worker_app():
@@ -91,13 +69,9 @@ def interval(app, every):
     return int(app.config[every]) if isinstance(every, str) else every
 
 
-def enqueue(queue, path, *args, unique=None, batch=False):
-    """Wake `path(*args)` up in the background; raises when Redis cannot take the job.
-
-    `batch`: on Redis, join the batch of a job of the same function that is queued and not yet
-    started instead of queueing one (wake_after_commit says why).
-    """
-    return backend(current_app._get_current_object()).enqueue(queue, path, args, unique, batch)
+def enqueue(queue, path, *args, unique=None):
+    """Wake `path(*args)` up in the background; raises when Redis cannot take the job."""
+    return backend(current_app._get_current_object()).enqueue(queue, path, args, unique)
 
 
 def enqueue_at(when, queue, path, *args, unique=None):
@@ -122,24 +96,17 @@ def backend(app):
     return runners[url]
 
 
-def wake_after_commit(queue, path, *args, unique=None, batch=False):
-    """Enqueue a job once the current database transaction commits; forgotten if it does not.
-
-    `batch=True` lets wake-ups share RQ jobs: while a job of the same function waits in its queue,
-    a new wake-up joins that job's batch instead of queueing a job of its own, and the job, after
-    its own work, runs the joined ones (BATCH_SECONDS, BATCH_SIZE; gateway.jobs.rq_queues). A burst
-    of commits then pays RQ's own per-job work a few times, not once per wake-up. Only for jobs
-    whose every run is independent of the others and cheap to repeat (a guarded claim).
-    """
-    db.session.info.setdefault("gateway_wakeups", []).append((queue, path, args, unique, batch))
+def wake_after_commit(queue, path, *args, unique=None):
+    """Enqueue a job once the current database transaction commits; forgotten if it does not."""
+    db.session.info.setdefault("gateway_wakeups", []).append((queue, path, args, unique))
 
 
 @event.listens_for(db.session, "after_commit")
 def enqueue_wakeups(session):
     """Send the committed transaction's wake-ups; a failure is logged, the sweep finds the rows."""
-    for queue, path, args, unique, batch in session.info.pop("gateway_wakeups", None) or ():
+    for queue, path, args, unique in session.info.pop("gateway_wakeups", None) or ():
         try:
-            enqueue(queue, path, *args, unique=unique, batch=batch)
+            enqueue(queue, path, *args, unique=unique)
         except RedisUnavailable:
             pass  # Redis is down: logged once for the whole outage, and the sweep wakes the row
         except Exception as error:  # noqa: BLE001 - Redis down must not fail a committed request

@@ -44,11 +44,8 @@ class InProcessExecutor:
                 ).start()
         return self.pool
 
-    def enqueue(self, queue, path, args, unique=None, batch=False):
-        """Submit the job; a wake-up whose `unique` key is already queued or running is dropped.
-
-        `batch` changes nothing here: a job on the pool costs no bookkeeping worth sharing.
-        """
+    def enqueue(self, queue, path, args, unique=None):
+        """Submit the job; a wake-up whose `unique` key is already queued or running is dropped."""
         pool = self.start(periodic=False)
         if pool is None:
             return None

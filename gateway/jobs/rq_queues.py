@@ -3,7 +3,6 @@ down."""
 
 import logging
 import math
-import time
 from datetime import timedelta
 
 from redis import Redis
@@ -11,9 +10,8 @@ from redis.exceptions import RedisError
 from rq import Queue, get_current_job
 
 from ..clock import utcnow
-from . import BATCH_SECONDS, BATCH_SIZE, JOB_TIMEOUT, QUEUES, WAKE_TTL, run_job
+from . import JOB_TIMEOUT, QUEUES, WAKE_TTL, run_job
 from .redis_health import RedisUnavailable, outage_for
-from .rq_batches import FIRST_TO_WAIT, OWN, WakeBatch
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +49,8 @@ class RedisQueues:
         if unique is not None:
             self.redis.delete(wake_key(unique), scheduled_key(unique))
 
-    def enqueue(self, queue, path, args, unique=None, batch=False):
-        enqueue = self._join_batch if batch else self._enqueue
-        return self._reaching_redis(enqueue, queue, path, args, unique)
+    def enqueue(self, queue, path, args, unique=None):
+        return self._reaching_redis(self._enqueue, queue, path, args, unique)
 
     def enqueue_at(self, when, queue, path, args, unique=None):
         return self._reaching_redis(self._enqueue_at, when, queue, path, args, unique)
@@ -89,16 +86,6 @@ class RedisQueues:
             meta={"wake": key},
             **JOB_OPTIONS,
         )
-
-    def _join_batch(self, queue, path, args, unique):
-        """Join the batch of the job of `path` queued and not yet started, or queue that job."""
-        key, batch = wake_key(unique), WakeBatch(self.redis, queue, path, WAKE_TTL)
-        joined = batch.join(key, args)
-        if joined == FIRST_TO_WAIT:
-            queue_helper(batch, True, holds_queued=False)
-        if joined != OWN:
-            return None
-        return queue_batch_job(batch, args, {"wake": key, "batch": True, "queued": True}, [key])
 
     def _enqueue_at(self, when, queue, path, args, unique):
         # RQ keeps whole seconds and rounds down: rounded up, the job can never fire before `when`.
@@ -145,8 +132,6 @@ def run_rq_job(path, *args):
     for one attempt are harmless: only the one whose claim (a guarded UPDATE) matches does the work.
     """
     job = get_current_job()
-    if job is not None and job.meta.get("batch"):
-        return run_batch(job, path, args)
     key = job.meta.get("wake") if job is not None else None
     if key:
         try:
@@ -154,74 +139,6 @@ def run_rq_job(path, *args):
         except RedisError as error:  # the key expires with WAKE_TTL anyway
             log.warning("wake-up key %s not freed: %s", key, error)
     run_job(path, *args)
-
-
-def queue_batch_job(batch, args, meta, keys=()):
-    """Queue a job of the batch; `keys` (the queued key among them if the job holds it) are freed
-    again if this fails."""
-    return keyed(
-        batch.redis,
-        [*keys, batch.queued if meta.get("queued") else None],
-        Queue(batch.queue, connection=batch.redis).enqueue,
-        ENTRY,
-        batch.path,
-        *args,
-        meta=meta,
-        **JOB_OPTIONS,
-    )
-
-
-def queue_helper(batch, asked, holds_queued=True):
-    """Queue a job that runs only waiting wake-ups, when the batch's script asked for one (holding
-    the batch's queued key, unless JOIN asked, which leaves that key to the job already queued).
-
-    Not queued (Redis failing), the waiting wake-ups wait for the next one that queues a job, or
-    for the sweep once their keys expire: a delay, never a loss.
-    """
-    if not asked:
-        return
-    try:
-        queue_batch_job(batch, (), {"batch": True, "helper": True, "queued": holds_queued})
-    except RedisError as error:
-        log.warning(
-            "no helper queued for %s (%s); the sweep will wake what waits", batch.path, error
-        )
-
-
-def run_batch(job, path, args):
-    """A batch's job: `path(*args)` (a helper has none), then the wake-ups that joined the batch,
-    oldest first, one by one, until none is left or BATCH_SECONDS or BATCH_SIZE is spent (the rest
-    then wait for the helper HAND_ON queued).
-
-    Each runs in its own application context, as it would in a job of its own. A worker killed
-    mid-batch leaves the waiting wake-ups to the helper queued for them; the one it was running is
-    its row's claim and lease to settle, as for any job. Redis emptied loses wake-ups, never work:
-    their rows are still due and the sweep wakes them.
-    """
-    ends = time.monotonic() + BATCH_SECONDS
-    batch = WakeBatch(job.connection, job.origin, path, WAKE_TTL)
-    try:
-        asked = batch.start(job.meta.get("wake"), job.meta.get("queued", True))
-    except RedisError as error:  # its keys expire with WAKE_TTL; the sweep wakes what waits
-        log.warning("batch %s not started (%s); the sweep will wake what waits", path, error)
-    else:
-        queue_helper(batch, asked)
-    runs = BATCH_SIZE
-    if not job.meta.get("helper"):
-        run_job(path, *args)
-        runs -= 1
-    for _ in range(runs):
-        if time.monotonic() >= ends:
-            return
-        try:
-            taken, asked = batch.take()
-        except RedisError as error:
-            log.warning("batch %s ended early (%s); the sweep will wake what waits", path, error)
-            return
-        queue_helper(batch, asked)
-        if taken is None:
-            return
-        run_job(path, *taken)
 
 
 def wake_key(unique):

@@ -9,11 +9,9 @@ import threading
 from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
-from rq.job import Job
 from rq.scheduler import RQScheduler
-from rq.utils import import_attribute
 
-from . import MAINTENANCE, MOVED_JOBS, PERIODIC, interval
+from . import MAINTENANCE, PERIODIC, interval
 from .redis_health import outage_for
 from .rq_queues import ENTRY, JOB_OPTIONS
 
@@ -26,17 +24,6 @@ FIRST_RETRY, LAST_RETRY = (
 SCHEDULER_INTERVAL = 1  # seconds between the scheduler's looks for due retries
 
 
-class GatewayJob(Job):
-    """An RQ job whose function may be named by its path before the code moved (see MOVED_JOBS)."""
-
-    @property
-    def func(self):
-        """The job's function, found at its new home when the job names an old one."""
-        if self.func_name in MOVED_JOBS:
-            return import_attribute(MOVED_JOBS[self.func_name])
-        return super().func
-
-
 class GatewayWorker(SimpleWorker):
     """RQ's SimpleWorker (no fork per job) that tells run_worker a shutdown was asked for, not Redis
     lost.
@@ -45,24 +32,10 @@ class GatewayWorker(SimpleWorker):
     # RQ's backoff between tries to reach a lost Redis grows to a minute by default: jobs would wait
     # that long after Redis is back.
     max_connection_wait_time = 5.0
-    job_class = GatewayJob
 
     def __init__(self, *args, stopping, **kwargs):
         super().__init__(*args, **kwargs)
         self.stopping = stopping
-
-    def heartbeat(self, timeout=None, pipeline=None):
-        """RQ's heartbeat (HSET and EXPIRE of the worker's key) in one round trip to Redis, not two.
-
-        RQ sends it three times per job outside a pipeline: pipelined, that is three round trips
-        less per webhook delivery. With a pipeline given, it joins that one as RQ meant.
-        """
-        if pipeline is not None:
-            return super().heartbeat(timeout, pipeline=pipeline)
-        with self.connection.pipeline(transaction=False) as own:
-            super().heartbeat(timeout, pipeline=own)
-            own.execute()
-        return None
 
     def request_stop(self, signum, frame):
         """SIGTERM/SIGINT: finish the current job, then quit for good."""

@@ -116,7 +116,7 @@ def record_delivery(brand, event, url, body, payment=None, transaction=None, eve
 
 def record_deliveries(records):
     """record_delivery for several at once: added together, one flush for their ids, each woken
-    after commit (a batched wake-up: jobs.wake_after_commit); returns the deliveries in order."""
+    after commit (jobs.wake_after_commit); returns the deliveries in order."""
     now = utcnow()
     deliveries = [
         WebhookDelivery(
@@ -140,13 +140,11 @@ def record_deliveries(records):
     db.session.add_all(deliveries)
     db.session.flush()
     for delivery in deliveries:
-        # Batched: a burst of commits shares a few jobs, each delivering many, oldest first.
         jobs.wake_after_commit(
             jobs.WEBHOOKS,
             jobs.DELIVER_WEBHOOK,
             delivery.id,
             unique=wake_key(OUTBOX, delivery.id, delivery.created_at, 0),
-            batch=True,
         )
     return deliveries
 

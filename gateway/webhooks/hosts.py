@@ -22,7 +22,6 @@ Redis holds only this bookkeeping: lost, it costs a wait for the outbox sweep, n
 import logging
 import threading
 import time
-import weakref
 from urllib.parse import urlsplit
 
 from flask import current_app
@@ -73,17 +72,6 @@ return 1
 """
 
 
-_admit_scripts = weakref.WeakKeyDictionary()  # Redis client → ADMIT registered on it
-
-
-def admit_script(redis):
-    """ADMIT registered on this client: sent by its hash (EVALSHA), not as text at every attempt."""
-    script = _admit_scripts.get(redis)
-    if script is None:
-        script = _admit_scripts[redis] = redis.register_script(ADMIT)
-    return script
-
-
 def host_of(url):
     """The receiving host and port of a URL, the unit that gets a fair share."""
     parts = urlsplit(url)
@@ -127,7 +115,7 @@ def admit(url, delivery_id, attempt, brand_id=None):
     host_keys, member = keys(host_of(url)), attempt_member(delivery_id, attempt)
     try:
         admitted = bool(
-            admit_script(redis)(
+            redis.register_script(ADMIT)(
                 keys=host_keys + brand_keys(brand_id),
                 args=(
                     now,

@@ -9,7 +9,8 @@ from datetime import timedelta
 
 import pytest
 from freezegun import freeze_time
-from rq import Queue
+from rq import Queue, get_current_job
+from rq.registry import StartedJobRegistry
 
 from gateway import jobs
 from gateway.accounts.models.idempotency import IdempotencyRecord
@@ -203,21 +204,51 @@ def test_expiry_job_expires_open_payments_after_the_payment_ttl(brand):
     assert db.session.execute(db.select(WebhookDelivery.event)).scalar_one() == "payment.expired"
 
 
-def test_a_job_queued_under_its_path_before_the_move_into_domain_packages_still_runs(
-    brand, rq_redis
+def test_a_wakeup_left_in_redis_under_a_path_that_no_longer_exists_loses_no_webhook(
+    brand, receiver, rq_redis
 ):
-    payment = create_payment(brand, {"amount": 100, "currency": "BDT", "callback_url": CALLBACK})
-    # Exactly what an RQ worker found in Redis before the move: the old entry point naming the old
-    # job.
-    Queue(jobs.MAINTENANCE, connection=rq_redis).enqueue(
-        "gateway.rq_queues.run_rq_job", "gateway.services.payments.expire_due_payments"
+    # After an upgrade that moved job functions, a wake-up queued by the old code still names the
+    # old entry point and job: it fails in the worker (kept in RQ's failed registry), and the
+    # delivery, still due in the database, goes with the sweep's next wake-up (docs/deployment.md).
+    delivery = emit_event("webhook.test", brand, url=receiver.url)
+    db.session.commit()
+    rq_redis.flushdb()  # the new code's own wake-up: only the old one is left
+    Queue(jobs.WEBHOOKS, connection=rq_redis).enqueue(
+        "gateway.rq_queues.run_rq_job", "gateway.services.webhooks.deliver_webhook", delivery.id
     )
-    with freeze_time(utcnow() + timedelta(minutes=31)):
-        GatewayWorker([jobs.MAINTENANCE], connection=rq_redis, stopping=threading.Event()).work(
-            burst=True
-        )
-    db.session.expire_all()
-    assert db.session.get(Payment, payment.id).status == "expired"
+    worker = GatewayWorker([jobs.WEBHOOKS], connection=rq_redis, stopping=threading.Event())
+    worker.work(burst=True)
+    assert Queue(jobs.WEBHOOKS, connection=rq_redis).failed_job_registry.count == 1
+    assert receiver.events() == []
+
+    assert sweep_outbox() == 1
+    GatewayWorker([jobs.WEBHOOKS], connection=rq_redis, stopping=threading.Event()).work(burst=True)
+    assert [event["event"] for event in receiver.events()] == ["webhook.test"]
+    assert wait_for_delivery_status("success")
+
+
+def note_worker_heartbeat():
+    """A job that notes, while it runs, its worker's key's time to live and whether RQ's clean-up
+    of abandoned jobs leaves it started."""
+    job = get_current_job()
+    redis = job.connection
+    started = StartedJobRegistry(job.origin, connection=redis)
+    started.cleanup()
+    redis.set("test:worker-ttl", redis.ttl(f"rq:worker:{job.worker_name}"))
+    redis.set("test:still-started", int(job.id in started.get_job_ids()))
+
+
+def test_a_running_job_keeps_its_worker_alive_for_its_whole_timeout(rq_redis):
+    # RQ's own heartbeat, as the worker runs it: a job is not taken for lost while it runs.
+    job = Queue(jobs.MAINTENANCE, connection=rq_redis).enqueue(
+        "tests.jobs.test_jobs.note_worker_heartbeat", job_timeout=jobs.JOB_TIMEOUT
+    )
+    GatewayWorker(
+        [jobs.MAINTENANCE], connection=rq_redis, stopping=threading.Event(), worker_ttl=5
+    ).work(burst=True)
+    assert job.get_status(refresh=True) == "finished"
+    assert int(rq_redis.get("test:worker-ttl")) >= jobs.JOB_TIMEOUT
+    assert rq_redis.get("test:still-started") == b"1"
 
 
 def test_prune_job_deletes_idempotency_records_older_than_a_day(brand):

@@ -1,5 +1,6 @@
-"""A burst of completed payments shares a few RQ jobs: one job delivers many, oldest first; a second
-worker shares the burst; a worker killed mid-batch loses nothing."""
+"""A burst of completed payments: each delivery a job of its own, delivered oldest first; a second
+worker delivers while the first is held by a slow receiver; a worker killed mid-burst loses
+nothing."""
 
 import threading
 
@@ -57,10 +58,9 @@ def held(brand):
     assert receiver.rejected == []
 
 
-def test_one_job_delivers_a_burst_of_completions_oldest_first(brand, receiver, rq_redis):
+def test_a_burst_of_completions_is_delivered_oldest_first(brand, receiver, rq_redis):
     paid = complete(brand, receiver.url, 6)
-    # The first delivery's job and a helper for those that joined it: not one job per delivery.
-    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 2
+    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 6
 
     drain_queues()
 
@@ -69,36 +69,41 @@ def test_one_job_delivers_a_burst_of_completions_oldest_first(brand, receiver, r
 
 
 @pytest.mark.slow
-def test_a_second_worker_shares_a_burst_while_the_first_is_held(
+def test_a_second_worker_delivers_a_burst_while_the_first_is_held(
     brand, receiver, held, rq_redis, start_worker
 ):
     [slow] = complete(brand, held.url, 1)
     paid = complete(brand, receiver.url, 10)
-    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 2  # the burst's job, a helper
+    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 11
     first = start_worker("--queues", jobs.WEBHOOKS)
-    assert held.wait_for(1), first.output()  # the burst's job is inside its first delivery
+    assert held.wait_for(1), first.output()  # the first worker is inside the held delivery
 
-    second = start_worker("--queues", jobs.WEBHOOKS)  # takes the helper: the ten that wait
+    second = start_worker("--queues", jobs.WEBHOOKS)  # the ten that wait
     assert receiver.wait_for(10), second.output()
     assert sorted(arrived(receiver)) == sorted(paid)
     assert arrived(held) == [slow]  # still held: the burst did not wait for it
     held.hold.set()
-    assert eventually(lambda: all(d.status == "sent" for d in deliveries())), first.output()
+    # The held attempt ends: answered once let go, or cut at WEBHOOK_TIMEOUT first on a loaded
+    # machine (then retried later); either way recorded, never lost.
+    assert eventually(
+        lambda: [d.log_status for d in deliveries() if d.url == held.url] in (["success"], ["retrying"])
+    ), first.output()
+    assert all(d.status == "sent" for d in deliveries() if d.url == receiver.url)
 
 
 @pytest.mark.slow
-def test_a_worker_killed_mid_batch_loses_no_delivery(brand, receiver, held, rq_redis, start_worker):
+def test_a_worker_killed_mid_burst_loses_no_delivery(brand, receiver, held, rq_redis, start_worker):
     paid = complete(brand, receiver.url, 2)
     [slow] = complete(brand, held.url, 1)
     paid += complete(brand, receiver.url, 3)
-    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 2
+    assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 6
     first = start_worker("--queues", jobs.WEBHOOKS)
     assert held.wait_for(1), first.output()  # two delivered, the third held, three waiting
     assert arrived(receiver) == paid[:2]
     first.kill()
     held.hold.set()
 
-    second = start_worker()  # the helper takes the waiting three; the sweep, the abandoned one
+    second = start_worker()  # the waiting three from the queue; the abandoned one from the sweep
     assert receiver.wait_for(5), second.output()
     assert arrived(receiver) == paid
     assert eventually(lambda: all(d.status == "sent" for d in deliveries())), second.output()
