@@ -111,7 +111,7 @@ def start_gunicorn(module, env, port, workers, log_path):
         # would be.
         stderr=open(log_path, "w"),  # noqa: SIM115 - the child keeps it
     )
-    deadline = time.time() + 30
+    deadline = time.time() + 120  # a shared, loaded machine boots slowly
     while time.time() < deadline:
         try:
             requests.get(f"http://127.0.0.1:{port}/", timeout=5)
