@@ -1,6 +1,6 @@
 """Payments: initiate, read, list, cancel."""
 
-from flask import g, jsonify
+from flask import g
 
 from ..invoices.drafting import invoice_row_id
 from ..links.links import link_payment_ids
@@ -11,8 +11,6 @@ from ..schemas.payment import (
     PaymentCreateSchema,
     PaymentListArgs,
     PaymentSchema,
-    dump_created_payment,
-    dump_payment,
 )
 from .auth import caller_brand
 from .paging import listing, paginate, single
@@ -29,9 +27,7 @@ blp = resource_blueprint("payments", "Payment intents and their status.")
 @blp.response(201, envelope(PaymentCreatedSchema))
 def create_payment(data):
     """Initiate a payment; redirect the customer to the returned checkout_url."""
-    # The envelope PaymentCreatedSchema documents, written by its flat dump (see read_payment).
-    payment = payments.create_payment(caller_brand(), data)
-    return jsonify(single(dump_created_payment(payment))), 201
+    return single(payments.create_payment(caller_brand(), data))
 
 
 @blp.get("")
@@ -53,9 +49,7 @@ def list_payments(args):
 @blp.response(200, envelope(PaymentSchema))
 def read_payment(payment_id):
     """Read a payment back; fulfil only when status is `completed`."""
-    # The envelope PaymentSchema documents, written by its flat dump: flask-smorest sends a
-    # Response as it is, and @blp.response keeps documenting the schema.
-    return jsonify(single(dump_payment(payments.get_payment_view(g.brand_id, payment_id))))
+    return single(payments.get_payment_view(g.brand_id, payment_id))
 
 
 @blp.post("/<payment_id>/cancel")
