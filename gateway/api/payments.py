@@ -2,6 +2,7 @@
 
 from flask import g
 
+from ..domain_errors import not_found
 from ..invoices.drafting import invoice_row_id
 from ..links.links import link_payment_ids
 from ..payments import lifecycle as payments
@@ -14,7 +15,7 @@ from ..schemas.payment import (
 )
 from .auth import caller_brand
 from .paging import listing, paginate, single
-from .resource import resource_blueprint
+from .resource import read_with_key, resource_blueprint
 
 URL = "payments"
 # Argument schemas are passed as instances: given a class, webargs builds a new instance per
@@ -49,7 +50,18 @@ def list_payments(args):
 @blp.response(200, envelope(PaymentSchema))
 def read_payment(payment_id):
     """Read a payment back; fulfil only when status is `completed`."""
-    return single(payments.get_payment_view(g.brand_id, payment_id))
+    row = g.api_key  # the key's row carries the payment's columns (read_with_key below)
+    if row.public_id is None:
+        raise not_found("payment")
+    return single(row)
+
+
+read_with_key(
+    blp,
+    read_payment,
+    payments.PAYMENT_VIEW_FOR_KEY,
+    lambda view_args: {"public_id": str(view_args["payment_id"])},
+)
 
 
 @blp.post("/<payment_id>/cancel")
