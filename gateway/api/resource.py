@@ -5,6 +5,7 @@ import json
 from flask import current_app, request
 from flask_smorest import Blueprint
 
+from ..answer_commit import read_outside_a_transaction
 from ..errors import ApiError, not_found
 from . import idempotency
 from .auth import authenticate, require_super_admin
@@ -27,8 +28,10 @@ def resource_blueprint(
 
     @blp.before_request
     def guard():
-        # counts the request against its key's rate limit first
-        authenticate(extra_scopes, *companion_of(blp))
+        companion, params = companion_of(blp)
+        if companion is not None and request.method == "GET":
+            read_outside_a_transaction()  # the key with its companion is all the request reads
+        authenticate(extra_scopes, companion, params)  # counts it against the key's rate limit
         if super_admin:
             require_super_admin()
         check_path_arguments()
