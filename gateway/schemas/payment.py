@@ -87,11 +87,9 @@ class PaymentCreatedSchema(BaseSchema):
     def get_checkout_url(self, payment):
         return checkout_url(payment)
 
-    def get_attribute(self, obj, attr, default):
-        """Plain attribute access: a view row answers by name, and marshmallow's item lookup first
-        would raise.
-        """
-        return getattr(obj, attr, default)
+    # Plain attribute access (marshmallow's documented hook, here the builtin itself): a view row
+    # answers by name, where marshmallow's item lookup first would raise.
+    get_attribute = staticmethod(getattr)
 
 
 def customer_summary(payment):
