@@ -8,8 +8,13 @@ reads a payment with its customer block. The bare app (bench/bare_app.py) upsert
 e-mail, inserts the payment with its URLs and reads both. wrk, from Debian's package, drives both
 servers from a second process, each measured run after --warmup seconds of the same load (its
 figures discarded: every worker booted and warm); the figures are the median of --runs rounds,
-gateway and bare app taking turns in each round. With --postgres-url it also reports the gateway's
-POST throughput on PostgreSQL with 2 and with 4 web processes.
+gateway and bare app taking turns in each round, on SQLite and, with --postgres-url, on PostgreSQL.
+
+Beside req/s and latency, each run reports the CPU milliseconds per request of the serving
+processes (gunicorn's master and workers) plus the database server's: on PostgreSQL the backends
+connected to the benchmark's database, read from /proc like the workers (the server's shared
+processes, WAL writer and checkpointer, are not counted: other databases share them). wrk's own
+CPU is not counted.
 """
 
 import argparse
@@ -70,6 +75,8 @@ end
 # (call, what it is measured against, least gateway/bare ratio); p99 is held to P99_TARGET_MS.
 TARGETS = (("post", "POST /payments (full body)", 0.80), ("get", "GET /payments/{id}", 0.90))
 P99_TARGET_MS = 50.0
+CPU_TARGET = 1.25  # most gateway/bare CPU per request, per engine and call
+ENGINE_TARGET = 1.5  # most PostgreSQL/SQLite CPU per request of the gateway, per call
 
 
 def full_body(number):
@@ -104,7 +111,7 @@ def start_gunicorn(module, env, port, workers, log_path):
         # would be.
         stderr=open(log_path, "w"),  # noqa: SIM115 - the child keeps it
     )
-    deadline = time.time() + 30
+    deadline = time.time() + 120  # a shared, loaded machine boots slowly
     while time.time() < deadline:
         try:
             requests.get(f"http://127.0.0.1:{port}/", timeout=5)
@@ -117,10 +124,13 @@ def start_gunicorn(module, env, port, workers, log_path):
     raise SystemExit(f"{module} did not start on port {port}")
 
 
-def wrk(url, script, seconds, connections):
-    """Run wrk with a Lua script; returns (requests/s, p50 ms, p99 ms, non-2xx count)."""
+def wrk(url, script, seconds, connections, cpu_meter=None):
+    """Run wrk with a Lua script; returns (requests/s, p50 ms, p99 ms, non-2xx count, CPU ms per
+    request), the last None without a `cpu_meter` (a callable giving CPU seconds so far).
+    """
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
+    cpu_before = cpu_meter() if cpu_meter else None
     output = subprocess.run(
         [
             "wrk",
@@ -139,18 +149,22 @@ def wrk(url, script, seconds, connections):
         text=True,
         check=True,
     ).stdout
+    cpu_after = cpu_meter() if cpu_meter else None
     os.unlink(handle.name)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    done = int(re.search(r"(\d+) requests in", output).group(1))
     non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    cpu_ms = (cpu_after - cpu_before) * 1000 / done if cpu_meter and done else None
     return (
         rps,
         latency(output, "50%"),
         latency(output, "99%"),
         int(non_2xx.group(1)) if non_2xx else 0,
+        cpu_ms,
     )
 
 
-def warm_then_wrk(url, script, args):
+def warm_then_wrk(url, script, args, cpu_meter=None):
     """wrk's figures for a serving app: a --warmup run first, its figures discarded.
 
     gunicorn answers as soon as one worker has booted; the others were still importing the app
@@ -160,7 +174,74 @@ def warm_then_wrk(url, script, args):
     """
     if args.warmup:
         wrk(url, script, args.warmup, args.connections)
-    return wrk(url, script, args.seconds, args.connections)
+    return wrk(url, script, args.seconds, args.connections, cpu_meter)
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu(pid):
+    """CPU seconds (user + system) process `pid` has used; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime (fields 14 and 15)
+
+
+def children(pid):
+    """The pids whose parent is `pid` (gunicorn's workers)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                parent = int(handle.read().rpartition(")")[2].split()[1])
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if parent == pid:
+            found.append(int(entry))
+    return found
+
+
+class CpuMeter:
+    """CPU seconds used so far by a gunicorn master and its workers, and by the PostgreSQL backends
+    connected to the database of `postgres_url` (none on SQLite).
+
+    The backends are those of the database at each reading, besides the meter's own connection:
+    the workers' pooled connections stay open across a run, so the same backends are read twice.
+    """
+
+    def __init__(self, server_pid, postgres_url=None):
+        self.server_pid = server_pid
+        self.connection = None
+        self.database = None
+        if postgres_url:
+            import psycopg
+
+            base = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+            self.database = base.rsplit("/", 1)[1].split("?", 1)[0]
+            self.connection = psycopg.connect(base, autocommit=True)
+
+    def backends(self):
+        """The pids of the database's backends, this meter's own left out."""
+        if self.connection is None:
+            return []
+        rows = self.connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            (self.database,),
+        ).fetchall()
+        return [pid for (pid,) in rows]
+
+    def __call__(self):
+        pids = [self.server_pid, *children(self.server_pid), *self.backends()]
+        return sum(process_cpu(pid) for pid in pids)
+
+    def close(self):
+        if self.connection is not None:
+            self.connection.close()
 
 
 def latency(output, percentile):
@@ -213,22 +294,22 @@ def seed_ids(base, auth, count=200):
     return ids
 
 
-def measure(module, env, args, workers, auth="", calls=("post", "get")):
+def measure(module, env, args, workers, auth="", postgres_url=None):
     """Serve one app with `workers` processes and load it with each call; returns {call:
     figures}."""
     port = free_port()
     log_path = Path(args.workdir) / f"{module.split(':')[0]}-{port}.log"
     process = start_gunicorn(module, env, port, workers, log_path)
     base = f"http://127.0.0.1:{port}"
+    meter = CpuMeter(process.pid, postgres_url)
     figures = {}
     try:
-        if "post" in calls:
-            lua = POST_LUA % (json.dumps(FULL_BODY), auth, CUSTOMERS)
-            figures["post"] = warm_then_wrk(f"{base}/api/v1/payments", lua, args)
-        if "get" in calls:
-            ids = ",".join(json.dumps(i) for i in seed_ids(base, auth))
-            figures["get"] = warm_then_wrk(base, GET_LUA % (ids, auth), args)
+        lua = POST_LUA % (json.dumps(FULL_BODY), auth, CUSTOMERS)
+        figures["post"] = warm_then_wrk(f"{base}/api/v1/payments", lua, args, meter)
+        ids = ",".join(json.dumps(i) for i in seed_ids(base, auth))
+        figures["get"] = warm_then_wrk(base, GET_LUA % (ids, auth), args, meter)
     finally:
+        meter.close()
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
     return figures
@@ -249,81 +330,125 @@ def gateway_env(base_env, database_url):
     return env
 
 
+FIGURES = 5  # req/s, p50 ms, p99 ms, non-2xx, CPU ms per request
+
+
 def median_figures(rounds, call):
     """The median of each figure of one call over the rounds."""
-    return tuple(statistics.median(r[call][i] for r in rounds) for i in range(4))
+    return tuple(statistics.median(r[call][i] for r in rounds) for i in range(FIGURES))
 
 
 def print_rounds(name, rounds):
     """Each round's figures and their median for one server."""
     for call, label, _ in TARGETS:
         for index, figures in enumerate(rounds, 1):
-            rps, p50, p99, bad = figures[call]
-            print(f"{name:<24}{label:<30}{index:>6}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{bad:>9}")
-        rps, p50, p99, bad = median_figures(rounds, call)
-        print(f"{name:<24}{label:<30}{'median':>6}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{bad:>9.0f}")
+            print(row(name, label, index, figures[call]))
+        print(row(name, label, "median", median_figures(rounds, call)))
 
 
-def report_sqlite(args, base_env, workdir):
-    """Gateway and bare app on SQLite, --runs rounds; prints the figures and returns missed
-    targets."""
-    env = gateway_env(base_env, f"sqlite:///{workdir / 'gateway.sqlite3'}")
-    bare_env = {**base_env, "DATABASE_URL": f"sqlite:///{workdir / 'bare.sqlite3'}"}
-    auth = prepare_gateway(env)
+def row(name, label, index, figures):
+    """One line of the table."""
+    rps, p50, p99, bad, cpu = figures
+    return (
+        f"{name:<24}{label:<30}{index:>6}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{bad:>9.0f}{cpu:>9.2f}"
+    )
+
+
+def report_engine(args, engine, gateway_env_, bare_env, postgres_url=None):
+    """Gateway and bare app on one engine, --runs rounds; prints the figures and returns (missed
+    targets, the gateway's median figures per call).
+    """
+    auth = prepare_gateway(gateway_env_)
     gateway_rounds, bare_rounds = [], []
     for _ in range(args.runs):
-        gateway_rounds.append(measure("app:app", env, args, args.workers, auth))
-        bare_rounds.append(measure("bench.bare_app:app", bare_env, args, args.workers))
+        gateway_rounds.append(
+            measure("app:app", gateway_env_, args, args.workers, auth, postgres_url)
+        )
+        bare_rounds.append(
+            measure("bench.bare_app:app", bare_env, args, args.workers, postgres_url=postgres_url)
+        )
     print(
-        f"\n{args.workers} gunicorn sync workers, SQLite (WAL), the full body of section 2.2, "
+        f"\n{args.workers} gunicorn sync workers, {engine}, the full body of section 2.2, "
         f"wrk -t2 -c{args.connections} -d{args.seconds}s after {args.warmup}s of warm-up, "
-        f"{args.runs} rounds\n"
+        f"{args.runs} rounds; load average {load_average()}\n"
     )
     print(
         f"{'server':<24}{'call':<30}{'round':>6}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}"
-        f"{'non-2xx':>9}"
+        f"{'non-2xx':>9}{'CPU ms':>9}"
     )
     print_rounds("gateway", gateway_rounds)
     print_rounds("bare Flask+SQLAlchemy", bare_rounds)
     print()
     missed = []
+    gateway_medians = {}
     for call, label, target in TARGETS:
         gateway, bare = median_figures(gateway_rounds, call), median_figures(bare_rounds, call)
+        gateway_medians[call] = gateway
+        where = f"{label} on {engine}"
         ratio = gateway[0] / bare[0]
         met = ratio >= target
-        print(f"target {label}: gateway/bare {ratio:.2f}x (>= {target:.2f}x) {verdict(met)}")
+        print(f"target {where}: gateway/bare req/s {ratio:.2f}x (>= {target:.2f}x) {verdict(met)}")
+        cpu_ratio = gateway[4] / bare[4]
+        met_cpu = cpu_ratio <= CPU_TARGET
+        print(
+            f"target {where}: gateway/bare CPU per request {gateway[4]:.2f}/{bare[4]:.2f} ms = "
+            f"{cpu_ratio:.2f}x (<= {CPU_TARGET:.2f}x) {verdict(met_cpu)}"
+        )
         met_p99 = gateway[2] < P99_TARGET_MS
         print(
-            f"target {label}: gateway p99 {gateway[2]:.1f} ms (< {P99_TARGET_MS:.0f} ms) "
+            f"target {where}: gateway p99 {gateway[2]:.1f} ms (< {P99_TARGET_MS:.0f} ms) "
             f"{verdict(met_p99)}"
         )
-        missed += [f"{label} at {ratio:.2f}x"] * (not met)
-        missed += [f"{label} p99 {gateway[2]:.1f} ms"] * (not met_p99)
+        missed += [f"{where} at {ratio:.2f}x"] * (not met)
+        missed += [f"{where} CPU at {cpu_ratio:.2f}x"] * (not met_cpu)
+        missed += [f"{where} p99 {gateway[2]:.1f} ms"] * (not met_p99)
         non_2xx = sum(r[call][3] for r in gateway_rounds + bare_rounds)
-        missed += [f"{non_2xx} non-2xx answers to {label}"] * bool(non_2xx)
-    return missed
+        missed += [f"{non_2xx} non-2xx answers to {where}"] * bool(non_2xx)
+    return missed, gateway_medians
+
+
+def report_sqlite(args, base_env, workdir):
+    """Gateway and bare app on SQLite (WAL)."""
+    env = gateway_env(base_env, f"sqlite:///{workdir / 'gateway.sqlite3'}")
+    bare_env = {**base_env, "DATABASE_URL": f"sqlite:///{workdir / 'bare.sqlite3'}"}
+    return report_engine(args, "SQLite (WAL)", env, bare_env)
 
 
 def report_postgres(args, base_env, url):
-    """The gateway's POST throughput on PostgreSQL with 2 and with 4 web processes (no target)."""
+    """Gateway and bare app on PostgreSQL, in a database emptied first (the bare app's tables
+    beside the gateway's).
+    """
     from sqlalchemy import create_engine, text
 
     from bench.databases import ensure_database
 
     ensure_database(url)
     engine = create_engine(url)
-    print(f"\nPostgreSQL ({url.rsplit('@', 1)[-1]}), POST /payments (full body), gateway only")
-    for workers in (2, 4):
-        with engine.begin() as connection:
-            connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
-        env = gateway_env(base_env, url)
-        auth = prepare_gateway(env)
-        rps, p50, p99, bad = measure("app:app", env, args, workers, auth, calls=("post",))["post"]
-        print(
-            f"{workers} web processes: {rps:.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} "
-            f"ms, non-2xx {bad}"
-        )
+    with engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
     engine.dispose()
+    bare_env = {**base_env, "DATABASE_URL": url}
+    return report_engine(args, "PostgreSQL", gateway_env(base_env, url), bare_env, url)
+
+
+def compare_engines(sqlite, postgres):
+    """PostgreSQL's CPU per request against SQLite's, for the gateway; returns missed targets."""
+    missed = []
+    print()
+    for call, label, _ in TARGETS:
+        ratio = postgres[call][4] / sqlite[call][4]
+        met = ratio <= ENGINE_TARGET
+        print(
+            f"target {label}: gateway CPU per request PostgreSQL/SQLite {postgres[call][4]:.2f}/"
+            f"{sqlite[call][4]:.2f} ms = {ratio:.2f}x (<= {ENGINE_TARGET:.2f}x) {verdict(met)}"
+        )
+        missed += [f"{label} PostgreSQL/SQLite CPU at {ratio:.2f}x"] * (not met)
+    return missed
+
+
+def load_average():
+    """The machine's 1, 5 and 15 minute load averages, as uptime prints them."""
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def verdict(met):
@@ -339,7 +464,9 @@ def main():
     )
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (2: the old mode)")
     parser.add_argument("--runs", type=int, default=3, help="rounds; the median is reported")
-    parser.add_argument("--postgres-url", default=None, help="also PostgreSQL with 2 and 4 workers")
+    parser.add_argument(
+        "--postgres-url", default=None, help="also gateway and bare app on PostgreSQL"
+    )
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install wrk")
@@ -348,9 +475,10 @@ def main():
     args.workdir = workdir
     base_env = {**os.environ, "PYTHONPATH": str(ROOT)}
     try:
-        missed = report_sqlite(args, base_env, workdir)
+        missed, sqlite = report_sqlite(args, base_env, workdir)
         if args.postgres_url:
-            report_postgres(args, base_env, args.postgres_url)
+            missed_postgres, postgres = report_postgres(args, base_env, args.postgres_url)
+            missed += missed_postgres + compare_engines(sqlite, postgres)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     if missed:

@@ -14,7 +14,7 @@ from flask import Flask, jsonify, request
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
 app = Flask(__name__)
 
@@ -144,5 +144,5 @@ def read(payment_id):
 with app.app_context():
     try:
         db.create_all()
-    except OperationalError:  # another worker, booting at the same moment, created them first
-        pass
+    except (OperationalError, IntegrityError, ProgrammingError):
+        pass  # another worker, booting at the same moment, created them first

@@ -30,15 +30,19 @@ def bearer_token():
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def authenticate(extra_scopes=()):
-    """Resolve the key, its brand and check the scopes this request needs."""
+def authenticate(extra_scopes=(), companion=None, params=None):
+    """Resolve the key, its brand and check the scopes this request needs.
+
+    With a `companion` subquery (accounts.api_keys.key_with) and its `params`, the key's row also
+    carries what the view reads (g.api_key), in the same round trip.
+    """
     token = bearer_token()
     if token is None:
         check_api_rate_limit()
         raise ApiError(
             401, "MISSING_TOKEN", "Send your API key as `Authorization: Bearer <API_KEY>`."
         )
-    key = find_active_key(token) if token else None
+    key = find_active_key(token, companion, params) if token else None
     if key is None:
         count_refused_key()
         raise ApiError(401, "INVALID_TOKEN", "The API key does not exist or has been revoked.")

@@ -1,7 +1,8 @@
 """Payments: initiate, read, list, cancel."""
 
-from flask import g, jsonify
+from flask import g
 
+from ..domain_errors import not_found
 from ..invoices.drafting import invoice_row_id
 from ..links.links import link_payment_ids
 from ..payments import lifecycle as payments
@@ -11,12 +12,10 @@ from ..schemas.payment import (
     PaymentCreateSchema,
     PaymentListArgs,
     PaymentSchema,
-    dump_created_payment,
-    dump_payment,
 )
 from .auth import caller_brand
 from .paging import listing, paginate, single
-from .resource import resource_blueprint
+from .resource import read_with_key, resource_blueprint
 
 URL = "payments"
 # Argument schemas are passed as instances: given a class, webargs builds a new instance per
@@ -29,9 +28,7 @@ blp = resource_blueprint("payments", "Payment intents and their status.")
 @blp.response(201, envelope(PaymentCreatedSchema))
 def create_payment(data):
     """Initiate a payment; redirect the customer to the returned checkout_url."""
-    # The envelope PaymentCreatedSchema documents, written by its flat dump (see read_payment).
-    payment = payments.create_payment(caller_brand(), data)
-    return jsonify(single(dump_created_payment(payment))), 201
+    return single(payments.create_payment(caller_brand(), data))
 
 
 @blp.get("")
@@ -53,9 +50,18 @@ def list_payments(args):
 @blp.response(200, envelope(PaymentSchema))
 def read_payment(payment_id):
     """Read a payment back; fulfil only when status is `completed`."""
-    # The envelope PaymentSchema documents, written by its flat dump: flask-smorest sends a
-    # Response as it is, and @blp.response keeps documenting the schema.
-    return jsonify(single(dump_payment(payments.get_payment_view(g.brand_id, payment_id))))
+    row = g.api_key  # the key's row carries the payment's columns (read_with_key below)
+    if row.public_id is None:
+        raise not_found("payment")
+    return single(row)
+
+
+read_with_key(
+    blp,
+    read_payment,
+    payments.PAYMENT_VIEW_FOR_KEY,
+    lambda view_args: {"public_id": str(view_args["payment_id"])},
+)
 
 
 @blp.post("/<payment_id>/cancel")

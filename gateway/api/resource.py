@@ -5,6 +5,7 @@ import json
 from flask import current_app, request
 from flask_smorest import Blueprint
 
+from ..answer_commit import read_outside_a_transaction
 from ..errors import ApiError, not_found
 from . import idempotency
 from .auth import authenticate, require_super_admin
@@ -23,10 +24,14 @@ def resource_blueprint(
     """
     blp = Blueprint(name, __name__ + "." + name, description=description)
     blp.thing = thing or name.replace("-", "_").removesuffix("s")
+    blp.read_with_key = {}  # endpoint: (companion subquery, view args -> its bind parameters)
 
     @blp.before_request
     def guard():
-        authenticate(extra_scopes)  # counts the request against its key's rate limit first
+        companion, params = companion_of(blp)
+        if companion is not None and request.method == "GET":
+            read_outside_a_transaction()  # the key with its companion is all the request reads
+        authenticate(extra_scopes, companion, params)  # counts it against the key's rate limit
         if super_admin:
             require_super_admin()
         check_path_arguments()
@@ -36,6 +41,23 @@ def resource_blueprint(
     if idempotent:
         blp.after_request(idempotency.store_response)
     return blp
+
+
+def read_with_key(blp, view, companion, params):
+    """Have `view` of `blp` find its row on its API key's row: `companion` (a subquery with a
+    `brand_id` column) is outer-joined on the key's brand and read in the key's own round trip, with
+    the bind parameters `params(view_args)`. The view reads its columns from `g.api_key`.
+    """
+    blp.read_with_key[f"{blp.name}.{view.__name__}"] = (companion, params)
+
+
+def companion_of(blp):
+    """(companion, params) the current request reads with its key, or (None, None)."""
+    companion = blp.read_with_key.get(request.endpoint)
+    view_args = request.view_args or {}
+    if companion is None or any("\x00" in str(value) for value in view_args.values()):
+        return None, None  # a NUL id is the guard's 404, after the key (check_path_arguments)
+    return companion[0], companion[1](view_args)
 
 
 def check_path_arguments():

@@ -15,8 +15,8 @@ from .common import (
     NoFee,
     PageArgs,
     Phone,
+    Text,
     Timestamp,
-    flat_dumper,
     positive_amount,
 )
 
@@ -79,19 +79,17 @@ class PaymentCreateSchema(BaseSchema):
 class PaymentCreatedSchema(BaseSchema):
     """`data` of the POST /payments response (docs/spec/merchant-api.md 2.3)."""
 
-    payment_id = fields.String(attribute="public_id")
-    token = fields.String()
+    payment_id = Text(attribute="public_id")
+    token = Text()
     checkout_url = fields.Method("get_checkout_url")
-    status = fields.String()
+    status = Text()
 
     def get_checkout_url(self, payment):
         return checkout_url(payment)
 
-    def get_attribute(self, obj, attr, default):
-        """Plain attribute access: a view row answers by name, and marshmallow's item lookup first
-        would raise.
-        """
-        return getattr(obj, attr, default)
+    # Plain attribute access (marshmallow's documented hook, here the builtin itself): a view row
+    # answers by name, where marshmallow's item lookup first would raise.
+    get_attribute = staticmethod(getattr)
 
 
 def customer_summary(payment):
@@ -119,26 +117,20 @@ class PaymentSchema(PaymentCreatedSchema):
     docs/spec/CONTRACT.md), from a Payment or a payment view row.
     """
 
-    trx_id = fields.String(allow_none=True)
-    reference = fields.String(allow_none=True)
+    trx_id = Text(allow_none=True)
+    reference = Text(allow_none=True)
     amount = Amount()
     amount_refunded = Amount()
     fee = NoFee()
-    currency = fields.String()
-    provider = fields.String(allow_none=True)
-    provider_trx_id = fields.String(allow_none=True)
-    review_reason = fields.String(allow_none=True)
+    currency = Text()
+    provider = Text(allow_none=True)
+    provider_trx_id = Text(allow_none=True)
+    review_reason = Text(allow_none=True)
     created_at = Timestamp()
     completed_at = Timestamp(allow_none=True)
     expires_at = Timestamp()
     customer = fields.Function(customer_summary, metadata=CUSTOMER_SUMMARY_DOC)
     metadata = fields.Raw(attribute="metadata_json", allow_none=True)
-
-
-# The two schemas' dumps as plain functions, for the merchant's busiest calls: creating a payment
-# and reading it back. Built from the schemas' fields (see flat_dumper).
-dump_created_payment = flat_dumper(PaymentCreatedSchema())
-dump_payment = flat_dumper(PaymentSchema())
 
 
 class PaymentListArgs(PageArgs):

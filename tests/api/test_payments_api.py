@@ -184,7 +184,7 @@ def test_list_payments_newest_first_with_pagination_meta(client, auth, brand):
     assert READ_FIELDS <= set(first.json["data"][0])
 
 
-def test_reading_a_payment_back_is_two_queries_the_key_and_the_payment(
+def test_reading_a_payment_back_is_one_query_the_key_with_the_payment(
     client, auth, brand, sql_statements
 ):
     payment = completed_payment(brand=brand)
@@ -194,7 +194,7 @@ def test_reading_a_payment_back_is_two_queries_the_key_and_the_payment(
 
     response = client.get(url, headers=auth)
 
-    assert len(sql_statements) == 2, sql_statements
+    assert len(sql_statements) == 1, sql_statements
     assert response.status_code == 200 and response.get_json()["data"]["trx_id"] == trx_id
 
 

@@ -86,7 +86,9 @@ def test_a_second_worker_delivers_a_burst_while_the_first_is_held(
     # The held attempt ends: answered once let go, or cut at WEBHOOK_TIMEOUT first on a loaded
     # machine (then retried later); either way recorded, never lost.
     assert eventually(
-        lambda: [d.log_status for d in deliveries() if d.url == held.url] in (["success"], ["retrying"])
+        lambda: (
+            [d.log_status for d in deliveries() if d.url == held.url] in (["success"], ["retrying"])
+        )
     ), first.output()
     assert all(d.status == "sent" for d in deliveries() if d.url == receiver.url)
 
