@@ -68,6 +68,9 @@ BESIDE_BROWSER = {
     "test_deploy_gunicorn.py",
     "test_worker_outages.py",
     "test_clean_tree.py",
+    "test_deploy.py",
+    "test_idempotency_crash.py",
+    "test_sqlite_writers.py",
     "compat/test_compat_php_clients.py",
 }
 
