@@ -58,10 +58,10 @@ ENGINE_INDEPENDENT = {
     "sms/test_chain_wallets_migration.py",
 }
 
-# Files that mostly wait on processes of their own (the deployment kit's wrapper, gunicorn, nginx, RQ
-# workers, php, a nested pytest) or on the clock: marked `beside_browser`, and `make test` runs them
-# on SQLite in the browser pass, which mostly waits too, rather than in the SQLite pass that has the
-# rest of the suite to get through. The PostgreSQL pass runs those the engine can change, as ever.
+# Files that mostly wait on processes of their own (the deployment kit's wrapper, gunicorn, nginx,
+# RQ workers, php, a nested pytest) or on the clock: marked `beside_browser`, and `make test` runs
+# them on SQLite in the browser pass, which mostly waits too, rather than in the SQLite pass that
+# has the rest of the suite to get through. The PostgreSQL pass runs those the engine can change.
 BESIDE_BROWSER = {
     "test_doctor.py",
     "test_deploy_nginx.py",
