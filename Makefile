@@ -76,16 +76,21 @@ run: db
 # that `make test` can run them side by side; TEST_REDIS_URL / TEST_POSTGRES_URL override both.
 POSTGRES_SERVER ?= postgresql+psycopg://postgres@127.0.0.1:5432
 REDIS_SERVER ?= redis://127.0.0.1:6379
-# The whole suite on the embedded SQLite but for the browser tests (test-browser runs those).
+# The whole suite on the embedded SQLite but for the browser tests and the files that mostly wait on
+# processes of their own (`beside_browser` in tests/conftest.py): test-browser runs those.
 test-sqlite: setup nginx php
 	TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_sqlite_pass}" \
-	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/15}" $(BIN)/python -m pytest -m "not browser"
+	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/15}" \
+	  $(BIN)/python -m pytest -m "not browser and not beside_browser"
 
-# The browser tests (headless Chromium), once, on SQLite: they mostly wait on the browser. nginx for the
-# production test over https (tests/browser/test_production_https_browser.py).
-test-browser: setup browser nginx
+# The browser tests (headless Chromium), once, on SQLite: they mostly wait on the browser; beside them
+# the SQLite run of the files that mostly wait on processes of their own (the deployment kit, workers,
+# php, a nested pytest). nginx for those and the production test over https
+# (tests/browser/test_production_https_browser.py), php for the plugins' PHP clients.
+test-browser: setup browser nginx php
 	TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_browser_pass}" \
-	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/14}" $(BIN)/python -m pytest -m browser
+	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/14}" \
+	  $(BIN)/python -m pytest -m "browser or beside_browser"
 
 # What the engine can change only: the browser and engine-independent tests already ran on SQLite.
 test-postgres: setup

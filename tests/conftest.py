@@ -49,14 +49,40 @@ ENGINE_INDEPENDENT = {
     # Who may open each route is decided by its decorator before any query; each action's own
     # work is tested on both engines by its own file.
     "panel/test_roles_routes.py",
+    # Databases of their own whatever the pass's engine (a SQLite file, a PostgreSQL schema, or
+    # both, named by the test): the PostgreSQL pass would only run them a second time, the same.
+    "test_migrations.py",
+    "test_backup.py",
+    "test_operator_docs.py",
+    "panel/test_roles_migration.py",
+    "sms/test_chain_wallets_migration.py",
+}
+
+# Files that mostly wait on processes of their own (the deployment kit's wrapper, gunicorn, nginx,
+# RQ workers, php, a nested pytest) or on the clock: marked `beside_browser`, and `make test` runs
+# them on SQLite in the browser pass, which mostly waits too, rather than in the SQLite pass that
+# has the rest of the suite to get through. The PostgreSQL pass runs those the engine can change.
+BESIDE_BROWSER = {
+    "test_doctor.py",
+    "test_deploy_nginx.py",
+    "test_deploy_gunicorn.py",
+    "test_worker_outages.py",
+    "test_clean_tree.py",
+    "test_deploy.py",
+    "test_idempotency_crash.py",
+    "test_sqlite_writers.py",
+    "compat/test_compat_php_clients.py",
 }
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark every test of an ENGINE_INDEPENDENT file."""
+    """Mark every test of an ENGINE_INDEPENDENT file, and of a BESIDE_BROWSER one."""
     for item in items:
-        if item.path.relative_to(TESTS).as_posix() in ENGINE_INDEPENDENT:
+        path = item.path.relative_to(TESTS).as_posix()
+        if path in ENGINE_INDEPENDENT:
             item.add_marker(pytest.mark.engine_independent)
+        if path in BESIDE_BROWSER:
+            item.add_marker(pytest.mark.beside_browser)
 
 
 def database_url(tmp_path_factory):

@@ -23,7 +23,13 @@ def serving(app):
     """
     server = make_server("127.0.0.1", 0, app, threaded=True)
     server.origin = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
+    # Polled every 50 ms, not werkzeug's 500: shutdown() waits for the poll after the last request.
+    thread = threading.Thread(
+        target=server.serve_forever,
+        kwargs={"poll_interval": 0.05},
+        name="live-server",
+        daemon=True,
+    )
     thread.start()
     try:
         yield server

@@ -38,6 +38,9 @@ from tests.webhook_support import WorkerProcess, rq_redis  # noqa: F401 - the fi
 ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS = str(ROOT / "migrations")
 STRONG_SECRET = "kX9-vQ2_pL7mZ4rT8wY1nB6cF3hJ5sD0gA2eU7iO4"
+# A test on databases of its own (a SQLite file, a PostgreSQL schema or database, an unreachable
+# address) or on none, whatever engine the suite tests: the SQLite pass runs it alone.
+OWN_DATABASE = pytest.mark.engine_independent
 
 
 @pytest.fixture(autouse=True)
@@ -169,6 +172,7 @@ def test_an_https_deployment_must_count_its_proxies(app, production, monkeypatch
         assert "TRUSTED_PROXIES=1 in /etc/gateway/gateway.env" in doctor.check_proxies()[0].fix
 
 
+@OWN_DATABASE
 def test_an_unreachable_database_is_a_problem_and_its_password_stays_hidden():
     port = free_port()
     url = f"postgresql+psycopg://gateway:pa55word@127.0.0.1:{port}/shop"
@@ -203,6 +207,7 @@ def migrated_sqlite_app(path, revision):
     return app
 
 
+@OWN_DATABASE
 def test_a_database_at_an_old_revision_is_a_problem(tmp_path):
     old = migrated_sqlite_app(tmp_path / "old.sqlite3", "0001")
     current = migrated_sqlite_app(tmp_path / "current.sqlite3", "heads")
@@ -420,6 +425,7 @@ def postgres_schema():
     engine.dispose()
 
 
+@OWN_DATABASE
 def test_a_sound_production_deployment_passes(rq_redis, postgres_schema, tmp_path):  # noqa: F811
     deployment = create_app(
         {
@@ -551,6 +557,7 @@ def assert_runnable(app, fix, env_file=doctor.ENV_FILE):
             assert_wrapper_command(app, command, env_file)
 
 
+@OWN_DATABASE
 @pytest.mark.parametrize(
     "command",
     [
@@ -709,7 +716,7 @@ def upgraded_deployment(tmp_path_factory):
 
 
 # A deployment is on PostgreSQL whatever engine the suite tests: the SQLite pass runs these alone.
-DEPLOYED = pytest.mark.engine_independent
+DEPLOYED = OWN_DATABASE
 
 
 def previous_revision():

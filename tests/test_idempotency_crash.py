@@ -81,7 +81,9 @@ def retry_until_answered(url, headers, body):
     """Retry as a client would while the key is in progress (409); every answer in order."""
     answers = []
     for _ in range(200):
-        response = requests.post(url, json=body, headers=headers, timeout=30)
+        # The first retry waits for the worker gunicorn respawns, which imports the app first: more
+        # than 30 s on a loaded machine.
+        response = requests.post(url, json=body, headers=headers, timeout=120)
         answers.append(response)
         if response.status_code != 409:
             return answers

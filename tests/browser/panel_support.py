@@ -104,10 +104,13 @@ def shop_history(brand, days=30):
     UserFactory(brand=brand, email="karim@dhakacrafts.test", name="Karim Ahmed")
     customers = [CustomerFactory(brand=brand, name=name) for name in NAMES]
     now = utcnow()
-    for day in range(days - 1, -1, -1):
-        for count in range(1 + (day * 7) % 4):
-            customer = customers[(day + count) % len(customers)]
-            with freeze_time(now - timedelta(days=day, hours=1 + count)):
+    # One frozen clock moved from payment to payment: each freeze_time start patches every loaded
+    # module, a move does not.
+    with freeze_time(now) as clock:
+        for day in range(days - 1, -1, -1):
+            for count in range(1 + (day * 7) % 4):
+                customer = customers[(day + count) % len(customers)]
+                clock.move_to(now - timedelta(days=day, hours=1 + count))
                 payment = completed_payment(
                     brand=brand,
                     amount=Decimal(AMOUNTS[(day * 3 + count) % len(AMOUNTS)]),
