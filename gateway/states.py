@@ -128,7 +128,8 @@ INBOUND_SMS = Machine(
 # The outbox's one vocabulary (gateway/outbox/), shared by webhooks, e-mail, notifications and
 # outbound SMS: a row waits `pending` (an attempt holds it while its lease is set), then is `sent`,
 # or `failed` once its retry schedule is used up. A hand retry puts a row back as `pending`. Each
-# front door shows its documented words (the schemas map them: CONTRACT.md, COMPAT.md).
+# front door shows its documented words (the schemas map them: docs/spec/CONTRACT.md,
+# docs/spec/COMPAT.md).
 OUTBOX_PENDING, OUTBOX_SENT, OUTBOX_FAILED = "pending", "sent", "failed"
 OUTBOX_STATUSES = (OUTBOX_PENDING, OUTBOX_SENT, OUTBOX_FAILED)
 OUTBOX_MOVES = {

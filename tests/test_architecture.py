@@ -21,6 +21,7 @@ DOMAINS = {
     "notifications",
     "links",
     "reports",
+    "outbox",
 }
 # Shared by every package; each imports nothing of gateway/ but the others of this list.
 KERNEL = {
@@ -327,7 +328,7 @@ def test_imports_against_the_layers_are_caught():
 def test_a_job_path_is_read_as_an_import():
     source = (
         'PERIODIC = (("prune", "gateway.accounts.idempotency.prune_idempotency_records", 60),)\n'
-        'OLD = {"gateway.services.outbox.sweep_outbox": "gateway.jobs.sweep.sweep_outbox"}\n'
+        'OLD = {"gateway.services.outbox.sweep_outbox": "gateway.outbox.sweep.sweep_outbox"}\n'
         'log = logging.getLogger("gateway.request_id")\n'
     )
     assert job_paths(source) == [
@@ -336,7 +337,7 @@ def test_a_job_path_is_read_as_an_import():
             "gateway.accounts.idempotency",
             "prune_idempotency_records",
         ),
-        ("gateway.jobs.sweep.sweep_outbox", "gateway.jobs.sweep", "sweep_outbox"),
+        ("gateway.outbox.sweep.sweep_outbox", "gateway.outbox.sweep", "sweep_outbox"),
     ]
     edges = {("gateway.jobs", "gateway.api.idempotency")}  # a job of a front door's
     assert forbidden_imports(edges) == ["gateway.jobs -> gateway.api.idempotency"]

@@ -4,6 +4,7 @@ its OpenAPI document shows, and they follow what the OwnPay Console app reads.
 
 from marshmallow import fields
 
+from ..clock import isoformat
 from ..payments.models.payment import PAID_STATUSES
 from .common import Amount, BaseSchema, ErrorSchema, Timestamp
 from .mobile import MAX_BATCH
@@ -111,7 +112,7 @@ class OutboundReportSchema(BaseSchema):
     attempts = fields.Integer(required=True)
     next_attempt_at = fields.Function(
         lambda message: (
-            Timestamp.format(message.next_attempt_at) if message.shown_status == "queued" else None
+            isoformat(message.next_attempt_at) if message.shown_status == "queued" else None
         ),
         required=True,
         metadata={

@@ -29,7 +29,7 @@ from .transport import Outcome, post_body
 
 log = logging.getLogger(__name__)
 
-# CONTRACT.md: retries after 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h (8 attempts).
+# docs/spec/CONTRACT.md: retries after 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h (8 attempts).
 RETRY = RetrySchedule(
     (
         timedelta(minutes=1),

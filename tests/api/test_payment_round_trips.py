@@ -89,7 +89,7 @@ def test_a_keyed_create_commits_its_reservation_then_its_payment_with_its_answer
     client, warm_auth, trail
 ):
     """The reservation commits first, so that a repeat while this one runs is 409 in progress
-    (CONTRACT.md); the payment then commits together with its stored answer."""
+    (docs/spec/CONTRACT.md); the payment then commits together with its stored answer."""
     headers = {**warm_auth, "Idempotency-Key": "order-1"}
 
     response = client.post("/api/v1/payments", json=FULL_BODY, headers=headers)

@@ -3,8 +3,8 @@
 from ...extensions import db
 from ...outbox.columns import OutboxColumns
 
-# The words the API and the phone read (COMPAT.md): the outbox's, with `pending` told apart by its
-# lease.
+# The words the API and the phone read (docs/spec/COMPAT.md): the outbox's, with `pending` told
+# apart by its lease.
 OUTBOUND_SMS_STATUSES = ("queued", "leased", "sent", "failed")
 
 

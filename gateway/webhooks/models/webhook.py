@@ -6,8 +6,8 @@ from ...extensions import db
 from ...outbox.columns import OutboxColumns
 from ...states import OUTBOX_FAILED, OUTBOX_SENT
 
-# The delivery log's words (CONTRACT.md): the outbox's, with `pending` told apart by whether an
-# attempt already ended.
+# The delivery log's words (docs/spec/CONTRACT.md): the outbox's, with `pending` told apart by
+# whether an attempt already ended.
 LOG_STATUSES = ("pending", "retrying", "success", "failed")
 
 
