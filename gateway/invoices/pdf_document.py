@@ -1,5 +1,5 @@
 """The invoice PDF's document class, apart from gateway/invoices/pdf.py so that fpdf is imported
-only when a PDF is made (docs/performance.md, "Booting the web service").
+only when a PDF is made, never at boot.
 """
 
 from fpdf import FPDF

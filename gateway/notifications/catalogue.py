@@ -42,7 +42,7 @@ DEFAULT_CHANNELS = {
     SMS_UNCLAIMED: (EMAIL, TELEGRAM, APP),
     SMS_GAP: (EMAIL, TELEGRAM, APP),
 }
-# The phone already hears of a payment held for review from matching (sms/matching.py
+# The phone already hears of a payment held for review from matching (sms/settling.py
 # notify_review), and of its own silence it cannot be told: those app cells are not offered, so
 # nothing reaches the phone twice.
 NOT_OFFERED = {(PAYMENT_REVIEW, APP), (PHONE_OFFLINE, APP)}

@@ -59,7 +59,8 @@ def notify_payments_completed(completions):
 
 
 def notify_payments_in_review(payment_ids, reason):
-    """Payments just given a review reason (matching.give_review_reason): one notification each."""
+    """Payments just given a review reason (sms/settling.py give_review_reason): one notification
+    each."""
     payments = table("payments").c
     rows = db.session.execute(
         db.select(

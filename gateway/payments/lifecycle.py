@@ -213,8 +213,8 @@ def complete_payment(
 
     Runs in the caller's database transaction and commits it; raises INVALID_STATE when the
     payment is no longer open (another writer completed, cancelled or expired it first).
-    `from_states` is widened only by matching.complete_late_payment (money that came after a cancel
-    or expiry; docs/payment-states.md).
+    `from_states` is widened only by sms/late_money.py complete_late_payment (money that came
+    after a cancel or expiry; docs/payment-states.md).
     """
     (transaction,) = complete_payments(
         [(payment, provider, provider_trx_id, sender_number)], from_states
