@@ -12,21 +12,13 @@ from ..domain_errors import invalid_state, not_found
 from ..extensions import db
 from ..outbox.attempts import wake_after_commit
 from ..outbox.kind import OutboxKind
-from ..outbox.schedule import RetrySchedule
+from ..outbox.schedule import BACKOFF, RetrySchedule
 from ..states import OUTBOUND_MAIL, OUTBOX_FAILED, OUTBOX_PENDING, write_status
 from .models.mail import MailAttachment, OutboundMail
 from .settings import get_mail_settings, normalise_address
 
 SEND_MAIL = "gateway.mail.sending.deliver_mail"
-RETRY = RetrySchedule(
-    (
-        timedelta(minutes=1),
-        timedelta(minutes=5),
-        timedelta(minutes=30),
-        timedelta(hours=2),
-        timedelta(hours=6),
-    )
-)
+RETRY = RetrySchedule(BACKOFF[:5])
 OUTBOX = OutboxKind(
     name="mail",
     machine=OUTBOUND_MAIL,

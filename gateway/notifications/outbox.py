@@ -24,7 +24,7 @@ from ..extensions import db
 from ..mail.outbox import mail_configured
 from ..outbox.attempts import wake_after_commit
 from ..outbox.kind import OutboxKind
-from ..outbox.schedule import RetrySchedule
+from ..outbox.schedule import BACKOFF, RetrySchedule
 from ..states import NOTIFICATION_DELIVERY, OUTBOX_FAILED, OUTBOX_PENDING
 from .catalogue import APP, CHANNELS, EMAIL, TELEGRAM, TEST
 from .models.notification import MerchantNotification, NotificationDelivery
@@ -34,13 +34,7 @@ log = logging.getLogger(__name__)
 
 SEND_NOTIFICATION = "gateway.notifications.sending.send_notification"
 RETRY = RetrySchedule(
-    (
-        timedelta(minutes=1),
-        timedelta(minutes=5),
-        timedelta(minutes=30),
-        timedelta(hours=2),
-        timedelta(hours=6),
-    ),
+    BACKOFF[:5],
     scale_setting="NOTIFICATION_RETRY_SCALE",
 )
 OUTBOX = OutboxKind(

@@ -5,6 +5,18 @@ from datetime import timedelta
 
 from flask import current_app, has_app_context
 
+# The webhooks' backoff (docs/spec/CONTRACT.md: 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h); e-mail
+# and notifications take its first five steps.
+BACKOFF = (
+    timedelta(minutes=1),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=6),
+    timedelta(hours=12),
+    timedelta(hours=24),
+)
+
 
 @dataclass(frozen=True)
 class RetrySchedule:

@@ -19,7 +19,7 @@ from ..notifications.events import notify_webhook_attempt
 from ..outbox.attempts import schedule_retry
 from ..outbox.kind import OutboxKind, wake_key
 from ..outbox.lease import free_and_due
-from ..outbox.schedule import RetrySchedule
+from ..outbox.schedule import BACKOFF, RetrySchedule
 from ..states import DELIVERY, OUTBOX_FAILED, OUTBOX_PENDING, OUTBOX_SENT, guarded_update
 from . import hosts as webhook_hosts
 from .callback_urls import checked_destination
@@ -30,18 +30,7 @@ from .transport import Outcome, post_body
 log = logging.getLogger(__name__)
 
 # docs/spec/CONTRACT.md: retries after 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h (8 attempts).
-RETRY = RetrySchedule(
-    (
-        timedelta(minutes=1),
-        timedelta(minutes=5),
-        timedelta(minutes=30),
-        timedelta(hours=2),
-        timedelta(hours=6),
-        timedelta(hours=12),
-        timedelta(hours=24),
-    ),
-    scale_setting="WEBHOOK_RETRY_SCALE",
-)
+RETRY = RetrySchedule(BACKOFF, scale_setting="WEBHOOK_RETRY_SCALE")
 MAX_ATTEMPTS = RETRY.max_attempts  # automatic attempts; a hand redelivery is extra
 USER_AGENT = "PaymentGateway-Webhooks/1.0"
 # The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE
