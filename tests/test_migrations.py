@@ -24,10 +24,9 @@ def keep_test_logging(monkeypatch):
     monkeypatch.setattr(logging.config, "fileConfig", lambda *args, **kwargs: None)
 
 
-def migrated_differences(url, engine_options=None):
-    """Run every migration on the empty database at `url`, then list how it differs from the
-    models."""
-    app = create_app(
+def migration_app(url, engine_options=None):
+    """An app on the database at `url`, without Redis or rate limits, for running migrations."""
+    return create_app(
         {
             "APP_ENV": "testing",
             "SQLALCHEMY_DATABASE_URI": url,
@@ -36,6 +35,12 @@ def migrated_differences(url, engine_options=None):
             "SQLALCHEMY_ENGINE_OPTIONS": engine_options or {},
         }
     )
+
+
+def migrated_differences(url, engine_options=None):
+    """Run every migration on the empty database at `url`, then list how it differs from the
+    models."""
+    app = migration_app(url, engine_options)
     with app.app_context():
         try:
             upgrade(directory=MIGRATIONS)
@@ -51,15 +56,7 @@ def rules(url, engine_options=None, migrate=True):
     """The CHECK constraints and indexes (with any partial-index WHERE) of a database built by the
     migrations or by the models, as the database reports them: Alembic's comparison looks at
     neither."""
-    app = create_app(
-        {
-            "APP_ENV": "testing",
-            "SQLALCHEMY_DATABASE_URI": url,
-            "REDIS_URL": None,
-            "RATELIMIT_ENABLED": False,
-            "SQLALCHEMY_ENGINE_OPTIONS": engine_options or {},
-        }
-    )
+    app = migration_app(url, engine_options)
     with app.app_context():
         try:
             upgrade(directory=MIGRATIONS) if migrate else db.create_all()

@@ -17,6 +17,7 @@ from tests.test_migrations import (  # noqa: F401 - fixtures
     MIGRATIONS,
     empty_postgres_schema,
     keep_test_logging,
+    migration_app,
     postgres_schemas,
     schema_options,
 )
@@ -125,15 +126,7 @@ def statuses(connection):
 
 def migrate_outbox_rows(url, engine_options=None):
     """Fill a database at 0015, upgrade it, read every row as the code does, downgrade it."""
-    app = create_app(
-        {
-            "APP_ENV": "testing",
-            "SQLALCHEMY_DATABASE_URI": url,
-            "REDIS_URL": None,
-            "RATELIMIT_ENABLED": False,
-            "SQLALCHEMY_ENGINE_OPTIONS": engine_options or {},
-        }
-    )
+    app = migration_app(url, engine_options)
     with app.app_context():
         try:
             upgrade(directory=MIGRATIONS, revision="0015")
