@@ -7,6 +7,15 @@ from ..states import PAYMENT, not_held_for_review_sql, write_status
 from .models.inbound_sms import InboundSms
 
 
+def same_trx_id():
+    """SQL: the text carries the TrxID the payment's customer claimed (same brand and provider)."""
+    return db.and_(
+        Payment.brand_id == InboundSms.brand_id,
+        Payment.provider == InboundSms.provider,
+        Payment.provider_trx_id == InboundSms.provider_trx_id,
+    )
+
+
 def stored_sms(brand_id, provider, trx_id):
     """The one stored SMS holding this TrxID for the brand (a unique-index probe), or None."""
     return db.session.execute(
@@ -101,11 +110,7 @@ def stranded_credit_ids(now, brand_id=None, slots=None):
         .distinct()
         .join(
             Payment,
-            db.and_(
-                Payment.brand_id == InboundSms.brand_id,
-                Payment.provider == InboundSms.provider,
-                Payment.provider_trx_id == InboundSms.provider_trx_id,
-            ),
+            same_trx_id(),
         )
         .where(
             Payment.status == "processing",

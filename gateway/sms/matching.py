@@ -14,7 +14,14 @@ from ..payments.lifecycle import transition
 from ..payments.models.payment import Payment
 from ..payments.models.payment_method import PROVIDERS
 from ..states import not_held_for_review_sql
-from .claims import claimed_elsewhere, live_claims, open_claims, stored_sms, stranded_credit_ids
+from .claims import (
+    claimed_elsewhere,
+    live_claims,
+    open_claims,
+    same_trx_id,
+    stored_sms,
+    stranded_credit_ids,
+)
 from .late_money import hold_late_sms
 from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
@@ -174,11 +181,7 @@ def flag_lost_claims():
                 db.select(Payment)
                 .join(
                     InboundSms,
-                    db.and_(
-                        InboundSms.brand_id == Payment.brand_id,
-                        InboundSms.provider == Payment.provider,
-                        InboundSms.provider_trx_id == Payment.provider_trx_id,
-                    ),
+                    same_trx_id(),
                 )
                 .where(
                     Payment.status == "processing",
