@@ -284,7 +284,8 @@ SETTINGS = {
             seconds,
             5,
             "seconds after which an `Idempotency-Key` still in progress "
-            "belongs to a request that died: a retry takes it over",
+            "belongs to a request that died: a retry takes it over (SQLite; "
+            "PostgreSQL holds the key with a transaction lock)",
         ),
         S(
             "WEBHOOK_RETRY_SCALE",

@@ -35,6 +35,11 @@ app = create_app(
 )
 
 
+# How a keyed request stores its answer: PostgreSQL inserts its record with the answer (the key was
+# held with a lock), SQLite updates the reservation it committed first.
+ANSWER_STATEMENTS = ("UPDATE IDEMPOTENCY_RECORDS", "INSERT INTO IDEMPOTENCY_RECORDS")
+
+
 def targeted():
     return has_request_context() and "X-Test-Kill-Connection" in request.headers
 
@@ -62,7 +67,7 @@ with app.app_context():
         if (
             targeted()
             and KILL_AT == "answer"
-            and statement.lstrip().upper().startswith("UPDATE IDEMPOTENCY_RECORDS")
+            and statement.lstrip().upper().startswith(ANSWER_STATEMENTS)
         ):
             g.kill_next_statement = True
         if targeted() and g.pop("kill_next_statement", False):

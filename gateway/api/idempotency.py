@@ -1,19 +1,30 @@
-"""Idempotency-Key handling: reserve before the view runs, commit its answer with its work, replay
-repeats.
+"""Idempotency-Key handling: hold the key before the view runs, commit its answer with its work,
+replay repeats.
 
 The view's work and the stored answer commit in one transaction (answer_commit.commit_work defers
 the service's commit to store_response), so after any crash a retry either replays the answer or
-finds nothing was made. A request that fails frees its key, on a fresh connection when its own was
-lost; a reservation whose request died is taken over after IDEMPOTENCY_LEASE_SECONDS. The request
-it was taken from, should it still be alive, finds its reservation gone when it stores its answer
-and rolls its work back, so a takeover never makes a second object.
+finds nothing was made. A repeat while the first request runs is 409 in progress
+(docs/spec/CONTRACT.md); how "runs" is known depends on the engine:
+
+- PostgreSQL: the request holds its key with a transaction-level advisory lock, taken in the same
+  statement that looks for a stored answer, and writes its record only with the answer: one commit
+  in all. A repeat that cannot take the lock is 409; the lock ends with the transaction, so a
+  request that dies or loses its connection frees its key at once, and no lease is needed.
+- SQLite: a lock of another connection is invisible, so the key is reserved by committing an
+  in-progress record first. A request that fails frees its key, on a fresh connection when its own
+  was lost; a reservation whose request died is taken over after IDEMPOTENCY_LEASE_SECONDS. The
+  request it was taken from, should it still be alive, finds its reservation gone when it stores its
+  answer and rolls its work back, so a takeover never makes a second object. A commit there is a
+  call within the process, not a round trip.
 """
 
 import hashlib
 import logging
 from datetime import timedelta
+from typing import NamedTuple
 
 from flask import current_app, g, request
+from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from ..accounts.idempotency import RETENTION
@@ -64,12 +75,62 @@ def replay_or_reserve():
             ],
         )
     fingerprint = request_fingerprint()
-    reservation = reserve(key, fingerprint)
-    if reservation is None:
-        return replay(key, fingerprint)
+    if db.engine.dialect.name == "postgresql":
+        reservation = lock_key(key, fingerprint)
+        if not isinstance(reservation, KeyLock):
+            return reservation  # the stored answer of a repeat
+    else:
+        reservation = reserve(key, fingerprint)
+        if reservation is None:
+            return replay(key, fingerprint)
     g.idempotency_reservation = reservation
     defer_commit_to_answer()
     return None
+
+
+class KeyLock(NamedTuple):
+    """A key this PostgreSQL transaction holds: its record is written with the answer."""
+
+    key: str
+    fingerprint: str
+
+
+# The lock and the look for a stored answer in one round trip. The read's snapshot may predate the
+# lock: when a first request commits in between, the answer's INSERT meets its record and the
+# repeat is answered from the store after all (store_locked).
+LOCK_AND_READ = text(
+    "SELECT pg_try_advisory_xact_lock(:lock) AS locked, r.id, r.created_at, r.response_status"
+    " FROM (SELECT 1) AS one LEFT JOIN idempotency_records AS r"
+    " ON r.brand_id = :brand_id AND r.key = :key"
+).columns(
+    locked=db.Boolean,
+    id=db.Integer,
+    created_at=IdempotencyRecord.created_at.type,
+    response_status=db.Integer,
+)
+
+
+def lock_number(brand_id, key):
+    """The advisory lock's 64-bit number for a brand's key."""
+    digest = hashlib.sha256(f"idempotency:{brand_id}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def lock_key(key, fingerprint):
+    """PostgreSQL: hold the key for this transaction (a KeyLock), or the answer of a repeat.
+
+    A record left in progress by a request of the SQLite design (a deployment changing engines) or
+    past the 24-hour window is released as reserve() would.
+    """
+    brand_id = g.brand_id
+    row = db.session.execute(
+        LOCK_AND_READ, {"lock": lock_number(brand_id, key), "brand_id": brand_id, "key": key}
+    ).one()
+    if not row.locked:
+        raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
+    if row.id is not None and not release_if_stale(row, utcnow()):
+        return replay(key, fingerprint)
+    return KeyLock(key, fingerprint)
 
 
 def reserve(key, fingerprint):
@@ -162,6 +223,8 @@ def store_response(response):
     end_deferral()
     if reservation is None:
         return response
+    if isinstance(reservation, KeyLock):
+        return store_locked(reservation, response)
     record_id, reserved_at = reservation
     mine = (
         IdempotencyRecord.id == record_id,
@@ -179,6 +242,38 @@ def store_response(response):
         log.exception("idempotent answer not stored in request %s", getattr(g, "request_id", "?"))
         rollback_quietly()
         release_on_fresh_connection(mine)
+        return response if response.status_code >= 400 else internal_error_response()
+
+
+def store_locked(held, response):
+    """PostgreSQL: commit the view's work with its record and answer; on a refusal or failure roll
+    back, which frees the key with the lock."""
+    try:
+        if response.status_code >= 400:
+            db.session.rollback()
+            return response
+        db.session.add(
+            IdempotencyRecord(
+                brand_id=g.brand_id,
+                key=held.key,
+                request_hash=held.fingerprint,
+                created_at=utcnow(),
+                response_status=response.status_code,
+                response_body=response.get_data(as_text=True),
+            )
+        )
+        db.session.commit()
+        return response
+    except IntegrityError:
+        # A first request committed between this one's read and its lock: its answer stands.
+        rollback_quietly()
+        try:
+            return replay(held.key, held.fingerprint)
+        except ApiError as refusal:
+            return error_response(refusal.status, refusal.code, refusal.message)
+    except SQLAlchemyError:
+        log.exception("idempotent answer not stored in request %s", getattr(g, "request_id", "?"))
+        rollback_quietly()
         return response if response.status_code >= 400 else internal_error_response()
 
 

@@ -14,6 +14,7 @@ from gateway.accounts.models.idempotency import IdempotencyRecord
 from gateway.extensions import db
 from gateway.payments import lifecycle as payment_service
 from gateway.payments.models.payment import Payment
+from tests.conftest import ENGINE
 from tests.factories import PaymentFactory
 
 URL = "/api/v1/payments"
@@ -411,25 +412,21 @@ def test_concurrent_refund_requests_with_one_key_refund_once(live_server, auth, 
     assert db.session.get(Payment, payment.id).amount_refunded == Decimal("10.00")
 
 
-def test_a_request_whose_key_was_taken_over_rolls_its_payment_back(
-    app, live_server, auth, monkeypatch
-):
-    monkeypatch.setitem(
-        app.config, "IDEMPOTENCY_LEASE_SECONDS", 0
-    )  # every in-progress key is up for takeover
+def while_the_first_is_held(live_server, monkeypatch, headers):
+    """POST once and, while that first request is held inside the service, POST again with the same
+    key; (first answer, second answer)."""
     entered, release = threading.Event(), threading.Event()
     original = payment_service.create_payment
     calls = []
 
     def slow_first(brand, data):
         calls.append(data)
-        if len(calls) == 1:  # the first request is alive but slow, beyond its lease
+        if len(calls) == 1:  # the first request is alive but slow, beyond any lease
             entered.set()
             release.wait(10)
         return original(brand, data)
 
     monkeypatch.setattr(payment_service, "create_payment", slow_first)
-    headers = keyed(auth, "outlived")
     answers = {}
     first = threading.Thread(
         target=lambda: answers.setdefault(
@@ -443,14 +440,44 @@ def test_a_request_whose_key_was_taken_over_rolls_its_payment_back(
     finally:
         release.set()
         first.join(20)
+    return answers["first"], retry
+
+
+@pytest.mark.skipif(
+    ENGINE == "postgres", reason="PostgreSQL holds a key with a lock, no lease (the next test)"
+)
+def test_a_request_whose_key_was_taken_over_rolls_its_payment_back(
+    app, live_server, auth, monkeypatch
+):
+    monkeypatch.setitem(
+        app.config, "IDEMPOTENCY_LEASE_SECONDS", 0
+    )  # every in-progress key is up for takeover
+
+    first, retry = while_the_first_is_held(live_server, monkeypatch, keyed(auth, "outlived"))
 
     assert retry.status_code == 201
-    assert (answers["first"].status_code, answers["first"].json()["code"]) == (
-        409,
-        "IDEMPOTENCY_IN_PROGRESS",
-    )
+    assert (first.status_code, first.json()["code"]) == (409, "IDEMPOTENCY_IN_PROGRESS")
     assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [
         retry.json()["data"]["payment_id"]
     ]
     record = db.session.execute(db.select(IdempotencyRecord)).scalar_one()
     assert record.response_status == 201
+
+
+@pytest.mark.skipif(
+    ENGINE != "postgres", reason="SQLite reserves a key with a lease (the test above)"
+)
+def test_on_postgresql_a_slow_request_keeps_its_key_whatever_the_lease(
+    app, live_server, auth, monkeypatch
+):
+    monkeypatch.setitem(app.config, "IDEMPOTENCY_LEASE_SECONDS", 0)
+
+    first, retry = while_the_first_is_held(live_server, monkeypatch, keyed(auth, "held"))
+    again = requests.post(live_server + URL, json=BODY, headers=keyed(auth, "held"), timeout=20)
+
+    assert (retry.status_code, retry.json()["code"]) == (409, "IDEMPOTENCY_IN_PROGRESS")
+    assert first.status_code == 201
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == first.json()
+    assert db.session.execute(db.select(Payment.public_id)).scalars().all() == [
+        first.json()["data"]["payment_id"]
+    ]
