@@ -536,10 +536,8 @@ def derived(values, profile):
     uri = database_uri(url)
     return {
         "SQLALCHEMY_DATABASE_URI": uri,
-        # PostgreSQL connections can go stale behind a restart; SQLite files cannot.
-        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True}
-        if uri.startswith("postgresql")
-        else {},
+        # No pool_pre_ping: gateway.ping_after_idle pings only a connection that sat idle.
+        "SQLALCHEMY_ENGINE_OPTIONS": {},
         "REMEMBER_COOKIE_SECURE": values["SESSION_COOKIE_SECURE"],
         # Flask-WTF signs CSRF tokens with itsdangerous, which verifies with any key of a list,
         # signs with the last.

@@ -1,10 +1,13 @@
 """The application factory: settings, extensions, blueprints, commands."""
 
 import sqlite3
+import time
 
 from flask import Flask, jsonify
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.pool import Pool
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from config import DEV_SECRET, INSTANCE_DIR, load_settings
@@ -192,3 +195,39 @@ def tune_sqlite(dbapi_connection, connection_record):
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+
+
+# A PostgreSQL connection back in the pool for longer than this is pinged before it is lent again.
+PING_AFTER_IDLE_SECONDS = 1.0
+
+
+@event.listens_for(Pool, "checkin")
+def note_idle_since(dbapi_connection, connection_record):
+    """Remember when a connection went back to the pool (ping_after_idle reads it)."""
+    connection_record.info["idle_since"] = time.monotonic()
+
+
+@event.listens_for(Pool, "checkout")
+def ping_after_idle(dbapi_connection, connection_record, connection_proxy):
+    """Ping a PostgreSQL connection that sat idle for more than PING_AFTER_IDLE_SECONDS; one that
+    fails is replaced, and the pool's older connections with it.
+
+    SQLAlchemy's pool_pre_ping pings at every checkout: a round trip before each request's own, the
+    half of a read's. A database restart or a terminated backend happens while connections sit
+    idle, which is what this catches; a connection lent again within a second was alive a second
+    ago. A fault in that second fails only the request that meets it. SQLite files do not go
+    stale.
+    """
+    idle_since = connection_record.info.get("idle_since")
+    if isinstance(dbapi_connection, sqlite3.Connection) or idle_since is None:
+        return
+    if time.monotonic() - idle_since < PING_AFTER_IDLE_SECONDS:
+        return
+    try:
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        dbapi_connection.rollback()
+    except Exception as error:  # noqa: BLE001 - any failure of the ping means a dead connection
+        stale = DisconnectionError(f"idle connection failed its ping: {error}")
+        stale.invalidate_pool = True
+        raise stale from error

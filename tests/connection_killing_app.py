@@ -27,7 +27,6 @@ app = create_app(
         "APP_ENV": "testing",
         "TESTING": False,
         "SQLALCHEMY_DATABASE_URI": DATABASE_URL,
-        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
         "REDIS_URL": None,
         "RATELIMIT_ENABLED": False,
         "IDEMPOTENCY_LEASE_SECONDS": float(os.environ.get("KILL_LEASE_SECONDS", "1")),

@@ -121,7 +121,7 @@ def test_a_postgres_database_url_is_rewritten_for_psycopg(environment, given):
         app.config["SQLALCHEMY_DATABASE_URI"]
         == "postgresql+psycopg://gw:pw@db.internal:5432/gateway"
     )
-    assert app.config["SQLALCHEMY_ENGINE_OPTIONS"] == {"pool_pre_ping": True}
+    assert app.config["SQLALCHEMY_ENGINE_OPTIONS"] == {}  # gateway.ping_after_idle, no pre-ping
     with app.app_context():
         assert db.engine.dialect.driver == "psycopg"
 
