@@ -179,10 +179,10 @@ def test_a_repeat_while_the_first_is_running_is_409_in_progress(live_server, aut
     entered, release = threading.Event(), threading.Event()
     original = payment_service.create_payment
 
-    def held(brand, data):
+    def held(brand, data, **mode):
         entered.set()
         release.wait(10)
-        return original(brand, data)
+        return original(brand, data, **mode)
 
     monkeypatch.setattr(payment_service, "create_payment", held)
     headers = keyed(auth, "in-flight")
@@ -419,12 +419,12 @@ def while_the_first_is_held(live_server, monkeypatch, headers):
     original = payment_service.create_payment
     calls = []
 
-    def slow_first(brand, data):
+    def slow_first(brand, data, **mode):
         calls.append(data)
         if len(calls) == 1:  # the first request is alive but slow, beyond any lease
             entered.set()
             release.wait(10)
-        return original(brand, data)
+        return original(brand, data, **mode)
 
     monkeypatch.setattr(payment_service, "create_payment", slow_first)
     answers = {}
