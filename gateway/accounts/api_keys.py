@@ -147,25 +147,34 @@ def add_key(brand, label, scopes, livemode=True):
     return key, secret
 
 
-def list_keys(brand):
-    """The brand's keys, newest first, revoked ones included for the record."""
+def of_keys_seen_by(query, livemode):
+    """`query` narrowed to the keys a caller of that mode manages: a live caller (the panel, the
+    command line, a live key) every key of the brand, a test key only test keys."""
+    return query if livemode else query.where(ApiKey.livemode.is_(False))
+
+
+def list_keys(brand, livemode=True):
+    """The brand's keys, newest first, revoked ones included for the record (of_keys_seen_by)."""
     return (
         db.session.execute(
-            db.select(ApiKey)
-            .where(ApiKey.brand_id == brand.id)
-            .order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
+            of_keys_seen_by(
+                db.select(ApiKey).where(ApiKey.brand_id == brand.id), livemode
+            ).order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
         )
         .scalars()
         .all()
     )
 
 
-def revoke_key(brand, *, key_id=None, label=None):
-    """Deactivate a key by id or label; every later request with it fails with INVALID_TOKEN."""
+def revoke_key(brand, *, key_id=None, label=None, livemode=True):
+    """Deactivate a key by id or label; every later request with it fails with INVALID_TOKEN. A
+    test key revokes only test keys (of_keys_seen_by)."""
     if key_id is not None and row_id(key_id) is None:
         # an id from a URL that no row can have ("abc", 2**64), before it reaches the database
         raise key_not_found()
-    query = db.select(ApiKey).where(ApiKey.brand_id == brand.id, ApiKey.revoked_at.is_(None))
+    query = of_keys_seen_by(
+        db.select(ApiKey).where(ApiKey.brand_id == brand.id, ApiKey.revoked_at.is_(None)), livemode
+    )
     query = (
         query.where(ApiKey.id == row_id(key_id))
         if key_id is not None

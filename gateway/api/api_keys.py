@@ -37,8 +37,9 @@ blp = resource_blueprint(
 @blp.doc(parameters=[SUPER_ADMIN_HEADER])
 @blp.response(200, envelope(ApiKeySchema, many=True))
 def list_keys():
-    """Every key of the brand, newest first, revoked ones included."""
-    return single(api_keys.list_keys(caller_brand()))
+    """Every key of the brand, newest first, revoked ones included; a test key lists test keys
+    only."""
+    return single(api_keys.list_keys(caller_brand(), livemode=current_livemode()))
 
 
 @blp.post("")
@@ -76,9 +77,10 @@ def create_key(data):
 @blp.doc(parameters=[SUPER_ADMIN_HEADER])
 @blp.response(200, envelope(ApiKeySchema))
 def revoke_key(key_id):
-    """Revoke a key: the next request with it fails with 401 INVALID_TOKEN."""
+    """Revoke a key: the next request with it fails with 401 INVALID_TOKEN. A test key revokes only
+    test keys (another key's id is 404 API_KEY_NOT_FOUND)."""
     with unit_of_work():
-        key = api_keys.revoke_key(caller_brand(), key_id=key_id)
+        key = api_keys.revoke_key(caller_brand(), key_id=key_id, livemode=current_livemode())
         record_audit(
             g.super_admin,
             "api_key.revoke",

@@ -377,3 +377,23 @@ def test_generate_key_refuses_unknown_or_no_scopes(brand, scopes):
 
     assert raised.value.errors[0]["field"] == "scopes"
     assert key_count() == 0
+
+
+def test_a_test_key_lists_and_revokes_only_test_keys(client, brand, admin):
+    from gateway.accounts.api_keys import generate_key
+
+    UserFactory(brand=brand, role="super_admin", email="tester@example.com")
+    _, test_secret = generate_key(brand, "test admin", ["read", "write", "admin"], livemode=False)
+    test_admin = {**bearer(test_secret), "X-Super-Admin-Email": "tester@example.com"}
+    live_ids = [key.id for key in db.session.execute(db.select(ApiKey)).scalars() if key.livemode]
+
+    listed = client.get(URL, headers=test_admin)
+    refused = [client.delete(f"{URL}/{key_id}", headers=test_admin) for key_id in live_ids]
+    by_live = client.get(URL, headers=admin)
+
+    assert [key["label"] for key in listed.json["data"]] == ["test admin"]
+    assert [(r.status_code, r.json["code"]) for r in refused] == [(404, "API_KEY_NOT_FOUND")] * len(
+        live_ids
+    )
+    assert client.get(URL, headers=admin).status_code == 200  # the live admin key still works
+    assert {key["livemode"] for key in by_live.json["data"]} == {True, False}
