@@ -1,5 +1,6 @@
 """Webhooks: the delivery log, redelivery and signed test events."""
 
+from ..livemode import current_livemode
 from ..schemas.common import envelope
 from ..schemas.webhook import DeliveryDetailSchema, DeliverySchema, WebhookTestSchema
 from ..webhooks import deliveries
@@ -39,5 +40,6 @@ def retry_delivery(delivery_id):
 @blp.arguments(WebhookTestSchema)
 @blp.response(201, envelope(DeliverySchema))
 def send_test(data):
-    """Send a signed `webhook.test` event to `url` or, without one, to your brand's webhook URL."""
-    return single(deliveries.send_test_webhook(caller_brand(), data.get("url")))
+    """Send a signed `webhook.test` event to `url` or, without one, to your brand's webhook URL
+    (and to the endpoints of the key's mode that chose `webhook.test` or every event)."""
+    return single(deliveries.send_test_webhook(caller_brand(), data.get("url"), current_livemode()))

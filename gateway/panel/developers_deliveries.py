@@ -14,6 +14,7 @@ from ..domain_errors import DomainError
 from ..extensions import db
 from ..payments.models.payment import Payment
 from ..webhooks.deliveries import LOG_SIZE, get_delivery, recent_deliveries, retry_delivery
+from ..webhooks.event_log import stored_event
 from . import bp
 from .access import VIEW, WEBHOOKS_REDELIVER, current_brand, requires
 from .audit import record_audit
@@ -51,6 +52,7 @@ def webhook_delivery(delivery_id):
         "panel/developers_delivery.html",
         delivery=delivery,
         payment=payment,
+        event=stored_event(current_brand(), delivery.event_id),
         payload=pretty_payload(delivery.payload),
     )
 

@@ -61,11 +61,24 @@ def retry_delivery(brand, delivery_id):
     record).
     """
     delivery = get_delivery(brand, delivery_id)
+    if not request_redelivery(delivery.id):
+        db.session.rollback()
+        raise invalid_state(
+            "An attempt of this delivery is in progress; retry when it has finished."
+        )
+    commit_work()
+    db.session.refresh(delivery)
+    return delivery
+
+
+def request_redelivery(delivery_id):
+    """Ask for a hand attempt of a record now, woken after commit (retry_delivery says how it
+    counts); False, and nothing changed, while an attempt of it is in flight."""
     now = utcnow()
     d = WebhookDelivery
     changed = write_status(
         DELIVERY,
-        (d.id == delivery.id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now)),
+        (d.id == delivery_id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now)),
         DELIVERY.statuses,
         OUTBOX_PENDING,
         # A second hand retry before the first was claimed keeps the automatic time already saved.
@@ -79,48 +92,59 @@ def retry_delivery(brand, delivery_id):
         updated_at=now,
     )
     if changed != 1:
-        db.session.rollback()
-        raise invalid_state(
-            "An attempt of this delivery is in progress; retry when it has finished."
-        )
-    jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id)
-    commit_work()
-    db.session.refresh(delivery)
-    return delivery
+        return False
+    jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id)
+    return True
 
 
-def send_test_webhook(brand, url=None):
-    """Record a signed `webhook.test` event for `url` (default: the brand's webhook URL)."""
+def send_test_webhook(brand, url=None, livemode=True):
+    """Record a signed `webhook.test` event for `url` (default: the brand's webhook URL), and for
+    the endpoints of the mode (`livemode`: the calling key's) that chose it."""
     url = url or brand.webhook_url
     if not url:
         raise field_error(
             "url", "Send a url, or set the brand's webhook URL first.", code="required"
         )
     check_callback_url(url, "url")
-    delivery = emit_event("webhook.test", brand, url=url)
+    delivery = emit_event("webhook.test", brand, url=url, livemode=livemode)
     commit_work()  # with an Idempotency-Key, together with the stored answer
     return delivery
 
 
-def rotate_webhook_secret(brand, overlap=None):
-    """Give the brand a new webhook secret; the old one still signs (the Previous header) for
-    `overlap` seconds.
+def overlap_rotation(secret, previous, previous_until, new, overlap=None):
+    """The values of the UPDATE that rotates a secret column to `new` under the overlap rule.
 
-    `overlap` defaults to WEBHOOK_SECRET_OVERLAP; 0 drops the old secret at once. One UPDATE takes
-    the secret it replaces from the row itself (SET sees the row as it was), so of two rotations at
-    once each keeps the secret it replaced, never one the other never saw. In a unit of work it
-    commits with the rest (the panel's audit row); alone, it commits itself.
+    The secret replaced keeps signing (X-Service-Signature-Previous) for `overlap` seconds (default
+    WEBHOOK_SECRET_OVERLAP; 0 drops it at once). It is taken from the row itself (SET sees the row
+    as it was), so of two rotations at once each keeps the secret it replaced, never one the other
+    never saw. The brand's secret and each webhook endpoint's rotate by this one rule.
     """
     overlap = current_app.config["WEBHOOK_SECRET_OVERLAP"] if overlap is None else overlap
-    new = new_webhook_secret()
     keep = overlap > 0
+    return {
+        secret.key: new,
+        previous.key: secret if keep else None,
+        previous_until.key: utcnow() + timedelta(seconds=overlap) if keep else None,
+    }
+
+
+def rotate_webhook_secret(brand, overlap=None):
+    """Give the brand a new webhook secret; the old one still signs (the Previous header) for
+    `overlap` seconds (overlap_rotation). In a unit of work it commits with the rest (the panel's
+    audit row); alone, it commits itself.
+    """
+    new = new_webhook_secret()
     db.session.execute(
         db.update(Brand)
         .where(Brand.id == brand.id)
         .values(
-            webhook_secret=new,
-            webhook_secret_previous=Brand.webhook_secret if keep else None,
-            webhook_secret_previous_until=utcnow() + timedelta(seconds=overlap) if keep else None,
+            overlap_rotation(
+                Brand.webhook_secret,
+                Brand.webhook_secret_previous,
+                Brand.webhook_secret_previous_until,
+                new,
+                overlap,
+            )
         )
         .execution_options(synchronize_session=False)
     )
