@@ -13,7 +13,8 @@ from gateway.webhooks.models.event import Event
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.endpoint_support import deliver_all, endpoint_receivers  # noqa: F401 - fixture
 from tests.factories import completed_payment
-from tests.panel.conftest import audit_actions, post_form, reloaded
+from tests.fresh_catalogue import app_with_fresh_catalogue, dispose
+from tests.panel.conftest import audit_actions, panel_client, post_form, reloaded, sign_in
 
 PAGE = "/panel/developers/webhook-endpoints"
 SECRET = re.compile(r'<code id="endpoint-secret">([^<]+)</code>')
@@ -148,3 +149,16 @@ def test_the_delivery_page_replays_its_event_to_every_endpoint(
     assert [e["id"] for e in endpoint_receiver.events()] == [event.public_id, event.public_id]
     assert audit_actions(brand)[-1] == ("event.redeliver", staff.email, event.public_id)
     assert post_form(as_staff, "/panel/developers/events/evt_nope/redeliver").status_code == 404
+
+
+def test_the_endpoints_page_speaks_bangla(app, brand, admin, tmp_path):
+    create_endpoint(brand, False, "https://shop.example.com/hooks", ["payment.completed"])
+    bangla = app_with_fresh_catalogue(app, tmp_path)
+    try:
+        client = panel_client(bangla)
+        sign_in(client, admin)
+        page = client.get(f"{PAGE}?lang=bn").get_data(as_text=True)
+    finally:
+        dispose(bangla)
+    assert "একটি এন্ডপয়েন্ট যোগ করুন" in page and "টেস্ট" in page
+    assert "Add an endpoint" not in page and "No endpoints yet" not in page
