@@ -35,9 +35,12 @@ def table(name):
 
 
 def notify_payments_completed(completions):
-    """Payments completed (lifecycle.complete_payments): one notification each, their brands'
-    settings read in one query.
+    """Live payments completed (lifecycle.complete_payments): one notification each, their brands'
+    settings read in one query. A test payment tells the merchant nothing (issue 31).
     """
+    completions = [(payment, trx) for payment, trx in completions if payment.livemode]
+    if not completions:
+        return
     try:
         settings = settings_of(payment.brand_id for payment, _ in completions)
     except Exception as error:  # noqa: BLE001 - never raising: each raise_notification reads alone
@@ -59,8 +62,8 @@ def notify_payments_completed(completions):
 
 
 def notify_payments_in_review(payment_ids, reason):
-    """Payments just given a review reason (sms/settling.py give_review_reason): one notification
-    each."""
+    """Live payments just given a review reason (sms/settling.py give_review_reason): one
+    notification each; a test payment in review tells the merchant nothing."""
     payments = table("payments").c
     rows = db.session.execute(
         db.select(
@@ -70,7 +73,11 @@ def notify_payments_in_review(payment_ids, reason):
             payments.reference,
             payments.amount,
             payments.currency,
-        ).where(payments.id.in_(list(payment_ids)), payments.review_reason == reason[:255])
+        ).where(
+            payments.id.in_(list(payment_ids)),
+            payments.review_reason == reason[:255],
+            payments.livemode.is_(True),
+        )
     ).all()
     digest = hashlib.sha256(reason.encode()).hexdigest()[:16]
     for row in rows:

@@ -91,6 +91,15 @@ def current_brand():
     return current_user.brand
 
 
+def panel_livemode():
+    """The mode every panel list, page and figure shows: live (True) for now.
+
+    The one place the panel chooses between live and test objects (issue 31); the test-mode switch
+    ("Viewing test data") is to change it here, and every panel query takes its mode from it.
+    """
+    return True
+
+
 @bp.app_template_global("can")
 def can_in_template(permission):
     """`can('payments.act')` in templates: hide what the signed-in user may not do."""

@@ -79,9 +79,9 @@ def queue_receipts(completions):
 
 def queue_receipt_sms(payment, transaction):
     """Queue the customer's receipt for a completed payment when the brand has switched receipts
-    on."""
+    on; a test payment sends none (test traffic never reaches a real phone)."""
     brand = payment.brand
-    if not brand.receipt_sms_enabled or not payment.customer_phone:
+    if not brand.receipt_sms_enabled or not payment.customer_phone or not payment.livemode:
         return None
     body = (
         f"{brand.name}: payment of {format_amount(payment.amount)} {payment.currency} received. "
