@@ -12,7 +12,13 @@ from ..errors import http_status
 from ..webhooks import endpoints
 from ..webhooks.event_log import get_event, redeliver_event
 from . import bp
-from .access import WEBHOOKS_MANAGE, WEBHOOKS_REDELIVER, current_brand, requires
+from .access import (
+    WEBHOOKS_MANAGE,
+    WEBHOOKS_REDELIVER,
+    current_brand,
+    panel_livemode,
+    requires,
+)
 from .audit import record_audit
 from .forms import ActionForm, attach_error
 from .forms_developers import WebhookEndpointForm
@@ -23,7 +29,9 @@ def render_endpoints(form=None, status=200, created=None, secret=None, rotated=F
     return render_template(
         "panel/developers_endpoints.html",
         endpoints=endpoints.endpoints_of(current_brand()),
-        form=form if form is not None else WebhookEndpointForm(formdata=None),
+        form=form
+        if form is not None
+        else WebhookEndpointForm(formdata=None, mode="live" if panel_livemode() else "test"),
         created=created,
         secret=secret,
         rotated=rotated,

@@ -64,7 +64,7 @@ def test_a_rolled_back_change_leaves_no_event(brand):
 
 def test_a_refund_event_takes_its_payments_mode(brand):
     payment = completed_payment(brand=brand, livemode=False)
-    create_refund(brand, payment.transaction.trx_id, payment.amount, "test")
+    create_refund(brand, payment.transaction.trx_id, payment.amount, "test", livemode=False)
     assert [(e.type, e.livemode) for e in events()] == [
         ("payment.completed", False),
         ("refund.completed", False),
