@@ -19,21 +19,24 @@ blp = resource_blueprint(
 @blp.response(200, envelope(DeliverySchema, many=True))
 def list_deliveries():
     """The 50 most recent delivery records of your brand, newest first (listWebhookDeliveries)."""
-    return {"success": True, "data": deliveries.recent_deliveries(caller_brand())}
+    return {
+        "success": True,
+        "data": deliveries.recent_deliveries(caller_brand(), current_livemode()),
+    }
 
 
 @blp.get("/deliveries/<delivery_id>")
 @blp.response(200, envelope(DeliveryDetailSchema))
 def read_delivery(delivery_id):
     """One delivery record with its event id, next attempt time and every attempt."""
-    return single(deliveries.get_delivery(caller_brand(), delivery_id))
+    return single(deliveries.get_delivery(caller_brand(), delivery_id, current_livemode()))
 
 
 @blp.post("/deliveries/<delivery_id>/retry")
 @blp.response(202, envelope(DeliverySchema))
 def retry_delivery(delivery_id):
     """Redeliver now; the attempt is made in the background and logged like any other."""
-    return single(deliveries.retry_delivery(caller_brand(), delivery_id))
+    return single(deliveries.retry_delivery(caller_brand(), delivery_id, current_livemode()))
 
 
 @blp.post("/tests")

@@ -36,6 +36,7 @@ class DeliveryDetailSchema(DeliverySchema):
     """One delivery with its event id, its endpoint, next attempt and the log of every attempt."""
 
     event_id = fields.String()
+    livemode = fields.Boolean()
     endpoint_id = fields.Function(
         lambda delivery: delivery.endpoint.public_id if delivery.endpoint_id else None,
         metadata={

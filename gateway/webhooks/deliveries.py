@@ -22,12 +22,12 @@ from .models.webhook import WebhookDelivery
 LOG_SIZE = 50  # docs/spec/merchant-api.md 4.4 and 8: the 50 most recent records
 
 
-def recent_deliveries(brand):
-    """The brand's 50 most recent delivery records, newest first."""
+def recent_deliveries(brand, livemode=True):
+    """The brand's 50 most recent delivery records of a mode, newest first."""
     return (
         db.session.execute(
             db.select(WebhookDelivery)
-            .where(WebhookDelivery.brand_id == brand.id)
+            .where(WebhookDelivery.brand_id == brand.id, WebhookDelivery.livemode.is_(livemode))
             .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
             .limit(LOG_SIZE)
         )
@@ -36,31 +36,34 @@ def recent_deliveries(brand):
     )
 
 
-def get_delivery(brand, delivery_id):
-    """A delivery of this brand with its attempt log; NotFound for anything else, another brand's
-    included.
+def get_delivery(brand, delivery_id, livemode=None):
+    """A delivery of this brand and mode (None: either, for the panel) with its attempt log;
+    NotFound for anything else, another brand's or the other mode's included.
     """
     delivery_id = row_id(delivery_id)
     delivery = None
     if delivery_id is not None:
-        delivery = db.session.execute(
+        query = (
             db.select(WebhookDelivery)
             .options(selectinload(WebhookDelivery.attempt_log))
             .where(WebhookDelivery.id == delivery_id, WebhookDelivery.brand_id == brand.id)
-        ).scalar_one_or_none()
+        )
+        if livemode is not None:
+            query = query.where(WebhookDelivery.livemode.is_(bool(livemode)))
+        delivery = db.session.execute(query).scalar_one_or_none()
     if delivery is None:
         raise not_found("webhook_delivery")
     return delivery
 
 
-def retry_delivery(brand, delivery_id):
+def retry_delivery(brand, delivery_id, livemode=None):
     """Redeliver now, whatever the record's status, unless an attempt is in flight (InvalidState).
 
     The hand attempt is extra: it leaves the automatic budget alone, and if it fails the automatic
     schedule resumes where it was (`resume_at`, the attempt that was due; none for a finished
     record).
     """
-    delivery = get_delivery(brand, delivery_id)
+    delivery = get_delivery(brand, delivery_id, livemode)
     if not request_redelivery(delivery.id):
         db.session.rollback()
         raise invalid_state(

@@ -95,7 +95,9 @@ def redeliver_event(brand, livemode, public_id, endpoint_id=None):
         )
     sent += record_deliveries(
         [
-            Record(brand, event.type, e.url, event.payload, None, None, event.public_id, e)
+            Record(
+                brand, event.type, e.url, event.payload, None, None, event.public_id, e, livemode
+            )
             for e in fresh
         ]
     )

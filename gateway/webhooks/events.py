@@ -118,9 +118,20 @@ def emit_events(event, emissions):
         subject = (e.brand, event)
         own.append(len(records) if url else None)
         if url:
-            records.append(Record(*subject, url, payload, e.payment, transaction, body["id"]))
+            records.append(
+                Record(*subject, url, payload, e.payment, transaction, body["id"], None, livemode)
+            )
         records.extend(
-            Record(*subject, endpoint.url, payload, e.payment, transaction, body["id"], endpoint)
+            Record(
+                *subject,
+                endpoint.url,
+                payload,
+                e.payment,
+                transaction,
+                body["id"],
+                endpoint,
+                livemode,
+            )
             for endpoint in endpoints
             if endpoint.brand_id == e.brand.id and endpoint.livemode == livemode
         )
@@ -158,7 +169,8 @@ class Record(NamedTuple):
     """One delivery to add, as record_delivery takes it: what record_deliveries takes a list of.
 
     `body` is a dict, or the payload already serialised; `endpoint` is the webhook endpoint it goes
-    to (None for a URL signed with the brand's secret).
+    to (None for a URL signed with the brand's secret); `livemode` is the event's (default: the
+    payment's, else live).
     """
 
     brand: Any
@@ -169,6 +181,7 @@ class Record(NamedTuple):
     transaction: Any = None
     event_id: str | None = None
     endpoint: Any = None
+    livemode: bool | None = None
 
 
 def record_delivery(brand, event, url, body, payment=None, transaction=None, event_id=None):
@@ -191,6 +204,7 @@ def record_deliveries(records):
             event=r.event,
             event_id=r.event_id or new_event_id(),
             endpoint_id=r.endpoint.id if r.endpoint is not None else None,
+            livemode=record_livemode(r),
             url=r.url,
             payload=r.body if isinstance(r.body, str) else dumps(r.body),
             status=OUTBOX_PENDING,
@@ -213,6 +227,13 @@ def record_deliveries(records):
             unique=wake_key(OUTBOX, delivery.id, delivery.created_at, 0),
         )
     return deliveries
+
+
+def record_livemode(record):
+    """A delivery's mode: its event's, else its payment's (a plugin's IPN), else live."""
+    if record.livemode is not None:
+        return bool(record.livemode)
+    return bool(record.payment.livemode) if record.payment is not None else True
 
 
 def event_data(brand, payment, transaction, refund):

@@ -1,5 +1,6 @@
-"""events (kept for the events API) and webhook endpoints; a delivery names its endpoint, and an
-event's id is no longer unique among deliveries (one event goes to several places)
+"""events (kept for the events API) and webhook endpoints; a delivery names its endpoint and has
+its event's mode (every existing one live), and an event's id is no longer unique among deliveries
+(one event goes to several places)
 
 Revision ID: 0018_endpoints
 Revises: 0017_livemode
@@ -83,6 +84,9 @@ def upgrade():
         batch_op.create_index(batch_op.f("ix_events_created_at"), ["created_at"], unique=False)
     with op.batch_alter_table("webhook_deliveries", schema=None) as batch_op:
         batch_op.add_column(sa.Column("endpoint_id", sa.Integer(), nullable=True))
+        batch_op.add_column(
+            sa.Column("livemode", sa.Boolean(), server_default=sa.true(), nullable=False)
+        )
         batch_op.drop_constraint(batch_op.f("uq_webhook_deliveries_event_id"), type_="unique")
         batch_op.create_index(
             batch_op.f("ix_webhook_deliveries_event_id"), ["event_id"], unique=False
@@ -125,6 +129,7 @@ def downgrade():
         batch_op.create_unique_constraint(
             batch_op.f("uq_webhook_deliveries_event_id"), ["event_id"]
         )
+        batch_op.drop_column("livemode")
         batch_op.drop_column("endpoint_id")
     with op.batch_alter_table("events", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_events_created_at"))

@@ -229,3 +229,30 @@ def test_a_test_key_cannot_replay_to_a_live_endpoint(
     )
     assert response.status_code == 404
     assert response.get_json()["code"] == "WEBHOOK_ENDPOINT_NOT_FOUND"
+
+
+def test_a_keys_delivery_log_holds_its_own_mode_only(
+    client, auth, test_auth, brand, endpoint_receivers
+):
+    live, live_receiver = endpoint_receivers(["*"])
+    test, test_receiver = endpoint_receivers(["*"], livemode=False)
+    completed_payment(brand=brand)
+    completed_payment(brand=brand, livemode=False)
+
+    live_log = client.get("/api/v1/webhooks/deliveries", headers=auth).get_json()["data"]
+    test_log = client.get("/api/v1/webhooks/deliveries", headers=test_auth).get_json()["data"]
+
+    assert [d["url"] for d in live_log] == [live_receiver.url]
+    assert [d["url"] for d in test_log] == [test_receiver.url]
+    for headers, other in ((auth, test_log[0]["id"]), (test_auth, live_log[0]["id"])):
+        for response in (
+            client.get(f"/api/v1/webhooks/deliveries/{other}", headers=headers),
+            client.post(f"/api/v1/webhooks/deliveries/{other}/retry", headers=headers),
+        ):
+            assert response.status_code == 404
+            assert response.get_json()["code"] == "WEBHOOK_DELIVERY_NOT_FOUND"
+    detail = client.get(
+        f"/api/v1/webhooks/deliveries/{test_log[0]['id']}", headers=test_auth
+    ).get_json()["data"]
+    assert (detail["livemode"], detail["endpoint_id"]) == (False, test.public_id)
+    assert detail["event_id"] == listed(client, test_auth)["data"][0]["id"]

@@ -83,7 +83,8 @@ def migrate(url, engine_options=None):
                     connection, "SELECT public_id, brand_id, type, livemode, payload FROM events"
                 )
                 deliveries = rows(
-                    connection, "SELECT id, event_id, endpoint_id, payload FROM webhook_deliveries"
+                    connection,
+                    "SELECT id, event_id, endpoint_id, livemode, payload FROM webhook_deliveries",
                 )
             downgrade(directory=MIGRATIONS, revision=previous)
             with db.engine.connect() as connection:
@@ -103,10 +104,10 @@ def assert_kept(events, deliveries, after, tables, unique):
         ("evt_b2", 1, "webhook.test", True, bodies["evt_b2"]),
     ]
     assert deliveries == [
-        (number, event_id, None, bodies[event_id])
+        (number, event_id, None, True, bodies[event_id])
         for number, (event_id, _) in enumerate(SENT, start=1)
     ]
-    assert after == [(n, event_id, bodies[event_id]) for n, event_id, _, _ in deliveries]
+    assert after == [(n, event_id, bodies[event_id]) for n, event_id, *_ in deliveries]
     assert not {"events", "webhook_endpoints"} & tables
     assert [u["column_names"] for u in unique] == [["event_id"]]
 

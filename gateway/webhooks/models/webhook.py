@@ -29,6 +29,8 @@ class WebhookDelivery(OutboxColumns, db.Model):
     # The webhook endpoint it goes to, signed with that endpoint's secret; NULL for the payment's
     # callback_url, the brand's webhook URL or a test URL, signed with the brand's secret.
     endpoint_id = db.Column(db.Integer, db.ForeignKey("webhook_endpoints.id"))
+    # Its event's mode (an IPN's: its payment's): a key's delivery log shows its own mode only.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
     url = db.Column(db.String(2048), nullable=False)
     # The exact JSON body sent at every attempt: what is signed is what is stored.
     payload = db.Column(db.Text, nullable=False)
