@@ -8,6 +8,8 @@ Create Date: 2026-11-28 14:00:00
 
 """
 
+from contextlib import contextmanager
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -33,6 +35,23 @@ EVENTS = sa.table(
     sa.column("payload", sa.Text),
     sa.column("created_at", sa.DateTime),
 )
+
+
+@contextmanager
+def attempts_kept():
+    """Dropping the unique constraint makes SQLite rebuild webhook_deliveries, and dropping the old
+    table, foreign keys on, deletes its attempts (ON DELETE CASCADE): on SQLite they are kept aside
+    and put back. PostgreSQL alters the table in place."""
+    sqlite = op.get_bind().dialect.name == "sqlite"
+    if sqlite:
+        op.execute("CREATE TEMPORARY TABLE kept_webhook_attempts AS SELECT * FROM webhook_attempts")
+    yield
+    if sqlite:
+        op.execute(
+            "INSERT INTO webhook_attempts SELECT * FROM kept_webhook_attempts "
+            "WHERE id NOT IN (SELECT id FROM webhook_attempts)"
+        )
+        op.execute("DROP TABLE kept_webhook_attempts")
 
 
 def upgrade():
@@ -82,7 +101,7 @@ def upgrade():
             "ix_events_brand_livemode_created", ["brand_id", "livemode", "created_at"], unique=False
         )
         batch_op.create_index(batch_op.f("ix_events_created_at"), ["created_at"], unique=False)
-    with op.batch_alter_table("webhook_deliveries", schema=None) as batch_op:
+    with attempts_kept(), op.batch_alter_table("webhook_deliveries", schema=None) as batch_op:
         batch_op.add_column(sa.Column("endpoint_id", sa.Integer(), nullable=True))
         batch_op.add_column(
             sa.Column("livemode", sa.Boolean(), server_default=sa.true(), nullable=False)
@@ -121,7 +140,7 @@ def downgrade():
         "(SELECT id FROM webhook_deliveries WHERE endpoint_id IS NOT NULL)"
     )
     op.execute("DELETE FROM webhook_deliveries WHERE endpoint_id IS NOT NULL")
-    with op.batch_alter_table("webhook_deliveries", schema=None) as batch_op:
+    with attempts_kept(), op.batch_alter_table("webhook_deliveries", schema=None) as batch_op:
         batch_op.drop_constraint(
             batch_op.f("fk_webhook_deliveries_endpoint_id_webhook_endpoints"), type_="foreignkey"
         )

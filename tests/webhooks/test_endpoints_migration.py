@@ -62,6 +62,13 @@ def fill(connection):
                 "now": NOW,
             },
         )
+        connection.execute(
+            text(
+                "INSERT INTO webhook_attempts (delivery_id, attempted_at, response_status) "
+                "VALUES (:id, :now, 200)"
+            ),
+            {"id": number, "now": NOW},
+        )
 
 
 def rows(connection, query):
@@ -86,18 +93,24 @@ def migrate(url, engine_options=None):
                     connection,
                     "SELECT id, event_id, endpoint_id, livemode, payload FROM webhook_deliveries",
                 )
+                attempts = rows(
+                    connection, "SELECT delivery_id, response_status FROM webhook_attempts"
+                )
             downgrade(directory=MIGRATIONS, revision=previous)
             with db.engine.connect() as connection:
                 after = rows(connection, "SELECT id, event_id, payload FROM webhook_deliveries")
+                attempts_after = rows(
+                    connection, "SELECT delivery_id, response_status FROM webhook_attempts"
+                )
                 tables = set(inspect(connection).get_table_names())
                 unique = inspect(connection).get_unique_constraints("webhook_deliveries")
-            return events, deliveries, after, tables, unique
+            return events, deliveries, after, tables, unique, attempts, attempts_after
         finally:
             db.session.remove()
             db.engine.dispose()
 
 
-def assert_kept(events, deliveries, after, tables, unique):
+def assert_kept(events, deliveries, after, tables, unique, attempts, attempts_after):
     bodies = {event_id: BODY % (event_id[4:], event) for event_id, event in SENT}
     assert events == [
         ("evt_a1", 1, "payment.completed", True, bodies["evt_a1"]),
@@ -108,6 +121,9 @@ def assert_kept(events, deliveries, after, tables, unique):
         for number, (event_id, _) in enumerate(SENT, start=1)
     ]
     assert after == [(n, event_id, bodies[event_id]) for n, event_id, *_ in deliveries]
+    # Every attempt stays with its delivery, both ways (SQLite rebuilds the table to drop its
+    # unique constraint: its attempts must not go with the old table).
+    assert attempts == attempts_after == [(number, 200) for number in range(1, len(SENT) + 1)]
     assert not {"events", "webhook_endpoints"} & tables
     assert [u["column_names"] for u in unique] == [["event_id"]]
 
