@@ -56,6 +56,7 @@ ENGINE_INDEPENDENT = {
     "test_operator_docs.py",
     "panel/test_roles_migration.py",
     "sms/test_chain_wallets_migration.py",
+    "webhooks/test_endpoints_migration.py",
 }
 
 # Files that mostly wait on processes of their own (the deployment kit's wrapper, gunicorn, nginx,

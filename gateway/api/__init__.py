@@ -35,6 +35,7 @@ def register_api(app):
         api_keys,
         customers,
         dashboard,
+        events,
         exports,
         invoices,
         outbound_sms,
@@ -42,6 +43,7 @@ def register_api(app):
         payments,
         refunds,
         transactions,
+        webhook_endpoints,
         webhooks,
     )
 
@@ -62,6 +64,8 @@ def register_api(app):
         payment_links,
         exports,
         invoices,
+        events,
+        webhook_endpoints,
     ):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")

@@ -31,11 +31,14 @@ REQUEST_BODIES = (
     "PaymentLinkUpdate",
     "InvoiceCreate",
     "InvoiceUpdate",
+    "WebhookEndpointCreate",
+    "WebhookEndpointUpdate",
+    "EventRedeliver",
 )
 # Request bodies that name a currency: the brands' own codes (with_currencies).
 CURRENCY_BODIES = ("PaymentCreate", "PaymentLinkCreate", "InvoiceCreate", "InvoiceUpdate")
 # PATCH bodies: at least one known field (gateway.schemas.common.ChangeSchema).
-UPDATE_BODIES = ("CustomerUpdate", "PaymentLinkUpdate", "InvoiceUpdate")
+UPDATE_BODIES = ("CustomerUpdate", "PaymentLinkUpdate", "InvoiceUpdate", "WebhookEndpointUpdate")
 NULL_ONLY = {"nullable": True, "enum": [None]}
 
 # The widest amount the API reads: 12 digits before the point (gateway.money.AMOUNT_PATTERN).

@@ -40,7 +40,12 @@ def sweep_overdue_invoices(now=None):
                 invoice, (INVOICE_SENT,), INVOICE_OVERDUE, overdue_at=now
             ):
                 db.session.refresh(invoice)
-                emit_event("invoice.overdue", invoice.brand, data=invoice_event_data(invoice))
+                emit_event(
+                    "invoice.overdue",
+                    invoice.brand,
+                    data=invoice_event_data(invoice),
+                    livemode=invoice.livemode,
+                )
                 moved += 1
             reminded = write_status(
                 INVOICE,

@@ -23,6 +23,8 @@ PERIODIC = (
     ("sweep-outbox", "gateway.outbox.sweep.sweep_outbox", "SWEEP_INTERVAL"),
     ("expire-payments", "gateway.payments.lifecycle.expire_due_payments", 60),
     ("prune-idempotency", "gateway.accounts.idempotency.prune_idempotency_records", 3600),
+    # Events are kept 30 days at least (the events API); their delivery records stay.
+    ("prune-events", "gateway.webhooks.event_log.prune_events", 3600),
     # Stored credits a waiting claim could match, left unmatched by a request that died after
     # storing them.
     ("heal-matching", "gateway.sms.matching.heal_matching", "SWEEP_INTERVAL"),

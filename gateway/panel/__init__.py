@@ -41,6 +41,7 @@ def register_panel(app):
         demo_notice,
         developers,
         developers_deliveries,
+        developers_endpoints,
         developers_webhooks,
         devices,
         invoices,

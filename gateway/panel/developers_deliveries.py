@@ -14,8 +14,9 @@ from ..domain_errors import DomainError
 from ..extensions import db
 from ..payments.models.payment import Payment
 from ..webhooks.deliveries import LOG_SIZE, get_delivery, recent_deliveries, retry_delivery
+from ..webhooks.event_log import stored_event
 from . import bp
-from .access import VIEW, WEBHOOKS_REDELIVER, current_brand, requires
+from .access import VIEW, WEBHOOKS_REDELIVER, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import ActionForm
 
@@ -34,7 +35,7 @@ def webhook_deliveries():
     """The brand's 50 most recent deliveries, newest first."""
     return render_template(
         "panel/developers_deliveries.html",
-        deliveries=recent_deliveries(current_brand()),
+        deliveries=recent_deliveries(current_brand(), panel_livemode()),
         log_size=LOG_SIZE,
     )
 
@@ -51,6 +52,7 @@ def webhook_delivery(delivery_id):
         "panel/developers_delivery.html",
         delivery=delivery,
         payment=payment,
+        event=stored_event(current_brand(), delivery.event_id),
         payload=pretty_payload(delivery.payload),
     )
 

@@ -11,7 +11,7 @@ from ..domain_errors import DomainError
 from ..errors import http_status
 from ..webhooks.deliveries import rotate_webhook_secret, send_test_webhook, set_webhook_url
 from . import bp
-from .access import WEBHOOKS_MANAGE, current_brand, requires
+from .access import WEBHOOKS_MANAGE, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import ActionForm, attach_error
 from .forms_developers import WebhookUrlForm
@@ -105,7 +105,7 @@ def webhook_settings_test():
         return redirect(url_for("panel.webhook_settings"))
     try:
         with unit_of_work():
-            delivery = send_test_webhook(current_brand())
+            delivery = send_test_webhook(current_brand(), livemode=panel_livemode())
             record_audit(
                 current_user,
                 "webhook.test",

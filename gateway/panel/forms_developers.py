@@ -1,14 +1,17 @@
-"""Forms of the Developers pages: generate and revoke API keys, the default webhook URL."""
+"""Forms of the Developers pages: generate and revoke API keys, the default webhook URL, webhook
+endpoints."""
 
 from urllib.parse import urlsplit
 
 from flask_wtf import FlaskForm
-from wtforms import SelectMultipleField, StringField
+from wtforms import SelectField, SelectMultipleField, StringField
 from wtforms.validators import DataRequired, Length, Optional, ValidationError
 from wtforms.widgets import CheckboxInput, ListWidget
 
 from ..accounts.models.api_key import SCOPES
 from ..i18n import lazy_gettext as _l
+from ..webhooks.endpoints import CHOICES as ENDPOINT_CHOICES
+from ..webhooks.models.endpoint import ALL_EVENTS
 from .forms import options, strip
 
 SCOPE_NAMES = {
@@ -72,3 +75,41 @@ class WebhookUrlForm(FlaskForm):
         parts = urlsplit(field.data or "")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValidationError(_l("Enter an absolute http:// or https:// address."))
+
+
+MODE_NAMES = {"live": _l("Live: real payments"), "test": _l("Test: test-mode payments only")}
+
+
+class WebhookEndpointForm(FlaskForm):
+    """A new webhook endpoint: where, which events, live or test (the service checks the rest)."""
+
+    url = StringField(
+        _l("Endpoint URL"),
+        filters=[strip],
+        validators=[DataRequired(), Length(max=2048)],
+        description=_l("Your server's address that receives these webhooks."),
+    )
+    description = StringField(
+        _l("Description"), filters=[strip], validators=[Optional(), Length(max=200)]
+    )
+    enabled_events = CheckboxesField(
+        _l("Events"),
+        choices=options((event, event) for event in ENDPOINT_CHOICES),
+        default=[ALL_EVENTS],
+        render_kw={"class": "scope-list"},
+        description=_l("“*” sends every event, those added later too."),
+    )
+    mode = SelectField(
+        _l("Mode"), choices=options(MODE_NAMES.items()), default="live", validators=[DataRequired()]
+    )
+
+    def validate_url(self, field):
+        """An absolute http(s) address; whether it may receive webhooks is the service's call."""
+        parts = urlsplit(field.data or "")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValidationError(_l("Enter an absolute http:// or https:// address."))
+
+    def validate_enabled_events(self, field):
+        """At least one event; the service checks the names."""
+        if not field.data:
+            raise ValidationError(_l("Choose at least one event."))

@@ -2,7 +2,7 @@
 
 Pages that other parts of the panel add later are listed already; a link appears as soon as its
 endpoint is registered: panel.sms_inbox, panel.outbound_sms, panel.sms_templates, panel.devices,
-panel.api_keys, panel.webhook_settings, panel.webhook_deliveries.
+panel.api_keys, panel.webhook_settings, panel.webhook_endpoints, panel.webhook_deliveries.
 """
 
 from collections import namedtuple
@@ -76,6 +76,13 @@ NAVIGATION = (
             ),
             item(
                 "panel.webhook_settings", _l("Webhook settings"), "hook", permission=WEBHOOKS_MANAGE
+            ),
+            item(
+                "panel.webhook_endpoints",
+                _l("Webhook endpoints"),
+                "hook",
+                permission=WEBHOOKS_MANAGE,
+                active_prefix="panel.webhook_endpoint",
             ),
             item(
                 "panel.webhook_deliveries",

@@ -33,9 +33,19 @@ class AttemptSchema(BaseSchema):
 
 
 class DeliveryDetailSchema(DeliverySchema):
-    """One delivery with its event id, next attempt and the log of every attempt."""
+    """One delivery with its event id, its endpoint, next attempt and the log of every attempt."""
 
     event_id = fields.String()
+    livemode = fields.Boolean()
+    endpoint_id = fields.Function(
+        lambda delivery: delivery.endpoint.public_id if delivery.endpoint_id else None,
+        metadata={
+            "type": "string",
+            "nullable": True,
+            "description": "The webhook endpoint it went to; null for the payment's callback_url, "
+            "the brand's webhook URL or a test URL.",
+        },
+    )
     next_attempt_at = Timestamp(allow_none=True)
     attempt_log = fields.List(fields.Nested(AttemptSchema))
 

@@ -22,12 +22,12 @@ from .models.webhook import WebhookDelivery
 LOG_SIZE = 50  # docs/spec/merchant-api.md 4.4 and 8: the 50 most recent records
 
 
-def recent_deliveries(brand):
-    """The brand's 50 most recent delivery records, newest first."""
+def recent_deliveries(brand, livemode=True):
+    """The brand's 50 most recent delivery records of a mode, newest first."""
     return (
         db.session.execute(
             db.select(WebhookDelivery)
-            .where(WebhookDelivery.brand_id == brand.id)
+            .where(WebhookDelivery.brand_id == brand.id, WebhookDelivery.livemode.is_(livemode))
             .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
             .limit(LOG_SIZE)
         )
@@ -36,36 +36,52 @@ def recent_deliveries(brand):
     )
 
 
-def get_delivery(brand, delivery_id):
-    """A delivery of this brand with its attempt log; NotFound for anything else, another brand's
-    included.
+def get_delivery(brand, delivery_id, livemode=None):
+    """A delivery of this brand and mode (None: either, for the panel) with its attempt log;
+    NotFound for anything else, another brand's or the other mode's included.
     """
     delivery_id = row_id(delivery_id)
     delivery = None
     if delivery_id is not None:
-        delivery = db.session.execute(
+        query = (
             db.select(WebhookDelivery)
             .options(selectinload(WebhookDelivery.attempt_log))
             .where(WebhookDelivery.id == delivery_id, WebhookDelivery.brand_id == brand.id)
-        ).scalar_one_or_none()
+        )
+        if livemode is not None:
+            query = query.where(WebhookDelivery.livemode.is_(bool(livemode)))
+        delivery = db.session.execute(query).scalar_one_or_none()
     if delivery is None:
         raise not_found("webhook_delivery")
     return delivery
 
 
-def retry_delivery(brand, delivery_id):
+def retry_delivery(brand, delivery_id, livemode=None):
     """Redeliver now, whatever the record's status, unless an attempt is in flight (InvalidState).
 
     The hand attempt is extra: it leaves the automatic budget alone, and if it fails the automatic
     schedule resumes where it was (`resume_at`, the attempt that was due; none for a finished
     record).
     """
-    delivery = get_delivery(brand, delivery_id)
+    delivery = get_delivery(brand, delivery_id, livemode)
+    if not request_redelivery(delivery.id):
+        db.session.rollback()
+        raise invalid_state(
+            "An attempt of this delivery is in progress; retry when it has finished."
+        )
+    commit_work()
+    db.session.refresh(delivery)
+    return delivery
+
+
+def request_redelivery(delivery_id):
+    """Ask for a hand attempt of a record now, woken after commit (retry_delivery says how it
+    counts); False, and nothing changed, while an attempt of it is in flight."""
     now = utcnow()
     d = WebhookDelivery
     changed = write_status(
         DELIVERY,
-        (d.id == delivery.id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now)),
+        (d.id == delivery_id, db.or_(d.lease_expires_at.is_(None), d.lease_expires_at < now)),
         DELIVERY.statuses,
         OUTBOX_PENDING,
         # A second hand retry before the first was claimed keeps the automatic time already saved.
@@ -79,48 +95,59 @@ def retry_delivery(brand, delivery_id):
         updated_at=now,
     )
     if changed != 1:
-        db.session.rollback()
-        raise invalid_state(
-            "An attempt of this delivery is in progress; retry when it has finished."
-        )
-    jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery.id)
-    commit_work()
-    db.session.refresh(delivery)
-    return delivery
+        return False
+    jobs.wake_after_commit(jobs.WEBHOOKS, jobs.DELIVER_WEBHOOK, delivery_id)
+    return True
 
 
-def send_test_webhook(brand, url=None):
-    """Record a signed `webhook.test` event for `url` (default: the brand's webhook URL)."""
+def send_test_webhook(brand, url=None, livemode=True):
+    """Record a signed `webhook.test` event for `url` (default: the brand's webhook URL), and for
+    the endpoints of the mode (`livemode`: the calling key's) that chose it."""
     url = url or brand.webhook_url
     if not url:
         raise field_error(
             "url", "Send a url, or set the brand's webhook URL first.", code="required"
         )
     check_callback_url(url, "url")
-    delivery = emit_event("webhook.test", brand, url=url)
+    delivery = emit_event("webhook.test", brand, url=url, livemode=livemode)
     commit_work()  # with an Idempotency-Key, together with the stored answer
     return delivery
 
 
-def rotate_webhook_secret(brand, overlap=None):
-    """Give the brand a new webhook secret; the old one still signs (the Previous header) for
-    `overlap` seconds.
+def overlap_rotation(secret, previous, previous_until, new, overlap=None):
+    """The values of the UPDATE that rotates a secret column to `new` under the overlap rule.
 
-    `overlap` defaults to WEBHOOK_SECRET_OVERLAP; 0 drops the old secret at once. One UPDATE takes
-    the secret it replaces from the row itself (SET sees the row as it was), so of two rotations at
-    once each keeps the secret it replaced, never one the other never saw. In a unit of work it
-    commits with the rest (the panel's audit row); alone, it commits itself.
+    The secret replaced keeps signing (X-Service-Signature-Previous) for `overlap` seconds (default
+    WEBHOOK_SECRET_OVERLAP; 0 drops it at once). It is taken from the row itself (SET sees the row
+    as it was), so of two rotations at once each keeps the secret it replaced, never one the other
+    never saw. The brand's secret and each webhook endpoint's rotate by this one rule.
     """
     overlap = current_app.config["WEBHOOK_SECRET_OVERLAP"] if overlap is None else overlap
-    new = new_webhook_secret()
     keep = overlap > 0
+    return {
+        secret.key: new,
+        previous.key: secret if keep else None,
+        previous_until.key: utcnow() + timedelta(seconds=overlap) if keep else None,
+    }
+
+
+def rotate_webhook_secret(brand, overlap=None):
+    """Give the brand a new webhook secret; the old one still signs (the Previous header) for
+    `overlap` seconds (overlap_rotation). In a unit of work it commits with the rest (the panel's
+    audit row); alone, it commits itself.
+    """
+    new = new_webhook_secret()
     db.session.execute(
         db.update(Brand)
         .where(Brand.id == brand.id)
         .values(
-            webhook_secret=new,
-            webhook_secret_previous=Brand.webhook_secret if keep else None,
-            webhook_secret_previous_until=utcnow() + timedelta(seconds=overlap) if keep else None,
+            overlap_rotation(
+                Brand.webhook_secret,
+                Brand.webhook_secret_previous,
+                Brand.webhook_secret_previous_until,
+                new,
+                overlap,
+            )
         )
         .execution_options(synchronize_session=False)
     )

@@ -23,6 +23,8 @@ from ..outbox.schedule import BACKOFF, RetrySchedule
 from ..states import DELIVERY, OUTBOX_FAILED, OUTBOX_PENDING, OUTBOX_SENT, guarded_update
 from . import hosts as webhook_hosts
 from .callback_urls import checked_destination
+from .endpoint_secrets import open_secret
+from .models.endpoint import WebhookEndpoint
 from .models.webhook import WebhookAttempt, WebhookDelivery
 from .signals import delivery_headers
 from .transport import Outcome, post_body
@@ -36,11 +38,23 @@ USER_AGENT = "PaymentGateway-Webhooks/1.0"
 # The hot path writes through the tables (Core), not the ORM: no unit of work, no ORM UPDATE
 # bookkeeping.
 DELIVERIES, ATTEMPTS, BRANDS = WebhookDelivery.__table__, WebhookAttempt.__table__, Brand.__table__
+ENDPOINTS = WebhookEndpoint.__table__
 DUE_STATUSES = (OUTBOX_PENDING,)
 RESULT_STATUSES = (OUTBOX_PENDING, OUTBOX_SENT, OUTBOX_FAILED)  # what an attempt leaves a row in
 
 
 _D = DELIVERIES.c
+# What signing a delivery to a webhook endpoint needs of it: its own secrets, and whether it still
+# takes deliveries.
+_E = ENDPOINTS.c
+ENDPOINT_SIGNING = (
+    _E.public_id,
+    _E.secret_sealed,
+    _E.secret_previous_sealed,
+    _E.secret_previous_until,
+    _E.enabled,
+    _E.deleted_at,
+)
 # Built once: statements with bind parameters skip per-call construction and cache-key generation.
 CLAIM_READ = (
     db.select(
@@ -60,8 +74,14 @@ CLAIM_READ = (
         BRANDS.c.webhook_secret,
         BRANDS.c.webhook_secret_previous,
         BRANDS.c.webhook_secret_previous_until,
+        _D.endpoint_id,
+        *(column.label(f"endpoint_{column.name}") for column in ENDPOINT_SIGNING),
     )
-    .select_from(DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id))
+    .select_from(
+        DELIVERIES.join(BRANDS, BRANDS.c.id == _D.brand_id).outerjoin(
+            ENDPOINTS, ENDPOINTS.c.id == _D.endpoint_id
+        )
+    )
     .where(_D.id == bindparam("p_id"))
 )
 
@@ -71,6 +91,16 @@ def brand_column(column):
     only).
     """
     return db.select(column).where(BRANDS.c.id == _D.brand_id).scalar_subquery().label(column.name)
+
+
+def endpoint_column(column):
+    """The delivery's endpoint's `column` (NULL without one), as a scalar subquery."""
+    return (
+        db.select(column)
+        .where(_E.id == _D.endpoint_id)
+        .scalar_subquery()
+        .label(f"endpoint_{column.name}")
+    )
 
 
 # The common claim in one statement: a due row that no attempt holds or ever abandoned, not
@@ -103,6 +133,8 @@ CLAIM_FRESH = (
         brand_column(BRANDS.c.webhook_secret),
         brand_column(BRANDS.c.webhook_secret_previous),
         brand_column(BRANDS.c.webhook_secret_previous_until),
+        _D.endpoint_id,
+        *(endpoint_column(column) for column in ENDPOINT_SIGNING),
     )
 )
 # `attempts` unchanged since the read proves nobody claimed in between: every claim increments it. A
@@ -196,6 +228,8 @@ class Claim:
     manual: bool = False  # a hand redelivery
     resume_at: object = None  # the automatic attempt a failed hand redelivery goes back to
     brand_id: int | None = None  # whose share of the workers the attempt takes (webhooks.hosts)
+    endpoint_id: int | None = None  # the webhook endpoint it goes to, signed with its secret
+    refusal: str | None = None  # why it is not sent (its endpoint disabled, deleted or unreadable)
 
     @property
     def automatic_attempts(self):
@@ -238,11 +272,17 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
         park(delivery_id, now)
         return None
     db.session.commit()  # asynchronous on PostgreSQL: the claim asked for it
-    return Claim(
+    return claim_of(row, delivery_id, row.attempts, lease, row.manual_attempts, False)
+
+
+def claim_of(row, delivery_id, attempts, lease, manual_attempts, manual):
+    """The Claim of a claimed row: signed with its endpoint's secrets when it goes to one, else with
+    the brand's."""
+    claim = Claim(
         delivery_id,
         row.event_id,
         row.created_at,
-        row.attempts,
+        attempts,
         lease,
         row.url,
         row.payload,
@@ -250,11 +290,25 @@ def claim_delivery(delivery_id, scheduled_attempts=None):
         row.webhook_secret,
         row.webhook_secret_previous,
         row.webhook_secret_previous_until,
-        row.manual_attempts,
-        False,
+        manual_attempts,
+        manual,
         row.resume_at,
         row.brand_id,
+        row.endpoint_id,
     )
+    if row.endpoint_id is None:
+        return claim
+    public_id = row.endpoint_public_id
+    claim.secret = open_secret(row.endpoint_secret_sealed, public_id)
+    claim.previous_secret = open_secret(row.endpoint_secret_previous_sealed, public_id)
+    claim.previous_until = row.endpoint_secret_previous_until
+    if row.endpoint_deleted_at is not None:
+        claim.refusal = "The webhook endpoint was deleted."
+    elif not row.endpoint_enabled:
+        claim.refusal = "The webhook endpoint is disabled."
+    elif claim.secret is None:
+        claim.refusal = "The webhook endpoint's secret cannot be opened (SECRET_KEY changed)."
+    return claim
 
 
 def commit_claim():
@@ -304,23 +358,7 @@ def claim_after_reading(delivery_id, now, lease, scheduled_attempts):
     if row.lease_expires_at is not None:
         log_abandoned(delivery_id, row.lease_expires_at)
     commit_claim()
-    return Claim(
-        delivery_id,
-        row.event_id,
-        row.created_at,
-        row.attempts + 1,
-        lease,
-        row.url,
-        row.payload,
-        row.event,
-        row.webhook_secret,
-        row.webhook_secret_previous,
-        row.webhook_secret_previous_until,
-        manual_attempts,
-        manual,
-        row.resume_at,
-        row.brand_id,
-    )
+    return claim_of(row, delivery_id, row.attempts + 1, lease, manual_attempts, manual)
 
 
 def claimable(row, now):
@@ -415,6 +453,8 @@ def post_webhook(claim):
     """POST the stored body, signed now, to the delivery's URL; never raises for the receiver's
     faults.
     """
+    if claim.refusal is not None:
+        return Outcome(error=claim.refusal)
     refusal, addresses = checked_destination(claim.url)
     if refusal is not None:
         return Outcome(error=refusal)

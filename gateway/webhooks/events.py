@@ -1,5 +1,5 @@
-"""Events: the one place that builds a webhook body, recorded in the caller's database
-transaction."""
+"""Events: the one place that builds a webhook body; each event is stored (the events API) with
+its deliveries, in the caller's database transaction."""
 
 import json
 import secrets
@@ -12,6 +12,8 @@ from ..money import format_amount
 from ..outbox.kind import wake_key
 from ..states import OUTBOX_PENDING
 from .delivery import OUTBOX
+from .models.endpoint import WebhookEndpoint
+from .models.event import Event
 from .models.webhook import WebhookDelivery
 from .signals import events_emitted
 
@@ -34,7 +36,11 @@ def new_event_id():
 
 
 class Emission(NamedTuple):
-    """One event's subject, as emit_event takes it: what emit_events takes a list of."""
+    """One event's subject, as emit_event takes it: what emit_events takes a list of.
+
+    `livemode` is the subject's (its payment's), given only where there is no payment: an overdue
+    invoice's, the calling key's for webhook.test.
+    """
 
     brand: Any
     payment: Any = None
@@ -43,27 +49,37 @@ class Emission(NamedTuple):
     url: str | None = None
     extra: dict | None = None
     data: dict | None = None
+    livemode: bool | None = None
 
 
 def emit_event(
-    event, brand, payment=None, transaction=None, refund=None, url=None, extra=None, data=None
+    event,
+    brand,
+    payment=None,
+    transaction=None,
+    refund=None,
+    url=None,
+    extra=None,
+    data=None,
+    livemode=None,
 ):
-    """Add the event's delivery record to the current transaction (no commit) and wake it after
-    commit.
+    """Store the event and add its delivery records to the current transaction (no commit); wake
+    them after commit.
 
-    The webhook goes to `url`, else the payment's callback_url, else the brand's webhook_url;
-    with none of them nothing is recorded and None is returned. `extra` adds keys to `data`;
+    The webhook goes to `url`, else the payment's callback_url, else the brand's webhook_url, and
+    to every enabled endpoint of the brand and mode that chose the event; the first of these is
+    returned (None without one: the event is stored all the same). `extra` adds keys to `data`;
     `data`, when given, is the event's `data` as its own domain built it (invoice events).
     """
-    (delivery,) = emit_events(
-        event, [Emission(brand, payment, transaction, refund, url, extra, data)]
-    )
+    emission = Emission(brand, payment, transaction, refund, url, extra, data, livemode)
+    (delivery,) = emit_events(event, [emission])
     return delivery
 
 
 def emit_events(event, emissions):
     """emit_event for several subjects at once (a batch of completions): one re-read of their
-    payments, one flush; returns each one's delivery (None where it has no URL), in order.
+    payments, one read of the brands' endpoints, one flush; returns each one's delivery to its URL
+    (None where it has none), in order.
     """
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
@@ -71,39 +87,101 @@ def emit_events(event, emissions):
     # once, for the listeners (the plugin IPNs) and the deliveries alike.
     reread([e.payment for e in emissions if e.payment is not None])
     events_emitted.send(event, emissions=emissions)
-    urls = [
-        e.url or (e.payment.callback_url if e.payment is not None else None) or e.brand.webhook_url
-        for e in emissions
-    ]
-    records = []
-    for e, url in zip(emissions, urls):
-        if not url:
-            continue
+    endpoints = endpoints_choosing(event, {e.brand.id for e in emissions})
+    now = utcnow()
+    stored, records, own = [], [], []  # own: each emission's URL delivery, by place in records
+    for e in emissions:
+        url = e.url or (e.payment.callback_url if e.payment is not None else None)
+        url = url or e.brand.webhook_url
         transaction = e.transaction or (e.payment.transaction if e.payment is not None else None)
-        event_id = new_event_id()
+        livemode = livemode_of(e)
         body = {
-            "id": event_id,
+            "id": new_event_id(),
             "event": event,
-            "created": isoformat(utcnow()),
+            "created": isoformat(now),
+            "livemode": livemode,
             "data": e.data
             if e.data is not None
             else {**event_data(e.brand, e.payment, transaction, e.refund), **(e.extra or {})},
         }
-        records.append(Record(e.brand, event, url, body, e.payment, transaction, event_id))
-    recorded = iter(record_deliveries(records))
-    return [next(recorded) if url else None for url in urls]
+        payload = dumps(body)
+        stored.append(
+            Event(
+                public_id=body["id"],
+                brand_id=e.brand.id,
+                type=event,
+                livemode=livemode,
+                payload=payload,
+                created_at=now,
+            )
+        )
+        subject = (e.brand, event)
+        own.append(len(records) if url else None)
+        if url:
+            records.append(
+                Record(*subject, url, payload, e.payment, transaction, body["id"], None, livemode)
+            )
+        records.extend(
+            Record(
+                *subject,
+                endpoint.url,
+                payload,
+                e.payment,
+                transaction,
+                body["id"],
+                endpoint,
+                livemode,
+            )
+            for endpoint in endpoints
+            if endpoint.brand_id == e.brand.id and endpoint.livemode == livemode
+        )
+    db.session.add_all(stored)
+    deliveries = record_deliveries(records)
+    return [None if place is None else deliveries[place] for place in own]
+
+
+def livemode_of(emission):
+    """The event's mode: its payment's (a refund, link or invoice payment is its payment's), else
+    the one given, else live."""
+    if emission.payment is not None:
+        return bool(emission.payment.livemode)
+    return True if emission.livemode is None else bool(emission.livemode)
+
+
+def endpoints_choosing(event, brand_ids):
+    """The enabled endpoints of these brands that chose `event`, in one query."""
+    found = db.session.execute(
+        db.select(WebhookEndpoint).where(
+            WebhookEndpoint.brand_id.in_(brand_ids),
+            WebhookEndpoint.enabled.is_(True),
+            WebhookEndpoint.deleted_at.is_(None),
+        )
+    ).scalars()
+    return [endpoint for endpoint in found if endpoint.wants(event)]
+
+
+def dumps(body):
+    """The exact bytes sent (as text): compact JSON, stored once and signed at every attempt."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
 
 class Record(NamedTuple):
-    """One delivery to add, as record_delivery takes it: what record_deliveries takes a list of."""
+    """One delivery to add, as record_delivery takes it: what record_deliveries takes a list of.
+
+    `body` is a dict, or the payload already serialised; `endpoint` is the webhook endpoint it goes
+    to (None for a URL signed with the brand's secret); `livemode` is the event's (default: the
+    payment's, else live).
+    """
 
     brand: Any
     event: str
     url: str
-    body: dict
+    body: Any
     payment: Any = None
     transaction: Any = None
     event_id: str | None = None
+    endpoint: Any = None
+    livemode: bool | None = None
 
 
 def record_delivery(brand, event, url, body, payment=None, transaction=None, event_id=None):
@@ -125,8 +203,10 @@ def record_deliveries(records):
             transaction_id=r.transaction.id if r.transaction is not None else None,
             event=r.event,
             event_id=r.event_id or new_event_id(),
+            endpoint_id=r.endpoint.id if r.endpoint is not None else None,
+            livemode=record_livemode(r),
             url=r.url,
-            payload=json.dumps(r.body, separators=(",", ":"), ensure_ascii=False),
+            payload=r.body if isinstance(r.body, str) else dumps(r.body),
             status=OUTBOX_PENDING,
             attempts=0,
             next_attempt_at=now,
@@ -147,6 +227,13 @@ def record_deliveries(records):
             unique=wake_key(OUTBOX, delivery.id, delivery.created_at, 0),
         )
     return deliveries
+
+
+def record_livemode(record):
+    """A delivery's mode: its event's, else its payment's (a plugin's IPN), else live."""
+    if record.livemode is not None:
+        return bool(record.livemode)
+    return bool(record.payment.livemode) if record.payment is not None else True
 
 
 def event_data(brand, payment, transaction, refund):

@@ -39,6 +39,15 @@ OPERATIONS = [
     ("post", "/api/v1/sms/outbound"),
     ("post", "/api/v1/sms/outbound/{message_id}/retry"),
     ("get", "/api/v1/dashboard/summary"),
+    ("get", "/api/v1/events"),
+    ("get", "/api/v1/events/{event_id}"),
+    ("post", "/api/v1/events/{event_id}/redeliver"),
+    ("get", "/api/v1/webhook-endpoints"),
+    ("post", "/api/v1/webhook-endpoints"),
+    ("get", "/api/v1/webhook-endpoints/{endpoint_id}"),
+    ("patch", "/api/v1/webhook-endpoints/{endpoint_id}"),
+    ("delete", "/api/v1/webhook-endpoints/{endpoint_id}"),
+    ("post", "/api/v1/webhook-endpoints/{endpoint_id}/rotate-secret"),
 ]
 
 
@@ -350,6 +359,28 @@ def exercise_invoices(call, admin):
     call("get", "/api/v1/invoices/no-such-invoice", headers=admin)  # 404
 
 
+def exercise_events_and_endpoints(call, receiver, admin):
+    """An endpoint created (its secret once), refused, listed, read, changed, rotated and deleted;
+    events listed, read and replayed (to the endpoint, then everywhere), and a 404 of each."""
+    body = {"url": receiver.url, "enabled_events": ["*"], "description": "Doc"}
+    endpoint = call("post", "/api/v1/webhook-endpoints", json=body, headers=admin).json["data"]
+    url = f"/api/v1/webhook-endpoints/{endpoint['id']}"
+    call("post", "/api/v1/webhook-endpoints", json={**body, "enabled_events": []}, headers=admin)
+    call("get", "/api/v1/webhook-endpoints", headers=admin)
+    call("get", url, headers=admin)
+    call("patch", url, json={"enabled_events": ["payment.completed"]}, headers=admin)
+    call("post", f"{url}/rotate-secret", headers=admin)
+    event = call("get", "/api/v1/events?type=payment.completed", headers=admin).json["data"][0]
+    replay = f"/api/v1/events/{event['id']}/redeliver"
+    call("get", f"/api/v1/events/{event['id']}", headers=admin)
+    call("post", replay, json={"endpoint_id": endpoint["id"]}, headers=admin)
+    call("post", replay, headers=admin)
+    call("get", "/api/v1/events/evt_nope", headers=admin)  # 404
+    call("delete", url, headers=admin)
+    call("get", url, headers=admin)  # 404
+    call("post", replay, headers=admin)  # 409: nowhere left to send it, or only its URL
+
+
 def test_real_answers_match_the_documented_schemas(client, spec, brand, admin, make_key, receiver):
     call = Recorder(client)
 
@@ -361,6 +392,7 @@ def test_real_answers_match_the_documented_schemas(client, spec, brand, admin, m
     exercise_outbound_sms(call, admin)
     exercise_payment_links_and_exports(call, admin)
     exercise_invoices(call, admin)
+    exercise_events_and_endpoints(call, receiver, admin)
 
     statuses = {response.status_code for _, _, response in call.calls}
     assert {200, 201, 202, 400, 401, 403, 404, 409, 413, 415, 422} <= statuses

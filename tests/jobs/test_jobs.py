@@ -298,6 +298,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "sweep-outbox: 0",
         "expire-payments: 1",
         "prune-idempotency: 0",
+        "prune-events: 0",
         "heal-matching: 0",
         "settle-chains: 0",
         "chain-gaps: 0",

@@ -19,6 +19,8 @@ from gateway.extensions import db
 from gateway.panel.access import PUBLIC
 from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.sms.templates import create_template
+from gateway.webhooks.endpoints import create_endpoint
+from gateway.webhooks.models.event import Event
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import (
     CustomerFactory,
@@ -131,6 +133,36 @@ ROUTES = [
         {},
         "OAS",
     ),
+    ("panel.webhook_endpoints", "GET", "/panel/developers/webhook-endpoints", None, "OA"),
+    (
+        "panel.webhook_endpoint_create",
+        "POST",
+        "/panel/developers/webhook-endpoints",
+        {"url": "https://shop.example.com/h2", "enabled_events": "*", "mode": "live"},
+        "OA",
+    ),
+    (
+        "panel.webhook_endpoint_toggle",
+        "POST",
+        "/panel/developers/webhook-endpoints/{endpoint}/toggle",
+        {},
+        "OA",
+    ),
+    (
+        "panel.webhook_endpoint_rotate",
+        "POST",
+        "/panel/developers/webhook-endpoints/{endpoint}/rotate",
+        {},
+        "OA",
+    ),
+    (
+        "panel.webhook_endpoint_delete",
+        "POST",
+        "/panel/developers/webhook-endpoints/{endpoint}/delete",
+        {},
+        "OA",
+    ),
+    ("panel.event_redeliver", "POST", "/panel/developers/events/{event}/redeliver", {}, "OAS"),
     ("panel.settings", "GET", "/panel/settings", None, "OA"),
     (
         "panel.settings",
@@ -317,6 +349,8 @@ def rows(brand):
     link = make_link(brand)
     invoice = an_invoice(brand)
     compat_key, _ = generate_compat_key(brand, "Shop plugin", "uddoktapay")
+    endpoint, _ = create_endpoint(brand, True, "https://shop.example.com/hooks", ["*"])
+    event = db.session.execute(db.select(Event).where(Event.brand_id == brand.id)).scalars().first()
     db.session.commit()
     return {
         "compat_key": compat_key.id,
@@ -334,6 +368,8 @@ def rows(brand):
             db.select(PairingCode.id).where(PairingCode.device_id == device.id)
         ).scalar_one(),
         "delivery": delivery.id,
+        "endpoint": endpoint.public_id,
+        "event": event.public_id,
         "method": method.id,
         "colleague": colleague.id,
     }

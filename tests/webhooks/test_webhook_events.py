@@ -40,7 +40,7 @@ def test_completed_payment_records_a_delivery_with_the_spec_body(brand):
 
     [delivery] = deliveries()
     body = body_of(delivery)
-    assert set(body) == {"id", "event", "created", "data"}
+    assert set(body) == {"id", "event", "created", "livemode", "data"}
     assert body["id"].startswith("evt_") and body["id"] == delivery.event_id
     assert body["event"] == delivery.event == "payment.completed"
     assert body["data"] == {

@@ -23,7 +23,14 @@ class WebhookDelivery(OutboxColumns, db.Model):
     payment_id = db.Column(db.Integer, db.ForeignKey("payments.id"))
     transaction_id = db.Column(db.Integer, db.ForeignKey("transactions.id"))
     event = db.Column(db.String(40), nullable=False)
-    event_id = db.Column(db.String(40), nullable=False, unique=True)
+    # The event delivered (events.public_id; a plugin dialect's IPN has an id of its own). One event
+    # goes to several places: the payment's URL and each endpoint that chose it.
+    event_id = db.Column(db.String(40), nullable=False, index=True)
+    # The webhook endpoint it goes to, signed with that endpoint's secret; NULL for the payment's
+    # callback_url, the brand's webhook URL or a test URL, signed with the brand's secret.
+    endpoint_id = db.Column(db.Integer, db.ForeignKey("webhook_endpoints.id"))
+    # Its event's mode (an IPN's: its payment's): a key's delivery log shows its own mode only.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
     url = db.Column(db.String(2048), nullable=False)
     # The exact JSON body sent at every attempt: what is signed is what is stored.
     payload = db.Column(db.Text, nullable=False)
@@ -40,6 +47,7 @@ class WebhookDelivery(OutboxColumns, db.Model):
     response_body = db.Column(db.Text)
 
     brand = db.relationship("Brand")
+    endpoint = db.relationship("WebhookEndpoint")
     attempt_log = db.relationship(
         "WebhookAttempt", order_by="WebhookAttempt.id", lazy="select", back_populates="delivery"
     )
