@@ -93,8 +93,8 @@ def notify_payments_in_review(payment_ids, reason):
 
 
 def notify_webhook_attempt(delivery_id, status, attempts):
-    """A webhook attempt recorded (or a delivery failed for good): failing ones tell the merchant,
-    hourly.
+    """A webhook attempt recorded (or a delivery failed for good): failing live ones tell the
+    merchant, hourly.
     """
     if status != OUTBOX_FAILED and not (
         status == OUTBOX_PENDING and attempts == FAILING_AFTER_ATTEMPTS
@@ -103,10 +103,10 @@ def notify_webhook_attempt(delivery_id, status, attempts):
     deliveries = table("webhook_deliveries").c
     row = db.session.execute(
         db.select(deliveries.brand_id, deliveries.url, deliveries.event).where(
-            deliveries.id == delivery_id
+            deliveries.id == delivery_id, deliveries.livemode.is_(True)
         )
     ).first()
-    if row is None:
+    if row is None:  # gone, or a test delivery: test traffic tells the merchant nothing
         return
     host = urlsplit(row.url).hostname or row.url
     given_up = status == OUTBOX_FAILED

@@ -38,3 +38,26 @@ def test_a_test_payment_sends_no_receipt_sms(brand):
     live = completed_payment(brand=brand, customer_phone=PHONE)
     [receipt] = db.session.execute(db.select(OutboundSms)).scalars().all()
     assert receipt.payment_id == live.id
+
+
+def test_failing_test_webhooks_tell_the_merchant_nothing(brand, telegram):
+    from gateway.notifications.catalogue import WEBHOOKS_FAILING
+    from gateway.notifications.events import notify_webhook_attempt
+    from gateway.webhooks.models.webhook import WebhookDelivery
+
+    configure(brand)
+    brand.webhook_url = "https://shop.example/hooks"
+    for livemode in (False, True):
+        completed_payment(brand=brand, livemode=livemode)  # its payment.completed delivery
+    db.session.commit()
+    test, live = db.session.execute(
+        db.select(WebhookDelivery).order_by(WebhookDelivery.id)
+    ).scalars()
+    assert (test.livemode, live.livemode) == (False, True)
+
+    notify_webhook_attempt(test.id, "failed", 8)
+    db.session.commit()
+    assert notifications(brand, WEBHOOKS_FAILING) == []
+    notify_webhook_attempt(live.id, "failed", 8)
+    db.session.commit()
+    assert len(notifications(brand, WEBHOOKS_FAILING)) == 1
