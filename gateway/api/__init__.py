@@ -41,6 +41,7 @@ def register_api(app):
         payment_links,
         payments,
         refunds,
+        test_mode,
         transactions,
         webhooks,
     )
@@ -62,6 +63,7 @@ def register_api(app):
         payment_links,
         exports,
         invoices,
+        test_mode,
     ):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")

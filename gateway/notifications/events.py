@@ -36,8 +36,11 @@ def table(name):
 
 def notify_payments_completed(completions):
     """Payments completed (lifecycle.complete_payments): one notification each, their brands'
-    settings read in one query.
+    settings read in one query. A test payment tells nobody (docs/testing-your-integration.md).
     """
+    completions = [(payment, t) for payment, t in completions if payment.livemode]
+    if not completions:
+        return
     try:
         settings = settings_of(payment.brand_id for payment, _ in completions)
     except Exception as error:  # noqa: BLE001 - never raising: each raise_notification reads alone
@@ -70,7 +73,11 @@ def notify_payments_in_review(payment_ids, reason):
             payments.reference,
             payments.amount,
             payments.currency,
-        ).where(payments.id.in_(list(payment_ids)), payments.review_reason == reason[:255])
+        ).where(
+            payments.id.in_(list(payment_ids)),
+            payments.review_reason == reason[:255],
+            payments.livemode.is_(True),  # a test payment in review tells nobody
+        )
     ).all()
     digest = hashlib.sha256(reason.encode()).hexdigest()[:16]
     for row in rows:

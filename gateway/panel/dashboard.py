@@ -24,6 +24,7 @@ from . import bp
 from .access import VIEW, current_brand, public, requires
 from .charts import daily_bars
 from .formatting import local_date, money, number
+from .test_mode import viewing_test_data
 
 HEARTBEAT_FRESH = timedelta(minutes=15)
 RECENT = 6
@@ -47,6 +48,7 @@ def texts_waiting_for_claim(brand):
     """
     waiting = (
         InboundSms.brand_id == brand.id,
+        InboundSms.livemode.is_(not viewing_test_data()),
         InboundSms.status == "unmatched",
         InboundSms.payment_id.is_(None),
     )

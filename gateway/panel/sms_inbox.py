@@ -52,14 +52,17 @@ from .forms_sms import (
     StartingBalanceForm,
 )
 from .payments import PER_PAGE, page_number
+from .test_mode import viewing_test_data
 
 
 def status_counts(brand):
-    """How many of the brand's texts are in each status."""
+    """How many of the brand's texts of the mode shown (live or test) are in each status."""
     return dict(
         db.session.execute(
             db.select(InboundSms.status, db.func.count())
-            .where(InboundSms.brand_id == brand.id)
+            .where(
+                InboundSms.brand_id == brand.id, InboundSms.livemode == (not viewing_test_data())
+            )
             .group_by(InboundSms.status)
         ).all()
     )
@@ -73,7 +76,7 @@ def sms_inbox():
     form.validate()
     filters = {name: value for name, value in form.data.items() if value and not form[name].errors}
     rows, meta = paginate(
-        list_inbound_sms_query(current_brand(), filters),
+        list_inbound_sms_query(current_brand(), filters, livemode=not viewing_test_data()),
         {"page": page_number(), "per_page": PER_PAGE},
     )
     return render_template(

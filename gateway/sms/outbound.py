@@ -72,9 +72,11 @@ def wake_provider(message):
 
 
 def queue_receipts(completions):
-    """Listener of payments_completed: each completed payment's receipt, in order."""
+    """Listener of payments_completed: each completed live payment's receipt, in order (a test
+    payment's customer is told nothing)."""
     for payment, transaction in completions:
-        queue_receipt_sms(payment, transaction)
+        if payment.livemode:
+            queue_receipt_sms(payment, transaction)
 
 
 def queue_receipt_sms(payment, transaction):
