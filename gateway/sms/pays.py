@@ -119,7 +119,8 @@ def same_mode(sms, payment):
     simulated SMS off live payments (and a real one off test payments); the candidate queries
     (claims.py) ask the same of the database.
     """
-    return bool(sms.livemode) == bool(payment.livemode)
+    # An unsaved row has no default yet (None): live, as the column's default says.
+    return (sms.livemode is not False) == (payment.livemode is not False)
 
 
 def last_digits(number):
