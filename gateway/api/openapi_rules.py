@@ -31,6 +31,7 @@ REQUEST_BODIES = (
     "PaymentLinkUpdate",
     "InvoiceCreate",
     "InvoiceUpdate",
+    "Simulate",
 )
 # Request bodies that name a currency: the brands' own codes (with_currencies).
 CURRENCY_BODIES = ("PaymentCreate", "PaymentLinkCreate", "InvoiceCreate", "InvoiceUpdate")
