@@ -23,6 +23,7 @@ from gateway.sms.pays import WRONG_MODE, sms_pays_payment
 from gateway.sms.simulator import forward_test_text
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory, bkash_text, forward, reload
+from tests.notifications.conftest import configure
 
 TRX = "7K6J5H4G3F"
 
@@ -179,7 +180,30 @@ def test_simulated_texts_stay_out_of_the_live_inbox_and_in_the_test_one(brand, p
     assert [sms.id for sms in test_rows] == [fake.id]
 
 
+def merchant_events():
+    return list(
+        db.session.execute(
+            db.select(MerchantNotification.event).order_by(MerchantNotification.id)
+        ).scalars()
+    )
+
+
+def phone_notices():
+    """What the brand's phones were told, but for their own pairing."""
+    return list(
+        db.session.execute(
+            db.select(Notification.kind).where(Notification.kind != "device.paired")
+        ).scalars()
+    )
+
+
+def told_by_telegram(brand):
+    """The brand wants payments completed and held for review by Telegram (set up)."""
+    configure(brand, channels={"payment.completed": ["telegram"], "payment.review": ["telegram"]})
+
+
 def test_a_test_payment_tells_the_merchant_nothing(brand, phone):
+    told_by_telegram(brand)
     completed = PaymentFactory(brand=brand, livemode=False)
     submit_claim(completed, "bkash", TRX)
     simulated(brand)
@@ -189,20 +213,22 @@ def test_a_test_payment_tells_the_merchant_nothing(brand, phone):
 
     assert reload(completed).status == "completed"
     assert reload(held).review_reason
-    assert db.session.execute(db.select(MerchantNotification)).scalars().all() == []
-    assert db.session.execute(db.select(Notification)).scalars().all() == []  # the phones
+    assert merchant_events() == []
+    assert phone_notices() == []
 
 
 def test_a_live_payment_still_tells_the_merchant(brand, phone):
+    told_by_telegram(brand)
     live = PaymentFactory(brand=brand)
     submit_claim(live, "bkash", TRX)
 
     forward(phone, bkash_text("500.00", TRX))
 
     assert reload(live).status == "completed"
-    assert db.session.execute(db.select(MerchantNotification)).scalars().all() != []
+    assert merchant_events() == ["payment.completed"]
     held = PaymentFactory(brand=brand)
     submit_claim(held, "bkash", "9Z8Y7X6W5V")
     forward(phone, bkash_text("10.00", "9Z8Y7X6W5V", balance="1510.00"))
     assert reload(held).review_reason
-    assert db.session.execute(db.select(Notification)).scalars().all() != []
+    assert phone_notices() == ["payment.review"]
+    assert merchant_events() == ["payment.completed", "payment.review"]

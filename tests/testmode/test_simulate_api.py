@@ -262,3 +262,28 @@ def test_a_read_only_test_key_cannot_simulate(client, brand, test_auth):
     assert refused.status_code == 403
     assert refused.json["error"]["code"] == "INSUFFICIENT_SCOPE"
     assert the_payment(created["payment_id"]).status == "created"
+
+
+def test_two_racing_simulations_pay_the_payment_once(client, live_server, test_auth):
+    from concurrent.futures import ThreadPoolExecutor
+
+    import requests
+
+    from gateway.payments.models.payment import Transaction
+
+    created = create_payment(client, test_auth)
+    url = f"{live_server}/api/v1/test/payments/{created['payment_id']}/simulate"
+
+    def press(outcome):
+        return requests.post(url, json={"outcome": outcome}, headers=test_auth, timeout=30)
+
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(press, ["paid", "paid"]))
+
+    # The second press finds the claim taken (409), or sends the same text again, which is stored
+    # once: either way one completion.
+    assert 200 in [answer.status_code for answer in answers]
+    assert {answer.status_code for answer in answers} <= {200, 409}
+    assert the_payment(created["payment_id"]).status == "completed"
+    assert len(db.session.execute(db.select(Transaction)).scalars().all()) == 1
+    assert [sms.status for sms in stored_texts()] == ["matched"]
