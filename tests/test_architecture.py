@@ -34,6 +34,7 @@ KERNEL = {
     "domain_errors",
     "extensions",
     "i18n",
+    "livemode",
     "money",
     "numerals",
     "request_limits",

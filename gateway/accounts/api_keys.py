@@ -23,6 +23,7 @@ KEY_BY_HASH = db.select(
     _KEYS.c.id,
     _KEYS.c.brand_id,
     _KEYS.c.scopes,
+    _KEYS.c.livemode,
     _KEYS.c.key_hash,
     _KEYS.c.last_used_at,
     _KEYS.c.revoked_at,
@@ -38,11 +39,17 @@ def hash_secret(secret):
 def key_with(companion):
     """KEY_BY_HASH with the columns of `companion` (a subquery with a `brand_id` column) joined
     on the key's brand: the key and what the request reads of its brand, in one round trip.
+
+    A companion with a `livemode` column is joined on the key's mode too: a test key never reads a
+    live row, nor a live key a test one (the row's `livemode` is then the key's).
     """
-    columns = [column for column in companion.c if column.key != "brand_id"]
+    on = companion.c.brand_id == _KEYS.c.brand_id
+    if "livemode" in companion.c:
+        on = db.and_(on, companion.c.livemode == _KEYS.c.livemode)
+    columns = [column for column in companion.c if column.key not in ("brand_id", "livemode")]
     return (
         db.select(*KEY_BY_HASH.selected_columns, *columns)
-        .select_from(_KEYS.outerjoin(companion, companion.c.brand_id == _KEYS.c.brand_id))
+        .select_from(_KEYS.outerjoin(companion, on))
         .where(_KEYS.c.key_hash == db.bindparam("digest"))
     )
 
@@ -50,7 +57,8 @@ def key_with(companion):
 def find_active_key(secret, companion=None, params=None):
     """The active key whose secret this is, compared in constant time; None otherwise.
 
-    A read-only row (id, brand_id, scopes, last_used_at, …), not an ApiKey: every request runs this.
+    A read-only row (id, brand_id, scopes, livemode, last_used_at, …), not an ApiKey: every
+    request runs this.
     With `companion` (see key_with) and its bind `params`, the row also carries the companion's
     columns, None where the key's brand has no such row. Revocation is read in the same statement,
     so a revoked key reads nothing.
@@ -74,10 +82,28 @@ def normalise_scopes(scopes):
     return [scope for scope in SCOPES if scope in chosen]
 
 
-def generate_key(brand, label, scopes):
-    """Create and commit a key; returns (key, secret) — the secret exists only in this return
-    value."""
-    key, secret = add_key(brand, label, scopes)
+def prefix_of_test_keys(prefix):
+    """The prefix of a test key made beside live keys of `prefix` (API_KEY_PREFIX, `gw_live_`).
+
+    The last "live" in it becomes "test" (`gw_live_` gives `gw_test_`); a prefix without "live" is
+    followed by "test_" (`shop_` gives `shop_test_`). The compatibility keys follow the same rule
+    (`up_` gives `up_test_`).
+    """
+    head, live, tail = prefix.rpartition("live")
+    return head + "test" + tail if live else prefix + "test_"
+
+
+def key_prefix(livemode):
+    """The prefix of a new key: API_KEY_PREFIX for a live key, prefix_of_test_keys of it for a test
+    key."""
+    prefix = current_app.config["API_KEY_PREFIX"]
+    return prefix if livemode else prefix_of_test_keys(prefix)
+
+
+def generate_key(brand, label, scopes, livemode=True):
+    """Create and commit a key (a test key with `livemode=False`); returns (key, secret) — the
+    secret exists only in this return value."""
+    key, secret = add_key(brand, label, scopes, livemode=livemode)
     try:
         commit_work()
     except IntegrityError:
@@ -96,9 +122,9 @@ def generate_key(brand, label, scopes):
     return key, secret
 
 
-def add_key(brand, label, scopes):
+def add_key(brand, label, scopes, livemode=True):
     """A new key added to the current transaction, which the caller commits; returns (key,
-    secret)."""
+    secret). A test key (`livemode=False`) has the test prefix (prefix_of_test_keys)."""
     label = (label or "").strip()
     if not label or len(label) > 100:
         raise field_error(
@@ -107,13 +133,15 @@ def add_key(brand, label, scopes):
             "required" if not label else "invalid",
         )
     scopes = normalise_scopes(scopes)
-    secret = current_app.config["API_KEY_PREFIX"] + secrets.token_urlsafe(32)
+    prefix = key_prefix(livemode)
+    secret = prefix + secrets.token_urlsafe(32)
     key = ApiKey(
         brand_id=brand.id,
+        livemode=bool(livemode),
         label=label,
         scopes=",".join(scopes),
         key_hash=hash_secret(secret),
-        display_prefix=secret[: len(current_app.config["API_KEY_PREFIX"]) + DISPLAY_CHARS],
+        display_prefix=secret[: len(prefix) + DISPLAY_CHARS],
     )
     db.session.add(key)
     return key, secret

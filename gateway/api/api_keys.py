@@ -8,6 +8,7 @@ from ..accounts import api_keys
 from ..accounts.audit import record_audit
 from ..answer_commit import unit_of_work
 from ..errors import ApiError
+from ..livemode import current_livemode
 from ..schemas.api_key import ApiKeyCreatedSchema, ApiKeyCreateSchema, ApiKeySchema
 from ..schemas.common import envelope
 from .auth import caller_brand
@@ -47,11 +48,14 @@ def list_keys():
 def create_key(data):
     """Generate a key; the `key` in the answer is the only time its secret is shown.
 
-    A key never hands out a scope it lacks itself (403 INSUFFICIENT_SCOPE).
+    A key never hands out a scope it lacks itself (403 INSUFFICIENT_SCOPE), and makes a key of its
+    own mode: a test key makes test keys, a live key live ones.
     """
     refuse_scopes_beyond_the_callers(data["scopes"])
     with unit_of_work():
-        key, secret = api_keys.generate_key(caller_brand(), data["label"], data["scopes"])
+        key, secret = api_keys.generate_key(
+            caller_brand(), data["label"], data["scopes"], livemode=current_livemode()
+        )
         record_audit(
             g.super_admin,
             "api_key.generate",
@@ -60,6 +64,7 @@ def create_key(data):
                 "label": key.label,
                 "scopes": key.scopes,
                 "display_prefix": key.display_prefix,
+                "livemode": key.livemode,
                 **by_api_key(),
             },
         )

@@ -12,6 +12,7 @@ from ..accounts.roles import ADMIN_ROLES
 from ..clock import utcnow
 from ..errors import ApiError
 from ..extensions import db
+from ..livemode import use_livemode
 from .rate_limit import check_api_rate_limit, count_refused_key
 
 # last_used_at is refreshed at most this often, so reads do not become writes.
@@ -57,6 +58,7 @@ def authenticate(extra_scopes=(), companion=None, params=None):
         )
     g.api_key = key
     g.brand_id = key.brand_id
+    use_livemode(key.livemode)  # what the request may see and make (gateway/livemode.py)
     g.pop(
         "brand", None
     )  # an app context shared by several requests (a test, a CLI command) must not keep it

@@ -1,5 +1,6 @@
 """Customer profiles: create, list, read (by id, e-mail or phone), change, delete."""
 
+from ..livemode import current_livemode
 from ..payments import customers
 from ..schemas.common import DeletedSchema, envelope
 from ..schemas.customer import (
@@ -23,7 +24,8 @@ blp = resource_blueprint(
 @blp.response(201, envelope(CustomerSchema))
 def create_customer(data):
     """Create a profile; an e-mail already on file is a 409."""
-    return single(customers.with_totals([customers.create_customer(caller_brand(), data)])[0])
+    customer = customers.create_customer(caller_brand(), data, current_livemode())
+    return single(customers.with_totals([customer])[0])
 
 
 @blp.get("")
@@ -31,7 +33,9 @@ def create_customer(data):
 @blp.response(200, envelope(CustomerSchema, many=True))
 def list_customers(args):
     """The brand's customers, newest first, with what each has paid."""
-    rows, meta = paginate(customers.list_customers_query(caller_brand(), args), args)
+    rows, meta = paginate(
+        customers.list_customers_query(caller_brand(), args, current_livemode()), args
+    )
     return listing(customers.with_totals(rows), meta)
 
 
@@ -39,7 +43,8 @@ def list_customers(args):
 @blp.response(200, envelope(CustomerSchema))
 def read_customer(ident):
     """Read a profile by id, e-mail address or telephone number."""
-    return single(customers.with_totals([customers.get_customer(caller_brand(), ident)])[0])
+    customer = customers.get_customer(caller_brand(), ident, current_livemode())
+    return single(customers.with_totals([customer])[0])
 
 
 @blp.patch("/<ident>")
@@ -47,7 +52,9 @@ def read_customer(ident):
 @blp.response(200, envelope(CustomerSchema))
 def update_customer(data, ident):
     """Change a profile's name, e-mail or phone."""
-    customer = customers.update_customer(customers.get_customer(caller_brand(), ident), data)
+    customer = customers.update_customer(
+        customers.get_customer(caller_brand(), ident, current_livemode()), data
+    )
     return single(customers.with_totals([customer])[0])
 
 
@@ -55,7 +62,7 @@ def update_customer(data, ident):
 @blp.response(200, envelope(DeletedSchema))
 def delete_customer(ident):
     """Delete a profile; its payments stay, no longer linked to it."""
-    customer = customers.get_customer(caller_brand(), ident)
+    customer = customers.get_customer(caller_brand(), ident, current_livemode())
     customer_id = customer.id
     customers.delete_customer(customer)
     return single({"id": customer_id, "deleted": True})

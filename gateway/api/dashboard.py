@@ -1,5 +1,6 @@
 """The dashboard summary: counts, volumes, success rate, today and the last 30 days."""
 
+from ..livemode import current_livemode
 from ..payments.dashboard import dashboard_summary
 from ..schemas.common import envelope
 from ..schemas.dashboard import DashboardSummarySchema
@@ -15,4 +16,4 @@ blp = resource_blueprint("dashboard", "Figures for the merchant's dashboard.")
 @blp.response(200, envelope(DashboardSummarySchema))
 def read_summary():
     """Payments per status, paid and refunded volume, success rate, today and a 30-day series."""
-    return single(dashboard_summary(caller_brand()))
+    return single(dashboard_summary(caller_brand(), livemode=current_livemode()))

@@ -2,6 +2,7 @@
 
 from flask import Response, stream_with_context
 
+from ..livemode import current_livemode
 from ..reports.exports import EXPORTS, csv_chunks, file_name
 from ..schemas.export import ExportArgs
 from .auth import caller_brand
@@ -30,7 +31,7 @@ def csv_response(kind, args):
     day_from, day_to = args.get("from"), args.get("to")
     name = file_name(kind, brand, day_from, day_to)
     return Response(
-        stream_with_context(csv_chunks(kind, brand, day_from, day_to)),
+        stream_with_context(csv_chunks(kind, brand, day_from, day_to, current_livemode())),
         mimetype="text/csv",
         headers={
             "Content-Disposition": f'attachment; filename="{name}"',

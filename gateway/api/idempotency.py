@@ -22,6 +22,7 @@ from ..answer_commit import defer_commit_to_answer, end_deferral
 from ..clock import utcnow
 from ..errors import ApiError, error_response, internal_error_response
 from ..extensions import db
+from ..livemode import current_livemode
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +37,16 @@ def lease():
 
 
 def request_fingerprint():
-    """A digest of what makes two requests the same: method, path and body."""
+    """A digest of what makes two requests the same: method, path and body, and the key's mode.
+
+    A test key's request is never the same as a live key's: reusing a live request's key in test
+    mode (or the reverse) is IDEMPOTENCY_KEY_REUSED, never a replay of the other mode's answer. A
+    live request's digest is what it was before test mode, so stored answers still replay.
+    """
     digest = hashlib.sha256()
     digest.update(request.method.encode() + b" " + request.path.encode() + b"\n")
+    if not current_livemode():
+        digest.update(b"livemode=false\n")
     digest.update(request.get_data(cache=True))
     return digest.hexdigest()
 

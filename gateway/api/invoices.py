@@ -3,6 +3,7 @@
 from flask import g
 
 from ..invoices import drafting, lifecycle, sending
+from ..livemode import current_livemode
 from ..schemas.common import envelope
 from ..schemas.invoice import (
     InvoiceCreateSchema,
@@ -19,12 +20,17 @@ URL = "invoices"
 blp = resource_blueprint("invoices", "Invoices sent to customers and paid at the hosted checkout.")
 
 
+def callers_invoice(invoice_id):
+    """The calling key's brand's invoice of the key's mode; 404 for any other."""
+    return drafting.get_invoice(caller_brand(), invoice_id, current_livemode())
+
+
 @blp.post("")
 @blp.arguments(InvoiceCreateSchema())
 @blp.response(201, envelope(InvoiceSchema))
 def create_invoice(data):
     """Create a draft invoice with the brand's next number."""
-    return single(drafting.create_invoice(caller_brand(), data))
+    return single(drafting.create_invoice(caller_brand(), data, current_livemode()))
 
 
 @blp.get("")
@@ -32,14 +38,16 @@ def create_invoice(data):
 @blp.response(200, envelope(InvoiceSchema, many=True))
 def list_invoices(args):
     """The brand's invoices, newest first."""
-    return listing(*paginate(drafting.list_invoices_query(g.brand_id, args), args))
+    return listing(
+        *paginate(drafting.list_invoices_query(g.brand_id, args, current_livemode()), args)
+    )
 
 
 @blp.get("/<invoice_id>")
 @blp.response(200, envelope(InvoiceSchema))
 def read_invoice(invoice_id):
     """Read an invoice."""
-    return single(drafting.get_invoice(caller_brand(), invoice_id))
+    return single(callers_invoice(invoice_id))
 
 
 @blp.patch("/<invoice_id>")
@@ -47,7 +55,7 @@ def read_invoice(invoice_id):
 @blp.response(200, envelope(InvoiceSchema))
 def update_invoice(data, invoice_id):
     """Change a draft invoice (409 INVALID_STATE once sent)."""
-    invoice = drafting.get_invoice(caller_brand(), invoice_id)
+    invoice = callers_invoice(invoice_id)
     return single(drafting.update_invoice(invoice, data))
 
 
@@ -55,7 +63,7 @@ def update_invoice(data, invoice_id):
 @blp.response(200, envelope(InvoiceSchema))
 def void_invoice(invoice_id):
     """Void an unpaid invoice."""
-    return single(lifecycle.void_invoice(drafting.get_invoice(caller_brand(), invoice_id)))
+    return single(lifecycle.void_invoice(callers_invoice(invoice_id)))
 
 
 @blp.post("/<invoice_id>/send")
@@ -63,5 +71,5 @@ def void_invoice(invoice_id):
 @blp.response(200, envelope(InvoiceSchema))
 def send_invoice(data, invoice_id):
     """E-mail (with the PDF) and/or text the invoice's link to the customer; drafts become sent."""
-    invoice = drafting.get_invoice(caller_brand(), invoice_id)
+    invoice = callers_invoice(invoice_id)
     return single(sending.send_invoice(invoice, data["channels"], data.get("language")))

@@ -5,6 +5,7 @@ from flask import g
 from ..domain_errors import not_found
 from ..invoices.drafting import invoice_row_id
 from ..links.links import link_payment_ids
+from ..livemode import current_livemode
 from ..payments import lifecycle as payments
 from ..schemas.common import envelope
 from ..schemas.payment import (
@@ -28,7 +29,7 @@ blp = resource_blueprint("payments", "Payment intents and their status.")
 @blp.response(201, envelope(PaymentCreatedSchema))
 def create_payment(data):
     """Initiate a payment; redirect the customer to the returned checkout_url."""
-    return single(payments.create_payment(caller_brand(), data))
+    return single(payments.create_payment(caller_brand(), data, livemode=current_livemode()))
 
 
 @blp.get("")
@@ -38,7 +39,7 @@ def list_payments(args):
     """The brand's payments, newest first."""
     if args.get("invoice"):
         args["invoice_id"] = invoice_row_id(g.brand_id, args["invoice"])
-    query = payments.list_payment_views_query(g.brand_id, args)
+    query = payments.list_payment_views_query(g.brand_id, args, current_livemode())
     if args.get("payment_link"):  # a link's id or slug
         query = query.where(
             payments.PAYMENT_VIEW_ID.in_(link_payment_ids(g.brand_id, args["payment_link"]))
@@ -68,4 +69,8 @@ read_with_key(
 @blp.response(200, envelope(PaymentSchema))
 def cancel_payment(payment_id):
     """Cancel a payment that is still created or processing."""
-    return single(payments.cancel_payment(payments.get_payment(caller_brand(), payment_id)))
+    return single(
+        payments.cancel_payment(
+            payments.get_payment(caller_brand(), payment_id, current_livemode())
+        )
+    )

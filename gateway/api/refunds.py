@@ -4,6 +4,7 @@ from flask import g
 
 from ..accounts.audit import record_audit
 from ..answer_commit import unit_of_work
+from ..livemode import current_livemode
 from ..money import format_amount
 from ..payments import refunds
 from ..schemas.common import envelope
@@ -26,7 +27,13 @@ def create_refund(data):
     # Audited as the panel's refunds are, the entry committing with the refund (and its stored
     # answer).
     with unit_of_work():
-        refund = refunds.create_refund(brand, trx_ref, data.get("amount"), data.get("reason"))
+        refund = refunds.create_refund(
+            brand,
+            trx_ref,
+            data.get("amount"),
+            data.get("reason"),
+            livemode=current_livemode(),
+        )
         record_audit(
             None,
             "payment.refund",
@@ -49,11 +56,13 @@ def create_refund(data):
 @blp.response(200, envelope(RefundSchema, many=True))
 def list_refunds(args):
     """The brand's refunds, newest first."""
-    return listing(*paginate(refunds.list_refunds_query(caller_brand(), args), args))
+    return listing(
+        *paginate(refunds.list_refunds_query(caller_brand(), args, current_livemode()), args)
+    )
 
 
 @blp.get("/<refund_id>")
 @blp.response(200, envelope(RefundSchema))
 def read_refund(refund_id):
     """Read one refund by its id."""
-    return single(refunds.get_refund(caller_brand(), refund_id))
+    return single(refunds.get_refund(caller_brand(), refund_id, current_livemode()))

@@ -1,9 +1,8 @@
 """Test mode: a test payment's outcome simulated through the real path, for a test key only
 (docs/testing-your-integration.md)."""
 
-from flask import g
-
 from ..errors import ApiError
+from ..livemode import current_livemode
 from ..payments import lifecycle as payments
 from ..schemas.common import envelope
 from ..schemas.payment import PaymentSchema
@@ -27,7 +26,7 @@ blp = resource_blueprint(
 @blp.before_request
 def require_test_key():
     """A live key is refused before anything else: live payments are paid with real money."""
-    if g.livemode:
+    if current_livemode():
         raise ApiError(
             403,
             "TEST_MODE_ONLY",
@@ -42,5 +41,5 @@ def require_test_key():
 def simulate_payment(data, payment_id):
     """Simulate a test payment's outcome (paid, mismatch or expired) through the real SMS,
     matching and webhook path; 409 when its state does not allow it."""
-    payment = payments.get_payment(caller_brand(), payment_id)
+    payment = payments.get_payment(caller_brand(), payment_id, livemode=False)
     return single(simulate.simulate_payment(payment, data["outcome"]))

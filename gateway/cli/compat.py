@@ -16,23 +16,27 @@ KEY_WARNING = (
 @click.command("create-compat-key")
 @click.option("--dialect", required=True, type=click.Choice(DIALECTS))
 @click.option("--label", required=True)
-def create_compat_key(dialect, label):
+@click.option("--test", is_flag=True, help="A test key: it sees and makes test payments only.")
+def create_compat_key(dialect, label, test):
     """Generate a compatibility key for one dialect; the key alone is printed on the last line."""
     try:
-        key, secret = generate_compat_key(default_brand(), label, dialect)
+        key, secret = generate_compat_key(default_brand(), label, dialect, livemode=not test)
     except DomainError as error:
         fail_on_api_error(error)
-    click.echo(f"Created {dialect} key {key.label!r} (id {key.id}). {KEY_WARNING}")
+    mode = "test" if test else "live"
+    click.echo(f"Created {mode} {dialect} key {key.label!r} (id {key.id}). {KEY_WARNING}")
     click.echo("It is shown once:")
     click.echo(secret)
 
 
 @click.command("list-compat-keys")
 def list_compat_keys_command():
-    """The brand's compatibility keys: id, dialect, label, prefix, active or revoked."""
+    """The brand's compatibility keys: id, dialect, label, prefix, active or revoked, live or
+    test."""
     for key in list_compat_keys(default_brand()):
         state = "active" if key.active else "revoked"
-        click.echo(f"{key.id}\t{key.dialect}\t{key.label}\t{key.display_prefix}…\t{state}")
+        mode = "live" if key.livemode else "test"
+        click.echo(f"{key.id}\t{key.dialect}\t{key.label}\t{key.display_prefix}…\t{state}\t{mode}")
 
 
 @click.command("revoke-compat-key")

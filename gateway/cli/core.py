@@ -172,13 +172,15 @@ def create_admin(email, password, super_admin):
 @click.option(
     "--scopes", default="read,write", show_default=True, help="Comma-separated: read, write, admin."
 )
-def create_key(label, scopes):
-    """Generate an API key; the key alone is printed on the last line."""
+@click.option("--test", is_flag=True, help="A test key: it sees and makes test objects only.")
+def create_key(label, scopes, test):
+    """Generate an API key (a test key with --test); the key alone is printed on the last line."""
     try:
-        key, secret = generate_key(default_brand(), label, scopes)
+        key, secret = generate_key(default_brand(), label, scopes, livemode=not test)
     except DomainError as error:
         fail_on_api_error(error)
-    click.echo(f"Created key {key.label!r} with scopes {key.scopes}. It is shown once:")
+    mode = "test" if test else "live"
+    click.echo(f"Created {mode} key {key.label!r} with scopes {key.scopes}. It is shown once:")
     click.echo(secret)
 
 

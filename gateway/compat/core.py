@@ -17,7 +17,7 @@ from ..extensions import db
 from ..money import InvalidAmount, format_amount, parse_amount
 from ..payments.lifecycle import checkout_url, create_payment
 from ..payments.methods import PROVIDER_NAMES, normalize_mobile_number
-from ..payments.models.payment import PAID_STATUSES
+from ..payments.models.payment import PAID_STATUSES, Payment
 from ..payments.refunds import create_refund
 from ..states import (
     PAYMENT_CANCELLED,
@@ -226,7 +226,7 @@ def create_dialect_payment(key, fields):
     """Create a payment through the native lifecycle and its dialect row, in one commit.
 
     `fields`: amount, currency, customer_name, customer_email, customer_phone, metadata, reference,
-    redirect_url, cancel_url, webhook_url, return_type.
+    redirect_url, cancel_url, webhook_url, return_type. The payment is of the key's mode.
     """
     brand = key.brand
     try:
@@ -253,6 +253,7 @@ def create_dialect_payment(key, fields):
                     "redirect_url": back if has_return else None,
                     "cancel_url": back if has_return else None,
                 },
+                livemode=key.livemode,
             )
             row = insert_dialect_row(
                 brand_id=brand.id,
@@ -294,18 +295,26 @@ def insert_dialect_row(**values):
     return None  # pragma: no cover - the loop returns or raises
 
 
+def of_key_mode(query, key):
+    """The query narrowed to dialect rows whose payment is of the key's mode (live or test): any
+    other is as unknown as another brand's."""
+    return query.join(Payment, Payment.id == CompatPayment.payment_id).where(
+        Payment.livemode == key.livemode
+    )
+
+
 def find_dialect_payment(key, external_id, field):
-    """The key's brand's payment of this dialect by its dialect id; INVALID_PP_ID (unknown) else."""
+    """The key's brand's payment of this dialect and mode by its dialect id; INVALID_PP_ID
+    (unknown) else."""
     text = text_field(external_id, 41)
     row = None
     if text and len(text) <= 40:
-        row = db.session.execute(
-            db.select(CompatPayment).where(
-                CompatPayment.brand_id == key.brand_id,
-                CompatPayment.dialect == key.dialect,
-                CompatPayment.external_id == text,
-            )
-        ).scalar_one_or_none()
+        query = db.select(CompatPayment).where(
+            CompatPayment.brand_id == key.brand_id,
+            CompatPayment.dialect == key.dialect,
+            CompatPayment.external_id == text,
+        )
+        row = db.session.execute(of_key_mode(query, key)).scalar_one_or_none()
     if row is None:
         raise CompatError("INVALID_PP_ID", f"No payment with that {field}.", [field])
     db.session.refresh(row.payment)
@@ -313,23 +322,18 @@ def find_dialect_payment(key, external_id, field):
 
 
 def find_by_provider_trx(key, trx_id):
-    """The key's brand's payment of this dialect paid with the provider TrxID; INVALID_PP_ID
-    else."""
-    from ..payments.models.payment import Payment
-
+    """The key's brand's payment of this dialect and mode paid with the provider TrxID;
+    INVALID_PP_ID else."""
     text = text_field(trx_id, 64)
     row = None
     if text:
+        query = db.select(CompatPayment).where(
+            CompatPayment.brand_id == key.brand_id,
+            CompatPayment.dialect == key.dialect,
+            Payment.provider_trx_id == text.upper(),
+        )
         row = db.session.execute(
-            db.select(CompatPayment)
-            .join(Payment, Payment.id == CompatPayment.payment_id)
-            .where(
-                CompatPayment.brand_id == key.brand_id,
-                CompatPayment.dialect == key.dialect,
-                Payment.provider_trx_id == text.upper(),
-            )
-            .order_by(CompatPayment.id.desc())
-            .limit(1)
+            of_key_mode(query, key).order_by(CompatPayment.id.desc()).limit(1)
         ).scalar_one_or_none()
     if row is None:
         raise CompatError(
@@ -350,7 +354,11 @@ def refund_dialect_payment(row, amount=None, reason=None):
         )
     try:
         create_refund(
-            row.payment.brand, payment.transaction.trx_id, amount, text_field(reason, 500)
+            row.payment.brand,
+            payment.transaction.trx_id,
+            amount,
+            text_field(reason, 500),
+            livemode=payment.livemode,  # found by the key, so of the key's mode
         )
     except (InvalidState, RefundExceedsRemaining) as error:
         raise CompatError("REFUND_FAILED", error.message, ["amount"]) from error

@@ -6,7 +6,7 @@ import secrets
 
 from sqlalchemy.exc import IntegrityError
 
-from ..accounts.api_keys import DISPLAY_CHARS, hash_secret
+from ..accounts.api_keys import DISPLAY_CHARS, hash_secret, prefix_of_test_keys
 from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..db_types import row_id
@@ -41,21 +41,27 @@ def check_dialect(dialect):
     return dialect
 
 
-def generate_compat_key(brand, label, dialect):
-    """Create and commit a key of one dialect; returns (key, secret), the secret only here."""
+def generate_compat_key(brand, label, dialect, livemode=True):
+    """Create and commit a key of one dialect; returns (key, secret), the secret only here.
+
+    A test key (`livemode=False`) has its dialect's prefix made a test one (`up_test_`, by
+    accounts/api_keys.py prefix_of_test_keys) and sees and makes test payments only.
+    """
     dialect = check_dialect(dialect)
     label = (label or "").strip()
     if not label or len(label) > 100:
         raise field_error("label", "A label of 1 to 100 characters is required.")
-    secret = SECRET_PREFIX[dialect] + secrets.token_urlsafe(32)
+    prefix = SECRET_PREFIX[dialect] if livemode else prefix_of_test_keys(SECRET_PREFIX[dialect])
+    secret = prefix + secrets.token_urlsafe(32)
     digest = hash_secret(secret)
     key = CompatKey(
         brand_id=brand.id,
+        livemode=bool(livemode),
         dialect=dialect,
         label=label,
         key_hash=digest,
         secret_sealed=seal_secret(secret, digest),
-        display_prefix=secret[: len(SECRET_PREFIX[dialect]) + DISPLAY_CHARS],
+        display_prefix=secret[: len(prefix) + DISPLAY_CHARS],
     )
     db.session.add(key)
     try:

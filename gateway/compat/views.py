@@ -9,6 +9,7 @@ from flask import Blueprint, abort, g, make_response, redirect, render_template,
 from werkzeug.exceptions import HTTPException
 
 from ..extensions import db
+from ..livemode import use_livemode
 from ..payments.lifecycle import checkout_url
 from . import piprapay2, piprapay3, uddoktapay
 from .core import (
@@ -55,6 +56,7 @@ def caller_key(dialect):
     key = find_compat_key(secret.strip())
     if key is None or key.dialect != dialect.NAME:
         raise CompatError("INVALID_API_KEY", "Invalid API key.")
+    use_livemode(key.livemode)  # a test key sees and makes test payments only
     return key
 
 

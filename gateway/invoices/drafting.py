@@ -143,12 +143,12 @@ def checked_values(brand, data, current=None):
     }
 
 
-def invoice_customer(brand, data):
+def invoice_customer(brand, data, livemode=True):
     """The customer an invoice is for: `customer_id` (id, e-mail or phone), or a new/known
-    profile."""
+    profile, of the invoice's mode."""
     if data.get("customer_id") not in (None, ""):
         try:
-            return get_customer(brand, data["customer_id"])
+            return get_customer(brand, data["customer_id"], livemode)
         except NotFound as error:  # the field at fault, not a 404 of the invoice
             raise refuse("customer_id", "No such customer.", "not_found") from error
     details = data.get("customer") or {}
@@ -164,7 +164,7 @@ def invoice_customer(brand, data):
         phone = normalise_phone(phone)
         if not PHONE.match(phone):
             raise refuse("customer.phone", "A telephone number such as +8801712345678.")
-    return upsert_customer(brand, details.get("name"), email, phone)
+    return upsert_customer(brand, details.get("name"), email, phone, livemode=livemode)
 
 
 def set_items(invoice, lines):
@@ -181,16 +181,18 @@ def set_items(invoice, lines):
     ]
 
 
-def create_invoice(brand, data):
-    """A new draft invoice with the brand's next number; refused input names its field."""
+def create_invoice(brand, data, livemode=True):
+    """A new draft invoice with the brand's next number (a test one with `livemode=False`);
+    refused input names its field."""
     values = checked_values(brand, data)
-    customer = invoice_customer(brand, data)
-    number, number_text = take_number(brand.id)
+    customer = invoice_customer(brand, data, livemode)
+    number, number_text = take_number(brand.id, livemode)
     now = utcnow()
     invoice = Invoice(
         public_id=str(uuid.uuid4()),
         token=secrets.token_urlsafe(24),
         brand_id=brand.id,
+        livemode=bool(livemode),
         customer_id=customer.id,
         number=number,
         number_text=number_text,
@@ -212,7 +214,11 @@ def update_invoice(invoice, data):
     """
     brand = invoice.brand
     values = checked_values(brand, data, current=invoice)
-    customer = invoice_customer(brand, data) if {"customer_id", "customer"} & set(data) else None
+    customer = (
+        invoice_customer(brand, data, invoice.livemode)
+        if {"customer_id", "customer"} & set(data)
+        else None
+    )
     columns = {k: v for k, v in values.items() if k != "lines"}
     if customer is not None:
         columns["customer_id"] = customer.id
@@ -237,10 +243,15 @@ def guarded_draft_update(invoice, columns):
     ).rowcount
 
 
-def get_invoice(brand, public_id):
-    """An invoice of this brand by its id; NotFound (INVOICE_NOT_FOUND) for anything else."""
+def get_invoice(brand, public_id, livemode=True):
+    """An invoice of this brand and mode by its id; NotFound (INVOICE_NOT_FOUND) for anything
+    else."""
     invoice = db.session.execute(
-        db.select(Invoice).where(Invoice.public_id == str(public_id), Invoice.brand_id == brand.id)
+        db.select(Invoice).where(
+            Invoice.public_id == str(public_id),
+            Invoice.brand_id == brand.id,
+            Invoice.livemode == bool(livemode),
+        )
     ).scalar_one_or_none()
     if invoice is None:
         raise not_found("invoice")
@@ -269,9 +280,12 @@ def get_invoice_by_token(token):
     return invoice
 
 
-def list_invoices_query(brand_id, filters):
-    """The brand's invoices, newest first, narrowed by status, customer or search text."""
-    query = db.select(Invoice).where(Invoice.brand_id == brand_id)
+def list_invoices_query(brand_id, filters, livemode=True):
+    """The brand's invoices of one mode, newest first, narrowed by status, customer or search
+    text."""
+    query = db.select(Invoice).where(
+        Invoice.brand_id == brand_id, Invoice.livemode == bool(livemode)
+    )
     if filters.get("status"):
         query = query.where(Invoice.status == filters["status"])
     if filters.get("customer_id"):

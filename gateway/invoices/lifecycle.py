@@ -120,6 +120,7 @@ def pay_invoice(invoice):
             "metadata": {"invoice_id": invoice.public_id, "invoice_number": invoice.number_text},
             "invoice_id": invoice.id,
         },
+        livemode=invoice.livemode,  # a test invoice is paid by a test payment
     )
 
 

@@ -1,4 +1,5 @@
-"""Invoice numbers: one per-brand sequence, taken under a row lock, so no gap and no duplicate."""
+"""Invoice numbers: one per-brand sequence, taken under a row lock, so no gap and no duplicate;
+test invoices have their own count (INV-TEST-0001), so they never leave a gap in the live one."""
 
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -9,6 +10,7 @@ from ..extensions import db
 from .models.invoice import InvoiceSequence
 
 DEFAULT_PREFIX = "INV-"
+TEST_MARK = "TEST-"  # after the prefix of a test invoice's printed number
 PREFIX_CHARACTERS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/.")
 
 
@@ -23,8 +25,8 @@ def ensure_sequence(brand_id):
     )
 
 
-def take_number(brand_id):
-    """(number, printed number) for a new invoice, in the caller's transaction.
+def take_number(brand_id, livemode=True):
+    """(number, printed number) for a new invoice, live or test, in the caller's transaction.
 
     The UPDATE … RETURNING locks the brand's sequence row until the caller commits or rolls
     back: a second creator waits, then reads the number after it; a rollback gives the number
@@ -32,13 +34,14 @@ def take_number(brand_id):
     """
     ensure_sequence(brand_id)
     table = InvoiceSequence.__table__
+    counter = table.c.next_number if livemode else table.c.next_test_number
     number, prefix = db.session.execute(
         db.update(table)
         .where(table.c.brand_id == brand_id)
-        .values(next_number=table.c.next_number + 1)
-        .returning(table.c.next_number - 1, table.c.prefix)
+        .values({counter: counter + 1})
+        .returning(counter - 1, table.c.prefix)
     ).one()
-    return number, format_number(prefix, number)
+    return number, format_number(prefix if livemode else prefix + TEST_MARK, number)
 
 
 def format_number(prefix, number):

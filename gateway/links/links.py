@@ -146,9 +146,9 @@ def save_slug_or_refuse():
         ) from None
 
 
-def create_link(brand, data):
+def create_link(brand, data, livemode=True):
     """A new active link from validated input (title required; a slug is made when none is
-    given)."""
+    given); a test link (`livemode=False`) takes test payments."""
     values = dict(data)
     values.setdefault("currency", brand.currency_list[0])
     values["custom_fields"] = normalise_fields(values.get("custom_fields"))
@@ -160,6 +160,7 @@ def create_link(brand, data):
         public_id=str(uuid.uuid4()),
         brand_id=brand.id,
         brand=brand,
+        livemode=bool(livemode),
         slug=slug,
         status=LINK_ACTIVE,
         used_count=0,
@@ -223,8 +224,9 @@ def delete_link(link):
     return set_link_status(link, DELETED)
 
 
-def get_link(brand, ident):
-    """A link of this brand by its id (public UUID or number) or slug; NotFound otherwise."""
+def get_link(brand, ident, livemode=True):
+    """A link of this brand and mode by its id (public UUID or number) or slug; NotFound
+    otherwise."""
     ident = str(ident).strip()
     clauses = [PaymentLink.public_id == ident.lower(), PaymentLink.slug == ident.lower()]
     number = row_id(ident)
@@ -232,7 +234,12 @@ def get_link(brand, ident):
         clauses.append(PaymentLink.id == number)
     link = db.session.execute(
         db.select(PaymentLink)
-        .where(PaymentLink.brand_id == brand.id, PaymentLink.status != DELETED, db.or_(*clauses))
+        .where(
+            PaymentLink.brand_id == brand.id,
+            PaymentLink.livemode == bool(livemode),
+            PaymentLink.status != DELETED,
+            db.or_(*clauses),
+        )
         .limit(1)
     ).scalar_one_or_none()
     if link is None:
@@ -249,10 +256,12 @@ def find_link_by_slug(slug):
     ).scalar_one_or_none()
 
 
-def list_links_query(brand, filters=None):
-    """The brand's links but the deleted ones, newest first, narrowed by status."""
+def list_links_query(brand, filters=None, livemode=True):
+    """The brand's links of one mode but the deleted ones, newest first, narrowed by status."""
     query = db.select(PaymentLink).where(
-        PaymentLink.brand_id == brand.id, PaymentLink.status != DELETED
+        PaymentLink.brand_id == brand.id,
+        PaymentLink.livemode == bool(livemode),
+        PaymentLink.status != DELETED,
     )
     if (filters or {}).get("status"):
         query = query.where(PaymentLink.status == filters["status"])

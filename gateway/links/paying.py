@@ -172,6 +172,7 @@ def pay_through_link(link, amount_text, values):
                 "customer_phone": by_kind.get("phone"),
                 "metadata": {"payment_link": link.slug, "payment_link_id": link.public_id},
             },
+            livemode=link.livemode,  # a test link takes test payments
         )
         db.session.add(
             LinkPayment(

@@ -111,7 +111,11 @@ def device_dashboard(device):
     waiting = db.session.execute(
         db.select(db.func.count())
         .select_from(Payment)
-        .where(Payment.brand_id == device.brand_id, Payment.status == PAYMENT_PROCESSING)
+        .where(
+            Payment.brand_id == device.brand_id,
+            Payment.livemode.is_(True),  # the phone waits for real money only
+            Payment.status == PAYMENT_PROCESSING,
+        )
     ).scalar_one()
     unread = count_pending(device)
     return {

@@ -35,10 +35,10 @@ def table(name):
 
 
 def notify_payments_completed(completions):
-    """Payments completed (lifecycle.complete_payments): one notification each, their brands'
-    settings read in one query. A test payment tells nobody (docs/testing-your-integration.md).
+    """Live payments completed (lifecycle.complete_payments): one notification each, their brands'
+    settings read in one query. A test payment tells the merchant nothing (issue 31).
     """
-    completions = [(payment, t) for payment, t in completions if payment.livemode]
+    completions = [(payment, trx) for payment, trx in completions if payment.livemode]
     if not completions:
         return
     try:
@@ -62,8 +62,8 @@ def notify_payments_completed(completions):
 
 
 def notify_payments_in_review(payment_ids, reason):
-    """Payments just given a review reason (sms/settling.py give_review_reason): one notification
-    each."""
+    """Live payments just given a review reason (sms/settling.py give_review_reason): one
+    notification each; a test payment in review tells the merchant nothing."""
     payments = table("payments").c
     rows = db.session.execute(
         db.select(
@@ -76,7 +76,7 @@ def notify_payments_in_review(payment_ids, reason):
         ).where(
             payments.id.in_(list(payment_ids)),
             payments.review_reason == reason[:255],
-            payments.livemode.is_(True),  # a test payment in review tells nobody
+            payments.livemode.is_(True),
         )
     ).all()
     digest = hashlib.sha256(reason.encode()).hexdigest()[:16]

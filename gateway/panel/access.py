@@ -12,7 +12,7 @@ permission. `public` marks the few routes for signed-out visitors (sign-in and i
 
 from functools import wraps
 
-from flask import abort, current_app, flash, redirect, url_for
+from flask import abort, current_app, flash, redirect, session, url_for
 from flask_babel import gettext as _
 from flask_login import current_user, login_required
 
@@ -89,6 +89,20 @@ def public(view):
 def current_brand():
     """The brand every panel query is scoped to: the signed-in user's own."""
     return current_user.brand
+
+
+# The session's key: True while the signed-in user views test data (panel/test_mode.py, the switch).
+TEST_MODE = "test_mode"
+
+
+def panel_livemode():
+    """The mode every panel list, page and figure shows: live (True) unless the user switched to
+    "Viewing test data" (panel/test_mode.py), which is kept in their session.
+
+    The one place the panel chooses between live and test objects (issue 31): every panel query
+    takes its mode from it.
+    """
+    return not session.get(TEST_MODE)
 
 
 @bp.app_template_global("can")

@@ -18,7 +18,7 @@ from ..payments.customers import (
 )
 from ..payments.models.payment import Payment
 from . import bp
-from .access import CUSTOMERS_DELETE, CUSTOMERS_EDIT, VIEW, current_brand, requires
+from .access import CUSTOMERS_DELETE, CUSTOMERS_EDIT, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import ActionForm, CustomerForm, attach_error
 from .payments import PER_PAGE, page_number
@@ -28,7 +28,7 @@ def customer_by_id(customer_id):
     """The brand's customer by its integer id (not e-mail or phone, which the API also accepts)."""
     if not str(customer_id).isdigit():
         raise not_found("customer")
-    return get_customer(current_brand(), customer_id)
+    return get_customer(current_brand(), customer_id, panel_livemode())
 
 
 @bp.get("/customers")
@@ -37,7 +37,7 @@ def customers():
     """Every customer of the brand with their payment count and paid total."""
     text = (request.args.get("q") or "").strip()[:100]
     rows, meta = paginate(
-        list_customers_query(current_brand(), {"q": text}),
+        list_customers_query(current_brand(), {"q": text}, panel_livemode()),
         {"page": page_number(), "per_page": PER_PAGE},
     )
     return render_template(

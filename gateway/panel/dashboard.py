@@ -21,10 +21,9 @@ from ..sms.models.inbound_sms import InboundSms
 from ..sms.review import needs_review
 from ..states import PAYMENT_PROCESSING
 from . import bp
-from .access import VIEW, current_brand, public, requires
+from .access import VIEW, current_brand, panel_livemode, public, requires
 from .charts import daily_bars
 from .formatting import local_date, money, number
-from .test_mode import viewing_test_data
 
 HEARTBEAT_FRESH = timedelta(minutes=15)
 RECENT = 6
@@ -38,7 +37,7 @@ def review_queue(brand):
     return db.session.execute(
         db.select(db.func.count())
         .select_from(Payment)
-        .where(Payment.brand_id == brand.id, needs_review())
+        .where(Payment.brand_id == brand.id, Payment.livemode == panel_livemode(), needs_review())
     ).scalar_one()
 
 
@@ -48,7 +47,7 @@ def texts_waiting_for_claim(brand):
     """
     waiting = (
         InboundSms.brand_id == brand.id,
-        InboundSms.livemode.is_(not viewing_test_data()),
+        InboundSms.livemode == panel_livemode(),
         InboundSms.status == "unmatched",
         InboundSms.payment_id.is_(None),
     )
@@ -91,6 +90,7 @@ def waiting_for_sms(brand, now, minutes):
     count, oldest = db.session.execute(
         db.select(db.func.count(), db.func.min(Payment.claimed_at)).where(
             Payment.brand_id == brand.id,
+            Payment.livemode == panel_livemode(),
             Payment.status == PAYMENT_PROCESSING,
             Payment.review_reason.is_(None),
             Payment.claimed_at.is_not(None),
@@ -106,7 +106,11 @@ def refunds_since(brand, since):
     rows = db.session.execute(
         db.select(Transaction.currency, db.func.count(Refund.id), db.func.sum(Refund.amount))
         .join(Transaction, Refund.transaction_id == Transaction.id)
-        .where(Refund.brand_id == brand.id, Refund.created_at >= since)
+        .where(
+            Refund.brand_id == brand.id,
+            Refund.livemode == panel_livemode(),
+            Refund.created_at >= since,
+        )
         .group_by(Transaction.currency)
     ).all()
     return {"count": sum(row[1] for row in rows), "volume": {row[0]: row[2] for row in rows}}
@@ -160,10 +164,14 @@ def dashboard():
     """Today and the last 30 days at a glance."""
     brand, now = current_brand(), utcnow()
     alerts = settings_for(brand.id)
-    summary = dashboard_summary(brand, now)
+    summary = dashboard_summary(brand, now, panel_livemode())
     currency = brand.currency_list[0] if brand.currency_list else "BDT"
     daily, heartbeat = summary["daily"], last_heartbeat(brand)
-    recent = db.session.execute(list_payments_query(brand, {}).limit(RECENT)).scalars().all()
+    recent = (
+        db.session.execute(list_payments_query(brand, {}, panel_livemode()).limit(RECENT))
+        .scalars()
+        .all()
+    )
     return render_template(
         "panel/dashboard.html",
         summary=summary,

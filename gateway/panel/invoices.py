@@ -37,7 +37,7 @@ from ..payments.customers import list_customers_query
 from ..payments.models.payment import Payment
 from ..states import INVOICE_DRAFT, INVOICE_OVERDUE, INVOICE_PAID, INVOICE_SENT, INVOICE_VOID
 from . import bp
-from .access import INVOICES_MANAGE, SETTINGS_MANAGE, VIEW, current_brand, requires
+from .access import INVOICES_MANAGE, SETTINGS_MANAGE, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import ActionForm, attach_error, options, strip
 from .payments import PER_PAGE, page_number
@@ -104,7 +104,11 @@ class PrefixForm(FlaskForm):
 
 def customer_choices(brand):
     """The brand's customers for the select, newest first (the first 500)."""
-    rows = db.session.execute(list_customers_query(brand, {}).limit(500)).scalars().all()
+    rows = (
+        db.session.execute(list_customers_query(brand, {}, panel_livemode()).limit(500))
+        .scalars()
+        .all()
+    )
     labels = [(str(c.id), " · ".join(filter(None, (c.name, c.email, c.phone)))) for c in rows]
     return options([("", _("— a new customer (fill in below) —"))] + labels)
 
@@ -201,7 +205,8 @@ def invoices():
     text = (request.args.get("q") or "").strip()[:100]
     filters = {k: v for k, v in (("status", status), ("q", text)) if v}
     rows, meta = paginate(
-        list_invoices_query(brand.id, filters), {"page": page_number(), "per_page": PER_PAGE}
+        list_invoices_query(brand.id, filters, panel_livemode()),
+        {"page": page_number(), "per_page": PER_PAGE},
     )
     return render_template(
         "panel/invoices.html",
@@ -246,7 +251,7 @@ def save_form(form, invoice=None):
     try:
         with unit_of_work():
             if invoice is None:
-                invoice = create_invoice(current_brand(), form_data(form))
+                invoice = create_invoice(current_brand(), form_data(form), panel_livemode())
                 action = "invoice.create"
             else:
                 invoice = update_invoice(invoice, form_data(form))
@@ -279,7 +284,7 @@ def invoice_new():
 @requires(INVOICES_MANAGE)
 def invoice_edit(invoice_id):
     """Change a draft invoice."""
-    invoice = get_invoice(current_brand(), invoice_id)
+    invoice = get_invoice(current_brand(), invoice_id, panel_livemode())
     if invoice.status != INVOICE_DRAFT:
         flash(_("Only a draft invoice can be changed."), "error")
         return redirect(url_for("panel.invoice_detail", invoice_id=invoice.public_id))
@@ -291,7 +296,7 @@ def invoice_edit(invoice_id):
 @requires(VIEW)
 def invoice_detail(invoice_id):
     """One invoice: its lines and totals, its payments, and the send, void and PDF actions."""
-    invoice = get_invoice(current_brand(), invoice_id)
+    invoice = get_invoice(current_brand(), invoice_id, panel_livemode())
     return render_detail(invoice)
 
 
@@ -324,7 +329,7 @@ def render_detail(invoice, send_form=None, status=200):
 @requires(INVOICES_MANAGE)
 def invoice_send(invoice_id):
     """E-mail and/or text the invoice to its customer; a draft becomes sent."""
-    invoice = get_invoice(current_brand(), invoice_id)
+    invoice = get_invoice(current_brand(), invoice_id, panel_livemode())
     form = SendForm()
     if not form.validate_on_submit():
         return render_detail(invoice, form, status=422)
@@ -349,7 +354,7 @@ def invoice_send(invoice_id):
 @requires(INVOICES_MANAGE)
 def invoice_void(invoice_id):
     """Void an unpaid invoice."""
-    invoice = get_invoice(current_brand(), invoice_id)
+    invoice = get_invoice(current_brand(), invoice_id, panel_livemode())
     if ActionForm().validate_on_submit():
         try:
             with unit_of_work():
@@ -365,7 +370,7 @@ def invoice_void(invoice_id):
 @requires(VIEW)
 def invoice_pdf(invoice_id):
     """Download the invoice as a PDF (?lang=bn for Bangla)."""
-    invoice = get_invoice(current_brand(), invoice_id)
+    invoice = get_invoice(current_brand(), invoice_id, panel_livemode())
     language = request.args.get("lang")
     response = make_response(
         render_invoice_pdf(invoice, language if language in LANGUAGE_NAMES else None)

@@ -23,7 +23,7 @@ from ..links import links as link_service
 from ..money import InvalidAmount, parse_amount
 from ..states import LINK_ACTIVE, LINK_DISABLED
 from . import bp
-from .access import LINKS_MANAGE, VIEW, current_brand, requires
+from .access import LINKS_MANAGE, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .devices import unreachable_by_phone
 from .formatting import current_zone
@@ -222,7 +222,7 @@ def share_links(link, url):
 
 def link_by_id(link_id):
     """The brand's link by its public id; 404 for anything else."""
-    return link_service.get_link(current_brand(), link_id)
+    return link_service.get_link(current_brand(), link_id, panel_livemode())
 
 
 @bp.get("/links")
@@ -230,7 +230,7 @@ def link_by_id(link_id):
 def links():
     """Every payment link of the brand with what it has taken."""
     rows, meta = paginate(
-        link_service.list_links_query(current_brand()),
+        link_service.list_links_query(current_brand(), livemode=panel_livemode()),
         {"page": page_number(), "per_page": PER_PAGE},
     )
     return render_template(
@@ -247,7 +247,7 @@ def save_link(form, link=None):
     try:
         with unit_of_work():
             if link is None:
-                link = link_service.create_link(current_brand(), form.link_data())
+                link = link_service.create_link(current_brand(), form.link_data(), panel_livemode())
                 record_audit(current_user, "payment_link.create", link, {"slug": link.slug})
             else:
                 link = link_service.update_link(link, form.link_data())

@@ -18,7 +18,7 @@ from ..payments.refunds import create_refund, refund_refusal, refunded_by_user
 from ..sms.late_money import complete_late_payment, return_late_sms
 from ..sms.review import approve_review, reject_review
 from . import bp
-from .access import PAYMENTS_ACT, REFUNDS_CREATE, current_brand, requires
+from .access import PAYMENTS_ACT, REFUNDS_CREATE, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .formatting import money
 from .forms import ActionForm, RefundForm, RejectForm, attach_error
@@ -66,7 +66,7 @@ def refund_payment(payment_id):
     """Refund all that remains, or the amount given: the first POST asks to confirm, only the
     confirmed one records.
     """
-    payment = get_payment(current_brand(), payment_id)
+    payment = get_payment(current_brand(), payment_id, panel_livemode())
     form = RefundForm()
     if not form.validate_on_submit():
         return render_payment(payment, form, 422)
@@ -92,6 +92,7 @@ def refund_payment(payment_id):
                 form.reason.data,
                 refunded_by=current_user.id,
                 limit=refund_limit(current_user, current_brand()),
+                livemode=payment.livemode,
             )
             record_audit(
                 current_user,
@@ -105,7 +106,9 @@ def refund_payment(payment_id):
             )
     except DomainError as error:
         attach_error(form, error)
-        return render_payment(get_payment(current_brand(), payment_id), form, http_status(error))
+        return render_payment(
+            get_payment(current_brand(), payment_id, panel_livemode()), form, http_status(error)
+        )
     flash(
         _("Refunded %(amount)s.", amount=money(refund.amount, payment.currency)),
         "success",
@@ -135,7 +138,7 @@ def ask_refund_confirmation(payment, form):
 @requires(PAYMENTS_ACT)
 def cancel(payment_id):
     """Cancel a payment that is still created or processing."""
-    payment = get_payment(current_brand(), payment_id)
+    payment = get_payment(current_brand(), payment_id, panel_livemode())
     if ActionForm().validate_on_submit():
         try:
             with unit_of_work():
@@ -154,7 +157,7 @@ def approve(payment_id):
     """Accept a payment held for review: its held SMS is matched and the payment completes (the
     service decides).
     """
-    payment = get_payment(current_brand(), payment_id)
+    payment = get_payment(current_brand(), payment_id, panel_livemode())
     if ActionForm().validate_on_submit():
         reason = payment.review_reason
         try:
@@ -179,7 +182,7 @@ def reject(payment_id):
     """Refuse a payment held for review: it fails, and its held SMS is released to be matched by
     hand.
     """
-    payment = get_payment(current_brand(), payment_id)
+    payment = get_payment(current_brand(), payment_id, panel_livemode())
     form = RejectForm()
     if form.validate_on_submit():
         review_reason = payment.review_reason
@@ -205,7 +208,7 @@ def complete_late(payment_id):
     """Keep money that came after the payment was cancelled or expired: the payment completes (the
     service guards).
     """
-    payment = get_payment(current_brand(), payment_id)
+    payment = get_payment(current_brand(), payment_id, panel_livemode())
     if ActionForm().validate_on_submit():
         reason = payment.review_reason
         try:
@@ -228,7 +231,7 @@ def complete_late(payment_id):
 @requires(PAYMENTS_ACT)
 def return_late(payment_id):
     """Record that the late money was sent back to the customer: the payment stays as it was."""
-    payment = get_payment(current_brand(), payment_id)
+    payment = get_payment(current_brand(), payment_id, panel_livemode())
     if ActionForm().validate_on_submit():
         try:
             with unit_of_work():

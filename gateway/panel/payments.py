@@ -13,7 +13,7 @@ from ..sms.late_money import late_sms
 from ..sms.review import needs_review
 from ..states import payment_in_review
 from . import bp
-from .access import VIEW, current_brand, requires
+from .access import VIEW, current_brand, panel_livemode, requires
 from .formatting import day_bounds
 from .forms import PaymentFilterForm, RefundForm, RejectForm
 from .timeline import payment_timeline
@@ -60,7 +60,9 @@ def filtered_payments(brand, form):
     status, method, text = valid(form.status), valid(form.method), valid(form.q)
     start, end = day_bounds(valid(form.date_from), valid(form.date_to))
     query = list_payments_query(
-        brand, {"status": None if status == "review" else status, "from": start, "to": end}
+        brand,
+        {"status": None if status == "review" else status, "from": start, "to": end},
+        panel_livemode(),
     )
     if status == "review":  # held while processing, or cancelled/expired with money that came late
         query = query.where(needs_review())
@@ -115,4 +117,4 @@ def render_payment(payment, refund_form=None, status=200, refund_confirmation=No
 @requires(VIEW)
 def payment_detail(payment_id):
     """One payment: its facts, timeline and what can be done with it."""
-    return render_payment(get_payment(current_brand(), payment_id))
+    return render_payment(get_payment(current_brand(), payment_id, panel_livemode()))

@@ -5,7 +5,7 @@ from flask import render_template, request
 from ..api.paging import paginate
 from ..payments.refunds import list_refunds_query
 from . import bp
-from .access import VIEW, current_brand, requires
+from .access import VIEW, current_brand, panel_livemode, requires
 from .payments import PER_PAGE, page_number
 
 
@@ -14,7 +14,9 @@ from .payments import PER_PAGE, page_number
 def refunds():
     """The brand's refunds, narrowed by TrxID when one is given."""
     trx_id = (request.args.get("trx_id") or "").strip()[:20]
-    query = list_refunds_query(current_brand(), {"trx_id": trx_id} if trx_id else {})
+    query = list_refunds_query(
+        current_brand(), {"trx_id": trx_id} if trx_id else {}, panel_livemode()
+    )
     rows, meta = paginate(query, {"page": page_number(), "per_page": PER_PAGE})
     return render_template(
         "panel/refunds.html",

@@ -7,7 +7,7 @@ from wtforms.validators import Optional
 from ..i18n import lazy_gettext as _l
 from ..reports.exports import EXPORTS, csv_chunks, file_name
 from . import bp
-from .access import VIEW, current_brand, requires
+from .access import VIEW, current_brand, panel_livemode, requires
 from .formatting import current_zone
 
 KIND_NAMES = {"payments": _l("Payments"), "refunds": _l("Refunds"), "invoices": _l("Invoices")}
@@ -50,7 +50,7 @@ def report_download(kind):
     day_from, day_to = form.date_from.data, form.date_to.data
     name = file_name(export, brand, day_from, day_to)
     return Response(
-        stream_with_context(csv_chunks(export, brand, day_from, day_to)),
+        stream_with_context(csv_chunks(export, brand, day_from, day_to, panel_livemode())),
         mimetype="text/csv",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

@@ -38,7 +38,7 @@ from ..sms.inbox import (
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.parsing import sender_provider
 from . import bp
-from .access import SETTINGS_MANAGE, SMS_ACT, VIEW, current_brand, requires
+from .access import SETTINGS_MANAGE, SMS_ACT, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import ActionForm, attach_error, options
 from .forms_sms import (
@@ -52,7 +52,6 @@ from .forms_sms import (
     StartingBalanceForm,
 )
 from .payments import PER_PAGE, page_number
-from .test_mode import viewing_test_data
 
 
 def status_counts(brand):
@@ -60,9 +59,7 @@ def status_counts(brand):
     return dict(
         db.session.execute(
             db.select(InboundSms.status, db.func.count())
-            .where(
-                InboundSms.brand_id == brand.id, InboundSms.livemode == (not viewing_test_data())
-            )
+            .where(InboundSms.brand_id == brand.id, InboundSms.livemode == panel_livemode())
             .group_by(InboundSms.status)
         ).all()
     )
@@ -76,7 +73,7 @@ def sms_inbox():
     form.validate()
     filters = {name: value for name, value in form.data.items() if value and not form[name].errors}
     rows, meta = paginate(
-        list_inbound_sms_query(current_brand(), filters, livemode=not viewing_test_data()),
+        list_inbound_sms_query(current_brand(), filters, livemode=panel_livemode()),
         {"page": page_number(), "per_page": PER_PAGE},
     )
     return render_template(

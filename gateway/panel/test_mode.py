@@ -12,18 +12,17 @@ from ..accounts.roles import TEST_DATA_DELETE, VIEW
 from ..answer_commit import unit_of_work
 from ..testmode.erase import delete_test_data
 from . import bp
-from .access import requires
+from .access import TEST_MODE, panel_livemode, requires
 from .audit import record_audit
 from .auth import safe_next
 from .forms import ActionForm
 
-TEST_MODE = "test_mode"  # the session's key: True while the panel shows test data
 VIEW_TEST, VIEW_LIVE = "test", "live"
 
 
 def viewing_test_data():
-    """Whether the signed-in user chose to see test data (the panel's lists filter on it)."""
-    return bool(session.get(TEST_MODE))
+    """Whether the signed-in user chose to see test data (access.panel_livemode, the one switch)."""
+    return not panel_livemode()
 
 
 class TestModeForm(FlaskForm):

@@ -14,19 +14,19 @@ from .models.customer import Customer
 from .models.payment import PAID_STATUSES, Payment
 
 
-def upsert_customer(brand, name=None, email=None, phone=None):
-    """The brand's customer with this e-mail (else phone), created or filled in; None without
-    either.
+def upsert_customer(brand, name=None, email=None, phone=None, livemode=True):
+    """The brand's customer of this mode with this e-mail (else phone), created or filled in; None
+    without either.
     """
-    customer_id = upsert_customer_id(brand, name, email, phone)
+    customer_id = upsert_customer_id(brand, name, email, phone, livemode=livemode)
     if customer_id is None:
         return None
     return db.session.get(Customer, customer_id, populate_existing=True)
 
 
-def upsert_customer_id(brand, name=None, email=None, phone=None):
-    """The id of the brand's customer with this e-mail (else phone), created or filled in; None
-    without either.
+def upsert_customer_id(brand, name=None, email=None, phone=None, livemode=True):
+    """The id of the brand's customer of this mode with this e-mail (else phone), created or
+    filled in; None without either. A test payment's customer is a test profile: never a live one.
 
     A new name or phone fills in the profile; an empty one keeps what is on file. By e-mail it is
     one statement (INSERT … ON CONFLICT DO UPDATE … RETURNING, on both engines): of two payments for
@@ -36,7 +36,13 @@ def upsert_customer_id(brand, name=None, email=None, phone=None):
     """
     email = email.lower() if email else None
     if email:
-        values = {"brand_id": brand.id, "name": name, "email": email, "phone": phone}
+        values = {
+            "brand_id": brand.id,
+            "livemode": bool(livemode),
+            "name": name,
+            "email": email,
+            "phone": phone,
+        }
         return (
             db.session.connection()
             .execute(UPSERT_BY_EMAIL, {**values, "now": utcnow()})
@@ -44,9 +50,9 @@ def upsert_customer_id(brand, name=None, email=None, phone=None):
         )
     if not phone:
         return None
-    customer = find_by_phone(brand, phone)
+    customer = find_by_phone(brand, phone, livemode)
     if customer is None:
-        customer = Customer(brand_id=brand.id, name=name, phone=phone)
+        customer = Customer(brand_id=brand.id, livemode=bool(livemode), name=name, phone=phone)
         db.session.add(customer)
     else:
         customer.name = name or customer.name
@@ -60,9 +66,9 @@ def upsert_customer_id(brand, name=None, email=None, phone=None):
 # onupdate would.
 UPSERT_BY_EMAIL = (
     db.text(
-        """INSERT INTO customers (brand_id, name, email, phone, created_at, updated_at)
-        VALUES (:brand_id, :name, :email, :phone, :now, :now)
-        ON CONFLICT (brand_id, email) WHERE email IS NOT NULL DO UPDATE SET
+        """INSERT INTO customers (brand_id, livemode, name, email, phone, created_at, updated_at)
+        VALUES (:brand_id, :livemode, :name, :email, :phone, :now, :now)
+        ON CONFLICT (brand_id, livemode, email) WHERE email IS NOT NULL DO UPDATE SET
             name = coalesce(nullif(excluded.name, ''), customers.name),
             phone = coalesce(nullif(excluded.phone, ''), customers.phone),
             updated_at = CASE
@@ -80,20 +86,26 @@ UPSERT_BY_EMAIL = (
 )
 
 
-def find_by_phone(brand, phone):
-    """The brand's first customer with this telephone number."""
+def find_by_phone(brand, phone, livemode=True):
+    """The brand's first customer of this mode with this telephone number."""
     return db.session.execute(
         db.select(Customer)
-        .where(Customer.brand_id == brand.id, Customer.phone == phone)
+        .where(
+            Customer.brand_id == brand.id,
+            Customer.livemode == bool(livemode),
+            Customer.phone == phone,
+        )
         .order_by(Customer.id)
         .limit(1)
     ).scalar_one_or_none()
 
 
-def get_customer(brand, ident):
-    """A customer of this brand by id, e-mail or phone; NotFound otherwise."""
+def get_customer(brand, ident, livemode=True):
+    """A customer of this brand and mode by id, e-mail or phone; NotFound otherwise."""
     ident = str(ident).strip()
-    query = db.select(Customer).where(Customer.brand_id == brand.id)
+    query = db.select(Customer).where(
+        Customer.brand_id == brand.id, Customer.livemode == bool(livemode)
+    )
     # A local number such as 01712345678 is all digits too: ids never start with 0.
     if not ident.startswith("0") and len(ident) < 12 and row_id(ident) is not None:
         query = query.where(Customer.id == row_id(ident))
@@ -117,9 +129,12 @@ def normalise_phone(text):
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
-def list_customers_query(brand, filters):
-    """The brand's customers, newest first, narrowed by e-mail, phone or a search text."""
-    query = db.select(Customer).where(Customer.brand_id == brand.id)
+def list_customers_query(brand, filters, livemode=True):
+    """The brand's customers of one mode, newest first, narrowed by e-mail, phone or a search
+    text."""
+    query = db.select(Customer).where(
+        Customer.brand_id == brand.id, Customer.livemode == bool(livemode)
+    )
     if filters.get("email"):
         query = query.where(Customer.email == filters["email"].strip().lower())
     if filters.get("phone"):
@@ -156,10 +171,12 @@ def with_totals(customers):
     return customers
 
 
-def create_customer(brand, data):
-    """A new profile; an e-mail already on file is AlreadyExists."""
+def create_customer(brand, data, livemode=True):
+    """A new profile (a test one with `livemode=False`); an e-mail already on file in that mode is
+    AlreadyExists."""
     customer = Customer(
         brand_id=brand.id,
+        livemode=bool(livemode),
         name=data.get("name"),
         email=(data.get("email") or None) and data["email"].lower(),
         phone=data.get("phone"),

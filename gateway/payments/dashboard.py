@@ -14,15 +14,16 @@ from .models.payment import PAID_STATUSES, PAYMENT_STATUSES, Payment, Transactio
 SERIES_DAYS = 30
 
 
-def dashboard_summary(brand, now=None):
-    """Everything the merchant's dashboard shows, as plain values for the schema to render."""
+def dashboard_summary(brand, now=None, livemode=True):
+    """Everything the merchant's dashboard shows, as plain values for the schema to render: of the
+    live payments only, or of the test ones only with `livemode=False` (never both)."""
     now = now or utcnow()
     zone = brand_zone(brand)
-    counts = status_counts(brand)
+    counts = status_counts(brand, livemode=livemode)
     total = sum(counts.values())
     paid = sum(counts[status] for status in PAID_STATUSES)
-    completed, refunded = paid_volumes(brand)
-    daily = daily_series(brand, zone, now)
+    completed, refunded = paid_volumes(brand, livemode)
+    daily = daily_series(brand, zone, now, livemode)
     _, starts, end = local_days(zone, now)
     return {
         "timezone": zone.key,
@@ -36,11 +37,12 @@ def dashboard_summary(brand, now=None):
         },
         "success_rate": rate(paid, total),
         "windows": {
-            "today": status_window(brand, starts[-1], end),
-            "last_30_days": status_window(brand, starts[0], end),
+            "today": status_window(brand, starts[-1], end, livemode),
+            "last_30_days": status_window(brand, starts[0], end, livemode),
         },
         "today": daily[-1],
         "daily": daily,
+        "livemode": bool(livemode),
     }
 
 
@@ -64,9 +66,10 @@ def rate(paid, total):
     return (Decimal(paid * 100) / total).quantize(CENT) if total else None
 
 
-def status_window(brand, since, until):
-    """Counts by status, total and success rate of the payments created in [since, until)."""
-    counts = status_counts(brand, since, until)
+def status_window(brand, since, until, livemode=True):
+    """Counts by status, total and success rate of the payments of one mode created in
+    [since, until)."""
+    counts = status_counts(brand, since, until, livemode)
     total = sum(counts.values())
     return {
         "counts": counts,
@@ -75,10 +78,12 @@ def status_window(brand, since, until):
     }
 
 
-def status_counts(brand, since=None, until=None):
-    """Number of the brand's payments in each status (every status present, zeros included),
-    optionally only those created in [since, until)."""
-    query = db.select(Payment.status, db.func.count()).where(Payment.brand_id == brand.id)
+def status_counts(brand, since=None, until=None, livemode=True):
+    """Number of the brand's payments of one mode in each status (every status present, zeros
+    included), optionally only those created in [since, until)."""
+    query = db.select(Payment.status, db.func.count()).where(
+        Payment.brand_id == brand.id, Payment.livemode == bool(livemode)
+    )
     if since is not None:
         query = query.where(Payment.created_at >= since, Payment.created_at < until)
     rows = db.session.execute(query.group_by(Payment.status)).all()
@@ -87,13 +92,17 @@ def status_counts(brand, since=None, until=None):
     return counts
 
 
-def paid_volumes(brand):
-    """Gross paid and refunded amounts per currency over every paid payment."""
+def paid_volumes(brand, livemode=True):
+    """Gross paid and refunded amounts per currency over every paid payment of one mode."""
     rows = db.session.execute(
         db.select(
             Payment.currency, db.func.sum(Payment.amount), db.func.sum(Payment.amount_refunded)
         )
-        .where(Payment.brand_id == brand.id, Payment.status.in_(PAID_STATUSES))
+        .where(
+            Payment.brand_id == brand.id,
+            Payment.livemode == bool(livemode),
+            Payment.status.in_(PAID_STATUSES),
+        )
         .group_by(Payment.currency)
     ).all()
     completed, refunded = zeroed(brand), zeroed(brand)
@@ -117,8 +126,9 @@ def local_days(zone, now, days=SERIES_DAYS):
     return dates, starts, end
 
 
-def daily_series(brand, zone, now):
-    """Completed payments (count, gross volume per currency) per local day, by completion time."""
+def daily_series(brand, zone, now, livemode=True):
+    """Completed payments of one mode (count, gross volume per currency) per local day, by
+    completion time."""
     dates, starts, end = local_days(zone, now)
     # Day boundaries are local midnights converted to UTC in Python, so bucketing is the same on
     # every engine and for every zone; the WHERE is a range on (brand_id, created_at), an index.
@@ -126,8 +136,10 @@ def daily_series(brand, zone, now):
     day = db.case(*[(Transaction.created_at < bound, index) for index, bound in enumerate(bounds)])
     window = (
         db.select(day.label("day"), Transaction.currency, Transaction.amount)
+        .join(Payment, Payment.id == Transaction.payment_id)
         .where(
             Transaction.brand_id == brand.id,
+            Payment.livemode == bool(livemode),
             Transaction.created_at >= starts[0],
             Transaction.created_at < end,
         )

@@ -52,8 +52,9 @@ def payment_ttl(brand):
     return timedelta(seconds=brand.payment_ttl or current_app.config["PAYMENT_TTL"])
 
 
-def create_payment(brand, data):
-    """Record a payment intent in `created` and upsert its customer."""
+def create_payment(brand, data, livemode=True):
+    """Record a payment intent in `created` and upsert its customer (a test one with
+    `livemode=False`, the mode of the key or link or invoice it comes through)."""
     currency = data["currency"]
     if currency not in brand.currency_list:
         raise field_error("currency", f"Currency must be one of {', '.join(brand.currency_list)}.")
@@ -66,6 +67,7 @@ def create_payment(brand, data):
         token=secrets.token_urlsafe(24),
         brand_id=brand.id,
         brand=brand,
+        livemode=bool(livemode),
         reference=data.get("reference"),
         amount=data["amount"],
         amount_refunded=0,
@@ -84,7 +86,11 @@ def create_payment(brand, data):
         expires_at=now + payment_ttl(brand),
     )
     payment.customer_id = upsert_customer_id(
-        brand, data.get("customer_name"), data.get("customer_mail"), data.get("customer_phone")
+        brand,
+        data.get("customer_name"),
+        data.get("customer_mail"),
+        data.get("customer_phone"),
+        livemode=payment.livemode,
     )
     insert_persistent(payment)
     # With an Idempotency-Key, the payment commits together with its stored answer.
@@ -114,15 +120,19 @@ PAYMENT_VIEW = db.select(
     _P.c.customer_email,
     _P.c.customer_phone,
     _P.c.metadata.label("metadata_json"),
+    _P.c.livemode,
     _T.c.trx_id,
     _B.c.base_url.label("brand_base_url"),
 ).select_from(_P.join(_B, _B.c.id == _P.c.brand_id).outerjoin(_T, _T.c.payment_id == _P.c.id))
 # Built once, with bind parameters: a prepared statement skips rebuilding and re-keying it.
 PAYMENT_VIEW_BY_PUBLIC_ID = PAYMENT_VIEW.where(
-    _P.c.public_id == bindparam("public_id"), _P.c.brand_id == bindparam("brand_id")
+    _P.c.public_id == bindparam("public_id"),
+    _P.c.brand_id == bindparam("brand_id"),
+    _P.c.livemode == bindparam("livemode"),
 )
-# The same view of one payment by its payment_id, with its brand_id: read along with the API key
-# that asks for it (accounts.api_keys.key_with), so that reading a payment back is one round trip.
+# The same view of one payment by its payment_id, with its brand_id (and its livemode): read along
+# with the API key that asks for it (accounts.api_keys.key_with, which joins on both), so that
+# reading a payment back is one round trip.
 PAYMENT_VIEW_FOR_KEY = (
     PAYMENT_VIEW.add_columns(_P.c.brand_id)
     .where(_P.c.public_id == bindparam("public_id"))
@@ -132,37 +142,38 @@ NEWEST_FIRST = (_P.c.created_at.desc(), _P.c.id.desc())
 PAYMENT_VIEW_ID = _P.c.id  # for filters other domains add to a listing (payment links)
 
 
-def get_payment(brand, public_id):
-    """A payment of this brand by its payment_id; NotFound for anything else, another brand's
-    included.
+def get_payment(brand, public_id, livemode=True):
+    """A payment of this brand and mode by its payment_id; NotFound for anything else, another
+    brand's or the other mode's included.
     """
     payment = db.session.execute(
         db.select(Payment)
         .options(joinedload(Payment.transaction))
-        .where(_P.c.public_id == str(public_id), _P.c.brand_id == brand.id)
+        .where(
+            _P.c.public_id == str(public_id),
+            _P.c.brand_id == brand.id,
+            _P.c.livemode == bool(livemode),
+        )
     ).scalar_one_or_none()
     if payment is None:
         raise not_found("payment")
     return payment
 
 
-def get_payment_view(brand_id, public_id):
-    """What the API shows of a payment of this brand (a read-only row); NotFound for anything
-    else."""
-    row = (
-        db.session.connection()
-        .execute(PAYMENT_VIEW_BY_PUBLIC_ID, {"public_id": str(public_id), "brand_id": brand_id})
-        .first()
-    )
+def get_payment_view(brand_id, public_id, livemode=True):
+    """What the API shows of a payment of this brand and mode (a read-only row); NotFound for
+    anything else."""
+    params = {"public_id": str(public_id), "brand_id": brand_id, "livemode": bool(livemode)}
+    row = db.session.connection().execute(PAYMENT_VIEW_BY_PUBLIC_ID, params).first()
     if row is None:
         raise not_found("payment")
     return row
 
 
-def payment_filters(brand_id, filters):
-    """WHERE clauses for a listing: the brand's payments, narrowed by status, reference and
-    dates."""
-    clauses = [_P.c.brand_id == brand_id]
+def payment_filters(brand_id, filters, livemode=True):
+    """WHERE clauses for a listing: the brand's payments of one mode, narrowed by status, reference
+    and dates."""
+    clauses = [_P.c.brand_id == brand_id, _P.c.livemode == bool(livemode)]
     if filters.get("status"):
         clauses.append(_P.c.status == filters["status"])
     if filters.get("reference"):
@@ -176,16 +187,18 @@ def payment_filters(brand_id, filters):
     return clauses
 
 
-def list_payments_query(brand, filters):
+def list_payments_query(brand, filters, livemode=True):
     """The brand's payments (ORM rows, for the panel), newest first, narrowed as `payment_filters`
     says.
     """
-    return db.select(Payment).where(*payment_filters(brand.id, filters)).order_by(*NEWEST_FIRST)
+    clauses = payment_filters(brand.id, filters, livemode)
+    return db.select(Payment).where(*clauses).order_by(*NEWEST_FIRST)
 
 
-def list_payment_views_query(brand_id, filters):
+def list_payment_views_query(brand_id, filters, livemode=True):
     """The same listing as the API shows it: view rows, newest first."""
-    return PAYMENT_VIEW.where(*payment_filters(brand_id, filters)).order_by(*NEWEST_FIRST)
+    clauses = payment_filters(brand_id, filters, livemode)
+    return PAYMENT_VIEW.where(*clauses).order_by(*NEWEST_FIRST)
 
 
 def transition(payment, from_states, to_state, **values):

@@ -23,22 +23,25 @@ from ..states import (
 )
 from ..webhooks.events import emit_event
 from .models.payment import PAID_STATUSES, Payment, Refund, Transaction
-from .transactions import get_transaction
+from .transactions import get_transaction, of_mode
 
 # A refunded transaction is still "paid" but has nothing left: that is RefundExceedsRemaining, not
 # InvalidState.
 REFUNDABLE_STATUSES = (TRANSACTION_COMPLETED, TRANSACTION_PARTIALLY_REFUNDED)
 
 
-def create_refund(brand, trx_ref, amount=None, reason=None, refunded_by=None, limit=None):
-    """Refund `amount` (default: the remainder) of a transaction, found by trx_id or integer id.
+def create_refund(
+    brand, trx_ref, amount=None, reason=None, refunded_by=None, limit=None, livemode=True
+):
+    """Refund `amount` (default: the remainder) of a transaction, found by trx_id or integer id
+    among the brand's of this mode (a test key's refund of a live payment is NotFound).
 
     `refunded_by` is the panel user's id, recorded on the refund; with `limit` (a staff member's)
     that user's refunds of this payment may not exceed it in total, also under concurrent requests.
     """
     if amount is not None and amount <= 0:
         raise field_error("amount", "Amount must be greater than zero.")
-    transaction = find_transaction(brand, trx_ref)
+    transaction = find_transaction(brand, trx_ref, livemode)
     refusal = refund_refusal(transaction, amount)
     if refusal is not None:
         raise refusal
@@ -62,6 +65,7 @@ def create_refund(brand, trx_ref, amount=None, reason=None, refunded_by=None, li
             raise beyond_staff_limit(limit, done, transaction.currency)
     refund = Refund(
         brand_id=brand.id,
+        livemode=transaction.payment.livemode,
         transaction_id=transaction.id,
         amount=amount,
         reason=reason or None,
@@ -84,20 +88,20 @@ def create_refund(brand, trx_ref, amount=None, reason=None, refunded_by=None, li
     return refund
 
 
-def find_transaction(brand, trx_ref):
-    """The brand's transaction by trx_id (a string) or internal id (an int); NotFound otherwise."""
+def find_transaction(brand, trx_ref, livemode=True):
+    """The brand's transaction of this mode by trx_id (a string) or internal id (an int); NotFound
+    otherwise."""
     if isinstance(trx_ref, int):
-        return get_transaction_by_id(brand, trx_ref)
-    return get_transaction(brand, trx_ref)
+        return get_transaction_by_id(brand, trx_ref, livemode)
+    return get_transaction(brand, trx_ref, livemode)
 
 
-def get_transaction_by_id(brand, transaction_id):
-    """The brand's transaction by its integer id; NotFound for any other brand's."""
-    transaction = db.session.execute(
-        db.select(Transaction).where(
-            Transaction.id == transaction_id, Transaction.brand_id == brand.id
-        )
-    ).scalar_one_or_none()
+def get_transaction_by_id(brand, transaction_id, livemode=True):
+    """The brand's transaction of this mode by its integer id; NotFound for any other."""
+    query = db.select(Transaction).where(
+        Transaction.id == transaction_id, Transaction.brand_id == brand.id
+    )
+    transaction = db.session.execute(of_mode(query, livemode)).scalar_one_or_none()
     if transaction is None:
         raise not_found("transaction")
     return transaction
@@ -171,9 +175,9 @@ def reload(transaction):
     return transaction
 
 
-def list_refunds_query(brand, filters):
-    """The brand's refunds, newest first, narrowed by trx_id and dates."""
-    query = db.select(Refund).where(Refund.brand_id == brand.id)
+def list_refunds_query(brand, filters, livemode=True):
+    """The brand's refunds of one mode, newest first, narrowed by trx_id and dates."""
+    query = db.select(Refund).where(Refund.brand_id == brand.id, Refund.livemode == bool(livemode))
     if filters.get("trx_id"):
         query = query.join(Transaction, Refund.transaction_id == Transaction.id).where(
             Transaction.trx_id == filters["trx_id"].strip().upper()
@@ -187,14 +191,18 @@ def list_refunds_query(brand, filters):
     )
 
 
-def get_refund(brand, refund_id):
-    """A refund of this brand by id (digits); NotFound for anything else, another brand's
-    included."""
+def get_refund(brand, refund_id, livemode=True):
+    """A refund of this brand and mode by id (digits); NotFound for anything else, another brand's
+    or the other mode's included."""
     refund_id = row_id(refund_id)
     refund = None
     if refund_id is not None:
         refund = db.session.execute(
-            db.select(Refund).where(Refund.id == refund_id, Refund.brand_id == brand.id)
+            db.select(Refund).where(
+                Refund.id == refund_id,
+                Refund.brand_id == brand.id,
+                Refund.livemode == bool(livemode),
+            )
         ).scalar_one_or_none()
     if refund is None:
         raise not_found("refund")

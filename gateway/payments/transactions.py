@@ -2,14 +2,22 @@
 
 from ..domain_errors import not_found
 from ..extensions import db
-from .models.payment import Transaction
+from .models.payment import Payment, Transaction
 
 MAX_TRX_ID_LENGTH = 20
 
 
-def list_transactions_query(brand, filters):
-    """The brand's transactions, newest first, narrowed by status, provider and dates."""
-    query = db.select(Transaction).where(Transaction.brand_id == brand.id)
+def of_mode(query, livemode):
+    """The query narrowed to transactions whose payment is of this mode (live or test)."""
+    return query.join(Payment, Payment.id == Transaction.payment_id).where(
+        Payment.livemode == bool(livemode)
+    )
+
+
+def list_transactions_query(brand, filters, livemode=True):
+    """The brand's transactions of one mode, newest first, narrowed by status, provider and
+    dates."""
+    query = of_mode(db.select(Transaction).where(Transaction.brand_id == brand.id), livemode)
     if filters.get("status"):
         query = query.where(Transaction.status == filters["status"])
     if filters.get("provider"):
@@ -23,17 +31,16 @@ def list_transactions_query(brand, filters):
     )
 
 
-def get_transaction(brand, trx_id):
-    """A transaction of this brand by trx_id; NotFound for anything else, another brand's
-    included."""
+def get_transaction(brand, trx_id, livemode=True):
+    """A transaction of this brand and mode by trx_id; NotFound for anything else, another brand's
+    or the other mode's included."""
     trx_id = str(trx_id).strip().upper()  # trx_ids are issued upper-case; accept any case back
     transaction = None
     if 0 < len(trx_id) <= MAX_TRX_ID_LENGTH:
-        transaction = db.session.execute(
-            db.select(Transaction).where(
-                Transaction.trx_id == trx_id, Transaction.brand_id == brand.id
-            )
-        ).scalar_one_or_none()
+        query = db.select(Transaction).where(
+            Transaction.trx_id == trx_id, Transaction.brand_id == brand.id
+        )
+        transaction = db.session.execute(of_mode(query, livemode)).scalar_one_or_none()
     if transaction is None:
         raise not_found("transaction")
     return transaction

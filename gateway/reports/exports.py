@@ -2,7 +2,8 @@
 
 Rows are read with `yield_per` (a server-side cursor on PostgreSQL) and written a batch of lines at
 a time, so an export of any size never sits in memory. Each kind (payments, refunds, invoices) is
-one entry of EXPORTS: a header and a function giving rows for a brand and a UTC range.
+one entry of EXPORTS: a header and a function giving rows for a brand, a UTC range and a mode (live
+or test: never both in one file).
 """
 
 import csv
@@ -24,7 +25,8 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 class ExportKind:
-    """A kind of export: its columns and the rows of one brand between two UTC instants."""
+    """A kind of export: its columns and the rows of one brand and mode between two UTC
+    instants."""
 
     def __init__(self, name, header, rows):
         self.name, self.header, self.rows = name, header, rows
@@ -98,8 +100,8 @@ PAYMENT_HEADER = [
 ]
 
 
-def payment_rows(brand, start, end):
-    """The brand's payments created in [start, end), oldest first."""
+def payment_rows(brand, start, end, livemode=True):
+    """The brand's payments of one mode created in [start, end), oldest first."""
     zone = brand_zone(brand)
     query = (
         db.select(
@@ -122,7 +124,11 @@ def payment_rows(brand, start, end):
         .outerjoin(Transaction, Transaction.payment_id == Payment.id)
         .outerjoin(LinkPayment, LinkPayment.payment_id == Payment.id)
         .outerjoin(PaymentLink, PaymentLink.id == LinkPayment.link_id)
-        .where(Payment.brand_id == brand.id, *within(Payment.created_at, start, end))
+        .where(
+            Payment.brand_id == brand.id,
+            Payment.livemode == bool(livemode),
+            *within(Payment.created_at, start, end),
+        )
         .order_by(Payment.created_at, Payment.id)
     )
     for row in streamed(query):
@@ -158,8 +164,8 @@ REFUND_HEADER = [
 ]
 
 
-def refund_rows(brand, start, end):
-    """The brand's refunds made in [start, end), oldest first."""
+def refund_rows(brand, start, end, livemode=True):
+    """The brand's refunds of one mode made in [start, end), oldest first."""
     zone = brand_zone(brand)
     query = (
         db.select(
@@ -175,7 +181,11 @@ def refund_rows(brand, start, end):
         )
         .join(Transaction, Transaction.id == Refund.transaction_id)
         .join(Payment, Payment.id == Transaction.payment_id)
-        .where(Refund.brand_id == brand.id, *within(Refund.created_at, start, end))
+        .where(
+            Refund.brand_id == brand.id,
+            Refund.livemode == bool(livemode),
+            *within(Refund.created_at, start, end),
+        )
         .order_by(Refund.created_at, Refund.id)
     )
     for row in streamed(query):
@@ -213,8 +223,8 @@ INVOICE_HEADER = [
 ]
 
 
-def invoice_rows(brand, start, end):
-    """The brand's invoices written in [start, end), oldest first, drafts included."""
+def invoice_rows(brand, start, end, livemode=True):
+    """The brand's invoices of one mode written in [start, end), oldest first, drafts included."""
     zone = brand_zone(brand)
     query = (
         db.select(
@@ -237,7 +247,11 @@ def invoice_rows(brand, start, end):
             Invoice.voided_at,
         )
         .join(Customer, Customer.id == Invoice.customer_id)
-        .where(Invoice.brand_id == brand.id, *within(Invoice.created_at, start, end))
+        .where(
+            Invoice.brand_id == brand.id,
+            Invoice.livemode == bool(livemode),
+            *within(Invoice.created_at, start, end),
+        )
         .order_by(Invoice.created_at, Invoice.id)
     )
     for row in streamed(query):
@@ -270,14 +284,15 @@ EXPORTS = {
 }
 
 
-def csv_chunks(kind, brand, day_from=None, day_to=None):
-    """The export as CSV text, a batch of lines per chunk: header first, then each row."""
+def csv_chunks(kind, brand, day_from=None, day_to=None, livemode=True):
+    """The export as CSV text, a batch of lines per chunk: header first, then each row (of the live
+    objects, or of the test ones with `livemode=False`)."""
     start, end = day_range(brand, day_from, day_to)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(kind.header)
     count = 0
-    for row in kind.rows(brand, start, end):
+    for row in kind.rows(brand, start, end, livemode):
         writer.writerow([safe_cell(value) for value in row])
         count += 1
         if count % BATCH == 0:

@@ -4,7 +4,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ..accounts.models.api_key import SCOPES
-from .common import BaseSchema, Timestamp
+from .common import BaseSchema, Livemode, Timestamp
 
 
 class ApiKeyCreateSchema(BaseSchema):
@@ -45,6 +45,7 @@ class ApiKeySchema(BaseSchema):
     last_used_at = Timestamp(allow_none=True)
     revoked_at = Timestamp(allow_none=True)
     active = fields.Boolean()
+    livemode = Livemode()
 
 
 class ApiKeyCreatedSchema(ApiKeySchema):

@@ -81,6 +81,16 @@ class Timestamp(fields.Field):
         return isoformat(value)
 
 
+def Livemode():  # noqa: N802 - a field factory, read like a field class
+    """`livemode` of an object: true when live, false when made with a test key (gw_test_…)."""
+    return fields.Boolean(
+        metadata={
+            "description": "true for a live object, false for a test one (made with a test key); "
+            "a key sees only the objects of its own mode."
+        }
+    )
+
+
 def Text(**kwargs):  # noqa: N802 - a field factory, read like a field class
     """Text on output only, written as the database holds it: a Raw field (nothing to convert or
     validate on the way out), documented as a string."""

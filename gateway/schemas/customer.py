@@ -3,7 +3,7 @@
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from .common import Amount, BaseSchema, ChangeSchema, PageArgs, Phone, Timestamp
+from .common import Amount, BaseSchema, ChangeSchema, Livemode, PageArgs, Phone, Timestamp
 
 CONTACT_MESSAGE = "Give an e-mail address or a telephone number."
 CHANGE_MESSAGE = "Send at least one of name, email and phone."
@@ -43,6 +43,7 @@ class CustomerSchema(BaseSchema):
     created_at = Timestamp()
     payment_count = fields.Integer()
     total_paid = Amount()
+    livemode = Livemode()
 
 
 class CustomerListArgs(PageArgs):

@@ -3,7 +3,7 @@
 from marshmallow import fields
 
 from ..payments.models.payment import PAYMENT_STATUSES
-from .common import Amount, BaseSchema, Timestamp
+from .common import Amount, BaseSchema, Livemode, Timestamp
 
 
 def per_currency(description):
@@ -81,3 +81,4 @@ class DashboardSummarySchema(BaseSchema):
         fields.Nested(DaySchema),
         metadata={"description": "The last 30 local days, oldest first, today last."},
     )
+    livemode = Livemode()

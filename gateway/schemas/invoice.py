@@ -10,7 +10,7 @@ from ..invoices.drafting import as_decimal
 from ..invoices.lifecycle import invoice_url
 from ..invoices.models.invoice import INVOICE_STATUSES, LANGUAGES
 from ..invoices.sending import CHANNELS
-from .common import Amount, BaseSchema, ChangeSchema, PageArgs, Phone, Timestamp
+from .common import Amount, BaseSchema, ChangeSchema, Livemode, PageArgs, Phone, Timestamp
 from .customer import CustomerFieldsSchema
 
 # ASCII digits within the validators' bounds: 0.001 to 999999.999, and 0 to 100.
@@ -143,6 +143,7 @@ class InvoiceSchema(BaseSchema):
     overdue_at = Timestamp(allow_none=True)
     paid_at = Timestamp(allow_none=True)
     voided_at = Timestamp(allow_none=True)
+    livemode = Livemode()
 
 
 class InvoiceListArgs(PageArgs):

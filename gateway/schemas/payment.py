@@ -12,6 +12,7 @@ from .common import (
     Amount,
     BaseSchema,
     HttpUrl,
+    Livemode,
     NoFee,
     PageArgs,
     Phone,
@@ -76,8 +77,8 @@ class PaymentCreateSchema(BaseSchema):
         return data
 
 
-class PaymentCreatedSchema(BaseSchema):
-    """`data` of the POST /payments response (docs/spec/merchant-api.md 2.3)."""
+class PaymentHeadSchema(BaseSchema):
+    """The fields every payment answer starts with (docs/spec/merchant-api.md 2.3)."""
 
     payment_id = Text(attribute="public_id")
     token = Text()
@@ -90,6 +91,12 @@ class PaymentCreatedSchema(BaseSchema):
     # Plain attribute access (marshmallow's documented hook, here the builtin itself): a view row
     # answers by name, where marshmallow's item lookup first would raise.
     get_attribute = staticmethod(getattr)
+
+
+class PaymentCreatedSchema(PaymentHeadSchema):
+    """`data` of the POST /payments response (docs/spec/merchant-api.md 2.3), and its mode last."""
+
+    livemode = Livemode()
 
 
 def customer_summary(payment):
@@ -112,9 +119,10 @@ CUSTOMER_SUMMARY_DOC = {
 }
 
 
-class PaymentSchema(PaymentCreatedSchema):
+class PaymentSchema(PaymentHeadSchema):
     """`data` of GET /payments/{payment_id} (docs/spec/merchant-api.md 2.4 and
-    docs/spec/CONTRACT.md), from a Payment or a payment view row.
+    docs/spec/CONTRACT.md), from a Payment or a payment view row; its mode last, after the
+    documented fields.
     """
 
     trx_id = Text(allow_none=True)
@@ -131,6 +139,7 @@ class PaymentSchema(PaymentCreatedSchema):
     expires_at = Timestamp()
     customer = fields.Function(customer_summary, metadata=CUSTOMER_SUMMARY_DOC)
     metadata = fields.Raw(attribute="metadata_json", allow_none=True)
+    livemode = Livemode()
 
 
 class PaymentListArgs(PageArgs):

@@ -6,7 +6,7 @@ from marshmallow import fields, validate
 
 from ..links.links import link_url
 from ..links.models.link import FIELD_KINDS, LINK_STATUSES
-from .common import Amount, BaseSchema, ChangeSchema, HttpUrl, PageArgs, Timestamp
+from .common import Amount, BaseSchema, ChangeSchema, HttpUrl, Livemode, PageArgs, Timestamp
 
 CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="Currency must be a three-letter ISO 4217 code.")
 
@@ -87,6 +87,7 @@ class PaymentLinkSchema(BaseSchema):
     redirect_url = fields.String(allow_none=True)
     created_at = Timestamp()
     disabled_at = Timestamp(allow_none=True)
+    livemode = Livemode()
 
 
 class PaymentLinkListArgs(PageArgs):

@@ -6,7 +6,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ..db_types import MAX_ROW_ID
-from .common import Amount, BaseSchema, PageArgs, Timestamp, positive_amount
+from .common import Amount, BaseSchema, Livemode, PageArgs, Timestamp, positive_amount
 
 TRX_ID = dict(validate=validate.Length(min=1, max=20), metadata={"example": "TRXAB12CD34EF56"})
 
@@ -49,6 +49,7 @@ class RefundSchema(BaseSchema):
     reason = fields.String(allow_none=True)
     status = fields.String(metadata={"enum": ["completed"]})
     created_at = Timestamp()
+    livemode = Livemode()
 
 
 class RefundListArgs(PageArgs):

@@ -5,7 +5,7 @@ from datetime import timezone
 from marshmallow import fields, validate
 
 from ..payments.models.payment import PAID_STATUSES
-from .common import Amount, BaseSchema, NoFee, PageArgs, Timestamp
+from .common import Amount, BaseSchema, Livemode, NoFee, PageArgs, Timestamp
 
 
 class TransactionSchema(BaseSchema):
@@ -22,6 +22,7 @@ class TransactionSchema(BaseSchema):
     provider = fields.String(allow_none=True)
     provider_trx_id = fields.String(allow_none=True)
     created_at = Timestamp(metadata={"description": "When the payment completed."})
+    livemode = Livemode()
 
 
 class TransactionListArgs(PageArgs):

@@ -94,8 +94,8 @@ def ignore_sms(sms):
 
 
 def match_candidates(sms):
-    """Open payments this text could pay: same amount in BDT, newest first (none when the amount is
-    unknown).
+    """Open live payments this text could pay: same amount in BDT, newest first (none when the
+    amount is unknown). A phone's text is real money: never a test payment's.
     """
     if sms.amount is None or sms.status not in HAND_MATCHABLE_HELD or sms.payment_id is not None:
         return []
@@ -118,15 +118,15 @@ def match_candidates(sms):
 
 
 def find_payment_to_match(brand, text):
-    """The open payment a person names by payment ID or by reference; ValidationFailed on `payment`
-    if none or many.
+    """The open live payment a person names by payment ID or by reference; ValidationFailed on
+    `payment` if none or many (a test payment is none: a phone's text is real money).
     """
     text = (text or "").strip()
     if not text:
         raise field_error(
             "payment", "Enter the payment ID or the order reference.", code="required"
         )
-    query = db.select(Payment).where(Payment.brand_id == brand.id)
+    query = db.select(Payment).where(Payment.brand_id == brand.id, Payment.livemode.is_(True))
     by_id = db.session.execute(query.where(Payment.public_id == text.lower())).scalars().all()
     found = (
         by_id

@@ -72,18 +72,16 @@ def wake_provider(message):
 
 
 def queue_receipts(completions):
-    """Listener of payments_completed: each completed live payment's receipt, in order (a test
-    payment's customer is told nothing)."""
+    """Listener of payments_completed: each completed payment's receipt, in order."""
     for payment, transaction in completions:
-        if payment.livemode:
-            queue_receipt_sms(payment, transaction)
+        queue_receipt_sms(payment, transaction)
 
 
 def queue_receipt_sms(payment, transaction):
     """Queue the customer's receipt for a completed payment when the brand has switched receipts
-    on."""
+    on; a test payment sends none (test traffic never reaches a real phone)."""
     brand = payment.brand
-    if not brand.receipt_sms_enabled or not payment.customer_phone:
+    if not brand.receipt_sms_enabled or not payment.customer_phone or not payment.livemode:
         return None
     body = (
         f"{brand.name}: payment of {format_amount(payment.amount)} {payment.currency} received. "

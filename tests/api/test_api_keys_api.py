@@ -20,6 +20,7 @@ KEY_FIELDS = [
     "last_used_at",
     "revoked_at",
     "active",
+    "livemode",
 ]
 
 

@@ -13,7 +13,16 @@ from tests.bad_input import BAD_EMAILS, BAD_PHONES, JSON, assert_refused, body_c
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
 
 URL = "/api/v1/customers"
-PROFILE_FIELDS = ["id", "name", "email", "phone", "created_at", "payment_count", "total_paid"]
+PROFILE_FIELDS = [
+    "id",
+    "name",
+    "email",
+    "phone",
+    "created_at",
+    "payment_count",
+    "total_paid",
+    "livemode",
+]
 
 
 def customer_count():

@@ -178,10 +178,10 @@ def test_a_repeat_while_the_first_is_running_is_409_in_progress(live_server, aut
     entered, release = threading.Event(), threading.Event()
     original = payment_service.create_payment
 
-    def held(brand, data):
+    def held(brand, data, **mode):
         entered.set()
         release.wait(10)
-        return original(brand, data)
+        return original(brand, data, **mode)
 
     monkeypatch.setattr(payment_service, "create_payment", held)
     headers = keyed(auth, "in-flight")
@@ -421,12 +421,12 @@ def test_a_request_whose_key_was_taken_over_rolls_its_payment_back(
     original = payment_service.create_payment
     calls = []
 
-    def slow_first(brand, data):
+    def slow_first(brand, data, **mode):
         calls.append(data)
         if len(calls) == 1:  # the first request is alive but slow, beyond its lease
             entered.set()
             release.wait(10)
-        return original(brand, data)
+        return original(brand, data, **mode)
 
     monkeypatch.setattr(payment_service, "create_payment", slow_first)
     headers = keyed(auth, "outlived")

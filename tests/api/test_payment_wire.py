@@ -55,6 +55,7 @@ READ_BODY = (
     '"customer":{"name":"\\u09b0\\u09b9\\u09bf\\u09ae \\u0989\\u09a6\\u09cd\\u09a6\\u09bf\\u09a8",'
     '"email":"","phone":null},'
     '"metadata":{"order":1,"gift":true,"note":null,"ratio":0.5,"name":"\\u09b0\\u09b9\\u09bf\\u09ae"}'
+    ',"livemode":true'
     "}}\n"
 )
 
@@ -164,5 +165,5 @@ def test_creating_a_payment_answers_the_documented_bytes(client, shop):
         '{"success":true,"data":{'
         f'"payment_id":"{data["payment_id"]}","token":"{data["token"]}",'
         f'"checkout_url":"https://pay.shop.example/checkout/{data["token"]}",'
-        '"status":"created"}}\n'
+        '"status":"created","livemode":true}}\n'
     )

@@ -68,7 +68,7 @@ def test_create_payment_answers_201_with_the_initiation_fields(client, app, auth
     assert response.status_code == 201
     assert response.json["success"] is True
     data = response.json["data"]
-    assert list(data) == ["payment_id", "token", "checkout_url", "status"]
+    assert list(data) == ["payment_id", "token", "checkout_url", "status", "livemode"]
     assert data["status"] == "created"
     assert uuid.UUID(data["payment_id"]).version == 4
     assert str(uuid.UUID(data["payment_id"])) == data["payment_id"]

@@ -40,6 +40,7 @@ def test_read_transaction_returns_every_field(client, auth, brand):
             "provider": "bkash",
             "provider_trx_id": trx.provider_trx_id,
             "created_at": "2024-05-10T08:30:00+00:00",
+            "livemode": True,
         },
     }
 

@@ -210,6 +210,7 @@ def test_full_refund_returns_201_with_the_refund_record(client, auth, brand):
         "reason": "Out of stock",
         "status": "completed",
         "created_at": "2024-05-10T12:00:00+00:00",
+        "livemode": True,
     }
     assert amounts_of(payment) == ("refunded", Decimal("500.00"), "refunded", Decimal("500.00"))
 
@@ -273,6 +274,7 @@ def test_a_refund_with_unknown_properties_ignores_them_as_its_document_says(clie
         "reason",
         "status",
         "created_at",
+        "livemode",
     }
     assert amounts_of(payment)[1] == Decimal("30.00")
     refund = document["components"]["schemas"]["RefundCreate"]

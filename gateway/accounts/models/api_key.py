@@ -23,6 +23,8 @@ class ApiKey(db.Model):
 
     id = db.Column(db.Integer, primary_key=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False, index=True)
+    # Live (True) or test (False), the mode of the key that made it; rows before test mode are live.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
     label = db.Column(db.String(100), nullable=False)
     display_prefix = db.Column(db.String(32), nullable=False)
     key_hash = db.Column(db.String(64), nullable=False, unique=True)

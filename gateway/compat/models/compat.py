@@ -28,6 +28,8 @@ class CompatKey(db.Model):
 
     id = db.Column(db.Integer, primary_key=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False, index=True)
+    # Live (True) or test (False), the mode of the key that made it; rows before test mode are live.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
     dialect = db.Column(db.String(20), nullable=False)
     label = db.Column(db.String(100), nullable=False)
     display_prefix = db.Column(db.String(32), nullable=False)

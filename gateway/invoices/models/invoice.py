@@ -11,19 +11,22 @@ LANGUAGES = ("en", "bn")
 
 
 class InvoiceSequence(db.Model):
-    """Each brand's numbering: its prefix and the next number, taken under the row's lock."""
+    """Each brand's numbering: its prefix and the next number, taken under the row's lock; test
+    invoices count apart (next_test_number), so that they leave no gap in the live numbers."""
 
     __tablename__ = "invoice_sequences"
 
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), primary_key=True)
     prefix = db.Column(db.String(20), nullable=False, default="INV-")
     next_number = db.Column(db.Integer, nullable=False, default=1)
+    next_test_number = db.Column(db.Integer, nullable=False, default=1, server_default="1")
 
 
 class Invoice(db.Model):
     __tablename__ = "invoices"
     __table_args__ = (
-        db.UniqueConstraint("brand_id", "number", name="uq_invoices_brand_number"),
+        # Live and test invoices are numbered apart (invoices/numbering.py).
+        db.UniqueConstraint("brand_id", "livemode", "number", name="uq_invoices_brand_mode_number"),
         db.Index("ix_invoices_brand_created", "brand_id", "created_at"),
         db.Index("ix_invoices_status_due", "status", "due_date"),
         db.CheckConstraint("discount >= 0 AND total >= 0", name="invoice_amounts_not_negative"),
@@ -34,6 +37,8 @@ class Invoice(db.Model):
     # The customer's link /invoice/<token>: 192 random bits, never the id.
     token = db.Column(db.String(64), nullable=False, unique=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    # Live (True) or test (False), the mode of the key that made it; rows before test mode are live.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
     customer_id = db.Column(db.Integer, db.ForeignKey("customers.id"), nullable=False)
     number = db.Column(db.Integer, nullable=False)
     # The number as printed (prefix + four digits), kept as issued when the prefix changes later.

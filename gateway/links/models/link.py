@@ -26,6 +26,8 @@ class PaymentLink(db.Model):
     id = db.Column(db.Integer, primary_key=True)
     public_id = db.Column(db.String(36), nullable=False, unique=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    # Live (True) or test (False), the mode of the key that made it; rows before test mode are live.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
     slug = db.Column(db.String(64), nullable=False, unique=True)
     title = db.Column(db.String(200), nullable=False)
     description = db.Column(db.String(2000))

@@ -50,6 +50,8 @@ class Payment(db.Model):
     public_id = db.Column(db.String(36), nullable=False, unique=True)
     token = db.Column(db.String(64), nullable=False, unique=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    # Live (True) or test (False), the mode of the key that made it; rows before test mode are live.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
     customer_id = db.Column(db.Integer, db.ForeignKey("customers.id", ondelete="SET NULL"))
     reference = db.Column(db.String(255))
     amount = db.Column(Money, nullable=False)
@@ -116,6 +118,11 @@ class Transaction(db.Model):
 
     payment = db.relationship("Payment", back_populates="transaction")
 
+    @property
+    def livemode(self):
+        """A transaction is of its payment's mode (live or test)."""
+        return self.payment.livemode
+
 
 class Refund(db.Model):
     __tablename__ = "refunds"
@@ -127,6 +134,8 @@ class Refund(db.Model):
 
     id = db.Column(db.Integer, primary_key=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
+    # Live (True) or test (False), the mode of the key that made it; rows before test mode are live.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
     transaction_id = db.Column(db.Integer, db.ForeignKey("transactions.id"), nullable=False)
     amount = db.Column(Money, nullable=False)
     reason = db.Column(db.String(500))
