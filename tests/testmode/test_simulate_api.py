@@ -81,7 +81,7 @@ def test_mismatch_holds_the_test_payment_for_review_and_sends_no_completion(
     for outcome in ("paid", "mismatch", "expired"):
         refused = simulate(client, test_auth, created["payment_id"], outcome)
         assert refused.status_code == 409, outcome
-        assert refused.json["error"]["code"] == "INVALID_STATE"
+        assert refused.json["code"] == "INVALID_STATE"
 
 
 def test_expired_expires_the_test_payment_with_its_signed_webhook(
@@ -138,8 +138,8 @@ def test_a_live_key_cannot_simulate_even_its_own_payment(client, live_auth):
 
     assert refused.status_code == 403
     assert refused.json["success"] is False
-    assert refused.json["error"]["code"] == "TEST_MODE_ONLY"
-    assert "test key" in refused.json["error"]["message"]
+    assert refused.json["code"] == "TEST_MODE_ONLY"
+    assert "test key" in refused.json["message"]
     assert the_payment(created["payment_id"]).status == "created"
     assert stored_texts() == []
 
@@ -150,7 +150,7 @@ def test_a_test_key_cannot_reach_a_live_payment(client, live_auth, test_auth):
     refused = simulate(client, test_auth, created["payment_id"], "paid")
 
     assert refused.status_code == 404
-    assert refused.json["error"]["code"] == "PAYMENT_NOT_FOUND"
+    assert refused.json["code"] == "PAYMENT_NOT_FOUND"
     assert the_payment(created["payment_id"]).status == "created"
     assert stored_texts() == []
 
@@ -190,7 +190,7 @@ def test_a_bad_outcome_is_refused_on_its_field_and_changes_nothing(client, test_
 
     assert refused.status_code == 422, refused.json
     assert refused.json["success"] is False
-    assert [error["field"] for error in refused.json["error"]["errors"]] == ["outcome"]
+    assert [error["field"] for error in refused.json["errors"]] == ["outcome"]
     assert the_payment(created["payment_id"]).status == "created"
     assert stored_texts() == []
 
@@ -236,7 +236,7 @@ def test_a_finished_payment_cannot_be_simulated_again(client, test_auth, outcome
     refused = simulate(client, test_auth, created["payment_id"], outcome)
 
     assert refused.status_code == 409
-    assert refused.json["error"]["code"] == "INVALID_STATE"
+    assert refused.json["code"] == "INVALID_STATE"
     assert len(stored_texts()) == 1
 
 
@@ -260,7 +260,7 @@ def test_a_read_only_test_key_cannot_simulate(client, brand, test_auth):
     refused = simulate(client, {"Authorization": f"Bearer {secret}"}, created["payment_id"], "paid")
 
     assert refused.status_code == 403
-    assert refused.json["error"]["code"] == "INSUFFICIENT_SCOPE"
+    assert refused.json["code"] == "INSUFFICIENT_SCOPE"
     assert the_payment(created["payment_id"]).status == "created"
 
 
