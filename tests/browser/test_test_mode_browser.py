@@ -140,6 +140,7 @@ def test_the_panel_switches_to_test_data_and_deletes_it(live_url, brand, window)
     owner = UserFactory(brand=brand, role="owner", email="owner@shop.test")
     live = PaymentFactory(brand=brand, reference="LIVE-1")
     test = PaymentFactory(brand=brand, reference="TEST-1", livemode=False)
+    live_id, test_id = live.id, test.id
     page = window()
     sign_in(page, live_url, owner)
     page.goto(f"{live_url}/panel/payments")
@@ -164,8 +165,8 @@ def test_the_panel_switches_to_test_data_and_deletes_it(live_url, brand, window)
 
     expect(page.get_by_text("All test data is deleted: 1 test payments")).to_be_visible()
     db.session.expire_all()
-    assert db.session.get(Payment, test.id) is None
-    assert db.session.get(Payment, live.id) is not None
+    assert db.session.get(Payment, test_id) is None
+    assert db.session.get(Payment, live_id) is not None
     page.get_by_role("switch", name="Viewing test data").click()
     expect(page.get_by_role("switch", name="Viewing test data")).to_have_attribute(
         "aria-checked", "false"
