@@ -16,13 +16,15 @@ depends_on = None
 
 
 def upgrade():
-    # Every text stored so far came from a phone or a forwarder: live.
-    with op.batch_alter_table("inbound_sms", schema=None) as batch_op:
-        batch_op.add_column(
-            sa.Column("livemode", sa.Boolean(), nullable=False, server_default=sa.true())
-        )
+    # Every text stored so far came from a phone or a forwarder: live. A plain ADD COLUMN on both
+    # engines: rebuilding inbound_sms on SQLite (batch mode) would drop the table its balance links
+    # cascade from, and lose them.
+    op.add_column(
+        "inbound_sms",
+        sa.Column("livemode", sa.Boolean(), nullable=False, server_default=sa.true()),
+    )
 
 
 def downgrade():
-    with op.batch_alter_table("inbound_sms", schema=None) as batch_op:
-        batch_op.drop_column("livemode")
+    # SQLite drops a column in place (3.35+), again without rebuilding the table.
+    op.drop_column("inbound_sms", "livemode")
