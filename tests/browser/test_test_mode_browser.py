@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from gateway.accounts.api_keys import generate_key
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment
+from tests.browser.panel_support import screenshot as panel_screenshot
 from tests.browser.panel_support import sign_in, window  # noqa: F401 - fixture
 from tests.factories import PaymentFactory, PaymentMethodFactory, UserFactory
 from tests.webhook_support import WebhookReceiver, drain_queues, rq_redis  # noqa: F401
@@ -62,7 +63,8 @@ def test_the_matching_sms_button_pays_the_test_payment_and_the_webhook_arrives_s
     test_key,
     receiver,
     rq_redis,
-    new_page,  # noqa: F811
+    new_page,
+    screenshot,  # noqa: F811
 ):
     created = make_test_payment(live_url, test_key, receiver)
     page = new_page()
@@ -74,6 +76,7 @@ def test_the_matching_sms_button_pays_the_test_payment_and_the_webhook_arrives_s
     ).to_be_visible()
     expect(page.get_by_role("button", name="Let it expire")).to_be_visible()
     expect(page.get_by_label("Transaction ID (TrxID)")).to_have_count(0)
+    screenshot(page, "test-payment")
     page.get_by_role("button", name="Simulate a matching SMS").click()
 
     expect(page.get_by_role("heading", name="Payment received")).to_be_visible()
@@ -156,6 +159,7 @@ def test_the_panel_switches_to_test_data_and_deletes_it(live_url, brand, window)
     page.wait_for_url(re.compile(r"/panel/payments\??$"))
     expect(page.get_by_text("TEST-1")).to_be_visible()
     expect(page.get_by_text("LIVE-1")).to_have_count(0)
+    panel_screenshot(page, "test-mode")
     page.goto(f"{live_url}/panel/customers")
     expect(page.get_by_text("Viewing test data.")).to_be_visible()
 
