@@ -1,5 +1,6 @@
 """Webhooks: the delivery log, redelivery and signed test events."""
 
+from ..livemode import current_livemode
 from ..schemas.common import envelope
 from ..schemas.webhook import DeliveryDetailSchema, DeliverySchema, WebhookTestSchema
 from ..webhooks import deliveries
@@ -17,8 +18,12 @@ blp = resource_blueprint(
 @blp.doc(operationId="listWebhookDeliveries")
 @blp.response(200, envelope(DeliverySchema, many=True))
 def list_deliveries():
-    """The 50 most recent delivery records of your brand, newest first (listWebhookDeliveries)."""
-    return {"success": True, "data": deliveries.recent_deliveries(caller_brand())}
+    """The 50 most recent delivery records of your brand and of your key's mode (a test key: its
+    test payments'), newest first (listWebhookDeliveries)."""
+    return {
+        "success": True,
+        "data": deliveries.recent_deliveries(caller_brand(), current_livemode()),
+    }
 
 
 @blp.get("/deliveries/<delivery_id>")

@@ -15,7 +15,7 @@ from ..extensions import db
 from ..payments.models.payment import Payment
 from ..webhooks.deliveries import LOG_SIZE, get_delivery, recent_deliveries, retry_delivery
 from . import bp
-from .access import VIEW, WEBHOOKS_REDELIVER, current_brand, requires
+from .access import VIEW, WEBHOOKS_REDELIVER, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import ActionForm
 
@@ -34,7 +34,7 @@ def webhook_deliveries():
     """The brand's 50 most recent deliveries, newest first."""
     return render_template(
         "panel/developers_deliveries.html",
-        deliveries=recent_deliveries(current_brand()),
+        deliveries=recent_deliveries(current_brand(), panel_livemode()),
         log_size=LOG_SIZE,
     )
 

@@ -22,12 +22,23 @@ from .models.webhook import WebhookDelivery
 LOG_SIZE = 50  # docs/spec/merchant-api.md 4.4 and 8: the 50 most recent records
 
 
-def recent_deliveries(brand):
-    """The brand's 50 most recent delivery records, newest first."""
+def recent_deliveries(brand, livemode=True):
+    """The brand's 50 most recent delivery records of one mode, newest first: a delivery is a test
+    one when its payment is (a delivery without a payment, e.g. webhook.test, is live)."""
+    # Read by table name: payments imports this package (events), not the reverse.
+    payments = db.metadata.tables["payments"]
+    of_a_test_payment = (
+        db.select(payments.c.id)
+        .where(payments.c.id == WebhookDelivery.payment_id, payments.c.livemode.is_(False))
+        .exists()
+    )
     return (
         db.session.execute(
             db.select(WebhookDelivery)
-            .where(WebhookDelivery.brand_id == brand.id)
+            .where(
+                WebhookDelivery.brand_id == brand.id,
+                ~of_a_test_payment if livemode else of_a_test_payment,
+            )
             .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
             .limit(LOG_SIZE)
         )

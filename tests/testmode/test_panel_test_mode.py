@@ -238,6 +238,30 @@ def test_the_switch_shows_test_data_in_every_list_until_switched_back(client, ow
     assert test["payment_id"] not in client.get("/panel/payments").get_data(as_text=True)
 
 
+def test_the_switch_shows_each_mode_s_webhook_deliveries(client, owner, both_modes):
+    live, test = both_modes
+    sign_in(client, owner)
+    page = "/panel/developers/webhook-deliveries"
+
+    live_page = client.get(page).get_data(as_text=True)
+    switch(client, "test")
+    test_page = client.get(page).get_data(as_text=True)
+
+    live_ids = ids(WebhookDelivery, WebhookDelivery.payment_id.in_(payment_ids(True)))
+    test_ids = ids(WebhookDelivery, WebhookDelivery.payment_id.in_(payment_ids(False)))
+    assert live_ids and test_ids
+    for delivery_id in live_ids:
+        assert f"/webhook-deliveries/{delivery_id}" in live_page
+        assert f"/webhook-deliveries/{delivery_id}" not in test_page
+    for delivery_id in test_ids:
+        assert f"/webhook-deliveries/{delivery_id}" in test_page
+        assert f"/webhook-deliveries/{delivery_id}" not in live_page
+
+
+def payment_ids(livemode):
+    return db.select(Payment.id).where(Payment.livemode.is_(livemode))
+
+
 def test_the_switch_is_kept_per_session(app, client, owner, both_modes):
     live, test = both_modes
     sign_in(client, owner)

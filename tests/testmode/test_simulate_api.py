@@ -287,3 +287,14 @@ def test_two_racing_simulations_pay_the_payment_once(client, live_server, test_a
     assert the_payment(created["payment_id"]).status == "completed"
     assert len(db.session.execute(db.select(Transaction)).scalars().all()) == 1
     assert [sms.status for sms in stored_texts()] == ["matched"]
+
+
+def test_each_key_lists_the_webhook_deliveries_of_its_own_mode(client, live_auth, test_auth):
+    test = create_payment(client, test_auth, callback_url="http://127.0.0.1:9/hooks")
+    assert simulate(client, test_auth, test["payment_id"], "expired").status_code == 200
+
+    seen_by_test = client.get("/api/v1/webhooks/deliveries", headers=test_auth).json["data"]
+    seen_by_live = client.get("/api/v1/webhooks/deliveries", headers=live_auth).json["data"]
+
+    assert [item["event"] for item in seen_by_test] == ["payment.expired"]
+    assert seen_by_live == []
