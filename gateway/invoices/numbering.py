@@ -28,6 +28,11 @@ def ensure_sequence(brand_id):
 def take_number(brand_id, livemode=True):
     """(number, printed number) for a new invoice, live or test, in the caller's transaction.
 
+    A test invoice counts on next_test_number and is stored with its number negated (printed
+    INV-TEST-0001): the brand's one unique rule on (brand_id, number) then keeps the two counts
+    apart, with no second constraint (which SQLite could only add by rebuilding the invoices table
+    that payments reference).
+
     The UPDATE … RETURNING locks the brand's sequence row until the caller commits or rolls
     back: a second creator waits, then reads the number after it; a rollback gives the number
     back. So numbers have neither gaps nor duplicates (the unique constraint is the backstop).
@@ -41,7 +46,9 @@ def take_number(brand_id, livemode=True):
         .values({counter: counter + 1})
         .returning(counter - 1, table.c.prefix)
     ).one()
-    return number, format_number(prefix if livemode else prefix + TEST_MARK, number)
+    if livemode:
+        return number, format_number(prefix, number)
+    return -number, format_number(prefix + TEST_MARK, number)
 
 
 def format_number(prefix, number):

@@ -1,6 +1,11 @@
 """live and test mode: a livemode flag on keys and on what they make (issue 31); every existing
 row is live. A customer's e-mail is unique per brand and mode, so a test payment never fills in a
-live profile; invoice numbers are unique per brand and mode, test invoices counted apart.
+live profile; test invoices are counted apart (invoice_sequences.next_test_number), stored with
+their number negated so that the one unique rule of invoices holds for both.
+
+Every default is a constant ("1"), so SQLite adds each column in place: an expression would
+rebuild the table, and a rebuilt payments or invoices table would be dropped under the rows that
+reference it (foreign keys are on).
 
 Revision ID: 0017_livemode
 Revises: 0016
@@ -32,7 +37,7 @@ def upgrade():
     for table in TABLES:
         with op.batch_alter_table(table, schema=None) as batch_op:
             batch_op.add_column(
-                sa.Column("livemode", sa.Boolean(), server_default=sa.true(), nullable=False)
+                sa.Column("livemode", sa.Boolean(), server_default="1", nullable=False)
             )
     with op.batch_alter_table("customers", schema=None) as batch_op:
         batch_op.drop_index(
@@ -48,11 +53,6 @@ def upgrade():
     with op.batch_alter_table("invoice_sequences", schema=None) as batch_op:
         batch_op.add_column(
             sa.Column("next_test_number", sa.Integer(), server_default="1", nullable=False)
-        )
-    with op.batch_alter_table("invoices", schema=None) as batch_op:
-        batch_op.drop_constraint("uq_invoices_brand_number", type_="unique")
-        batch_op.create_unique_constraint(
-            "uq_invoices_brand_mode_number", ["brand_id", "livemode", "number"]
         )
 
 
@@ -72,18 +72,14 @@ def clashes(table, column):
 
 
 def downgrade():
-    # Without the mode, a test profile holding a live profile's e-mail, or a test invoice a live
-    # invoice's number, would break the old unique rules: refused, rather than a row lost (delete
-    # the brand's test data first).
-    for table, column in (("customers", "email"), ("invoices", "number")):
-        clash = clashes(table, column)
-        if clash:
-            raise RuntimeError(f"{clash} test {table} share a live one's {column}.")
-    with op.batch_alter_table("invoices", schema=None) as batch_op:
-        batch_op.drop_constraint("uq_invoices_brand_mode_number", type_="unique")
-        batch_op.create_unique_constraint("uq_invoices_brand_number", ["brand_id", "number"])
-    with op.batch_alter_table("invoice_sequences", schema=None) as batch_op:
-        batch_op.drop_column("next_test_number")
+    # Without the mode, a test profile holding a live profile's e-mail would break the old unique
+    # index: refused, rather than a row lost (delete the brand's test data first).
+    clash = clashes("customers", "email")
+    if clash:
+        raise RuntimeError(f"{clash} test customers share a live one's email.")
+    # Plain DROP COLUMN (SQLite 3.35+ and PostgreSQL): a batch would rebuild payments and
+    # invoices under the rows that reference them.
+    op.drop_column("invoice_sequences", "next_test_number")
     with op.batch_alter_table("customers", schema=None) as batch_op:
         batch_op.drop_index(
             "uq_customers_brand_mode_email", sqlite_where=EMAIL_SET, postgresql_where=EMAIL_SET
@@ -96,5 +92,4 @@ def downgrade():
             postgresql_where=EMAIL_SET,
         )
     for table in reversed(TABLES):
-        with op.batch_alter_table(table, schema=None) as batch_op:
-            batch_op.drop_column("livemode")
+        op.drop_column(table, "livemode")

@@ -7,6 +7,7 @@ import csv
 import io
 from decimal import Decimal
 from itertools import count
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -18,7 +19,8 @@ from gateway.links.models.link import PaymentLink
 from gateway.payments.models.customer import Customer
 from gateway.payments.models.payment import Payment, Refund
 from tests.bad_input import assert_refused
-from tests.factories import PaymentFactory, UserFactory, completed_payment
+from tests.checkout_helpers import submit_trx_id
+from tests.factories import PaymentFactory, PaymentMethodFactory, UserFactory, completed_payment
 from tests.links.support import submit_link
 
 API = "/api/v1"
@@ -397,3 +399,17 @@ def test_test_invoices_are_numbered_apart_and_leave_no_gap_in_the_live_numbers(c
         for mode in (True, False, False, True)
     ]
     assert numbers == ["INV-0001", "INV-TEST-0001", "INV-TEST-0002", "INV-0002"]
+
+
+def test_a_test_payments_checkout_still_takes_its_claim(client, brand, keys):
+    method = PaymentMethodFactory(brand=brand, number="01712345678")
+    made = client.post(
+        f"{API}/payments", json={"amount": "500.00", "currency": "BDT"}, headers=keys[False]
+    ).json["data"]
+    payment = db.session.execute(db.select(Payment)).scalar_one()
+    page = client.get(urlsplit(made["checkout_url"]).path)
+    assert page.status_code == 200 and "01712345678" in page.get_data(as_text=True)
+    claimed = submit_trx_id(client, payment, method)
+    assert claimed.status_code in (302, 303)
+    db.session.expire_all()
+    assert (payment.status, payment.livemode) == ("processing", False)

@@ -72,3 +72,18 @@ def test_the_review_queue_shows_live_payments_only(as_admin, brand):
     assert page.status_code == 200
     assert "LIVE-HELD" in page.get_data(as_text=True)
     assert "TEST-HELD" not in page.get_data(as_text=True)
+
+
+def test_the_panels_exports_hold_live_objects_only(as_admin, brand):
+    live = completed_payment(brand=brand, reference="LIVE-ORDER")
+    test = completed_payment(brand=brand, livemode=False, reference="TEST-ORDER")
+    create_refund(brand, test.transaction.trx_id, Decimal("11.00"), livemode=False)
+    create_invoice(brand, INVOICE, livemode=False)
+    payments = as_admin.get("/panel/reports/payments.csv")
+    assert payments.status_code == 200
+    assert live.public_id in payments.get_data(as_text=True)
+    assert test.public_id not in payments.get_data(as_text=True)
+    for kind in ("refunds", "invoices"):
+        answer = as_admin.get(f"/panel/reports/{kind}.csv")
+        assert answer.status_code == 200
+        assert answer.get_data(as_text=True).count("\r\n") == 1, kind  # the header alone

@@ -25,8 +25,8 @@ class InvoiceSequence(db.Model):
 class Invoice(db.Model):
     __tablename__ = "invoices"
     __table_args__ = (
-        # Live and test invoices are numbered apart (invoices/numbering.py).
-        db.UniqueConstraint("brand_id", "livemode", "number", name="uq_invoices_brand_mode_number"),
+        # A test invoice's number is stored negated (invoices/numbering.py): one rule for both.
+        db.UniqueConstraint("brand_id", "number", name="uq_invoices_brand_number"),
         db.Index("ix_invoices_brand_created", "brand_id", "created_at"),
         db.Index("ix_invoices_status_due", "status", "due_date"),
         db.CheckConstraint("discount >= 0 AND total >= 0", name="invoice_amounts_not_negative"),
