@@ -22,6 +22,7 @@ DOMAINS = {
     "links",
     "reports",
     "outbox",
+    "testmode",
 }
 # Shared by every package; each imports nothing of gateway/ but the others of this list.
 KERNEL = {

@@ -7,7 +7,8 @@ picks one of these (or adds one here) and `tests/panel/test_roles_routes.py` fai
 | Role | Can |
 |---|---|
 | owner | everything, including other owners, the two-factor policy and the staff refund limit |
-| admin | everything except managing owners and the brand's security policy |
+| admin | everything except managing owners and the brand's security policy (deleting the
+  brand's test data included) |
 | staff | read pages; act on payments, the SMS inbox and outbound SMS; edit and delete customers;
   revoke a phone; redeliver a webhook; refunds up to the brand's staff refund limit, counted over
   all their refunds of a payment (none by default) |
@@ -45,6 +46,7 @@ USERS_MANAGE = "users.manage"
 AUDIT_LOG_VIEW = "audit_log.view"
 OWNERS_MANAGE = "owners.manage"  # create, promote, demote or deactivate an owner
 SECURITY_MANAGE = "security.manage"  # the two-factor policy and the staff refund limit
+TEST_DATA_DELETE = "test_data.delete"  # delete every test-mode object of the brand
 
 READER = frozenset({VIEW, ACCOUNT})
 STAFF = READER | {
@@ -67,6 +69,7 @@ ADMIN = STAFF | {
     SETTINGS_MANAGE,
     USERS_MANAGE,
     AUDIT_LOG_VIEW,
+    TEST_DATA_DELETE,
 }
 OWNER = ADMIN | {OWNERS_MANAGE, SECURITY_MANAGE}
 

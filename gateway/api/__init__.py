@@ -42,6 +42,7 @@ def register_api(app):
         payment_links,
         payments,
         refunds,
+        test_mode,
         transactions,
         webhook_endpoints,
         webhooks,
@@ -66,6 +67,7 @@ def register_api(app):
         invoices,
         events,
         webhook_endpoints,
+        test_mode,
     ):
         csrf.exempt(module.blp)
         api.register_blueprint(module.blp, url_prefix=f"/api/v1/{module.URL}")

@@ -34,6 +34,7 @@ REQUEST_BODIES = (
     "WebhookEndpointCreate",
     "WebhookEndpointUpdate",
     "EventRedeliver",
+    "Simulate",
 )
 # Request bodies that name a currency: the brands' own codes (with_currencies).
 CURRENCY_BODIES = ("PaymentCreate", "PaymentLinkCreate", "InvoiceCreate", "InvoiceUpdate")

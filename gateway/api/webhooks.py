@@ -18,7 +18,8 @@ blp = resource_blueprint(
 @blp.doc(operationId="listWebhookDeliveries")
 @blp.response(200, envelope(DeliverySchema, many=True))
 def list_deliveries():
-    """The 50 most recent delivery records of your brand, newest first (listWebhookDeliveries)."""
+    """The 50 most recent delivery records of your brand and of your key's mode (a test key: its
+    test payments'), newest first (listWebhookDeliveries)."""
     return {
         "success": True,
         "data": deliveries.recent_deliveries(caller_brand(), current_livemode()),

@@ -100,7 +100,11 @@ def device_dashboard(device):
     by_status = dict(
         db.session.execute(
             db.select(InboundSms.status, db.func.count())
-            .where(InboundSms.brand_id == device.brand_id, InboundSms.created_at >= since)
+            .where(
+                InboundSms.brand_id == device.brand_id,
+                InboundSms.livemode.is_(True),
+                InboundSms.created_at >= since,
+            )
             .group_by(InboundSms.status)
         ).all()
     )

@@ -58,6 +58,7 @@ def register_panel(app):
         settings,
         sms_inbox,
         sms_templates,
+        test_mode,
         two_factor,
         users,
     )

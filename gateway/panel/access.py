@@ -12,7 +12,7 @@ permission. `public` marks the few routes for signed-out visitors (sign-in and i
 
 from functools import wraps
 
-from flask import abort, current_app, flash, redirect, url_for
+from flask import abort, current_app, flash, redirect, session, url_for
 from flask_babel import gettext as _
 from flask_login import current_user, login_required
 
@@ -91,13 +91,18 @@ def current_brand():
     return current_user.brand
 
 
-def panel_livemode():
-    """The mode every panel list, page and figure shows: live (True) for now.
+# The session's key: True while the signed-in user views test data (panel/test_mode.py, the switch).
+TEST_MODE = "test_mode"
 
-    The one place the panel chooses between live and test objects (issue 31); the test-mode switch
-    ("Viewing test data") is to change it here, and every panel query takes its mode from it.
+
+def panel_livemode():
+    """The mode every panel list, page and figure shows: live (True) unless the user switched to
+    "Viewing test data" (panel/test_mode.py), which is kept in their session.
+
+    The one place the panel chooses between live and test objects (issue 31): every panel query
+    takes its mode from it.
     """
-    return True
+    return not session.get(TEST_MODE)
 
 
 @bp.app_template_global("can")

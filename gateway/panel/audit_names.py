@@ -47,6 +47,7 @@ ACTION_NAMES = {
     "sms.ignore": _l("Text set aside"),
     "sms.match": _l("Text matched by hand"),
     "sms_template.create": _l("SMS template added"),
+    "test_data.delete": _l("All test data deleted"),
     "sms_template.delete": _l("SMS template deleted"),
     "sms_template.enable": _l("SMS template switched on"),
     "sms_template.disable": _l("SMS template switched off"),

@@ -47,6 +47,7 @@ def texts_waiting_for_claim(brand):
     """
     waiting = (
         InboundSms.brand_id == brand.id,
+        InboundSms.livemode == panel_livemode(),
         InboundSms.status == "unmatched",
         InboundSms.payment_id.is_(None),
     )

@@ -38,7 +38,7 @@ from ..sms.inbox import (
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.parsing import sender_provider
 from . import bp
-from .access import SETTINGS_MANAGE, SMS_ACT, VIEW, current_brand, requires
+from .access import SETTINGS_MANAGE, SMS_ACT, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import ActionForm, attach_error, options
 from .forms_sms import (
@@ -55,11 +55,11 @@ from .payments import PER_PAGE, page_number
 
 
 def status_counts(brand):
-    """How many of the brand's texts are in each status."""
+    """How many of the brand's texts of the mode shown (live or test) are in each status."""
     return dict(
         db.session.execute(
             db.select(InboundSms.status, db.func.count())
-            .where(InboundSms.brand_id == brand.id)
+            .where(InboundSms.brand_id == brand.id, InboundSms.livemode == panel_livemode())
             .group_by(InboundSms.status)
         ).all()
     )
@@ -73,7 +73,7 @@ def sms_inbox():
     form.validate()
     filters = {name: value for name, value in form.data.items() if value and not form[name].errors}
     rows, meta = paginate(
-        list_inbound_sms_query(current_brand(), filters),
+        list_inbound_sms_query(current_brand(), filters, livemode=panel_livemode()),
         {"page": page_number(), "per_page": PER_PAGE},
     )
     return render_template(

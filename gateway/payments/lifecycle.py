@@ -334,22 +334,30 @@ def expire_due_payments(now=None):
             .scalars()
             .all()
         )
-        expired = []
-        for payment in due:
-            if (
-                write_status(
-                    PAYMENT,
-                    (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
-                    OPEN_STATUSES,
-                    PAYMENT_EXPIRED,
-                    updated_at=utcnow(),
-                )
-                == 1
-            ):
-                emit_event("payment.expired", payment.brand, payment=payment)
-                payment_closed.send(payment)
-                expired.append(payment)
-    return expired
+        return [p for p in due if expire_payment(p, (Payment.expires_at <= now,))]
+
+
+def expire_payment(payment, guards=(), **values):
+    """The one expiry transition: an open payment not held for review (and `guards`) → expired,
+    with payment.expired through the outbox; False when it moved meanwhile. In the caller's
+    transaction, uncommitted.
+
+    The sweep expires what is due; test mode's "let it expire" (testmode/simulate.py) expires a test
+    payment now, its expires_at brought forward in `values`.
+    """
+    moved = write_status(
+        PAYMENT,
+        (Payment.id == payment.id, expirable(), *guards),
+        OPEN_STATUSES,
+        PAYMENT_EXPIRED,
+        updated_at=utcnow(),
+        **values,
+    )
+    if moved != 1:
+        return False
+    emit_event("payment.expired", payment.brand, payment=payment)
+    payment_closed.send(payment)
+    return True
 
 
 def fail_payment(payment, reason):

@@ -8,17 +8,21 @@ from .models.inbound_sms import InboundSms
 
 
 def same_trx_id():
-    """SQL: the text carries the TrxID the payment's customer claimed (same brand and provider)."""
+    """SQL: the text carries the TrxID the payment's customer claimed (same brand, provider and
+    mode: a simulated text never meets a live claim, sms/pays.py same_mode)."""
     return db.and_(
         Payment.brand_id == InboundSms.brand_id,
+        Payment.livemode == InboundSms.livemode,
         Payment.provider == InboundSms.provider,
         Payment.provider_trx_id == InboundSms.provider_trx_id,
     )
 
 
-def stored_sms(brand_id, provider, trx_id):
-    """The one stored SMS holding this TrxID for the brand (a unique-index probe), or None."""
-    return db.session.execute(
+def stored_sms(brand_id, provider, trx_id, *, livemode):
+    """The one stored SMS holding this TrxID for the brand (a unique-index probe), or None; a text
+    of the other mode (live or test) is none.
+    """
+    sms = db.session.execute(
         db.select(InboundSms)
         .where(
             InboundSms.brand_id == brand_id,
@@ -27,10 +31,12 @@ def stored_sms(brand_id, provider, trx_id):
         )
         .execution_options(populate_existing=True)
     ).scalar_one_or_none()
+    return sms if sms is not None and sms.livemode == livemode else None
 
 
-def open_claims(brand_id, provider, trx_id, exclude=None):
-    """The brand's live processing payments claiming this TrxID, earliest claim first.
+def open_claims(brand_id, provider, trx_id, exclude=None, *, livemode):
+    """The brand's live processing payments of this mode (live or test) claiming this TrxID,
+    earliest claim first.
 
     Only (provider, provider_trx_id) is asked of the database, so every engine probes that index
     whatever its statistics; the few payments sharing a TrxID are narrowed here.
@@ -44,16 +50,17 @@ def open_claims(brand_id, provider, trx_id, exclude=None):
         .scalars()
         .all()
     )
-    return live_claims(payments, brand_id, utcnow(), exclude)
+    return live_claims(payments, brand_id, utcnow(), exclude, livemode=livemode)
 
 
-def live_claims(payments, brand_id, now, exclude=None):
-    """Of the payments claiming one TrxID, the brand's live processing ones, earliest claim
-    first."""
+def live_claims(payments, brand_id, now, exclude=None, *, livemode):
+    """Of the payments claiming one TrxID, the brand's live processing ones of this mode (a text's:
+    sms/pays.py same_mode), earliest claim first."""
     live = [
         p
         for p in payments
         if p.brand_id == brand_id
+        and p.livemode == livemode
         and p.status == "processing"
         and p.expires_at > now
         and p.id != exclude
@@ -63,10 +70,14 @@ def live_claims(payments, brand_id, now, exclude=None):
 
 def claimed_elsewhere(payment, provider, trx_id):
     """Whether another payment of the brand already holds or consumed this TrxID."""
-    sms = stored_sms(payment.brand_id, provider, trx_id)
+    sms = stored_sms(payment.brand_id, provider, trx_id, livemode=payment.livemode)
     if sms is not None and sms.payment_id not in (None, payment.id):
         return True
-    return bool(open_claims(payment.brand_id, provider, trx_id, exclude=payment.id))
+    return bool(
+        open_claims(
+            payment.brand_id, provider, trx_id, exclude=payment.id, livemode=payment.livemode
+        )
+    )
 
 
 def reopen_claim(payment):
@@ -132,7 +143,7 @@ def stranded_credit_ids(now, brand_id=None, slots=None):
     return ids
 
 
-def late_claims(brand_id, provider, trx_id, arrived_at):
+def late_claims(brand_id, provider, trx_id, arrived_at, *, livemode):
     """The brand's payments that claimed this TrxID and were cancelled or expired before the SMS
     arrived.
 
@@ -149,7 +160,11 @@ def late_claims(brand_id, provider, trx_id, arrived_at):
         .scalars()
         .all()
     )
-    late = [p for p in payments if p.brand_id == brand_id and arrived_late(p, arrived_at)]
+    late = [
+        p
+        for p in payments
+        if p.brand_id == brand_id and p.livemode == livemode and arrived_late(p, arrived_at)
+    ]
     return sorted(late, key=lambda p: (p.claimed_at or p.created_at, p.id), reverse=True)
 
 

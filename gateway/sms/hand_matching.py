@@ -8,7 +8,7 @@ from ..extensions import db
 from ..payments.models.payment import OPEN_STATUSES
 from ..states import INBOUND_SMS, write_status
 from .models.inbound_sms import InboundSms
-from .pays import AMOUNT_UNKNOWN, WRONG_CURRENCY, sms_pays_payment
+from .pays import AMOUNT_UNKNOWN, WRONG_CURRENCY, WRONG_MODE, sms_pays_payment
 from .settling import complete_with_sms
 
 HAND_MATCHABLE = ("unmatched", "unparsed")
@@ -39,6 +39,8 @@ def match_sms_by_hand(sms, payment, reason=None, may_override=False):
     if payment.status not in OPEN_STATUSES:
         raise invalid_state(f"A {payment.status} payment cannot be matched by hand.")
     verdict = sms_pays_payment(sms, payment)
+    if verdict.has(WRONG_MODE):  # no override: a simulated text never pays a live payment
+        raise not_found("payment")
     if verdict.has(WRONG_CURRENCY):
         [currency] = [p.message for p in verdict.problems if p.code == WRONG_CURRENCY]
         raise field_error("payment", currency, code="amount_mismatch")

@@ -27,7 +27,9 @@ def hold_unverified_credit(sms, reason):
     Runs in the caller's transaction without committing; True when the text was held.
     """
     claims = (
-        open_claims(sms.brand_id, sms.provider, sms.provider_trx_id) if sms.provider_trx_id else []
+        open_claims(sms.brand_id, sms.provider, sms.provider_trx_id, livemode=sms.livemode)
+        if sms.provider_trx_id
+        else []
     )
     if claims:
         payment = next((p for p in claims if p.amount == sms.amount), claims[0])

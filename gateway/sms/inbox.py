@@ -20,14 +20,14 @@ from .records import enabled_templates, read_text
 CANDIDATE_LIMIT = 8
 
 
-def list_inbound_sms_query(brand, filters):
-    """The brand's texts, newest first, narrowed by status, provider and a TrxID or words of the
-    text.
+def list_inbound_sms_query(brand, filters, livemode=True):
+    """The brand's texts of one mode (the phones' live texts, or test mode's simulated ones), newest
+    first, narrowed by status, provider and a TrxID or words of the text.
     """
     query = (
         db.select(InboundSms)
         .options(selectinload(InboundSms.payment))
-        .where(InboundSms.brand_id == brand.id)
+        .where(InboundSms.brand_id == brand.id, InboundSms.livemode == livemode)
     )
     if filters.get("status"):
         query = query.where(InboundSms.status == filters["status"])
@@ -104,7 +104,7 @@ def match_candidates(sms):
             db.select(Payment)
             .where(
                 Payment.brand_id == sms.brand_id,
-                Payment.livemode.is_(True),
+                Payment.livemode == sms.livemode,  # sms/pays.py same_mode
                 Payment.status.in_(OPEN_STATUSES),
                 Payment.amount == sms.amount,
                 Payment.currency == SMS_CURRENCY,

@@ -70,6 +70,9 @@ class ForwardedText:
     body: str
     received_at: datetime | None
     receiver: str = ""  # the wallet number it arrived on, when the app says
+    # False only for a text the gateway simulated for a test payment (testmode/simulate.py); no
+    # phone, forwarder or request body can set it.
+    livemode: bool = True
 
 
 def ingest_batch(device, items):
@@ -350,7 +353,9 @@ def read_forwarded(device, templates, text):
     if not text.body.strip():
         return rejected({"local_id": text.local_id}, "The text is empty."), None, None, None
     parsed = read_text(text.sender, text.body, templates)
-    values = sms_values(device, text.sender, text.body, text.received_at, text.local_id, parsed)
+    values = sms_values(
+        device, text.sender, text.body, text.received_at, text.local_id, parsed, text.livemode
+    )
     return (
         {"local_id": text.local_id, "status": "accepted", "server_ref": values["public_id"]},
         values,

@@ -8,14 +8,12 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import invalid_state
 from ..extensions import db
-from ..payments.lifecycle import expirable
+from ..payments.lifecycle import expire_payment
 from ..payments.models.payment import Payment
-from ..payments.signals import payment_closed
-from ..states import INBOUND_SMS, PAYMENT, write_status
-from ..webhooks.events import emit_event
+from ..states import INBOUND_SMS, write_status
 from .claims import late_claims
 from .models.inbound_sms import InboundSms
-from .pays import LATE, sms_pays_payment
+from .pays import LATE, WRONG_MODE, sms_pays_payment
 from .settling import give_review_reason, held_sms, notify_review, pay_with_bound_sms
 
 LATE_STATUSES = tuple(LATE)
@@ -30,7 +28,9 @@ def hold_late_sms(sms):
     reason; only the merchant settles it (complete_late_payment or return_late_sms). None when no
     such claim.
     """
-    for payment in late_claims(sms.brand_id, sms.provider, sms.provider_trx_id, sms.created_at):
+    for payment in late_claims(
+        sms.brand_id, sms.provider, sms.provider_trx_id, sms.created_at, livemode=sms.livemode
+    ):
         if payment.status == "processing" and not expire_overdue_claim(payment):
             continue  # held for review meanwhile, or settled: not a late claim after all
         held = bind_late_sms(sms, payment)
@@ -44,18 +44,10 @@ def expire_overdue_claim(payment):
     False if it moved. Commits (commit_work).
     """
     now = utcnow()
-    changed = write_status(
-        PAYMENT,
-        (Payment.id == payment.id, expirable(), Payment.expires_at <= now),
-        ("processing",),
-        "expired",
-        updated_at=now,
-    )
-    if changed != 1:
+    due = (Payment.status == "processing", Payment.expires_at <= now)
+    if not expire_payment(payment, due):
         db.session.rollback()
         return False
-    emit_event("payment.expired", payment.brand, payment=payment)
-    payment_closed.send(payment)
     commit_work()
     db.session.refresh(payment)
     return True
@@ -65,7 +57,10 @@ def bind_late_sms(sms, payment):
     """Bind the SMS to the late payment in `review` and give the payment the reason (the rule's
     answer: late, with any amount or sender difference); None when a rival got either.
     """
-    reason = sms_pays_payment(sms, payment).why()
+    verdict = sms_pays_payment(sms, payment)
+    if verdict.has(WRONG_MODE):
+        return None
+    reason = verdict.why()
     now = utcnow()
     try:
         won = write_status(

@@ -79,7 +79,7 @@ def submit_claim(payment, provider, provider_trx_id, sender_number=None):
     # Committed before looking for the SMS: an ingest committing meanwhile then sees this claim.
     db.session.commit()
     with unit_of_work():
-        sms = stored_sms(payment.brand_id, provider, trx_id)
+        sms = stored_sms(payment.brand_id, provider, trx_id, livemode=payment.livemode)
         if sms is not None and sms.status == "unmatched":
             settle(sms, payment)
         elif sms is not None and sms.status == "review" and sms.payment_id is None:
@@ -97,7 +97,7 @@ def match_sms_to_claim(sms):
     """
     if sms.status != "unmatched" or not sms.provider_trx_id:
         return None
-    claims = open_claims(sms.brand_id, sms.provider, sms.provider_trx_id)
+    claims = open_claims(sms.brand_id, sms.provider, sms.provider_trx_id, livemode=sms.livemode)
     if not claims:
         return hold_late_sms(sms)
     # Of several claims of one TrxID, the earliest with the right amount wins.
@@ -130,10 +130,12 @@ def match_new_credits(credits):
         if sms.status != "unmatched" or not sms.provider_trx_id:
             continue  # held for review by its chain step meanwhile
         payments = claims.get((sms.provider, sms.provider_trx_id), [])
-        live = live_claims(payments, sms.brand_id, now)
+        live = live_claims(payments, sms.brand_id, now, livemode=sms.livemode)
         if len(live) == 1 and sms_pays_payment(sms, live[0]).pays:
             together.append((sms, live[0]))
-        elif any(p.status in CLAIM_HOLDING_STATUSES for p in payments):
+        elif any(
+            p.status in CLAIM_HOLDING_STATUSES and p.livemode == sms.livemode for p in payments
+        ):
             alone.append(sms)
     completed = 0
     if together:

@@ -9,6 +9,7 @@ from ..payments.models.payment_method import PROVIDERS
 SMS_CURRENCY = "BDT"
 
 # The reasons an SMS does not pay a payment, as machine words (a Problem's code).
+WRONG_MODE = "wrong_mode"  # a simulated (test) text and a live payment, or the reverse
 ALREADY_USED = "already_used"  # the text is bound to another payment
 CANCELLED = "cancelled"  # the payment was cancelled before the money came (late money)
 EXPIRED = "expired"  # the payment expired before the money came (late money)
@@ -73,6 +74,11 @@ def sms_pays_payment(sms, payment):
     in_bdt = payment.currency == SMS_CURRENCY
     claimed, sent = last_digits(payment.sender_number), last_digits(sms.counterparty)
     checks = (
+        (
+            WRONG_MODE,
+            not same_mode(sms, payment),
+            "A test SMS pays only a test payment, and a live SMS only a live one",
+        ),
         (ALREADY_USED, sms.payment_id not in (None, payment.id), "SMS bound to another payment"),
         (payment.status, payment.status in LATE, LATE.get(payment.status)),
         (
@@ -106,6 +112,15 @@ def sms_pays_payment(sms, payment):
         ),
     )
     return Verdict(tuple(Problem(code, message) for code, stands, message in checks if stands))
+
+
+def same_mode(sms, payment):
+    """Whether the text and the payment are both live or both test: the one rule that keeps a
+    simulated SMS off live payments (and a real one off test payments); the candidate queries
+    (claims.py) ask the same of the database.
+    """
+    # An unsaved row has no default yet (None): live, as the column's default says.
+    return (sms.livemode is not False) == (payment.livemode is not False)
 
 
 def last_digits(number):

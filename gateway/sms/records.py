@@ -125,9 +125,9 @@ def trust_note(sender, parsed):
     return None
 
 
-def sms_values(device, sender, body, received_at, local_id, parsed):
+def sms_values(device, sender, body, received_at, local_id, parsed, livemode=True):
     """The column values of a new inbound_sms row for one decrypted text, read as `parsed`
-    (read_text).
+    (read_text); `livemode` False for a text simulated for a test payment.
     """
     status = status_for(parsed)
     return {
@@ -151,4 +151,5 @@ def sms_values(device, sender, body, received_at, local_id, parsed):
         "status": status,
         "review_reason": trust_note(sender[:64], parsed),
         "created_at": utcnow(),
+        "livemode": livemode,
     }

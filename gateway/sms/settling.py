@@ -14,7 +14,7 @@ from ..payments.models.payment_method import PROVIDERS
 from ..states import INBOUND_SMS, not_held_for_review_sql, write_status
 from .claims import open_claims, stored_sms
 from .models.inbound_sms import InboundSms
-from .pays import sms_pays_payment
+from .pays import WRONG_MODE, sms_pays_payment
 
 
 def settle(sms, payment):
@@ -22,6 +22,8 @@ def settle(sms, payment):
     (sms_pays_payment); "matched", "review", or None when a rival won. Commits (commit_work).
     """
     verdict = sms_pays_payment(sms, payment)
+    if verdict.has(WRONG_MODE):
+        return None  # a test text and a live payment (or the reverse) are never bound, even held
     try:
         won = write_status(
             INBOUND_SMS,
@@ -114,7 +116,10 @@ def give_review_reason(payment_ids, reason, statuses=("processing",), *guards):
 
 
 def notify_review(payment, reason):
-    """Tell the brand's phones that a payment waits for the merchant."""
+    """Tell the brand's phones that a live payment waits for the merchant (a test one tells
+    nobody)."""
+    if not payment.livemode:
+        return
     notify_devices(
         payment.brand_id,
         "payment.review",
@@ -135,7 +140,10 @@ def hold_for_review(payment, reason):
 
 def bind_held_sms(sms, payment):
     """A claim arrives for a credit held unverified: both wait for review together; commits."""
-    reason = sms_pays_payment(sms, payment).why()
+    verdict = sms_pays_payment(sms, payment)
+    if verdict.has(WRONG_MODE):
+        return None
+    reason = verdict.why()
     try:
         won = db.session.execute(
             db.update(InboundSms)
@@ -162,7 +170,11 @@ def flag_rival_claims(payment):
     rivals = [
         p.id
         for p in open_claims(
-            payment.brand_id, payment.provider, payment.provider_trx_id, exclude=payment.id
+            payment.brand_id,
+            payment.provider,
+            payment.provider_trx_id,
+            exclude=payment.id,
+            livemode=payment.livemode,
         )
     ]
     if rivals:
@@ -179,7 +191,12 @@ def flag_lost_claim(payment, sms=None):
     that SMS is unbound or bound to this payment, or the payment already has a reason.
     """
     if sms is None and payment.provider_trx_id is not None:
-        sms = stored_sms(payment.brand_id, payment.provider, payment.provider_trx_id)
+        sms = stored_sms(
+            payment.brand_id,
+            payment.provider,
+            payment.provider_trx_id,
+            livemode=payment.livemode,
+        )
     if sms is None or sms.payment_id is None or sms.payment_id == payment.id:
         return None
     winner = db.session.get(Payment, sms.payment_id)

@@ -48,6 +48,7 @@ OPERATIONS = [
     ("patch", "/api/v1/webhook-endpoints/{endpoint_id}"),
     ("delete", "/api/v1/webhook-endpoints/{endpoint_id}"),
     ("post", "/api/v1/webhook-endpoints/{endpoint_id}/rotate-secret"),
+    ("post", "/api/v1/test/payments/{payment_id}/simulate"),
 ]
 
 
@@ -379,6 +380,25 @@ def exercise_events_and_endpoints(call, receiver, admin):
     call("delete", url, headers=admin)
     call("get", url, headers=admin)  # 404
     call("post", replay, headers=admin)  # 409: nowhere left to send it, or only its URL
+def exercise_test_mode(call, brand, admin):
+    """A test payment simulated paid; a live key refused (403), an unknown payment (404), a state
+    that does not allow it (409) and a bad outcome (422)."""
+    from gateway.accounts.api_keys import generate_key
+
+    _, secret = generate_key(brand, "doc-tests", ["read", "write"], livemode=False)
+    test = {"Authorization": f"Bearer {secret}"}
+    created = call("post", "/api/v1/payments", json=PAYMENT_BODY, headers=test).json["data"]
+    url = f"/api/v1/test/payments/{created['payment_id']}/simulate"
+    call("post", url, json={"outcome": "paid"}, headers=test)
+    call("post", url, json={"outcome": "expired"}, headers=test)  # 409
+    call("post", url, json={"outcome": "later"}, headers=test)  # 422
+    call("post", url, json={"outcome": "paid"}, headers=admin)  # 403 TEST_MODE_ONLY
+    call(
+        "post",
+        f"/api/v1/test/payments/{uuid.uuid4()}/simulate",
+        json={"outcome": "paid"},
+        headers=test,
+    )  # 404
 
 
 def test_real_answers_match_the_documented_schemas(client, spec, brand, admin, make_key, receiver):
@@ -393,6 +413,7 @@ def test_real_answers_match_the_documented_schemas(client, spec, brand, admin, m
     exercise_payment_links_and_exports(call, admin)
     exercise_invoices(call, admin)
     exercise_events_and_endpoints(call, receiver, admin)
+    exercise_test_mode(call, brand, admin)
 
     statuses = {response.status_code for _, _, response in call.calls}
     assert {200, 201, 202, 400, 401, 403, 404, 409, 413, 415, 422} <= statuses

@@ -258,6 +258,9 @@ ROUTES = [
         "OASV",
     ),
     ("panel.sign_out", "POST", "/panel/sign-out", {}, "OASV"),
+    ("panel.test_mode", "POST", "/panel/test-mode", {"view": "test"}, "OASV"),
+    ("panel.test_data", "GET", "/panel/test-data", None, "OA"),
+    ("panel.test_data_delete", "POST", "/panel/test-data/delete", {"confirm": "yes"}, "OA"),
 ]
 # Routes for visitors who are not signed in (sign-in, its code step, /panel/ redirecting).
 PUBLIC_ROUTES = {"panel.sign_in", "panel.two_factor_sign_in", "panel.home"}

@@ -176,6 +176,7 @@ def test_an_sms_a_rival_has_bound_cannot_be_settled_again(brand, phone):
                 "payment_id",
                 "status",
                 "review_reason",
+                "livemode",
             )
         }
     )

@@ -52,5 +52,8 @@ class InboundSms(db.Model):
     )
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     matched_at = db.Column(UTCDateTime)
+    # False for a text the gateway simulated for a test payment (gateway/testmode/simulate.py): it
+    # pays test payments only (sms/pays.py), and live lists, totals and notifications leave it out.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
 
     payment = db.relationship("Payment")
