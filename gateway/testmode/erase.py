@@ -11,13 +11,16 @@ from ..sms.models.balance_chain import BalanceChain, BalanceLink
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.models.outbound_sms import OutboundSms
 from ..sms.simulator import TEST_SIMULATOR_ID
+from ..webhooks.models.endpoint import WebhookEndpoint
+from ..webhooks.models.event import Event
 from ..webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 
 
 def delete_test_data(brand_id):
     """Delete the brand's test payments with everything hanging off them (transactions, refunds,
     webhook deliveries and their attempts, link and plugin records), its test refunds, customers,
-    payment links, invoices, the simulated texts and the test simulator's balance chains.
+    payment links, invoices, events, webhook endpoints (with every delivery to them), the simulated
+    texts and the test simulator's balance chains.
 
     In the caller's transaction, uncommitted (the panel commits it with its audit row); {what:
     rows deleted}. Every statement is narrowed to the brand and to livemode false, or to rows of
@@ -27,7 +30,16 @@ def delete_test_data(brand_id):
         Payment.brand_id == brand_id, Payment.livemode.is_(False)
     )
     transactions = db.select(Transaction.id).where(Transaction.payment_id.in_(payments))
-    deliveries = db.select(WebhookDelivery.id).where(WebhookDelivery.payment_id.in_(payments))
+    endpoints = db.select(WebhookEndpoint.id).where(
+        WebhookEndpoint.brand_id == brand_id, WebhookEndpoint.livemode.is_(False)
+    )
+    deliveries = db.select(WebhookDelivery.id).where(
+        db.or_(
+            WebhookDelivery.payment_id.in_(payments),
+            WebhookDelivery.endpoint_id.in_(endpoints),
+            db.and_(WebhookDelivery.brand_id == brand_id, WebhookDelivery.livemode.is_(False)),
+        )
+    )
     links = db.select(PaymentLink.id).where(
         PaymentLink.brand_id == brand_id, PaymentLink.livemode.is_(False)
     )
@@ -92,6 +104,11 @@ def delete_test_data(brand_id):
         ("invoice_items", db.delete(InvoiceItem).where(InvoiceItem.invoice_id.in_(invoices))),
         ("invoices", db.delete(Invoice).where(Invoice.id.in_(invoices))),
         ("payment_links", db.delete(PaymentLink).where(PaymentLink.id.in_(links))),
+        (
+            "events",
+            db.delete(Event).where(Event.brand_id == brand_id, Event.livemode.is_(False)),
+        ),
+        ("webhook_endpoints", db.delete(WebhookEndpoint).where(WebhookEndpoint.id.in_(endpoints))),
         (
             "customers",
             db.delete(Customer).where(

@@ -380,6 +380,8 @@ def exercise_events_and_endpoints(call, receiver, admin):
     call("delete", url, headers=admin)
     call("get", url, headers=admin)  # 404
     call("post", replay, headers=admin)  # 409: nowhere left to send it, or only its URL
+
+
 def exercise_test_mode(call, brand, admin):
     """A test payment simulated paid; a live key refused (403), an unknown payment (404), a state
     that does not allow it (409) and a bad outcome (422)."""

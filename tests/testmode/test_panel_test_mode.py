@@ -14,6 +14,8 @@ from gateway.payments.models.payment import Payment, Refund, Transaction
 from gateway.sms.matching import submit_claim
 from gateway.sms.models.balance_chain import BalanceChain
 from gateway.sms.models.inbound_sms import InboundSms
+from gateway.webhooks.models.endpoint import WebhookEndpoint
+from gateway.webhooks.models.event import Event
 from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 from tests.factories import PaymentFactory, UserFactory, bkash_text, forward
 from tests.panel.conftest import client, csrf_token, panel_client, post_form, sign_in  # noqa: F401
@@ -31,6 +33,8 @@ MODELS = (
     WebhookDelivery,
     WebhookAttempt,
     BalanceChain,
+    Event,
+    WebhookEndpoint,
 )
 INVOICE = {
     "customer": {"name": "Karim", "email": "karim@example.com", "phone": "+8801711111111"},
@@ -65,6 +69,12 @@ def one_of_everything(api, headers, callback_url="http://127.0.0.1:9/hooks"):
     assert link.status_code == 201, link.json
     invoice = api.post("/api/v1/invoices", json=INVOICE, headers=headers)
     assert invoice.status_code == 201, invoice.json
+    endpoint = api.post(
+        "/api/v1/webhook-endpoints",
+        json={"url": "https://hooks.shop.example/events", "enabled_events": ["*"]},
+        headers=headers,
+    )
+    assert endpoint.status_code == 201, endpoint.json
     return payment
 
 
@@ -109,7 +119,9 @@ def live_rows():
         "links": ids(PaymentLink, PaymentLink.livemode.is_(True)),
         "invoices": ids(Invoice, Invoice.livemode.is_(True)),
         "texts": ids(InboundSms, InboundSms.livemode.is_(True)),
-        "deliveries": ids(WebhookDelivery, WebhookDelivery.payment_id.in_(live_payments)),
+        "deliveries": ids(WebhookDelivery, WebhookDelivery.livemode.is_(True)),
+        "events": ids(Event, Event.livemode.is_(True)),
+        "endpoints": ids(WebhookEndpoint, WebhookEndpoint.livemode.is_(True)),
     }
 
 
@@ -136,6 +148,9 @@ def test_deleting_test_data_takes_every_test_object_and_nothing_live(client, own
         (PaymentLink, PaymentLink.livemode),
         (Invoice, Invoice.livemode),
         (InboundSms, InboundSms.livemode),
+        (Event, Event.livemode),
+        (WebhookEndpoint, WebhookEndpoint.livemode),
+        (WebhookDelivery, WebhookDelivery.livemode),
     ):
         assert ids(model, livemode.is_(False)) == [], model.__name__
     assert ids(Transaction) == live_before["transactions"]
