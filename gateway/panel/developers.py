@@ -11,7 +11,7 @@ from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
 from . import bp
-from .access import API_KEYS_MANAGE, current_brand, requires
+from .access import API_KEYS_MANAGE, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import attach_error
 from .forms_developers import ApiKeyForm, RevokeKeyForm
@@ -52,18 +52,26 @@ def api_keys():
 @bp.post("/developers/api-keys")
 @requires(API_KEYS_MANAGE)
 def api_key_generate():
-    """Generate a key; its secret is rendered in this answer only and is never stored."""
+    """Generate a key of the mode the panel shows (a test key while viewing test data); its secret
+    is rendered in this answer only and is never stored."""
     form = ApiKeyForm()
     if not form.validate_on_submit():
         return render_keys(form, 422)
     try:
         with unit_of_work():
-            key, secret = generate_key(current_brand(), form.label.data, form.scopes.data)
+            key, secret = generate_key(
+                current_brand(), form.label.data, form.scopes.data, livemode=panel_livemode()
+            )
             record_audit(
                 current_user,
                 "api_key.generate",
                 key,
-                {"label": key.label, "scopes": key.scopes, "display_prefix": key.display_prefix},
+                {
+                    "label": key.label,
+                    "scopes": key.scopes,
+                    "display_prefix": key.display_prefix,
+                    "livemode": key.livemode,
+                },
             )
     except DomainError as error:
         attach_error(form, error)

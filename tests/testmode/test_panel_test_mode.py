@@ -324,3 +324,23 @@ def test_the_dashboard_counts_only_the_mode_shown(client, owner, brand, both_mod
 
     assert live_page != test_page
     assert "data-test-mode" in test_page and "data-test-mode" not in live_page
+
+
+def test_while_viewing_test_data_the_developers_page_makes_a_test_key(client, owner, brand):
+    from gateway.accounts.models.api_key import ApiKey
+
+    sign_in(client, owner)
+    switch(client, "test", back="/panel/developers/api-keys")
+    page = client.get("/panel/developers/api-keys").get_data(as_text=True)
+    made = post_form(
+        client, "/panel/developers/api-keys", {"label": "Plugin tests", "scopes": ["read"]}
+    )
+
+    assert "Generate a test key" in page
+    assert made.status_code == 200 and "gw_test_" in made.get_data(as_text=True)
+    key = db.session.execute(db.select(ApiKey).where(ApiKey.label == "Plugin tests")).scalar_one()
+    assert key.livemode is False
+    [entry] = db.session.execute(
+        db.select(AuditLog).where(AuditLog.action == "api_key.generate")
+    ).scalars()
+    assert entry.details["livemode"] is False
