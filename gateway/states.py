@@ -53,8 +53,9 @@ class Machine:
         return [(f, t) for f, targets in self.moves.items() for t in sorted(targets)]
 
 
-# The status words of payments, transactions, refunds, payment links and invoices, named once: the
-# code compares and writes these names, never the bare words (the tables below list the moves).
+# The status words of payments, transactions, refunds, payment links, invoices and inbound SMS,
+# named once: the code compares and writes these names, never the bare words (the tables below list
+# the moves).
 PAYMENT_CREATED = "created"
 PAYMENT_PROCESSING = "processing"
 PAYMENT_COMPLETED = "completed"
@@ -75,6 +76,15 @@ INVOICE_SENT = "sent"
 INVOICE_OVERDUE = "overdue"
 INVOICE_PAID = "paid"
 INVOICE_VOID = "void"
+# An inbound SMS's status words (INBOUND_SMS below); the phone's answer words (accepted, duplicate,
+# rejected) are the mobile API's, not these.
+SMS_MATCHED = "matched"
+SMS_UNMATCHED = "unmatched"
+SMS_IGNORED = "ignored"
+SMS_DUPLICATE = "duplicate"
+SMS_REVIEW = "review"
+SMS_UNPARSED = "unparsed"
+SMS_RETURNED = "returned"
 
 
 PAYMENT = Machine(

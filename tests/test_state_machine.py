@@ -231,6 +231,12 @@ def test_each_status_word_is_named_once_in_states(prefix):
     assert named_statuses(prefix) == set(getattr(states, prefix).statuses)
 
 
+def test_an_inbound_sms_status_words_are_named_in_states():
+    from gateway.sms.models.inbound_sms import SMS_STATUSES
+
+    assert named_statuses("SMS") == set(states.INBOUND_SMS.statuses) == set(SMS_STATUSES)
+
+
 def test_a_links_status_words_are_named_in_states():
     from gateway.links.models.link import DELETED, LINK_STATUSES
 

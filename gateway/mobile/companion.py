@@ -17,11 +17,19 @@ from ..sms.filter_rules import filter_rules
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.models.outbound_sms import OutboundSms
 from ..sms.outbound import get_outbound_sms, report_outbound_sms
-from ..states import PAYMENT_PROCESSING
+from ..states import (
+    PAYMENT_PROCESSING,
+    SMS_DUPLICATE,
+    SMS_IGNORED,
+    SMS_MATCHED,
+    SMS_REVIEW,
+    SMS_UNMATCHED,
+    SMS_UNPARSED,
+)
 
 HEARTBEAT_SECONDS = 300
 RECENT_TRANSACTIONS = 10
-SMS_COUNTED = ("matched", "unmatched", "review", "ignored", "duplicate", "unparsed")
+SMS_COUNTED = (SMS_MATCHED, SMS_UNMATCHED, SMS_REVIEW, SMS_IGNORED, SMS_DUPLICATE, SMS_UNPARSED)
 
 
 def record_heartbeat(device, data):

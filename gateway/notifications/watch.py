@@ -10,6 +10,7 @@ from ..devices.brand_devices import phones
 from ..devices.models.device import Device
 from ..extensions import db
 from ..money import format_amount
+from ..states import SMS_UNMATCHED
 from .catalogue import PHONE_OFFLINE, PHONE_ONLINE, SMS_UNCLAIMED
 from .events import notify_phone_offline, outage_key, table
 from .models.notification import (
@@ -86,7 +87,7 @@ def watch_unclaimed_texts(now):
             sms.created_at,
         )
         .where(
-            sms.status == "unmatched",
+            sms.status == SMS_UNMATCHED,
             sms.livemode.is_(True),  # a simulated text of test mode tells nobody
             sms.payment_id.is_(None),
             sms.incoming.is_(True),

@@ -19,7 +19,7 @@ from ..payments.models.payment import Payment, Refund, Transaction
 from ..sms.chain_gaps import open_gaps
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.review import needs_review
-from ..states import PAYMENT_PROCESSING
+from ..states import PAYMENT_PROCESSING, SMS_UNMATCHED
 from . import bp
 from .access import VIEW, current_brand, panel_livemode, public, requires
 from .charts import daily_bars
@@ -48,7 +48,7 @@ def texts_waiting_for_claim(brand):
     waiting = (
         InboundSms.brand_id == brand.id,
         InboundSms.livemode == panel_livemode(),
-        InboundSms.status == "unmatched",
+        InboundSms.status == SMS_UNMATCHED,
         InboundSms.payment_id.is_(None),
     )
     count = db.session.execute(

@@ -37,6 +37,7 @@ from ..sms.inbox import (
 )
 from ..sms.models.inbound_sms import InboundSms
 from ..sms.parsing import sender_provider
+from ..states import SMS_IGNORED
 from . import bp
 from .access import SETTINGS_MANAGE, SMS_ACT, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
@@ -169,7 +170,7 @@ def sms_inbox_ignore(sms_id):
                     current_user,
                     "sms.ignore",
                     ("sms", sms.public_id),
-                    {"status": [previous, "ignored"]},
+                    {"status": [previous, SMS_IGNORED]},
                 )
         except DomainError as error:
             flash(error.message, "error")

@@ -10,7 +10,7 @@ from ..extensions import db
 from ..i18n import lazy_gettext as _l
 from ..payments.models.payment import Refund
 from ..sms.models.inbound_sms import InboundSms
-from ..states import PAYMENT_EXPIRED, PAYMENT_FAILED
+from ..states import PAYMENT_EXPIRED, PAYMENT_FAILED, SMS_MATCHED, SMS_RETURNED
 from ..webhooks.models.webhook import WebhookDelivery
 from .formatting import local_datetime, money, number, provider_name, status_name
 
@@ -22,7 +22,7 @@ AUDIT_TITLES = {
     "payment.complete_late": _l("Completed after late money arrived"),
     "payment.return_late": _l("Late money returned to the customer"),
 }
-SMS_TITLES = {"matched": _l("SMS matched"), "returned": _l("SMS arrived late; money returned")}
+SMS_TITLES = {SMS_MATCHED: _l("SMS matched"), SMS_RETURNED: _l("SMS arrived late; money returned")}
 
 # Events stamped in the same instant read in the order they happen (an SMS is matched, then the
 # payment completes).

@@ -24,6 +24,7 @@ from ..clock import utcnow
 from ..domain_errors import field_error
 from ..extensions import commit_without_expiring, db
 from ..money import format_amount
+from ..states import SMS_REVIEW
 from .held_credits import hold_unverified_credit, release_verified_credit
 from .models.balance_chain import CHAIN_MODES, BalanceChain, BalanceLink
 from .models.inbound_sms import InboundSms
@@ -572,7 +573,7 @@ def settle_unsettled():
             db.select(InboundSms.id)
             .join(BalanceLink, BalanceLink.sms_id == InboundSms.id)
             .where(
-                InboundSms.status == "review",
+                InboundSms.status == SMS_REVIEW,
                 BalanceLink.status.in_(("start", "verified", "healed")),
                 BalanceLink.held.is_(False),
                 db.or_(*(InboundSms.review_reason.startswith(r) for r in CHAIN_REASONS)),

@@ -3,7 +3,7 @@
 from ..clock import utcnow
 from ..extensions import db
 from ..payments.models.payment import Payment
-from ..states import PAYMENT, not_held_for_review_sql, write_status
+from ..states import PAYMENT, SMS_UNMATCHED, not_held_for_review_sql, write_status
 from .models.inbound_sms import InboundSms
 
 
@@ -126,7 +126,7 @@ def stranded_credit_ids(now, brand_id=None, slots=None):
         .where(
             Payment.status == "processing",
             Payment.expires_at > now,
-            InboundSms.status == "unmatched",
+            InboundSms.status == SMS_UNMATCHED,
             InboundSms.payment_id.is_(None),
         )
     )

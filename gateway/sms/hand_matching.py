@@ -6,14 +6,14 @@ from ..clock import utcnow
 from ..domain_errors import NotPermitted, ValidationFailed, field_error, invalid_state, not_found
 from ..extensions import db
 from ..payments.models.payment import OPEN_STATUSES
-from ..states import INBOUND_SMS, write_status
+from ..states import INBOUND_SMS, SMS_MATCHED, SMS_REVIEW, SMS_UNMATCHED, SMS_UNPARSED, write_status
 from .models.inbound_sms import InboundSms
 from .pays import AMOUNT_UNKNOWN, WRONG_CURRENCY, WRONG_MODE, sms_pays_payment
 from .settling import complete_with_sms
 
-HAND_MATCHABLE = ("unmatched", "unparsed")
+HAND_MATCHABLE = (SMS_UNMATCHED, SMS_UNPARSED)
 # A text held for review on its own (a sender that is not official, a balance that does not follow).
-HAND_MATCHABLE_HELD = (*HAND_MATCHABLE, "review")
+HAND_MATCHABLE_HELD = (*HAND_MATCHABLE, SMS_REVIEW)
 
 
 def hand_match_differences(sms, payment):
@@ -70,7 +70,7 @@ def match_sms_by_hand(sms, payment, reason=None, may_override=False):
             INBOUND_SMS,
             (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
             HAND_MATCHABLE_HELD,
-            "matched",
+            SMS_MATCHED,
             payment_id=payment.id,
             review_reason=(f"Matched by hand: {reason}"[:255] if differences else None),
             matched_at=utcnow(),

@@ -9,7 +9,7 @@ from ..clock import utcnow
 from ..domain_errors import DomainError
 from ..extensions import db
 from ..payments.models.payment import Payment
-from ..states import INBOUND_SMS, write_status
+from ..states import INBOUND_SMS, SMS_MATCHED, SMS_REVIEW, SMS_UNMATCHED, write_status
 from .claims import open_claims
 from .matching import match_sms_to_claim
 from .models.inbound_sms import InboundSms
@@ -40,8 +40,8 @@ def hold_unverified_credit(sms, reason):
                 write_status(
                     INBOUND_SMS,
                     (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
-                    ("unmatched",),
-                    "review",
+                    (SMS_UNMATCHED,),
+                    SMS_REVIEW,
                     payment_id=payment.id,
                     review_reason=full,
                     matched_at=utcnow(),
@@ -60,8 +60,8 @@ def hold_unverified_credit(sms, reason):
         write_status(
             INBOUND_SMS,
             (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
-            ("unmatched",),
-            "review",
+            (SMS_UNMATCHED,),
+            SMS_REVIEW,
             review_reason=reason[:255],
         )
         == 1
@@ -75,15 +75,15 @@ def release_verified_credit(sms):
     only reason was the chain completes it (what else sms_pays_payment finds stays in review).
     Commits (commit_work).
     """
-    if sms.status != "review":
+    if sms.status != SMS_REVIEW:
         return None
     if sms.payment_id is None:
         if (
             write_status(
                 INBOUND_SMS,
                 (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
-                ("review",),
-                "unmatched",
+                (SMS_REVIEW,),
+                SMS_UNMATCHED,
                 review_reason=None,
                 matched_at=None,
             )
@@ -102,14 +102,14 @@ def release_verified_credit(sms):
         give_review_reason([payment.id], verdict.why())
         db.session.execute(
             db.update(InboundSms)
-            .where(InboundSms.id == sms.id, InboundSms.status == "review")
+            .where(InboundSms.id == sms.id, InboundSms.status == SMS_REVIEW)
             .values(review_reason=verdict.why())
             .execution_options(synchronize_session=False)
         )
         commit_work()
-        return "review"
+        return SMS_REVIEW
     try:
         approve_review(payment)
     except DomainError:
         return None
-    return "matched"
+    return SMS_MATCHED

@@ -10,7 +10,7 @@ from ..answer_commit import commit_work
 from ..domain_errors import InvalidState, field_error, invalid_state, not_found
 from ..extensions import db
 from ..payments.models.payment import OPEN_STATUSES, Payment
-from ..states import INBOUND_SMS, write_status
+from ..states import INBOUND_SMS, SMS_IGNORED, write_status
 from .hand_matching import HAND_MATCHABLE, HAND_MATCHABLE_HELD
 from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
@@ -78,12 +78,12 @@ def ignore_sms(sms):
         INBOUND_SMS,
         (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
         HAND_MATCHABLE,
-        "ignored",
+        SMS_IGNORED,
     )
     if changed != 1:
         db.session.rollback()
         db.session.refresh(sms)
-        if sms.status == "ignored":
+        if sms.status == SMS_IGNORED:
             raise invalid_state("This SMS is already ignored.")
         raise invalid_state(
             f"This SMS is {sms.status}; only a text no payment took can be ignored."

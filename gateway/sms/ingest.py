@@ -43,6 +43,7 @@ from ..clock import utcnow
 from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
 from ..devices.models.device import Device
 from ..extensions import db
+from ..states import SMS_UNMATCHED
 from .balance_chain import UNCHECKED, link_of, link_text, link_texts, movement
 from .companion_items import SmsMessageSchema
 from .held_credits import hold_unverified_credit, release_verified_credit
@@ -193,7 +194,7 @@ def hold_unchecked(sms, brand):
     unchecked.
     """
     db.session.refresh(sms)
-    if brand.sms_chain_mode == "strict" and sms.status == "unmatched":
+    if brand.sms_chain_mode == "strict" and sms.status == SMS_UNMATCHED:
         with unit_of_work():
             hold_unverified_credit(sms, UNCHECKED)
 
@@ -304,7 +305,7 @@ def match_stored(stored):
         [
             (values["id"], values["provider"], values["provider_trx_id"])
             for values in stored
-            if values["status"] == "unmatched"
+            if values["status"] == SMS_UNMATCHED
         ]
     )
 

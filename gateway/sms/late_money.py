@@ -10,14 +10,14 @@ from ..domain_errors import invalid_state
 from ..extensions import db
 from ..payments.lifecycle import expire_payment
 from ..payments.models.payment import Payment
-from ..states import INBOUND_SMS, write_status
+from ..states import INBOUND_SMS, SMS_RETURNED, SMS_REVIEW, SMS_UNMATCHED, write_status
 from .claims import late_claims
 from .models.inbound_sms import InboundSms
 from .pays import LATE, WRONG_MODE, sms_pays_payment
 from .settling import give_review_reason, held_sms, notify_review, pay_with_bound_sms
 
 LATE_STATUSES = tuple(LATE)
-RETURNED = "returned"  # the SMS status once the merchant has sent the late money back
+RETURNED = SMS_RETURNED  # the SMS status once the merchant has sent the late money back
 
 
 def hold_late_sms(sms):
@@ -66,8 +66,8 @@ def bind_late_sms(sms, payment):
         won = write_status(
             INBOUND_SMS,
             (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
-            ("unmatched",),
-            "review",
+            (SMS_UNMATCHED,),
+            SMS_REVIEW,
             payment_id=payment.id,
             review_reason=reason,
             matched_at=now,
@@ -98,7 +98,7 @@ def late_sms_waiting():
     counts).
     """
     waiting = db.select(InboundSms.id).where(
-        InboundSms.payment_id == Payment.id, InboundSms.status == "review"
+        InboundSms.payment_id == Payment.id, InboundSms.status == SMS_REVIEW
     )
     return db.and_(Payment.status.in_(LATE_STATUSES), waiting.exists())
 
@@ -141,7 +141,7 @@ def return_late_sms(payment, note=None):
     won = write_status(
         INBOUND_SMS,
         (InboundSms.id == sms.id, InboundSms.payment_id.in_(late)),
-        ("review",),
+        (SMS_REVIEW,),
         RETURNED,
         review_reason=resolution,
     )

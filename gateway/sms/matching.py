@@ -13,7 +13,7 @@ from ..extensions import db
 from ..payments.lifecycle import transition
 from ..payments.models.payment import Payment
 from ..payments.models.payment_method import PROVIDERS
-from ..states import not_held_for_review_sql
+from ..states import SMS_MATCHED, SMS_REVIEW, SMS_UNMATCHED, not_held_for_review_sql
 from .claims import (
     claimed_elsewhere,
     live_claims,
@@ -80,9 +80,9 @@ def submit_claim(payment, provider, provider_trx_id, sender_number=None):
     db.session.commit()
     with unit_of_work():
         sms = stored_sms(payment.brand_id, provider, trx_id, livemode=payment.livemode)
-        if sms is not None and sms.status == "unmatched":
+        if sms is not None and sms.status == SMS_UNMATCHED:
             settle(sms, payment)
-        elif sms is not None and sms.status == "review" and sms.payment_id is None:
+        elif sms is not None and sms.status == SMS_REVIEW and sms.payment_id is None:
             bind_held_sms(sms, payment)  # a credit held unverified waits for the claim it pays
         elif sms is not None:
             # A rival took the SMS between the check above and this claim's commit.
@@ -95,7 +95,7 @@ def match_sms_to_claim(sms):
     """Settle a stored incoming SMS with the processing payment that claimed its TrxID, or hold it
     on a claim left on a payment cancelled or expired before the money came; None when neither.
     """
-    if sms.status != "unmatched" or not sms.provider_trx_id:
+    if sms.status != SMS_UNMATCHED or not sms.provider_trx_id:
         return None
     claims = open_claims(sms.brand_id, sms.provider, sms.provider_trx_id, livemode=sms.livemode)
     if not claims:
@@ -127,7 +127,7 @@ def match_new_credits(credits):
     now = utcnow()
     together, alone = [], []
     for sms in texts_by_id(claimed).values():
-        if sms.status != "unmatched" or not sms.provider_trx_id:
+        if sms.status != SMS_UNMATCHED or not sms.provider_trx_id:
             continue  # held for review by its chain step meanwhile
         payments = claims.get((sms.provider, sms.provider_trx_id), [])
         live = live_claims(payments, sms.brand_id, now, livemode=sms.livemode)
@@ -146,7 +146,7 @@ def match_new_credits(credits):
     for sms in alone:
         db.session.refresh(sms)
         with unit_of_work():
-            completed += match_sms_to_claim(sms) == "matched"
+            completed += match_sms_to_claim(sms) == SMS_MATCHED
     return completed
 
 
@@ -197,7 +197,7 @@ def flag_lost_claims():
             .scalars()
             .all()
         )
-        return sum(flag_lost_claim(payment) == "review" for payment in lost)
+        return sum(flag_lost_claim(payment) == SMS_REVIEW for payment in lost)
 
 
 def heal_matching():

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from ..money import format_amount
 from ..payments.models.payment_method import PROVIDERS
+from ..states import SMS_REVIEW
 
 SMS_CURRENCY = "BDT"
 
@@ -83,7 +84,7 @@ def sms_pays_payment(sms, payment):
         (payment.status, payment.status in LATE, LATE.get(payment.status)),
         (
             HELD,
-            sms.status == "review" and sms.payment_id is None,
+            sms.status == SMS_REVIEW and sms.payment_id is None,
             sms.review_reason or "held for review",
         ),
         (AMOUNT_UNKNOWN, amount is None, f"SMS amount unknown differs from {format_amount(due)}"),

@@ -3,7 +3,14 @@
 from ..domain_errors import invalid_state
 from ..extensions import db
 from ..payments.lifecycle import fail_payment
-from ..states import INBOUND_SMS, payment_in_review, payment_in_review_sql, write_status
+from ..states import (
+    INBOUND_SMS,
+    SMS_REVIEW,
+    SMS_UNMATCHED,
+    payment_in_review,
+    payment_in_review_sql,
+    write_status,
+)
 from .late_money import late_sms_waiting
 from .models.balance_chain import BalanceLink
 from .models.inbound_sms import InboundSms
@@ -51,7 +58,7 @@ def release_held_sms(payment):
         db.update(InboundSms)
         .where(
             InboundSms.payment_id == payment.id,
-            InboundSms.status == "review",
+            InboundSms.status == SMS_REVIEW,
             InboundSms.id.in_(held),
         )
         .values(
@@ -66,8 +73,8 @@ def release_held_sms(payment):
     write_status(
         INBOUND_SMS,
         (InboundSms.payment_id == payment.id,),
-        ("review",),
-        "unmatched",
+        (SMS_REVIEW,),
+        SMS_UNMATCHED,
         payment_id=None,
         review_reason=None,
         matched_at=None,

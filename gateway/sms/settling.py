@@ -11,7 +11,14 @@ from ..notifications.events import notify_payments_in_review
 from ..payments.lifecycle import complete_payment, complete_payments
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..payments.models.payment_method import PROVIDERS
-from ..states import INBOUND_SMS, not_held_for_review_sql, write_status
+from ..states import (
+    INBOUND_SMS,
+    SMS_MATCHED,
+    SMS_REVIEW,
+    SMS_UNMATCHED,
+    not_held_for_review_sql,
+    write_status,
+)
 from .claims import open_claims, stored_sms
 from .models.inbound_sms import InboundSms
 from .pays import WRONG_MODE, sms_pays_payment
@@ -28,8 +35,8 @@ def settle(sms, payment):
         won = write_status(
             INBOUND_SMS,
             (InboundSms.id == sms.id, InboundSms.payment_id.is_(None)),
-            ("unmatched",),
-            "matched" if verdict.pays else "review",
+            (SMS_UNMATCHED,),
+            SMS_MATCHED if verdict.pays else SMS_REVIEW,
             payment_id=payment.id,
             review_reason=verdict.why(),
             matched_at=utcnow(),
@@ -46,7 +53,7 @@ def settle(sms, payment):
         complete_with_sms(payment, sms)
     except DomainError:  # cancelled or expired meanwhile; complete_payment rolled the SMS back too
         return None
-    return "matched"
+    return SMS_MATCHED
 
 
 def settle_together(pairs):
@@ -59,8 +66,8 @@ def settle_together(pairs):
         won = write_status(
             INBOUND_SMS,
             (InboundSms.id.in_([sms.id for sms, _ in pairs]), InboundSms.payment_id.is_(None)),
-            ("unmatched",),
-            "matched",
+            (SMS_UNMATCHED,),
+            SMS_MATCHED,
             payment_id=db.case({sms.id: payment.id for sms, payment in pairs}, value=InboundSms.id),
             review_reason=None,
             matched_at=utcnow(),
@@ -135,7 +142,7 @@ def hold_for_review(payment, reason):
         return None
     notify_review(payment, reason)
     commit_work()
-    return "review"
+    return SMS_REVIEW
 
 
 def bind_held_sms(sms, payment):
@@ -149,7 +156,7 @@ def bind_held_sms(sms, payment):
             db.update(InboundSms)
             .where(
                 InboundSms.id == sms.id,
-                InboundSms.status == "review",
+                InboundSms.status == SMS_REVIEW,
                 InboundSms.payment_id.is_(None),
             )
             .values(payment_id=payment.id, review_reason=reason, matched_at=utcnow())
@@ -162,7 +169,7 @@ def bind_held_sms(sms, payment):
         return None
     notify_review(payment, reason)
     commit_work()
-    return "review"
+    return SMS_REVIEW
 
 
 def flag_rival_claims(payment):
@@ -203,7 +210,7 @@ def flag_lost_claim(payment, sms=None):
     reason = lost_claim_reason(payment.provider_trx_id, winner)
     flagged = give_review_reason([payment.id], reason, ("processing",), not_held_for_review_sql())
     commit_work()
-    return "review" if flagged == 1 else None
+    return SMS_REVIEW if flagged == 1 else None
 
 
 def lost_claim_reason(trx_id, winner):
@@ -215,7 +222,7 @@ def held_sms(payment):
     """The SMS bound to this payment and held with it for review, or None."""
     return db.session.execute(
         db.select(InboundSms)
-        .where(InboundSms.payment_id == payment.id, InboundSms.status == "review")
+        .where(InboundSms.payment_id == payment.id, InboundSms.status == SMS_REVIEW)
         .execution_options(populate_existing=True)
     ).scalar_one_or_none()
 
@@ -231,8 +238,8 @@ def pay_with_bound_sms(payment, sms, settled_meanwhile, from_states=OPEN_STATUSE
     won = write_status(
         INBOUND_SMS,
         (InboundSms.id == sms.id, InboundSms.payment_id == payment.id),
-        ("review",),
-        "matched",
+        (SMS_REVIEW,),
+        SMS_MATCHED,
         matched_at=utcnow(),
     )
     if won != 1:

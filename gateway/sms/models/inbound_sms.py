@@ -3,8 +3,25 @@
 from ...clock import utcnow
 from ...db_types import Money, UTCDateTime
 from ...extensions import db
+from ...states import (
+    SMS_DUPLICATE,
+    SMS_IGNORED,
+    SMS_MATCHED,
+    SMS_RETURNED,
+    SMS_REVIEW,
+    SMS_UNMATCHED,
+    SMS_UNPARSED,
+)
 
-SMS_STATUSES = ("matched", "unmatched", "ignored", "duplicate", "review", "unparsed", "returned")
+SMS_STATUSES = (
+    SMS_MATCHED,
+    SMS_UNMATCHED,
+    SMS_IGNORED,
+    SMS_DUPLICATE,
+    SMS_REVIEW,
+    SMS_UNPARSED,
+    SMS_RETURNED,
+)
 
 
 class InboundSms(db.Model):
@@ -43,7 +60,7 @@ class InboundSms(db.Model):
     counterparty = db.Column(db.String(64))
     balance = db.Column(Money)
     printed_time = db.Column(db.String(32))
-    status = db.Column(db.String(20), nullable=False, default="unmatched")
+    status = db.Column(db.String(20), nullable=False, default=SMS_UNMATCHED)
     review_reason = db.Column(db.String(255))
     # Unique: one payment consumes at most one SMS; the guarded UPDATE makes one SMS pay at most
     # one.
