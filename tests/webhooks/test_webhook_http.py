@@ -146,31 +146,40 @@ def test_a_host_whose_first_address_takes_no_connection_gets_the_webhook_at_the_
 
 @pytest.fixture
 def dropping_server():
-    """A server on UNREACHABLE that takes each connection, reads the request and hangs up without
-    answering.
+    """Start a server on UNREACHABLE, at a given port, that takes each connection, reads the request
+    and hangs up without answering; the requests it took.
     """
-    listener = socket.create_server((UNREACHABLE, 0))
-    taken = []
+    listeners, taken = [], []
 
-    def serve():
-        while True:
-            try:
-                connection, _ = listener.accept()
-            except OSError:  # closed at the end of the test
-                return
-            with connection:
-                taken.append(connection.recv(65536))
+    def start(port):
+        listener = socket.create_server((UNREACHABLE, port))
+        listeners.append(listener)
 
-    threading.Thread(target=serve, daemon=True).start()
-    yield listener.getsockname()[1], taken
-    listener.close()
+        def serve():
+            while True:
+                try:
+                    connection, _ = listener.accept()
+                except OSError:  # closed at the end of the test
+                    return
+                with connection:
+                    taken.append(connection.recv(65536))
+
+        threading.Thread(target=serve, daemon=True).start()
+        return taken
+
+    yield start
+    for listener in listeners:
+        listener.close()
 
 
 def test_a_request_that_reached_an_address_is_never_sent_to_the_next(
     brand, receivers, two_public_addresses, dropping_server
 ):
-    port, taken = dropping_server
-    receiver = receivers(host=PUBLIC, port=port)
+    # The receiver takes a free port on PUBLIC first; UNREACHABLE (127.0.0.3) then has it free too,
+    # where the reverse order could meet another process on PUBLIC's port.
+    receiver = receivers(host=PUBLIC, port=0)
+    port = receiver.port
+    taken = dropping_server(port)
     delivery = delivery_to(brand, f"http://{HOST}:{port}/hooks")
 
     assert deliver_webhook(delivery.id) == "pending"
