@@ -245,12 +245,9 @@ def store_response(response):
             return response
         return commit_with_answer(mine, response)
     except SQLAlchemyError:
-        # Connection lost or commit refused: the retry replays the answer if the commit landed, else
-        # finds the key free and nothing made. Either way, no stack trace out.
-        log.exception("idempotent answer not stored in request %s", getattr(g, "request_id", "?"))
-        rollback_quietly()
+        answer = answer_unstored(response)
         release_on_fresh_connection(mine)
-        return response if response.status_code >= 400 else internal_error_response()
+        return answer
 
 
 def store_locked(held, response):
@@ -280,9 +277,16 @@ def store_locked(held, response):
         except ApiError as refusal:
             return error_response(refusal.status, refusal.code, refusal.message)
     except SQLAlchemyError:
-        log.exception("idempotent answer not stored in request %s", getattr(g, "request_id", "?"))
-        rollback_quietly()
-        return response if response.status_code >= 400 else internal_error_response()
+        return answer_unstored(response)
+
+
+def answer_unstored(response):
+    """The answer when the work and its answer could not be stored (connection lost or commit
+    refused): the retry replays the answer if the commit landed, else finds the key free and
+    nothing made. Either way, no stack trace out: a refusal as it was, a success as the 500."""
+    log.exception("idempotent answer not stored in request %s", getattr(g, "request_id", "?"))
+    rollback_quietly()
+    return response if response.status_code >= 400 else internal_error_response()
 
 
 def release_on_fresh_connection(mine):
