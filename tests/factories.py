@@ -75,6 +75,12 @@ class PaymentFactory(BaseFactory):
     amount = Decimal("500.00")
     amount_refunded = Decimal("0.00")
     currency = "BDT"
+    # As payments/amounts.py fixes them at creation: taka amounts in BDT, none without a rate.
+    amount_bdt = factory.LazyAttribute(lambda p: p.amount if p.currency == "BDT" else None)
+    fee = Decimal("0.00")
+    amount_paid = factory.LazyAttribute(
+        lambda p: None if p.amount_bdt is None else p.amount_bdt + p.fee
+    )
     status = "created"
     reference = factory.Sequence(lambda n: f"ORDER-{n}")
     created_at = factory.LazyFunction(utcnow)

@@ -43,7 +43,7 @@ def waiting_url(payment):
 def render_pay_page(payment, form=None, chosen=None, status=200):
     """The pay page: amount, countdown, each enabled method with its number, QR, steps and form."""
     methods = payment_methods.list_enabled_methods(payment.brand)
-    typed_amount = f"{payment.amount:.2f}"
+    typed_amount = f"{payment.amount_paid or payment.amount:.2f}"
     reference = reference_to_type(payment)
     return render_checkout(
         "checkout/pay.html",

@@ -29,6 +29,7 @@ from ..states import (
 )
 from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import Emission, emit_event, emit_events
+from .amounts import fix_amounts
 from .customers import upsert_customer_id
 from .models.payment import OPEN_STATUSES, Payment, Transaction
 from .signals import payment_cancelled, payment_closed, payments_completed
@@ -85,6 +86,7 @@ def create_payment(brand, data, livemode=True):
         updated_at=now,
         expires_at=now + payment_ttl(brand),
     )
+    fix_amounts(payment)
     payment.customer_id = upsert_customer_id(
         brand,
         data.get("customer_name"),
@@ -110,6 +112,10 @@ PAYMENT_VIEW = db.select(
     _P.c.amount,
     _P.c.amount_refunded,
     _P.c.currency,
+    _P.c.amount_bdt,
+    _P.c.exchange_rate,
+    _P.c.fee,
+    _P.c.amount_paid,
     _P.c.provider,
     _P.c.provider_trx_id,
     _P.c.review_reason,

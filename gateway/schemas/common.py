@@ -228,14 +228,12 @@ class DeletedSchema(BaseSchema):
     deleted = fields.Boolean()
 
 
-def NoFee():  # noqa: N802 - a field factory, read like a field class
-    """`fee`: the service charges none, so "0.00"; the native plugins read it when present."""
-    return fields.Constant(
-        "0.00",
-        dump_only=True,
-        metadata={
-            "type": "string",
-            "example": "0.00",
-            "description": 'The fee on the amount: always "0.00".',
-        },
-    )
+class Rate(fields.Field):
+    """An exchange rate (taka per unit of another currency) as a plain decimal string, "118.5"."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("metadata", {}).update({"type": "string", "example": "118.5"})
+        super().__init__(**kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else format(Decimal(value).normalize(), "f")

@@ -13,9 +13,9 @@ from .common import (
     BaseSchema,
     HttpUrl,
     Livemode,
-    NoFee,
     PageArgs,
     Phone,
+    Rate,
     Text,
     Timestamp,
     positive_amount,
@@ -121,15 +121,15 @@ CUSTOMER_SUMMARY_DOC = {
 
 class PaymentSchema(PaymentHeadSchema):
     """`data` of GET /payments/{payment_id} (docs/spec/merchant-api.md 2.4 and
-    docs/spec/CONTRACT.md), from a Payment or a payment view row; its mode last, after the
-    documented fields.
+    docs/spec/CONTRACT.md), from a Payment or a payment view row; after the documented fields,
+    what it collects in taka (payments/amounts.py), then its mode last.
     """
 
     trx_id = Text(allow_none=True)
     reference = Text(allow_none=True)
     amount = Amount()
     amount_refunded = Amount()
-    fee = NoFee()
+    fee = Amount(metadata={"description": "The chosen method's fee, in taka."})
     currency = Text()
     provider = Text(allow_none=True)
     provider_trx_id = Text(allow_none=True)
@@ -139,6 +139,18 @@ class PaymentSchema(PaymentHeadSchema):
     expires_at = Timestamp()
     customer = fields.Function(customer_summary, metadata=CUSTOMER_SUMMARY_DOC)
     metadata = fields.Raw(attribute="metadata_json", allow_none=True)
+    amount_paid = Amount(
+        allow_none=True,
+        metadata={"description": "What the customer sends, in taka: amount_bdt + fee."},
+    )
+    amount_bdt = Amount(
+        allow_none=True,
+        metadata={"description": "The amount in taka at exchange_rate (null: no rate known)."},
+    )
+    exchange_rate = Rate(
+        allow_none=True,
+        metadata={"description": "Taka per unit of currency, fixed at creation (BDT: null)."},
+    )
     livemode = Livemode()
 
 

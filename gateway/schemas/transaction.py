@@ -5,7 +5,7 @@ from datetime import timezone
 from marshmallow import fields, validate
 
 from ..payments.models.payment import PAID_STATUSES
-from .common import Amount, BaseSchema, Livemode, NoFee, PageArgs, Timestamp
+from .common import Amount, BaseSchema, Livemode, PageArgs, Timestamp
 
 
 class TransactionSchema(BaseSchema):
@@ -16,7 +16,7 @@ class TransactionSchema(BaseSchema):
     payment_id = fields.Function(lambda transaction: transaction.payment.public_id)
     amount = Amount()
     amount_refunded = Amount()
-    fee = NoFee()
+    fee = Amount(attribute="payment.fee", metadata={"description": "The method's fee, in taka."})
     currency = fields.String()
     status = fields.String(metadata={"enum": list(PAID_STATUSES)})
     provider = fields.String(allow_none=True)

@@ -32,7 +32,7 @@ def hold_unverified_credit(sms, reason):
         else []
     )
     if claims:
-        payment = next((p for p in claims if p.amount == sms.amount), claims[0])
+        payment = next((p for p in claims if p.amount_paid == sms.amount), claims[0])
         full = sms_pays_payment(sms, payment).why(first=reason)
         savepoint = db.session.begin_nested()
         try:

@@ -14,7 +14,6 @@ from ..states import INBOUND_SMS, SMS_IGNORED, write_status
 from .hand_matching import HAND_MATCHABLE, HAND_MATCHABLE_HELD
 from .models.inbound_sms import InboundSms
 from .parsing import canonical_trx_id
-from .pays import SMS_CURRENCY
 from .records import enabled_templates, read_text
 
 CANDIDATE_LIMIT = 8
@@ -94,7 +93,7 @@ def ignore_sms(sms):
 
 
 def match_candidates(sms):
-    """Open live payments this text could pay: same amount in BDT, newest first (none when the
+    """Open live payments this text could pay: the same taka total, newest first (none when the
     amount is unknown). A phone's text is real money: never a test payment's.
     """
     if sms.amount is None or sms.status not in HAND_MATCHABLE_HELD or sms.payment_id is not None:
@@ -106,8 +105,7 @@ def match_candidates(sms):
                 Payment.brand_id == sms.brand_id,
                 Payment.livemode == sms.livemode,  # sms/pays.py same_mode
                 Payment.status.in_(OPEN_STATUSES),
-                Payment.amount == sms.amount,
-                Payment.currency == SMS_CURRENCY,
+                Payment.amount_paid == sms.amount,  # the taka total (payments/amounts.py)
             )
             .order_by(Payment.created_at.desc(), Payment.id.desc())
             .limit(CANDIDATE_LIMIT)

@@ -101,7 +101,7 @@ def match_sms_to_claim(sms):
     if not claims:
         return hold_late_sms(sms)
     # Of several claims of one TrxID, the earliest with the right amount wins.
-    return settle(sms, next((p for p in claims if p.amount == sms.amount), claims[0]))
+    return settle(sms, next((p for p in claims if p.amount_paid == sms.amount), claims[0]))
 
 
 # A claim still worth an SMS: live (processing), or left on a payment cancelled or expired before

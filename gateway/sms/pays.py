@@ -71,8 +71,9 @@ def sms_pays_payment(sms, payment):
     Reads the two rows only, never the database: every path (at ingest, at checkout, a batch, a
     held credit released, late money, the merchant's hand match) asks it, then guards its own write.
     """
-    amount, due = sms.amount, payment.amount
-    in_bdt = payment.currency == SMS_CURRENCY
+    # The taka total the customer sends (payments/amounts.py): None for a currency with no rate.
+    amount, due = sms.amount, payment.amount_paid
+    in_bdt = due is not None
     claimed, sent = last_digits(payment.sender_number), last_digits(sms.counterparty)
     checks = (
         (
@@ -87,11 +88,15 @@ def sms_pays_payment(sms, payment):
             sms.status == SMS_REVIEW and sms.payment_id is None,
             sms.review_reason or "held for review",
         ),
-        (AMOUNT_UNKNOWN, amount is None, f"SMS amount unknown differs from {format_amount(due)}"),
+        (
+            AMOUNT_UNKNOWN,
+            amount is None,
+            f"SMS amount unknown differs from {format_amount(due or payment.amount)}",
+        ),
         (
             WRONG_CURRENCY,
             amount is not None and not in_bdt,
-            f"SMS amounts are in {SMS_CURRENCY}; the payment is in {payment.currency}",
+            f"SMS amounts are in {SMS_CURRENCY}; the payment is in {payment.currency} with no rate",
         ),
         (
             AMOUNT_MISMATCH,

@@ -42,7 +42,8 @@ def simulate_payment(payment, outcome):
     if outcome == EXPIRED:
         return expire_now(payment)
     provider, trx_id = claim_for(payment)
-    amount = payment.amount if outcome == PAID else mismatched(payment.amount)
+    due = payment.amount_paid or payment.amount  # a currency with no rate: a text that cannot pay
+    amount = due if outcome == PAID else mismatched(due)
     text = simulated_text(payment.brand, provider, amount, trx_id, CUSTOMER_NUMBER, livemode=False)
     forward_test_text(payment.brand, provider, text)
     db.session.refresh(payment)

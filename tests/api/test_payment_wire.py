@@ -55,7 +55,7 @@ READ_BODY = (
     '"customer":{"name":"\\u09b0\\u09b9\\u09bf\\u09ae \\u0989\\u09a6\\u09cd\\u09a6\\u09bf\\u09a8",'
     '"email":"","phone":null},'
     '"metadata":{"order":1,"gift":true,"note":null,"ratio":0.5,"name":"\\u09b0\\u09b9\\u09bf\\u09ae"}'
-    ',"livemode":true'
+    ',"amount_paid":"7.10","amount_bdt":"7.10","exchange_rate":null,"livemode":true'
     "}}\n"
 )
 

@@ -13,6 +13,7 @@ from gateway.devices.models.notification import Notification
 from gateway.domain_errors import NotFound
 from gateway.extensions import db
 from gateway.notifications.models.notification import MerchantNotification
+from gateway.payments.amounts import fix_amounts
 from gateway.payments.lifecycle import expire_due_payments
 from gateway.payments.models.payment import Payment
 from gateway.sms.hand_matching import match_sms_by_hand
@@ -54,6 +55,7 @@ def test_the_rule_says_a_test_text_never_pays_a_live_payment_nor_the_reverse():
         }.items():
             setattr(sms, field, value)
         payment.status, payment.amount, payment.currency = "processing", Decimal("500.00"), "BDT"
+        fix_amounts(payment)
         verdict = sms_pays_payment(sms, payment)
         assert (verdict.pays, verdict.reason) == (False, WRONG_MODE)
     test.amount = Decimal("500.00")

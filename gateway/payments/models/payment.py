@@ -54,9 +54,17 @@ class Payment(db.Model):
     livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
     customer_id = db.Column(db.Integer, db.ForeignKey("customers.id", ondelete="SET NULL"))
     reference = db.Column(db.String(255))
+    # What the merchant asked, in `currency` (gateway/payments/amounts.py: the rest follow from it).
     amount = db.Column(Money, nullable=False)
     amount_refunded = db.Column(Money, nullable=False, default=0)
     currency = db.Column(db.String(3), nullable=False)
+    # The amount in taka at `exchange_rate` (taka per unit, fixed at creation; None for BDT), the
+    # chosen method's fee in taka, and the total the customer sends: amount_bdt + fee. Both taka
+    # amounts are None for a currency the brand has no rate for (no SMS can pay it).
+    amount_bdt = db.Column(Money)
+    exchange_rate = db.Column(db.Numeric(18, 6))
+    fee = db.Column(Money, nullable=False, default=0, server_default=db.text("0"))
+    amount_paid = db.Column(Money)
     status = db.Column(db.String(20), nullable=False, default=PAYMENT_CREATED)
     callback_url = db.Column(db.String(2048))
     redirect_url = db.Column(db.String(2048))

@@ -1,0 +1,32 @@
+"""What a payment asks the customer to send, in taka: its amount at the rate fixed at creation,
+plus the fee of the method the customer chose. The one place these sums are made.
+"""
+
+from decimal import ROUND_CEILING, Decimal
+
+from ..money import CENT
+
+BDT = "BDT"
+
+
+def in_taka(amount, rate):
+    """`amount` of another currency in taka at `rate` (taka per unit), rounded up to the paisa."""
+    return (Decimal(amount) * Decimal(rate)).quantize(CENT, rounding=ROUND_CEILING)
+
+
+def fix_amounts(payment, rate=None):
+    """At creation: the taka amount (the amount itself in BDT, else at `rate`; None without a
+    rate) and no fee yet."""
+    if payment.currency == BDT:
+        payment.amount_bdt, payment.exchange_rate = payment.amount, None
+    elif rate is not None:
+        payment.amount_bdt, payment.exchange_rate = in_taka(payment.amount, rate), Decimal(rate)
+    else:
+        payment.amount_bdt, payment.exchange_rate = None, None
+    charge_fee(payment, Decimal("0.00"))
+
+
+def charge_fee(payment, fee):
+    """Record the chosen method's fee (taka) and the total the customer sends: amount_bdt + fee."""
+    payment.fee = fee
+    payment.amount_paid = None if payment.amount_bdt is None else payment.amount_bdt + fee
