@@ -98,9 +98,12 @@ def worker_pids(master):
     return [int(pid) for pid in children]
 
 
-@pytest.fixture
-def gunicorn(app, tmp_path):
-    """A real gunicorn with two sync workers on a loopback port, no Redis, low limits."""
+@pytest.fixture(scope="module")
+def gunicorn(app, tmp_path_factory):
+    """A real gunicorn with two sync workers on a loopback port, no Redis, low limits; one for the
+    module (booting two workers is most of each test's time). Each test starts with empty tables,
+    so with no hit counted."""
+    tmp_path = tmp_path_factory.mktemp("gunicorn")
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
     env.update(

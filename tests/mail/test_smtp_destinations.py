@@ -51,8 +51,12 @@ class BannerService:
                     pass
 
     def close(self):
+        # Closing alone leaves the thread blocked in accept() on Linux; shutting the listener down
+        # wakes it at once.
+        self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
         self.thread.join(timeout=5)
+        assert not self.thread.is_alive()
 
 
 @pytest.fixture
