@@ -72,6 +72,13 @@ run: db
 	  *) echo "Phones on the same network reach it there; the pairing QR code carries this address.";; esac
 	BASE_URL="$(RUN_BASE_URL)" $(BIN)/flask run --host $(HOST) --port $(PORT)
 
+# The tests' PostgreSQL commits do not wait for the disk (a session default, PGOPTIONS; a test that
+# needs production's durable default sets it itself): nothing here outlives a crash of the server.
+# Python caches its bytecode, so the suite's many gateway processes (gunicorn, workers) skip
+# compiling the gateway anew, even where the environment says not to write it.
+TEST_ENV = PGOPTIONS="-c synchronous_commit=off"
+unexport PYTHONDONTWRITEBYTECODE
+
 # Each pass has a Redis database and a PostgreSQL database of its own (created on first use), so
 # that `make test` can run them side by side; TEST_REDIS_URL / TEST_POSTGRES_URL override both.
 POSTGRES_SERVER ?= postgresql+psycopg://postgres@127.0.0.1:5432
@@ -79,7 +86,7 @@ REDIS_SERVER ?= redis://127.0.0.1:6379
 # The whole suite on the embedded SQLite but for the browser tests and the files that mostly wait on
 # processes of their own (`beside_browser` in tests/conftest.py): test-browser runs those.
 test-sqlite: setup nginx php
-	TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_sqlite_pass}" \
+	$(TEST_ENV) TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_sqlite_pass}" \
 	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/15}" \
 	  $(BIN)/python -m pytest -m "not browser and not beside_browser"
 
@@ -88,13 +95,13 @@ test-sqlite: setup nginx php
 # php, a nested pytest). nginx for those and the production test over https
 # (tests/browser/test_production_https_browser.py), php for the plugins' PHP clients.
 test-browser: setup browser nginx php
-	TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_browser_pass}" \
+	$(TEST_ENV) TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_browser_pass}" \
 	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/14}" \
 	  $(BIN)/python -m pytest -m "browser or beside_browser"
 
 # What the engine can change only: the browser and engine-independent tests already ran on SQLite.
 test-postgres: setup
-	TEST_DB=postgres TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test}" \
+	$(TEST_ENV) TEST_DB=postgres TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test}" \
 	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/13}" \
 	  $(BIN)/python -m pytest -m "not browser and not engine_independent"
 

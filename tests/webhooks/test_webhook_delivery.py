@@ -176,9 +176,35 @@ def test_a_lease_left_by_a_crashed_process_is_taken_over(brand, receiver):
     ]
 
 
+def set_on_connection(dbapi_connection, statement):
+    """A session-level SET (or RESET) on a raw pooled connection, in a transaction of its own."""
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute(statement)
+    dbapi_connection.commit()
+
+
+@pytest.fixture
+def durable_commits():
+    """Commits that wait for the disk unless the gateway says otherwise, as on a production server
+    (`make test` runs PostgreSQL with synchronous_commit off: PGOPTIONS in the Makefile)."""
+
+    def on_checkout(dbapi_connection, record, proxy):
+        set_on_connection(dbapi_connection, "SET synchronous_commit TO on")
+
+    def on_checkin(dbapi_connection, record):
+        if dbapi_connection is not None:
+            set_on_connection(dbapi_connection, "RESET synchronous_commit")
+
+    event.listen(db.engine, "checkout", on_checkout)
+    event.listen(db.engine, "checkin", on_checkin)
+    yield
+    event.remove(db.engine, "checkout", on_checkout)
+    event.remove(db.engine, "checkin", on_checkin)
+
+
 @pytest.mark.parametrize("abandoned", [False, True], ids=["fresh claim", "claim after a crash"])
 def test_on_postgresql_only_the_claim_commits_without_waiting_for_the_disk(
-    brand, receiver, abandoned
+    brand, receiver, abandoned, durable_commits
 ):
     if db.engine.dialect.name != "postgresql":
         pytest.skip("synchronous_commit is PostgreSQL's")
