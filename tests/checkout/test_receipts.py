@@ -97,8 +97,9 @@ def test_no_receipt_before_the_payment_is_paid(client, brand, status):
 
 @pytest.mark.parametrize("token", ["x" * 32, "x" * 65, "%00", "..%2F..%2Fetc"])
 def test_no_receipt_for_a_wrong_token(client, paid, token):
-    for suffix in ("receipt", "receipt.pdf"):
+    for suffix in ("receipt", "receipt.pdf", "status"):
         assert client.get(f"/checkout/{token}/{suffix}").status_code == 404
+    assert client.get(f"/checkout/{token}").status_code == 404
 
 
 def test_the_shop_name_is_escaped_on_the_receipt_and_the_pdf_still_renders(client, brand, paid):
