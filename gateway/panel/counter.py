@@ -80,9 +80,9 @@ def render_form(form=None, status=200):
     return render_template("panel/counter.html", form=form, methods=methods), status
 
 
-def sale_payment(public_id):
+def sale_payment(payment_id):
     """A counter sale of the brand in the panel's mode; NotFound (404) for anything else."""
-    return get_payment(current_brand(), public_id, livemode=panel_livemode())
+    return get_payment(current_brand(), payment_id, livemode=panel_livemode())
 
 
 def sale_method(payment):
@@ -156,14 +156,14 @@ def counter_sale():
             payment,
             {"amount": str(payment.amount), "reference": payment.reference},
         )
-    return redirect(url_for("panel.counter_sale_page", public_id=payment.public_id), 303)
+    return redirect(url_for("panel.counter_sale_page", payment_id=payment.public_id), 303)
 
 
-@bp.get("/counter/<public_id>")
+@bp.get("/counter/<payment_id>")
 @requires(PAYMENTS_ACT)
-def counter_sale_page(public_id):
+def counter_sale_page(payment_id):
     """The sale on screen: QR, number and amount while open; "Paid" once it is; or how it ended."""
-    payment = sale_payment(public_id)
+    payment = sale_payment(payment_id)
     method = sale_method(payment)
     link = checkout_url(payment)
     return render_template(
@@ -175,22 +175,22 @@ def counter_sale_page(public_id):
         qr=large_qr(link),
         sale=sale_status(payment),
         note=(payment.metadata_json or {}).get("note"),
-        status_url=url_for("panel.counter_sale_status", public_id=payment.public_id),
+        status_url=url_for("panel.counter_sale_status", payment_id=payment.public_id),
     )
 
 
-@bp.get("/counter/<public_id>/status")
+@bp.get("/counter/<payment_id>/status")
 @requires(PAYMENTS_ACT)
-def counter_sale_status(public_id):
+def counter_sale_status(payment_id):
     """The small JSON the sale page polls: {status, paid, amount_text, provider_trx_id, trx_id}."""
-    return jsonify(sale_status(sale_payment(public_id)))
+    return jsonify(sale_status(sale_payment(payment_id)))
 
 
-@bp.get("/counter/<public_id>/receipt")
+@bp.get("/counter/<payment_id>/receipt")
 @requires(PAYMENTS_ACT)
-def counter_receipt(public_id):
+def counter_receipt(payment_id):
     """The printable receipt of a paid sale (the customer's own receipt, printed at the till)."""
-    payment = sale_payment(public_id)
+    payment = sale_payment(payment_id)
     if checkout_state(payment) != PAYMENT_COMPLETED:
-        return redirect(url_for("panel.counter_sale_page", public_id=payment.public_id))
+        return redirect(url_for("panel.counter_sale_page", payment_id=payment.public_id))
     return render_receipt_page(payment, printing_from_panel=True)
