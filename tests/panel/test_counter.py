@@ -1,6 +1,7 @@
 """The counter screen: who may sell, the sale form's checks, the sale's page and the small status
 JSON it polls (signed in, the brand's own, in the panel's mode), and the printed receipt."""
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -220,3 +221,16 @@ def test_the_counter_in_bangla(as_staff, brand, bkash):
     page = as_staff.get("/panel/counter?lang=bn").get_data(as_text=True)
     assert "কাউন্টার" in page and "QR কোড দেখান" in page
     assert csrf_token(as_staff, "/panel/counter")
+
+
+def test_the_checkout_opens_on_the_number_the_counter_showed(as_staff, brand, bkash):
+    nagad = PaymentMethodFactory(brand=brand, provider="nagad", number="01812345678")
+    sell(as_staff, nagad, "300")
+    [payment] = payments_of(brand)
+    page = as_staff.get(f"/checkout/{payment.token}").get_data(as_text=True)
+    opened = re.findall(r'<details class="card method" open>.*?</summary>', page, re.S)
+    assert len(opened) == 1 and "provider-nagad" in opened[0]
+    plain = PaymentFactory(brand=brand)  # no counter metadata: the first number, as before
+    page = as_staff.get(f"/checkout/{plain.token}").get_data(as_text=True)
+    opened = re.findall(r'<details class="card method" open>.*?</summary>', page, re.S)
+    assert len(opened) == 1 and "provider-bkash" in opened[0]
