@@ -131,6 +131,9 @@ def counter_sale():
     if not form.validate_on_submit():
         return render_form(form, 422)
     method = enabled_method(current_brand(), form.method_id.data)
+    if method is None:  # switched off between the form's choices and here
+        form.method_id.errors = [_l("Choose a number that is switched on.")]
+        return render_form(form, 422)
     metadata = {"source": "counter", "method_id": str(method.id)}
     if form.note.data:
         metadata["note"] = form.note.data
