@@ -134,3 +134,17 @@ def test_the_receipt_sms_links_to_the_receipt_and_stays_within_two_parts(app, br
     assert sms.body.startswith("Dhaka Crafts and Handloom Empo: 500.00 BDT received.")
     assert payment.transaction.trx_id in sms.body
     assert len(sms.body) <= 2 * 153  # two parts of a concatenated GSM SMS
+
+
+def test_a_payment_in_another_currency_shows_its_amount_and_the_taka_paid(client, brand):
+    payment = completed_payment(
+        brand=brand,
+        amount=Decimal("12.50"),
+        currency="USD",
+        amount_bdt=Decimal("1475.00"),
+        exchange_rate=Decimal("118.0000"),
+        fee=Decimal("29.50"),
+    )
+    page = text_of(client.get(f"/checkout/{payment.token}/receipt?lang=en"))
+    for expected in ("$12.50", "Amount in taka", "৳1,475.00", "৳29.50", "৳1,504.50"):
+        assert expected in page, expected

@@ -162,6 +162,14 @@ def test_the_status_follows_the_sale_until_it_is_paid(as_staff, brand, bkash):
     assert status.status_code == 200 and status.headers["Cache-Control"] == "no-store"
     assert status.json["status"] == "created" and status.json["paid"] is False
     assert status.json["trx_id"] is None and status.json["amount_text"] == "৳450.00"
+    assert set(status.json) == {
+        "status",
+        "paid",
+        "amount_text",
+        "provider_trx_id",
+        "trx_id",
+        "seconds_left",
+    }  # nothing the merchant typed (the note) travels in it
 
     complete_payment(payment, provider="bkash", provider_trx_id="9A7B6C5D4E")
     paid = as_staff.get(sale_url(payment, "/status")).json
