@@ -37,6 +37,7 @@ KERNEL = {
     "livemode",
     "money",
     "numerals",
+    "pdfs",
     "request_limits",
     "sealing",
     "security_headers",

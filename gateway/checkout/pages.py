@@ -2,6 +2,8 @@
 headers.
 """
 
+import re
+
 from flask import g, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
@@ -13,6 +15,8 @@ from ..states import PAYMENT_CANCELLED, PAYMENT_COMPLETED, PAYMENT_EXPIRED, PAYM
 from .presenters import KIND_NAMES, format_money, return_url, trx_id_help
 from .theme import brand_theme
 
+# What secrets.token_urlsafe makes; anything else names no payment and never reaches the database.
+TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]+")
 # Which result page each HTTP failure shows; the texts live in the template.
 ERROR_KINDS = {400: "form_expired", 404: "not_found", 429: "rate_limited"}
 
@@ -21,8 +25,8 @@ def find_payment(token):
     """The payment behind a checkout token, or None (tokens are long and random; no brand scoping
     needed).
     """
-    if not token or len(token) > 64:
-        return None
+    if not token or len(token) > 64 or not TOKEN_SHAPE.fullmatch(token):
+        return None  # e.g. a NUL byte, which PostgreSQL refuses in a text parameter
     return db.session.execute(db.select(Payment).where(Payment.token == token)).scalar_one_or_none()
 
 

@@ -51,13 +51,23 @@ def render_pay_page(payment, form=None, chosen=None, status=200):
         status,
         methods=methods,
         form=form or ClaimForm(),
-        chosen=chosen or (methods[0].id if methods else None),
+        chosen=chosen or preferred_method_id(payment, methods),
         seconds_left=seconds_left(payment),
         expires_at_text=local_time(payment.expires_at, payment.brand),
         order_reference=reference,
         steps={method.id: method_steps(method, typed_amount, reference) for method in methods},
         qr_codes={method.id: qr_svg(method.number) for method in methods},
     )
+
+
+def preferred_method_id(payment, methods):
+    """The method the pay page opens on: the number a counter sale showed (its metadata's
+    method_id) while it is enabled, else the first."""
+    wanted = str((payment.metadata_json or {}).get("method_id", ""))
+    for method in methods:
+        if str(method.id) == wanted:
+            return method.id
+    return methods[0].id if methods else None
 
 
 @bp.get("/<token>")

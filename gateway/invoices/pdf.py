@@ -2,35 +2,12 @@
 Bengali.
 """
 
-import logging
-from pathlib import Path
-
 from flask_babel import gettext as _
 
+from ..pdfs import MUTED, RULE, new_document, text
 from ..states import INVOICE_DRAFT, INVOICE_OVERDUE, INVOICE_PAID, INVOICE_SENT
 from .lifecycle import invoice_url, paying_payment
 from .texts import date_text, digits, in_language, money_text, quantity_text, status_names
-
-FONTS = Path(__file__).resolve().parent / "fonts"
-logging.getLogger("fontTools").setLevel(logging.WARNING)  # it logs every glyph it subsets
-INK, MUTED, RULE = (17, 24, 39), (100, 110, 125), (220, 224, 230)
-
-
-def new_document():
-    """An A4 page with the bundled fonts and text shaping on (Bangla needs HarfBuzz)."""
-    # fpdf and fontTools (about a second of imports) load with the first PDF, not at every boot.
-    from .pdf_document import InvoiceDocument
-
-    pdf = InvoiceDocument(format="A4", unit="mm")
-    pdf.set_margins(18, 18, 18)
-    pdf.set_auto_page_break(True, margin=18)
-    pdf.add_font("sans", "", FONTS / "LiberationSans-Regular.ttf")
-    pdf.add_font("sans", "B", FONTS / "LiberationSans-Bold.ttf")
-    pdf.add_font("bangla", "", FONTS / "Lohit-Bengali.ttf")
-    pdf.set_fallback_fonts(["bangla"], exact_match=False)
-    pdf.set_text_shaping(True)
-    pdf.add_page()
-    return pdf
 
 
 def pdf_filename(invoice):
@@ -52,12 +29,6 @@ def render_invoice_pdf(invoice, language=None):
         totals(pdf, invoice, language)
         footer_notes(pdf, invoice, language)
         return bytes(pdf.output())
-
-
-def text(pdf, size, bold=False, colour=INK):
-    """Set the font for the next lines."""
-    pdf.set_font("sans", "B" if bold else "", size)
-    pdf.set_text_color(*colour)
 
 
 def header(pdf, invoice, language):

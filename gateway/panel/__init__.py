@@ -36,6 +36,7 @@ def register_panel(app):
         add_phone,
         audit_log,
         auth,
+        counter,
         customers,
         dashboard,
         demo_notice,

@@ -25,6 +25,7 @@ ACTION_NAMES = {
     "password.change": _l("Password changed"),
     "payment.approve": _l("Payment approved"),
     "payment.cancel": _l("Payment cancelled"),
+    "payment.counter_sale": _l("Counter sale started"),
     "payment.refund": _l("Payment refunded"),
     "payment.reject": _l("Payment rejected"),
     "payment.complete_late": _l("Completed after late money arrived"),

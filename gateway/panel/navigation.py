@@ -13,6 +13,7 @@ from flask_login import current_user
 from ..accounts.roles import (
     API_KEYS_MANAGE,
     AUDIT_LOG_VIEW,
+    PAYMENTS_ACT,
     SECURITY_MANAGE,
     SETTINGS_MANAGE,
     USERS_MANAGE,
@@ -40,6 +41,7 @@ NAVIGATION = (
     (
         _l("Money"),
         (
+            item("panel.counter", _l("Counter"), "till", permission=PAYMENTS_ACT),
             item("panel.payments", _l("Payments"), "card", active_prefix="panel.payment"),
             item("panel.refunds", _l("Refunds"), "undo"),
             item("panel.invoices", _l("Invoices"), "text", active_prefix="panel.invoice"),

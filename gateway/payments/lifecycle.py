@@ -48,6 +48,12 @@ def checkout_url(payment):
     return f"{base.rstrip('/')}/checkout/{payment.token}"
 
 
+def receipt_url(payment):
+    """The customer's receipt of a paid payment (checkout/receipts.py): its checkout link +
+    /receipt."""
+    return f"{checkout_url(payment)}/receipt"
+
+
 def payment_ttl(brand):
     """How long a payment stays open: the brand's own setting, else PAYMENT_TTL."""
     return timedelta(seconds=brand.payment_ttl or current_app.config["PAYMENT_TTL"])

@@ -19,6 +19,7 @@ from ..outbox.attempts import wake_after_commit
 from ..outbox.kind import OutboxKind
 from ..outbox.lease import outcome, release_expired, settle, take_lease
 from ..outbox.schedule import RetrySchedule
+from ..payments.lifecycle import receipt_url
 from ..states import OUTBOUND_SMS, OUTBOX_FAILED, OUTBOX_PENDING, write_status
 from .models.outbound_sms import OutboundSms
 
@@ -26,6 +27,7 @@ RETRY = RetrySchedule(
     (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=15), timedelta(hours=1))
 )
 MAX_ATTEMPTS = RETRY.max_attempts  # shown by the panel
+SHOP_NAME_IN_SMS = 30
 DEVICE_LEASE = timedelta(minutes=5)
 OUTBOX = OutboxKind(
     name="sms",
@@ -83,11 +85,25 @@ def queue_receipt_sms(payment, transaction):
     brand = payment.brand
     if not brand.receipt_sms_enabled or not payment.customer_phone or not payment.livemode:
         return None
-    body = (
-        f"{brand.name}: payment of {format_amount(payment.amount)} {payment.currency} received. "
-        f"Ref {transaction.trx_id}. Thank you."
+    return queue_sms(
+        brand, payment.customer_phone, receipt_text(payment, transaction), payment=payment
     )
-    return queue_sms(brand, payment.customer_phone, body[:1000], payment=payment)
+
+
+def receipt_text(payment, transaction):
+    """The receipt SMS: shop, amount, our reference and the receipt's link, in one or two SMS parts.
+
+    The shop's name is cut to SHOP_NAME_IN_SMS characters so that a long one cannot push the link
+    into a third part (the link is what the customer keeps).
+    """
+    shop = payment.brand.name[:SHOP_NAME_IN_SMS]
+    paid, currency = payment.amount_paid, "BDT"
+    if paid is None:  # a currency the brand gave no rate for: what the merchant asked
+        paid, currency = payment.amount, payment.currency
+    return (
+        f"{shop}: {format_amount(paid)} {currency} received. Ref {transaction.trx_id}. "
+        f"Receipt: {receipt_url(payment)}"
+    )
 
 
 def create_outbound_sms(brand, data):

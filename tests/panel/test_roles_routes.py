@@ -39,6 +39,17 @@ from tests.panel.conftest import csrf_token, panel_client, sign_in
 # Who may use each route: O owner, A admin, S staff, V viewer. (endpoint, method, path, form, roles)
 ROUTES = [
     ("panel.dashboard", "GET", "/panel/dashboard", None, "OASV"),
+    ("panel.counter", "GET", "/panel/counter", None, "OAS"),
+    (
+        "panel.counter_sale",
+        "POST",
+        "/panel/counter",
+        {"amount": "450", "method_id": "{method}"},
+        "OAS",
+    ),
+    ("panel.counter_sale_page", "GET", "/panel/counter/{open}", None, "OAS"),
+    ("panel.counter_sale_status", "GET", "/panel/counter/{open}/status", None, "OAS"),
+    ("panel.counter_receipt", "GET", "/panel/counter/{paid}/receipt", None, "OAS"),
     ("panel.payments", "GET", "/panel/payments", None, "OASV"),
     ("panel.payment_detail", "GET", "/panel/payments/{paid}", None, "OASV"),
     ("panel.refunds", "GET", "/panel/refunds", None, "OASV"),
@@ -406,7 +417,8 @@ def test_each_role_gets_what_the_table_says(
     else:
         token = csrf_token(client)
         before = every_row(app)
-        response = client.post(url, data={**form, "csrf_token": token})
+        filled = {name: str(value).format(**rows) for name, value in form.items()}
+        response = client.post(url, data={**filled, "csrf_token": token})
     if allowed:
         assert response.status_code not in (403, 404, 500), response.status_code
         if method == "GET":

@@ -111,7 +111,13 @@ def hostile(brand):
             customer_name=EVERYTHING,
             customer_email=EVERYTHING,
             customer_phone=SHORT,
-            metadata_json={EVERYTHING: EVERYTHING, "order": [EVERYTHING]},
+            # "note" and "method_id" as a counter sale keeps them (panel/counter.py)
+            metadata_json={
+                EVERYTHING: EVERYTHING,
+                "order": [EVERYTHING],
+                "note": EVERYTHING,
+                "method_id": str(method.id),
+            },
             redirect_url="https://shop.example/" + EVERYTHING,
             cancel_url="https://shop.example/cart?x=" + EVERYTHING,
             **fields,
@@ -247,6 +253,11 @@ def test_no_checkout_page_renders_hostile_markup(client, hostile, lang):
     for state, payment in payments.items():
         page = client.get(f"/checkout/{payment.token}?lang={lang}", follow_redirects=True)
         assert_nothing_injected(page, f"checkout, {state} payment")
+    completed = payments["completed"]
+    for suffix in ("receipt", "receipt.pdf"):
+        receipt = client.get(f"/checkout/{completed.token}/{suffix}?lang={lang}")
+        assert receipt.status_code == 200
+        assert_nothing_injected(receipt, f"checkout, {suffix}")
     processing = payments["processing"]
     page = client.get(f"/checkout/{processing.token}/wait?lang={lang}")
     token = page.get_data(as_text=True).split('name="csrf_token" value="')[1].split('"')[0]

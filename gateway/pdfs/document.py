@@ -1,11 +1,11 @@
-"""The invoice PDF's document class, apart from gateway/invoices/pdf.py so that fpdf is imported
-only when a PDF is made, never at boot.
+"""The fpdf document class, apart from gateway/pdfs/__init__.py so that fpdf is imported only when a
+PDF is made, never at boot.
 """
 
 from fpdf import FPDF
 
 
-class InvoiceDocument(FPDF):
+class FreshFontDocument(FPDF):
     """FPDF whose every cell starts from the main font again.
 
     fpdf2 2.8 with text shaping keeps shaping with the fallback font after a cell that needed it,
