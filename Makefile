@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export FLASK_APP := app.py
 
-.PHONY: run test lint test-sqlite test-browser test-postgres setup setup-prod env-file browser nginx php db bench bench-tools clean
+.PHONY: run test lint test-sqlite test-sqlite-a test-sqlite-b test-browser test-postgres test-postgres-a test-postgres-b setup setup-prod env-file browser nginx php db bench bench-tools clean
 
 # `make run HOST=0.0.0.0` serves the shop's network; BASE_URL (checkout links, the pairing QR) then follows
 # this machine's network address unless BASE_URL is set. The address is looked up only when needed.
@@ -83,12 +83,24 @@ unexport PYTHONDONTWRITEBYTECODE
 # that `make test` can run them side by side; TEST_REDIS_URL / TEST_POSTGRES_URL override both.
 POSTGRES_SERVER ?= postgresql+psycopg://postgres@127.0.0.1:5432
 REDIS_SERVER ?= redis://127.0.0.1:6379
+# Each of the SQLite and PostgreSQL passes runs in two halves of the test files, side by side in
+# `make test` (one half's waits on processes overlap the other's work); each half has databases of
+# its own. `make test-sqlite` (or test-postgres) runs both halves.
+SECOND_HALF = tests/panel tests/sms tests/webhooks tests/invoices tests/links
+FIRST_HALF = $(foreach dir,$(SECOND_HALF),--ignore=$(dir))
+
 # The whole suite on the embedded SQLite but for the browser tests and the files that mostly wait on
 # processes of their own (`beside_browser` in tests/conftest.py): test-browser runs those.
-test-sqlite: setup nginx php
+SQLITE_TESTS = -m "not browser and not beside_browser"
+test-sqlite: test-sqlite-a test-sqlite-b
+test-sqlite-a: setup nginx php
 	$(TEST_ENV) TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_sqlite_pass}" \
 	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/15}" \
-	  $(BIN)/python -m pytest -m "not browser and not beside_browser"
+	  $(BIN)/python -m pytest $(SQLITE_TESTS) $(FIRST_HALF)
+test-sqlite-b: setup nginx php
+	$(TEST_ENV) TEST_DB=sqlite TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_sqlite_b}" \
+	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/12}" \
+	  $(BIN)/python -m pytest $(SQLITE_TESTS) $(SECOND_HALF)
 
 # The browser tests (headless Chromium), once, on SQLite: they mostly wait on the browser; beside them
 # the SQLite run of the files that mostly wait on processes of their own (the deployment kit, workers,
@@ -100,10 +112,16 @@ test-browser: setup browser nginx php
 	  $(BIN)/python -m pytest -m "browser or beside_browser"
 
 # What the engine can change only: the browser and engine-independent tests already ran on SQLite.
-test-postgres: setup
+POSTGRES_TESTS = -m "not browser and not engine_independent"
+test-postgres: test-postgres-a test-postgres-b
+test-postgres-a: setup
 	$(TEST_ENV) TEST_DB=postgres TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test}" \
 	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/13}" \
-	  $(BIN)/python -m pytest -m "not browser and not engine_independent"
+	  $(BIN)/python -m pytest $(POSTGRES_TESTS) $(FIRST_HALF)
+test-postgres-b: setup
+	$(TEST_ENV) TEST_DB=postgres TEST_POSTGRES_URL="$${TEST_POSTGRES_URL:-$(POSTGRES_SERVER)/test_postgres_b}" \
+	  TEST_REDIS_URL="$${TEST_REDIS_URL:-$(REDIS_SERVER)/11}" \
+	  $(BIN)/python -m pytest $(POSTGRES_TESTS) $(SECOND_HALF)
 
 # Ruff's lint and format check (settings in pyproject.toml); `ruff format .` fixes the layout.
 lint: setup
@@ -114,7 +132,8 @@ lint: setup
 # everything the engine can change again on PostgreSQL; each pass's output is printed whole when it
 # ends. The browser pass mostly waits, so the two cores stay busy.
 test: lint browser nginx php
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-sqlite test-browser test-postgres
+	$(MAKE) --no-print-directory -j5 --output-sync=target \
+	  test-sqlite-a test-sqlite-b test-browser test-postgres-a test-postgres-b
 
 # wrk, from Debian, drives the API benchmark from a second process.
 bench-tools:
