@@ -65,19 +65,22 @@ def set_refund_check(olds, news):
     (batch mode) would cascade through their child rows (inbound_sms.payment_id is ON DELETE SET
     NULL): instead the CHECK's text is rewritten in the schema, SQLite's documented procedure for
     a change that leaves every stored row valid (sqlite.org/lang_altertable.html, "other kinds of
-    table schema changes"). Widening `amount` to `amount + fee` keeps every row valid; narrowing
-    (downgrade) is checked first and refused when a row would break it.
+    table schema changes"). Widening `amount` to `amount + fee` keeps every row valid; on both
+    engines the rows are checked first and a narrowing (downgrade) a row would break is refused.
     """
     bind = op.get_bind()
+    for table, new in news.items():
+        broken = bind.exec_driver_sql(f"SELECT count(*) FROM {table} WHERE NOT ({new})").scalar()
+        if broken:
+            raise RuntimeError(
+                f"{broken} {table} rows break {new!r} (a refund returned a fee): "
+                "cannot change the CHECK"
+            )
     if bind.dialect.name != "sqlite":
         for table, new in news.items():
             op.drop_constraint(op.f(f"ck_{table}_refund_within_amount"), table, type_="check")
             op.create_check_constraint(op.f(f"ck_{table}_refund_within_amount"), table, new)
         return
-    for table, new in news.items():
-        broken = bind.exec_driver_sql(f"SELECT count(*) FROM {table} WHERE NOT ({new})").scalar()
-        if broken:
-            raise RuntimeError(f"{broken} {table} rows break {new!r}: cannot change the CHECK")
     version = bind.exec_driver_sql("PRAGMA schema_version").scalar()
     bind.exec_driver_sql("PRAGMA writable_schema = ON")
     try:
