@@ -127,6 +127,14 @@ class MethodCharge:
         return format_money(amount, BDT)
 
 
+def claimed_fee_texts(payment):
+    """(fee, total sent) as the waiting page shows them once a method with a fee was chosen;
+    None without a fee."""
+    if not payment.fee or payment.amount_paid is None:
+        return None
+    return format_money(payment.fee, BDT), format_money(payment.amount_paid, BDT)
+
+
 def method_charges(payment, methods):
     """Per method id, its MethodCharge; empty when the payment has no taka amount (another
     currency without a rate: no SMS can pay it, and no fee is charged)."""

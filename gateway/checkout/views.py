@@ -19,6 +19,7 @@ from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
 from .pages import find_payment, page_url, register_pages, render_checkout, render_result
 from .presenters import (
     checkout_state,
+    claimed_fee_texts,
     local_time,
     method_charges,
     method_steps,
@@ -208,6 +209,7 @@ def render_waiting_page(payment, form=None, status=200, chosen=None):
         method=method,
         methods=methods,
         form=form,
+        fee_texts=claimed_fee_texts(payment),
         status_url=url_for("checkout.status", token=payment.token),
     )
 

@@ -56,6 +56,8 @@ def test_the_claim_records_the_chosen_methods_fee_and_total(client, brand, payme
         Decimal("9.25"),
         Decimal("509.25"),
     )
+    waiting = text_of(client.get(f"/checkout/{payment.token}/wait"))
+    assert "<dd>৳9.25</dd>" in waiting and "<dd data-amount-paid>৳509.25</dd>" in waiting
 
 
 def test_an_sms_with_the_total_completes_the_payment(client, runner, brand, payment):
@@ -132,3 +134,16 @@ def test_a_payment_in_another_currency_without_a_rate_shows_no_fee_line(client, 
 
     assert "data-method-fee" not in page
     assert db.session.get(Payment, usd.id).amount_paid is None
+
+
+def test_the_payment_and_transaction_reads_carry_the_fee(client, runner, brand, payment, auth):
+    bkash = PaymentMethodFactory(brand=brand, number="01712345678", fee_fixed=Decimal("7.5"))
+    submit_trx_id(client, payment, bkash)
+    simulate_sms(runner, "8N7A6B5C4D", amount="507.50")
+    trx_id = reloaded(payment).transaction.trx_id
+
+    read = client.get(f"/api/v1/payments/{payment.public_id}", headers=auth).get_json()["data"]
+    transaction = client.get(f"/api/v1/transactions/{trx_id}", headers=auth).get_json()["data"]
+
+    assert (read["amount"], read["fee"], read["amount_paid"]) == ("500.00", "7.50", "507.50")
+    assert (transaction["amount"], transaction["fee"]) == ("500.00", "7.50")
