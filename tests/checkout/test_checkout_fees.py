@@ -4,6 +4,8 @@ claim, and the SMS must bring the total (amount + fee) to complete the payment."
 import re
 from decimal import Decimal
 
+import pytest
+
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment
 from gateway.sms.models.inbound_sms import InboundSms
@@ -147,3 +149,22 @@ def test_the_payment_and_transaction_reads_carry_the_fee(client, runner, brand, 
 
     assert (read["amount"], read["fee"], read["amount_paid"]) == ("500.00", "7.50", "507.50")
     assert (transaction["amount"], transaction["fee"]) == ("500.00", "7.50")
+
+
+def test_a_second_claim_cannot_change_the_fee_of_a_claimed_payment(client, brand, payment):
+    from gateway.domain_errors import InvalidState
+    from gateway.sms.matching import submit_claim
+
+    bkash = PaymentMethodFactory(brand=brand, fee_percent=Decimal("2"))
+    submit_trx_id(client, payment, bkash)
+    racing = db.session.get(Payment, payment.id)
+
+    with pytest.raises(InvalidState):  # the guarded UPDATE finds it no longer created
+        submit_claim(racing, "nagad", "752C49K4", fee=Decimal("50.00"))
+
+    stored = reloaded(payment)
+    assert (stored.provider, stored.fee, stored.amount_paid) == (
+        "bkash",
+        Decimal("10.00"),
+        Decimal("510.00"),
+    )
