@@ -112,7 +112,7 @@ def checked_setting(name, value):
             isinstance(value, int) and TTL_RANGE[0] <= value <= TTL_RANGE[1]
         ):
             raise field_error("payment_ttl", "A payment lifetime is between 1 minute and 24 hours.")
-    elif name in ("receipt_sms_enabled", "require_two_factor"):
+    elif name in ("receipt_sms_enabled", "require_two_factor", "refund_fee"):
         value = bool(value)
     elif name == "staff_refund_limit":
         value = checked_refund_limit(value)

@@ -12,6 +12,8 @@ from markupsafe import Markup
 from ..clock import utcnow
 from ..i18n import lazy_gettext as _l
 from ..numerals import clock_time
+from ..payments.amounts import BDT, fee_charged
+from ..payments.fees import fee_for
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import PAID_STATUSES
 from ..states import PAYMENT_COMPLETED, PAYMENT_CREATED, PAYMENT_EXPIRED
@@ -104,6 +106,41 @@ def qr_svg(number):
         title=str(_l("QR code of %(number)s", number=number)),
     )
     return Markup(svg.replace("<svg ", '<svg role="img" ', 1))
+
+
+class MethodCharge:
+    """What paying through one method costs the customer, in taka: the amount, the method's fee
+    and the total to send (payments/amounts.py fee_charged: amount_bdt + fee)."""
+
+    def __init__(self, payment, method):
+        self.amount = payment.amount_bdt
+        self.fee = fee_for(method, payment.amount_bdt)
+        self.total = fee_charged(payment, self.fee)["amount_paid"]
+
+    @property
+    def typed(self):
+        """The total as the customer types it in the wallet app: 1018.50."""
+        return f"{self.total:.2f}"
+
+    def text(self, amount):
+        """A taka amount as the page shows it: ৳1,018.50."""
+        return format_money(amount, BDT)
+
+
+def claimed_fee_texts(payment):
+    """(fee, total sent) as the waiting page shows them once a method with a fee was chosen;
+    None without a fee."""
+    if not payment.fee or payment.amount_paid is None:
+        return None
+    return format_money(payment.fee, BDT), format_money(payment.amount_paid, BDT)
+
+
+def method_charges(payment, methods):
+    """Per method id, its MethodCharge; empty when the payment has no taka amount (another
+    currency without a rate: no SMS can pay it, and no fee is charged)."""
+    if payment.amount_bdt is None:
+        return {}
+    return {method.id: MethodCharge(payment, method) for method in methods}
 
 
 def method_steps(method, amount_text, reference):

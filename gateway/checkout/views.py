@@ -7,6 +7,7 @@ from ..errors import http_status
 from ..extensions import db
 from ..links.paying import reference_to_type
 from ..payments import methods as payment_methods
+from ..payments.fees import fee_for
 from ..payments.lifecycle import cancel_payment
 from ..payments.models.payment import OPEN_STATUSES
 from ..rate_limits import limited
@@ -16,7 +17,16 @@ from ..states import PAYMENT_CANCELLED, PAYMENT_COMPLETED, PAYMENT_CREATED, PAYM
 from ..states import payment_in_review as in_review
 from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
 from .pages import find_payment, page_url, register_pages, render_checkout, render_result
-from .presenters import checkout_state, local_time, method_steps, qr_svg, return_url, seconds_left
+from .presenters import (
+    checkout_state,
+    claimed_fee_texts,
+    local_time,
+    method_charges,
+    method_steps,
+    qr_svg,
+    return_url,
+    seconds_left,
+)
 
 bp = Blueprint("checkout", __name__, url_prefix="/checkout")
 register_pages(bp)
@@ -41,9 +51,11 @@ def waiting_url(payment):
 
 
 def render_pay_page(payment, form=None, chosen=None, status=200):
-    """The pay page: amount, countdown, each enabled method with its number, QR, steps and form."""
+    """The pay page: amount, countdown, each enabled method with its fee and total, number, QR,
+    steps and form."""
     methods = payment_methods.list_enabled_methods(payment.brand)
-    typed_amount = f"{payment.amount_paid or payment.amount:.2f}"
+    charges = method_charges(payment, methods)
+    untyped = f"{payment.amount:.2f}"  # no taka amount: no SMS can pay it, shown as asked
     reference = reference_to_type(payment)
     return render_checkout(
         "checkout/pay.html",
@@ -55,7 +67,13 @@ def render_pay_page(payment, form=None, chosen=None, status=200):
         seconds_left=seconds_left(payment),
         expires_at_text=local_time(payment.expires_at, payment.brand),
         order_reference=reference,
-        steps={method.id: method_steps(method, typed_amount, reference) for method in methods},
+        charges=charges,
+        steps={
+            method.id: method_steps(
+                method, charges[method.id].typed if charges else untyped, reference
+            )
+            for method in methods
+        },
         qr_codes={method.id: qr_svg(method.number) for method in methods},
     )
 
@@ -121,7 +139,11 @@ def claim(token):
     g.claim_attempted = True  # only TrxIDs that reach matching count against the limit, not typos
     try:
         submit_claim(
-            payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data
+            payment,
+            method.provider,
+            form.trx_id.data,
+            sender_number=form.sender_number.data,
+            fee=fee_for(method, payment.amount_bdt),
         )
     except DomainError as error:
         if isinstance(error, InvalidState):
@@ -197,6 +219,7 @@ def render_waiting_page(payment, form=None, status=200, chosen=None):
         method=method,
         methods=methods,
         form=form,
+        fee_texts=claimed_fee_texts(payment),
         status_url=url_for("checkout.status", token=payment.token),
     )
 
@@ -227,7 +250,11 @@ def correct_claim(token):
         return redirect(page_url(payment), 303)
     try:
         submit_claim(
-            payment, method.provider, form.trx_id.data, sender_number=form.sender_number.data
+            payment,
+            method.provider,
+            form.trx_id.data,
+            sender_number=form.sender_number.data,
+            fee=fee_for(method, payment.amount_bdt),
         )
     except DomainError as error:
         db.session.rollback()  # the old claim stands

@@ -5,6 +5,7 @@ import click
 
 from ..domain_errors import DomainError
 from ..payments import methods as payment_methods
+from ..payments.fees import describe_fee
 from ..payments.methods import PROVIDER_NAMES, checked_provider, normalize_mobile_number
 from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
 from .deployment import default_brand, fail_on_api_error
@@ -21,6 +22,8 @@ def describe(method):
         flags.insert(0, DEMO_MARK if method.enabled else "demo")
     if method.ask_sender_number:
         flags.append("asks sender number")
+    if describe_fee(method) != "no fee":
+        flags.append(f"fee {describe_fee(method)}")
     extra = f" ({', '.join(flags)})" if flags else ""
     return f"#{method.id} {PROVIDER_NAMES[method.provider]} {method.kind} {method.number}{extra}"
 
@@ -62,6 +65,12 @@ def add_method_command(provider, number, kind, instructions, ask_sender_number, 
 @click.option(
     "--position", default=None, type=click.IntRange(min=0), help="Display order, lowest first."
 )
+@click.option("--fee-fixed", default=None, help="Fixed fee in taka the customer adds, e.g. 5.")
+@click.option(
+    "--fee-percent", default=None, help="Percent of the amount the customer adds, e.g. 1.85."
+)
+@click.option("--fee-min", default=None, help='Smallest fee in taka ("" removes it).')
+@click.option("--fee-max", default=None, help='Largest fee in taka ("" removes it).')
 def update_method_command(method_id, **options):
     """Change a payment method (see `list-methods` for ids)."""
     changes = {name: value for name, value in options.items() if value is not None}
@@ -72,6 +81,9 @@ def update_method_command(method_id, **options):
             payment_methods.get_method(default_brand(), method_id), **changes
         )
     except DomainError as error:
+        field = (error.errors or [{}])[0].get("field") or ""
+        if field.startswith("fee_"):  # name the option at fault, as click does for its own checks
+            raise click.BadParameter(error.message, param_hint=f"--{field.replace('_', '-')}")
         fail_on_api_error(error)
     click.echo(f"Updated payment method {describe(method)}.")
 

@@ -66,6 +66,15 @@ def money(amount):
     return format_amount(amount if amount is not None else 0)
 
 
+def fee_and_total(payment):
+    """(fee, amount + fee) in the payment's currency, as the dialects' `fee` and `total` mean
+    them: a BDT payment's method fee and amount_paid (payments/amounts.py); for another
+    currency, whose fee is in taka, no fee in that currency and its amount."""
+    if payment.currency == "BDT" and payment.amount_paid is not None:
+        return payment.fee or 0, payment.amount_paid
+    return 0, payment.amount
+
+
 def brand_zone(brand):
     """The brand's time zone, else DEFAULT_TIMEZONE, else UTC."""
     for name in (brand.timezone, current_app.config.get("DEFAULT_TIMEZONE"), "UTC"):

@@ -4,6 +4,7 @@ from flask import jsonify
 
 from .core import (
     CompatError,
+    fee_and_total,
     generic_status,
     local_date,
     missing,
@@ -86,15 +87,16 @@ def payment_object(row, ipn_event=None):
     if generic == "initial" and ipn_event is None:
         raise CompatError("INVALID_PP_ID", "Invalid Transaction", ["pp_id"])
     refunded = payment.amount_refunded or 0
+    fee, total = fee_and_total(payment)
     return {
         "pp_id": int(row.external_id),
         "customer_name": payment.customer_name,
         "customer_email_mobile": payment.customer_email or payment.customer_phone,
         "payment_method": provider_label(payment, with_kind=True),
         "amount": money(payment.amount),
-        "fee": "0.00",
+        "fee": money(fee),
         "refund_amount": money(refunded),
-        "total": money(payment.amount - refunded),
+        "total": money(total - refunded),  # amount + fee − refund
         "currency": payment.currency,
         "metadata": payment.metadata_json or {},
         "sender_number": payment.sender_number,

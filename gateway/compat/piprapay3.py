@@ -5,6 +5,7 @@ from flask import jsonify
 
 from .core import (
     CompatError,
+    fee_and_total,
     generic_status,
     local_date,
     missing,
@@ -77,6 +78,7 @@ def payment_object(row, ipn_event=None):
     """The verify-payment object, also the refund answer and the IPN body."""
     payment = row.payment
     amount = money(payment.amount)
+    fee, total = fee_and_total(payment)
     return {
         "pp_id": row.external_id,
         "full_name": payment.customer_name,
@@ -84,10 +86,10 @@ def payment_object(row, ipn_event=None):
         "mobile_number": payment.customer_phone,
         "gateway": provider_label(payment, with_kind=True),
         "amount": amount,
-        "fee": "0.00",
+        "fee": money(fee),
         "discount_amount": "0.00",
-        "total": amount,
-        "local_net_amount": amount,
+        "total": money(total),
+        "local_net_amount": money(total),
         "currency": payment.currency,
         "local_currency": payment.currency,
         "metadata": payment.metadata_json or {},

@@ -4,6 +4,7 @@ from flask import jsonify
 
 from .core import (
     CompatError,
+    fee_and_total,
     generic_status,
     local_date,
     missing,
@@ -86,12 +87,13 @@ def payment_object(row, ipn_event=None):
     status = STATUS[generic_status(payment)]
     if ipn_event is not None and status == "ERROR":
         status = "FAILED"
+    fee, charged = fee_and_total(payment)
     return {
         "full_name": payment.customer_name,
         "email": payment.customer_email,
         "amount": money(payment.amount),
-        "fee": "0.00",
-        "charged_amount": money(payment.amount),
+        "fee": money(fee),
+        "charged_amount": money(charged),
         "invoice_id": row.external_id,
         "metadata": payment.metadata_json or {},
         "payment_method": provider_label(payment),

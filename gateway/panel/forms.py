@@ -182,9 +182,24 @@ class SettingsForm(FlaskForm):
         description=_l("Empty: the server default."),
     )
     receipt_sms_enabled = BooleanField(_l("Send the customer a receipt SMS"))
+    refund_fee = BooleanField(
+        _l("Refunds may return the method fee"),
+        description=_l("Off: a refund returns at most the amount; the customer's fee is kept."),
+    )
 
 
-class MethodForm(FlaskForm):
+class MethodFeeForm(FlaskForm):
+    """One method's fee passed to the customer (payments/fees.py): the domain checks the values."""
+
+    fee_fixed = StringField(_l("Fixed fee (৳)"), filters=[strip], validators=[Length(max=20)])
+    fee_percent = StringField(_l("Fee percent"), filters=[strip], validators=[Length(max=20)])
+    fee_min = StringField(_l("Minimum fee (৳)"), filters=[strip], validators=[Length(max=20)])
+    fee_max = StringField(_l("Maximum fee (৳)"), filters=[strip], validators=[Length(max=20)])
+
+
+class MethodForm(MethodFeeForm):
+    """A receiving number to add, with its fee."""
+
     provider = SelectField(
         _l("Provider"), choices=options((code, PROVIDER_NAMES[code]) for code in PROVIDERS)
     )

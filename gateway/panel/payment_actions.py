@@ -14,7 +14,7 @@ from ..domain_errors import DomainError
 from ..errors import http_status
 from ..money import format_amount
 from ..payments.lifecycle import cancel_payment, get_payment
-from ..payments.refunds import create_refund, refund_refusal, refunded_by_user
+from ..payments.refunds import create_refund, refund_refusal, refund_remaining, refunded_by_user
 from ..sms.late_money import complete_late_payment, return_late_sms
 from ..sms.review import approve_review, reject_review
 from . import bp
@@ -73,7 +73,7 @@ def refund_payment(payment_id):
     if payment.transaction is None:
         form.amount.errors = [_("Only a completed payment can be refunded.")]
         return render_payment(payment, form, 409)
-    amount = form.amount.data or payment.transaction.amount - payment.transaction.amount_refunded
+    amount = form.amount.data or refund_remaining(payment.transaction)
     done = refunded_by_user(payment.transaction.id, current_user.id)
     if not may_refund(current_user, current_brand(), done + amount):
         if refund_limit(current_user, current_brand()):
@@ -124,7 +124,7 @@ def ask_refund_confirmation(payment, form):
     if refusal is not None:  # say so now, not after the merchant has confirmed
         attach_error(form, refusal)
         return render_payment(payment, form, http_status(refusal))
-    amount = form.amount.data or payment.transaction.amount - payment.transaction.amount_refunded
+    amount = form.amount.data or refund_remaining(payment.transaction)
     confirmation = {
         "amount": amount,
         "amount_text": format_amount(amount),

@@ -8,7 +8,7 @@ from ..api.paging import paginate
 from ..extensions import db
 from ..payments.lifecycle import checkout_url, get_payment, list_payments_query
 from ..payments.models.payment import OPEN_STATUSES, Payment, Transaction
-from ..payments.refunds import REFUNDABLE_STATUSES
+from ..payments.refunds import REFUNDABLE_STATUSES, refund_remaining
 from ..sms.late_money import late_sms
 from ..sms.review import needs_review
 from ..states import payment_in_review
@@ -106,7 +106,11 @@ def render_payment(payment, refund_form=None, status=200, refund_confirmation=No
         can_cancel=payment.status in OPEN_STATUSES,
         checkout_link=checkout_url(payment),
         can_refund=payment.transaction is not None and payment.status in REFUNDABLE_STATUSES,
-        remaining=payment.amount - payment.amount_refunded,
+        remaining=(
+            refund_remaining(payment.transaction)
+            if payment.transaction is not None
+            else payment.amount - payment.amount_refunded
+        ),
         late_sms=late_sms(payment),
         refund_confirmation=refund_confirmation,
     )

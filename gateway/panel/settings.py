@@ -10,11 +10,12 @@ from ..accounts.brands import update_brand_settings
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
+from ..payments.fees import FEE_FIELDS, fee_example
 from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
 from . import bp
 from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
-from .forms import ActionForm, MethodForm, SettingsForm, attach_error
+from .forms import ActionForm, MethodFeeForm, MethodForm, SettingsForm, attach_error
 
 COMMON_ZONES = (
     "Asia/Dhaka",
@@ -35,14 +36,36 @@ def settings_form(brand):
     return form
 
 
-def render_settings(settings=None, method_form=None, status=200):
-    """The settings page: brand form, payment methods and the add-a-number form."""
+def fee_prefix(method_id):
+    """Each method's fee form has its own field names and ids on the one page."""
+    return f"method-{method_id}"
+
+
+def method_fee_form(method):
+    """A method's fee form filled from the method (empty bounds stay empty)."""
+    form = MethodFeeForm(formdata=None, prefix=fee_prefix(method.id))
+    for name in FEE_FIELDS:
+        value = getattr(method, name)
+        getattr(form, name).data = "" if value is None else f"{value.normalize():f}"
+    return form
+
+
+def render_settings(settings=None, method_form=None, status=200, fee_form=None, fee_method=None):
+    """The settings page: brand form, payment methods with their fees and a worked example, and
+    the add-a-number form; `fee_form` carries errors for the method `fee_method`."""
     brand = current_brand()
+    methods = list_methods(brand)
+    fee_forms = {method.id: method_fee_form(method) for method in methods}
+    if fee_form is not None:
+        fee_forms[fee_method] = fee_form
     return render_template(
         "panel/settings.html",
         form=settings or settings_form(brand),
         method_form=method_form or MethodForm(formdata=None),
-        methods=list_methods(brand),
+        methods=methods,
+        fee_forms=fee_forms,
+        fee_examples={method.id: fee_example(method) for method in methods},
+        fee_error_method=fee_method,
         zones=COMMON_ZONES,
     ), status
 
@@ -68,6 +91,7 @@ def settings():
                         "currencies": form.currencies.data,
                         "payment_ttl": minutes * 60 if minutes else None,
                         "receipt_sms_enabled": form.receipt_sms_enabled.data,
+                        "refund_fee": form.refund_fee.data,
                     },
                 )
                 if changed:
@@ -98,6 +122,7 @@ def settings_method_add():
                 form.kind.data,
                 instructions=form.instructions.data,
                 ask_sender_number=form.ask_sender_number.data,
+                **{name: getattr(form, name).data for name in FEE_FIELDS},
             )
             record_audit(
                 current_user,
@@ -140,3 +165,29 @@ def settings_method_toggle(method_id):
             "success",
         )
     return redirect(url_for("panel.settings", _anchor="methods"))
+
+
+@bp.post("/settings/methods/<int:method_id>/fee")
+@requires(SETTINGS_MANAGE)
+def settings_method_fee(method_id):
+    """Set the fee a receiving number passes to the customer; the change is audited."""
+    method = get_method(current_brand(), method_id)
+    form = MethodFeeForm(prefix=fee_prefix(method.id))
+    if not form.validate_on_submit():
+        return render_settings(status=422, fee_form=form, fee_method=method.id)
+    before = {name: getattr(method, name) for name in FEE_FIELDS}
+    try:
+        with unit_of_work():
+            update_method(method, **{name: getattr(form, name).data for name in FEE_FIELDS})
+            changed = {
+                name: [str(before[name]), str(getattr(method, name))]
+                for name in FEE_FIELDS
+                if before[name] != getattr(method, name)
+            }
+            if changed:
+                record_audit(current_user, "payment_method.fee", method, changed)
+    except DomainError as error:
+        attach_error(form, error)
+        return render_settings(status=http_status(error), fee_form=form, fee_method=method.id)
+    flash(_("The fee of %(number)s is saved.", number=method.number), "success")
+    return redirect(url_for("panel.settings", _anchor=f"method-{method.id}"))

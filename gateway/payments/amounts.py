@@ -28,5 +28,14 @@ def fix_amounts(payment, rate=None):
 
 def charge_fee(payment, fee):
     """Record the chosen method's fee (taka) and the total the customer sends: amount_bdt + fee."""
-    payment.fee = fee
-    payment.amount_paid = None if payment.amount_bdt is None else payment.amount_bdt + fee
+    for name, value in fee_charged(payment, fee).items():
+        setattr(payment, name, value)
+
+
+def fee_charged(payment, fee):
+    """The columns charge_fee sets, {fee, amount_paid}, for a guarded UPDATE to write with the
+    claim (sms/matching.py submit_claim) and for the checkout to show per method."""
+    return {
+        "fee": fee,
+        "amount_paid": None if payment.amount_bdt is None else payment.amount_bdt + fee,
+    }

@@ -29,7 +29,7 @@ from ..states import (
 )
 from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import Emission, emit_event, emit_events
-from .amounts import fix_amounts
+from .amounts import BDT, fix_amounts
 from .customers import upsert_customer_id
 from .models.payment import OPEN_STATUSES, Payment, Transaction
 from .signals import payment_cancelled, payment_closed, payments_completed
@@ -279,6 +279,7 @@ def complete_payments(completions, from_states=OPEN_STATUSES):
             payment_id=payment.id,
             amount=payment.amount,
             amount_refunded=0,
+            fee=payment.fee if payment.currency == BDT else 0,  # refunds.py refundable
             currency=payment.currency,
             status=TRANSACTION_COMPLETED,
             provider=provider or payment.provider,

@@ -8,13 +8,14 @@ from ..answer_commit import commit_work
 from ..db_types import row_id
 from ..domain_errors import AlreadyExists, DomainError, field_error, not_found
 from ..extensions import db
+from .fees import FEE_FIELDS, checked_fee
 from .models.payment_method import METHOD_KINDS, PROVIDERS, PaymentMethod
 
 PROVIDER_NAMES = {"bkash": "bKash", "nagad": "Nagad", "rocket": "Rocket", "upay": "Upay"}
 # Bangladeshi mobile numbers: 01, an operator digit 3-9, eight more digits.
 MOBILE_NUMBER = re.compile(r"^01[3-9]\d{8}$")
 MAX_INSTRUCTIONS = 1000
-EDITABLE = ("kind", "instructions", "ask_sender_number", "enabled", "position")
+EDITABLE = ("kind", "instructions", "ask_sender_number", "enabled", "position", *FEE_FIELDS)
 
 
 def normalize_mobile_number(value):
@@ -36,12 +37,15 @@ def checked_provider(provider):
     return code
 
 
-def checked_changes(changes):
-    """Validate the editable fields present in `changes`; returns them cleaned."""
-    cleaned = {}
+def checked_changes(changes, method=None):
+    """Validate the editable fields present in `changes` (the fee's against `method`'s other fee
+    parts); returns them cleaned."""
+    cleaned = checked_fee(changes, method)
     for name, value in changes.items():
         if name not in EDITABLE:
             raise field_error(name, f"{name} cannot be changed.")
+        if name in FEE_FIELDS:
+            continue
         if name == "kind" and value not in METHOD_KINDS:
             raise field_error("kind", f"Kind must be one of {', '.join(METHOD_KINDS)}.")
         if name == "instructions":
@@ -106,8 +110,8 @@ def get_method(brand, method_id):
 
 
 def update_method(method, **changes):
-    """Change a method's kind, instructions, sender-number question, switch or position."""
-    for name, value in checked_changes(changes).items():
+    """Change a method's kind, instructions, sender-number question, switch, position or fee."""
+    for name, value in checked_changes(changes, method).items():
         setattr(method, name, value)
     commit_work()
     return method

@@ -1,4 +1,5 @@
-"""Refunds: full or partial, never more than what remains, also under concurrent requests."""
+"""Refunds: full or partial, never more than what remains of what was paid (the fee included where
+the brand refunds it), also under concurrent requests."""
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
@@ -46,12 +47,13 @@ def create_refund(
     if refusal is not None:
         raise refusal
     if amount is None:
-        amount = transaction.amount - transaction.amount_refunded
+        amount = refund_remaining(transaction)
     now = utcnow()
+    fee = refundable(transaction) - transaction.amount
     # Guarded UPDATEs: the limit is checked by the database against the row as it is now,
     # so two racing refunds cannot both fit into the same remainder.
-    if not add_refunded(Transaction, transaction.id, amount) or not add_refunded(
-        Payment, transaction.payment_id, amount, updated_at=now
+    if not add_refunded(Transaction, transaction.id, amount, fee) or not add_refunded(
+        Payment, transaction.payment_id, amount, fee, updated_at=now
     ):
         db.session.rollback()
         raise refund_refusal(reload(transaction), amount) or exceeds_remaining(transaction, amount)
@@ -107,19 +109,35 @@ def get_transaction_by_id(brand, transaction_id, livemode=True):
     return transaction
 
 
-def add_refunded(model, row_id, amount, **values):
-    """Add `amount` to a row's amount_refunded if it still fits; True when this writer won."""
+def refundable(transaction):
+    """The most a transaction can refund in total: its amount, plus the fee its customer paid
+    when the brand refunds fees (brands.refund_fee). A transaction's fee is its BDT payment's (0
+    for another currency: that fee was taka, the refund is in the payment's currency), so a refund
+    never exceeds what was paid (docs/methods-fees.md)."""
+    fee = transaction.fee if transaction.payment.brand.refund_fee else 0
+    return transaction.amount + fee
+
+
+def refund_remaining(transaction):
+    """What is left to refund on a transaction: refundable() less what was refunded."""
+    return refundable(transaction) - transaction.amount_refunded
+
+
+def add_refunded(model, row_id, amount, fee=0, **values):
+    """Add `amount` to a row's amount_refunded if it still fits under its amount + `fee` (the fee
+    refundable, refundable()); True when this writer won."""
     total = model.amount_refunded + amount
+    ceiling = model.amount + fee
     machine = PAYMENT if model is Payment else TRANSACTION
     return (
         write_status(
             machine,
-            (model.id == row_id, total <= model.amount),
+            (model.id == row_id, total <= ceiling),
             REFUNDABLE_STATUSES,
             (TRANSACTION_PARTIALLY_REFUNDED, TRANSACTION_REFUNDED),
             amount_refunded=total,
             status_value=db.case(
-                (total >= model.amount, TRANSACTION_REFUNDED), else_=TRANSACTION_PARTIALLY_REFUNDED
+                (total >= ceiling, TRANSACTION_REFUNDED), else_=TRANSACTION_PARTIALLY_REFUNDED
             ),
             **values,
         )
@@ -134,7 +152,7 @@ def refund_refusal(transaction, amount):
         return invalid_state(
             f"Only a completed payment can be refunded; this one is {payment.status}."
         )
-    remaining = transaction.amount - transaction.amount_refunded
+    remaining = refund_remaining(transaction)
     if remaining <= 0 or (amount is not None and amount > remaining):
         return exceeds_remaining(transaction, amount)
     return None
@@ -161,7 +179,7 @@ def beyond_staff_limit(limit, done, currency):
 
 def exceeds_remaining(transaction, amount):
     """RefundExceedsRemaining for a refund larger than what remains refundable."""
-    remaining = format_amount(transaction.amount - transaction.amount_refunded)
+    remaining = format_amount(refund_remaining(transaction))
     message = f"Only {remaining} {transaction.currency} remains refundable on {transaction.trx_id}."
     return RefundExceedsRemaining(
         message, [{"field": "amount", "code": "exceeds_remaining", "message": message}]

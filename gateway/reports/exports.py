@@ -97,6 +97,9 @@ PAYMENT_HEADER = [
     "customer_email",
     "customer_phone",
     "payment_link",
+    # Appended, so that columns read by position keep their place: in taka (payments/amounts.py).
+    "fee",
+    "amount_paid",
 ]
 
 
@@ -120,6 +123,8 @@ def payment_rows(brand, start, end, livemode=True):
             Payment.customer_email,
             Payment.customer_phone,
             PaymentLink.slug,
+            Payment.fee,
+            Payment.amount_paid,
         )
         .outerjoin(Transaction, Transaction.payment_id == Payment.id)
         .outerjoin(LinkPayment, LinkPayment.payment_id == Payment.id)
@@ -148,6 +153,8 @@ def payment_rows(brand, start, end, livemode=True):
             row.customer_email,
             row.customer_phone,
             row.slug,
+            format_amount(row.fee),
+            format_amount(row.amount_paid),
         ]
 
 

@@ -5,11 +5,13 @@ settling.py's. One SMS pays at most one payment.
 """
 
 import re
+from decimal import Decimal
 
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..domain_errors import field_error, invalid_state
 from ..extensions import db
+from ..payments.amounts import fee_charged
 from ..payments.lifecycle import transition
 from ..payments.models.payment import Payment
 from ..payments.models.payment_method import PROVIDERS
@@ -39,9 +41,12 @@ def normalise_trx_id(value):
     return canonical_trx_id((value or "").strip()) or ""
 
 
-def submit_claim(payment, provider, provider_trx_id, sender_number=None):
+def submit_claim(payment, provider, provider_trx_id, sender_number=None, fee=None):
     """The customer's TrxID at checkout: created → processing, then settled with an SMS already
     here.
+
+    `fee` is the chosen method's (payments/fees.py fee_for; None: no fee): it is recorded with
+    the claim, in the same guarded UPDATE, so the SMS must bring amount_paid = amount + fee.
 
     Two commits: the claim alone first, so that an ingest committing meanwhile sees it; then the
     settling with a stored SMS, if one is here, in one unit of work.
@@ -72,6 +77,7 @@ def submit_claim(payment, provider, provider_trx_id, sender_number=None):
         sender_number=sender_number or None,
         claimed_at=now,
         review_reason=None,
+        **fee_charged(payment, Decimal("0.00") if fee is None else fee),
     ):
         db.session.rollback()
         db.session.refresh(payment)

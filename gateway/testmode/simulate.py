@@ -10,6 +10,7 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import NotPermitted, field_error, invalid_state
 from ..extensions import db
+from ..payments.fees import fee_for
 from ..payments.lifecycle import expire_payment
 from ..payments.methods import list_enabled_methods
 from ..sms.matching import submit_claim
@@ -55,8 +56,15 @@ def claim_for(payment):
     customer would make it at checkout (created → processing, committed by submit_claim)."""
     now = utcnow()
     if payment.status == PAYMENT_CREATED and payment.expires_at > now:
-        provider = simulated_provider(payment.brand)
-        submit_claim(payment, provider, new_test_trx_id(), sender_number=CUSTOMER_NUMBER)
+        method = simulated_method(payment.brand)
+        provider = method.provider if method is not None else DEFAULT_PROVIDER
+        submit_claim(
+            payment,
+            provider,
+            new_test_trx_id(),
+            sender_number=CUSTOMER_NUMBER,
+            fee=fee_for(method, payment.amount_bdt),  # as the checkout charges that method's fee
+        )
         if payment.status == PAYMENT_PROCESSING and not payment_in_review(payment):
             return payment.provider, payment.provider_trx_id
     elif (
@@ -81,10 +89,10 @@ def expire_now(payment):
     return payment
 
 
-def simulated_provider(brand):
-    """The provider of the brand's first way to pay at checkout, else bKash."""
+def simulated_method(brand):
+    """The brand's first way to pay at checkout, else None (bKash, no fee)."""
     methods = list_enabled_methods(brand)
-    return methods[0].provider if methods else DEFAULT_PROVIDER
+    return methods[0] if methods else None
 
 
 def new_test_trx_id():

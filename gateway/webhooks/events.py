@@ -251,6 +251,9 @@ def event_data(brand, payment, transaction, refund):
         "amount": format_amount(payment.amount),
         "currency": payment.currency,
         "metadata": payment.metadata_json,
+        # In taka (gateway/payments/amounts.py): the chosen method's fee and what the customer sent.
+        "fee": format_amount(payment.fee),
+        "amount_paid": format_amount(payment.amount_paid),
     }
     if refund is not None:
         data["amount_refunded"] = format_amount(payment.amount_refunded)

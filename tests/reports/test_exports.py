@@ -19,7 +19,8 @@ from tests.panel.conftest import as_staff, sign_in, staff  # noqa: F401 - fixtur
 UTC = timezone.utc
 PAYMENT_HEADER = (
     "payment_id,created_at,completed_at,status,reference,amount,amount_refunded,currency,"
-    "provider,provider_trx_id,trx_id,customer_name,customer_email,customer_phone,payment_link"
+    "provider,provider_trx_id,trx_id,customer_name,customer_email,customer_phone,payment_link,"
+    "fee,amount_paid"
 ).split(",")
 
 
@@ -81,6 +82,8 @@ def test_payments_csv_has_one_row_per_payment_in_the_local_day_range(client, aut
             "",
             "",
             "",
+            "0.00",
+            "500.00",
         ],
         [
             last.public_id,
@@ -98,6 +101,8 @@ def test_payments_csv_has_one_row_per_payment_in_the_local_day_range(client, aut
             "",
             "",
             "",
+            "0.00",
+            "500.00",
         ],
     ]
 
@@ -133,9 +138,12 @@ def test_a_completed_refunded_link_payment_fills_every_column(client, auth, bran
     with freeze_time("2025-03-10 04:00:00"):
         submit_link(client, link, name="Rahim", phone="01712345678")
     from gateway.links.models.link import LinkPayment
+    from gateway.payments.amounts import charge_fee
     from gateway.payments.lifecycle import complete_payment
 
     payment = db.session.execute(db.select(LinkPayment)).scalar_one().payment
+    charge_fee(payment, Decimal("9.25"))  # the method the customer chose adds a fee
+    db.session.commit()
     with freeze_time("2025-03-10 05:30:00"):
         complete_payment(payment, provider="bkash", provider_trx_id="9A7B6C5D4E")
     with freeze_time("2025-03-11 19:00:00"):
@@ -158,6 +166,8 @@ def test_a_completed_refunded_link_payment_fills_every_column(client, auth, bran
         "",
         "'+8801712345678",
         "eid-hamper",
+        "9.25",
+        "509.25",
     ]
     _, refund_row = rows_of(
         client.get("/api/v1/exports/refunds.csv?from=2025-03-12&to=2025-03-12", headers=auth)

@@ -298,3 +298,20 @@ def test_each_key_lists_the_webhook_deliveries_of_its_own_mode(client, live_auth
 
     assert [item["event"] for item in seen_by_test] == ["payment.expired"]
     assert seen_by_live == []
+
+
+@pytest.mark.parametrize(("outcome", "status"), [("paid", "completed"), ("mismatch", "processing")])
+def test_a_simulated_payment_is_charged_the_first_methods_fee(
+    client, brand, test_auth, outcome, status
+):
+    from tests.factories import PaymentMethodFactory
+
+    PaymentMethodFactory(brand=brand, fee_percent=Decimal("2"), fee_min=Decimal("15"))
+    created = create_payment(client, test_auth)
+
+    answer = simulate(client, test_auth, created["payment_id"], outcome)
+
+    assert answer.status_code == 200 and answer.json["data"]["status"] == status
+    assert (answer.json["data"]["fee"], answer.json["data"]["amount_paid"]) == ("15.00", "515.00")
+    [sms] = stored_texts()
+    assert sms.amount == (Decimal("515.00") if outcome == "paid" else Decimal("514.00"))

@@ -51,6 +51,8 @@ def test_completed_payment_records_a_delivery_with_the_spec_body(brand):
         "amount": "500.00",
         "currency": "BDT",
         "metadata": {"cart": "42"},
+        "fee": "0.00",
+        "amount_paid": "500.00",
     }
     assert (delivery.url, delivery.status, delivery.attempts) == (CALLBACK, "pending", 0)
     assert (delivery.payment_id, delivery.transaction_id, delivery.brand_id) == (

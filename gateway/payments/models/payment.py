@@ -42,7 +42,11 @@ class Payment(db.Model):
         db.Index("ix_payments_provider_trx", "provider", "provider_trx_id"),
         db.CheckConstraint("amount > 0", name="amount_positive"),
         db.CheckConstraint(
-            "amount_refunded >= 0 AND amount_refunded <= amount", name="refund_within_amount"
+            # A BDT payment's refunds may return its fee too (taka); another currency's, only its
+            # amount (the fee is in taka): gateway/payments/refunds.py refundable.
+            "amount_refunded >= 0 AND amount_refunded <= "
+            "amount + CASE WHEN currency = 'BDT' THEN fee ELSE 0 END",
+            name="refund_within_amount",
         ),
     )
 
@@ -108,7 +112,7 @@ class Transaction(db.Model):
     __table_args__ = (
         db.Index("ix_transactions_brand_created", "brand_id", "created_at"),
         db.CheckConstraint(
-            "amount_refunded >= 0 AND amount_refunded <= amount", name="refund_within_amount"
+            "amount_refunded >= 0 AND amount_refunded <= amount + fee", name="refund_within_amount"
         ),
     )
 
@@ -118,6 +122,9 @@ class Transaction(db.Model):
     payment_id = db.Column(db.Integer, db.ForeignKey("payments.id"), nullable=False, unique=True)
     amount = db.Column(Money, nullable=False)
     amount_refunded = db.Column(Money, nullable=False, default=0)
+    # The method's fee the customer paid on top of `amount` (a BDT payment's fee, recorded at
+    # completion; 0 otherwise): a refund may return it where the brand says so (refunds.py).
+    fee = db.Column(Money, nullable=False, default=0, server_default=db.text("0"))
     currency = db.Column(db.String(3), nullable=False)
     status = db.Column(db.String(20), nullable=False, default=TRANSACTION_COMPLETED)
     provider = db.Column(db.String(20))

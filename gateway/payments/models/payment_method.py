@@ -1,7 +1,7 @@
 """A brand's way to be paid: a provider, the receiving number and how the customer sends to it."""
 
 from ...clock import utcnow
-from ...db_types import UTCDateTime
+from ...db_types import Money, UTCDateTime
 from ...extensions import db
 
 PROVIDERS = ("bkash", "nagad", "rocket", "upay")
@@ -28,6 +28,14 @@ class PaymentMethod(db.Model):
     position = db.Column(db.Integer, nullable=False, default=0)
     # A number no merchant owns (bootstrap's `make run` sample): every page that shows it says so.
     is_demo = db.Column(db.Boolean, nullable=False, default=False, server_default=db.false())
+    # The fee passed to the customer (gateway/payments/fees.py fee_for): fixed taka plus a percent
+    # of the taka amount, within the optional minimum and maximum.
+    fee_fixed = db.Column(Money, nullable=False, default=0, server_default=db.text("0"))
+    fee_percent = db.Column(
+        db.Numeric(6, 3), nullable=False, default=0, server_default=db.text("0")
+    )
+    fee_min = db.Column(Money)
+    fee_max = db.Column(Money)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 
     brand = db.relationship("Brand")
