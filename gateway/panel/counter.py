@@ -21,6 +21,8 @@ from ..checkout.presenters import KIND_ACTIONS, checkout_state, provider_name, s
 from ..checkout.receipts import receipt_money, render_receipt_page
 from ..i18n import lazy_gettext as _l
 from ..money import InvalidAmount, parse_amount
+from ..payments.amounts import charge_fee
+from ..payments.fees import fee_for
 from ..payments.lifecycle import checkout_url, create_payment, get_payment
 from ..payments.methods import enabled_method, list_enabled_methods
 from ..schemas.payment import PaymentCreateSchema
@@ -153,6 +155,9 @@ def counter_sale():
         return render_form(form, 422)
     with unit_of_work():
         payment = create_payment(current_brand(), data, livemode=panel_livemode())
+        # The screen shows what the customer sends to this number: its fee is charged now (the
+        # checkout charges the method the customer finally claims with, as for any payment).
+        charge_fee(payment, fee_for(method, payment.amount_bdt))
         record_audit(
             current_user,
             "payment.counter_sale",

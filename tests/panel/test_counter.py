@@ -242,3 +242,19 @@ def test_the_checkout_opens_on_the_number_the_counter_showed(as_staff, brand, bk
     page = as_staff.get(f"/checkout/{plain.token}").get_data(as_text=True)
     opened = re.findall(r'<details class="card method" open>.*?</summary>', page, re.S)
     assert len(opened) == 1 and "provider-bkash" in opened[0]
+
+
+def test_a_sale_shows_the_total_with_the_number_s_fee(as_staff, brand):
+    nagad = PaymentMethodFactory(
+        brand=brand, provider="nagad", number="01812345678", fee_percent=Decimal("1.5")
+    )
+    sell(as_staff, nagad, "1000")
+    [payment] = payments_of(brand)
+    assert (payment.amount, payment.fee, payment.amount_paid) == (
+        Decimal("1000.00"),
+        Decimal("15.00"),
+        Decimal("1015.00"),
+    )
+    page = as_staff.get(sale_url(payment)).get_data(as_text=True)
+    assert "৳1,015.00" in page
+    assert as_staff.get(sale_url(payment, "/status")).json["amount_text"] == "৳1,015.00"
