@@ -190,6 +190,13 @@ ROUTES = [
         "OA",
     ),
     ("panel.settings_method_toggle", "POST", "/panel/settings/methods/{method}/toggle", {}, "OA"),
+    (
+        "panel.settings_method_fee",
+        "POST",
+        "/panel/settings/methods/{method}/fee",
+        {"fee_fixed": "5", "fee_percent": "1.5"},
+        "OA",
+    ),
     ("panel.security_settings", "GET", "/panel/settings/security", None, "O"),
     (
         "panel.security_settings",
