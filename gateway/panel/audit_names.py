@@ -37,6 +37,7 @@ ACTION_NAMES = {
     "payment_method.add": _l("Receiving number added"),
     "payment_method.enable": _l("Receiving number switched on"),
     "payment_method.disable": _l("Receiving number switched off"),
+    "payment_method.fee": _l("Receiving number's fee changed"),
     "settings.update": _l("Settings changed"),
     "settings.security": _l("Security settings changed"),
     "sign_in": _l("Signed in"),
