@@ -36,6 +36,7 @@ def register_panel(app):
         add_phone,
         audit_log,
         auth,
+        currencies,
         customers,
         dashboard,
         demo_notice,

@@ -14,6 +14,7 @@ from ..extensions import db
 from ..invoices.models.invoice import Invoice
 from ..links.models.link import LinkPayment, PaymentLink
 from ..money import format_amount
+from ..payments.currencies import plain_rate
 from ..payments.dashboard import brand_zone
 from ..payments.models.customer import Customer
 from ..payments.models.payment import Payment, Refund, Transaction
@@ -90,6 +91,8 @@ PAYMENT_HEADER = [
     "amount",
     "amount_refunded",
     "currency",
+    "amount_bdt",
+    "exchange_rate",
     "provider",
     "provider_trx_id",
     "trx_id",
@@ -113,6 +116,8 @@ def payment_rows(brand, start, end, livemode=True):
             Payment.amount,
             Payment.amount_refunded,
             Payment.currency,
+            Payment.amount_bdt,
+            Payment.exchange_rate,
             Payment.provider,
             Payment.provider_trx_id,
             Transaction.trx_id,
@@ -141,6 +146,8 @@ def payment_rows(brand, start, end, livemode=True):
             format_amount(row.amount),
             format_amount(row.amount_refunded),
             row.currency,
+            format_amount(row.amount_bdt),
+            plain_rate(row.exchange_rate),
             row.provider,
             row.provider_trx_id,
             row.trx_id,
