@@ -142,7 +142,7 @@ def fetch_answer(url):
 def sane_rate(code, quoted, current):
     """The feed's rate for `code` at the column's scale, or why it is refused."""
     if not MIN_RATE <= quoted <= MAX_RATE:  # before quantizing: 1e400 would overflow it
-        return None, f"The feed's {code} rate {plain_rate(quoted)} is not a sane rate."
+        return None, f"The feed's {code} rate {quoted:g} is not a sane rate."
     rate = quoted.quantize(RATE_PLACES, rounding=ROUND_HALF_EVEN)
     if current is not None and not current / JUMP <= rate <= current * JUMP:
         return None, (

@@ -27,7 +27,9 @@ def set_currency(runner, *args):
 
 
 def create(client, auth, amount="10.00", currency="USD", **extra):
-    return client.post(PAYMENTS, json={"amount": amount, "currency": currency, **extra}, headers=auth)
+    return client.post(
+        PAYMENTS, json={"amount": amount, "currency": currency, **extra}, headers=auth
+    )
 
 
 def made(client, auth, **given):
@@ -214,7 +216,12 @@ def test_a_bad_code_is_refused_on_its_field(brand, code, message):
 def test_accepting_a_new_currency_lists_it_and_stopping_forgets_its_rate(brand):
     details = accept_currency(brand, "eur", "131.25", "owner@shop.test")
 
-    assert details == {"code": "EUR", "rate": [None, "131.25"], "source": "manual", "accepted": True}
+    assert details == {
+        "code": "EUR",
+        "rate": [None, "131.25"],
+        "source": "manual",
+        "accepted": True,
+    }
     assert (reload(brand).currencies, rate_for(brand, "EUR")) == ("BDT,USD,EUR", Decimal("131.25"))
     row = db.session.execute(db.select(CurrencyRate).filter_by(code="EUR")).scalar_one()
     assert (row.source, row.updated_by) == ("manual", "owner@shop.test")
@@ -271,3 +278,12 @@ def test_the_cli_needs_a_rate_and_a_brand(runner):
     assert set_currency(runner, "USD").exit_code == 2  # --rate is required
     result = set_currency(runner, "USD", "--rate", "121")
     assert result.exit_code == 1 and "run `flask gateway bootstrap` first" in result.output
+
+
+def test_the_checkout_says_the_taka_to_send_in_bangla(client, brand, auth):
+    accept_currency(brand, "USD", "121.5", "owner@shop.test")
+    data = made(client, auth)
+
+    page = client.get(f"/checkout/{stored(data['payment_id']).token}?lang=bn")
+
+    assert "আপনি টাকায় ৳1,215.00 পাঠাবেন, প্রতি USD ৳121.5 হারে।" in page.get_data(as_text=True)
