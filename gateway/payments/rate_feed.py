@@ -225,12 +225,12 @@ def fetch_or_problem(url):
 
 def refresh_rate_feeds():
     """The periodic job (`rate-feeds`, hourly): every brand's feed, each applied in a unit of its
-    own. Returns {brand_id: problems}."""
-    feeds = db.session.execute(db.select(RateFeed.brand_id, RateFeed.url)).all()
+    own. Returns how many feeds failed."""
+    brand_ids = db.session.execute(db.select(RateFeed.brand_id)).scalars().all()
     db.session.rollback()
-    outcome = {}
-    for brand_id, _ in feeds:
+    failed = 0
+    for brand_id in brand_ids:
         brand = db.session.get(Brand, brand_id)
-        if brand is not None:
-            outcome[brand_id] = refresh_brand_rates(brand)
-    return outcome
+        if brand is not None and refresh_brand_rates(brand):
+            failed += 1
+    return failed

@@ -14,7 +14,7 @@ from gateway.extensions import db
 from gateway.jobs import PERIODIC
 from gateway.payments.currencies import accept_currency, rate_for
 from gateway.payments.models.currency import CurrencyRate, RateFeed
-from gateway.payments.rate_feed import refresh_rate_feeds, set_feed_url
+from gateway.payments.rate_feed import refresh_brand_rates, refresh_rate_feeds, set_feed_url
 from tests.notifications.conftest import configure, notifications
 
 RATES = "/rates.json"
@@ -57,7 +57,7 @@ def test_the_feed_job_is_hourly():
 def test_a_feed_of_taka_per_unit_re_rates_the_accepted_currency_and_is_audited(brand, feed):
     serve_json(feed, {"rates": {"USD": 121.5, "EUR": 131}})
 
-    assert refresh_rate_feeds() == {brand.id: []}
+    assert refresh_brand_rates(brand) == []
 
     row = rate_row()
     assert (row.rate, row.source, row.updated_by) == (Decimal("121.5"), "feed", "rate feed")
@@ -137,7 +137,8 @@ def test_a_listed_currency_without_a_rate_gets_one_from_the_feed(brand, feed):
 def test_a_failing_feed_keeps_the_last_rate_and_tells_the_merchant(brand, feed, serve, problem):
     serve(feed)
 
-    assert refresh_rate_feeds() == {brand.id: [problem]}
+    assert refresh_rate_feeds() == 1  # the hourly job: one feed, failed
+    assert feed_row(brand).last_error == problem
 
     row = rate_row()
     assert (row.rate, row.source) == (Decimal("120"), "manual")
@@ -154,9 +155,9 @@ def test_a_feed_that_is_down_keeps_the_rate_and_tells_the_merchant_once_per_outa
         closed = probe.getsockname()[1]
     set_feed_url(brand, f"http://127.0.0.1:{closed}/rates.json")
 
-    first, second = refresh_rate_feeds(), refresh_rate_feeds()
+    first, second = refresh_brand_rates(brand), refresh_brand_rates(brand)
 
-    assert first[brand.id][0].startswith("The feed could not be read: Could not connect")
+    assert first[0].startswith("The feed could not be read: Could not connect")
     assert second == first
     assert rate_for(brand, "USD") == Decimal("120")
     assert len(notifications(brand, FAILING)) == 1  # the second failure is the same outage
@@ -164,7 +165,7 @@ def test_a_feed_that_is_down_keeps_the_rate_and_tells_the_merchant_once_per_outa
     # It comes back: the error goes, and a later failure is a new outage, told again.
     set_feed_url(brand, feed.url_for(RATES))
     serve_json(feed, {"rates": {"USD": 121}})
-    assert refresh_rate_feeds() == {brand.id: []}
+    assert refresh_brand_rates(brand) == []
     assert (feed_row(brand).last_error, rate_for(brand, "USD")) == (None, Decimal("121"))
     serve_text(feed, "down", status=503)
     refresh_rate_feeds()
@@ -175,7 +176,7 @@ def test_a_partly_good_feed_updates_what_it_can_and_reports_the_rest(brand, feed
     accept_currency(brand, "EUR", "130", "owner@shop.test")
     serve_json(feed, {"rates": {"USD": 121}})
 
-    assert refresh_rate_feeds() == {brand.id: ["EUR is not in the feed."]}
+    assert refresh_brand_rates(brand) == ["EUR is not in the feed."]
     assert (rate_for(brand, "USD"), rate_for(brand, "EUR")) == (Decimal("121"), Decimal("130"))
 
 
@@ -202,4 +203,4 @@ def test_a_private_feed_url_is_refused_where_private_destinations_are(app, brand
 
 def test_an_empty_url_removes_the_feed(brand, feed):
     assert set_feed_url(brand, "") == (feed.url_for(RATES), None)
-    assert feed_row(brand) is None and refresh_rate_feeds() == {}
+    assert feed_row(brand) is None and refresh_rate_feeds() == 0
