@@ -10,6 +10,7 @@ from ..accounts.brands import update_brand_settings
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
+from ..payments.currencies import forget_unlisted_rates
 from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
 from . import bp
 from .access import SETTINGS_MANAGE, current_brand, requires
@@ -70,6 +71,8 @@ def settings():
                         "receipt_sms_enabled": form.receipt_sms_enabled.data,
                     },
                 )
+                if "currencies" in changed:
+                    forget_unlisted_rates(brand)
                 if changed:
                     record_audit(current_user, "settings.update", brand, changed)
         except DomainError as error:

@@ -151,3 +151,14 @@ def stop_accepting(brand, code):
     brand.currencies = ",".join(remaining)
     commit_work()
     return details
+
+
+def forget_unlisted_rates(brand):
+    """Drop the rates of codes no longer in the brand's list (Settings' currency list edited by
+    hand): a code listed again later starts without a rate instead of reviving a stale one."""
+    db.session.execute(
+        db.delete(CurrencyRate).where(
+            CurrencyRate.brand_id == brand.id, CurrencyRate.code.not_in(brand.currency_list)
+        )
+    )
+    commit_work()

@@ -117,3 +117,16 @@ def test_an_empty_feed_url_removes_the_feed(as_admin, brand):
     post_form(as_admin, f"{PAGE}/feed", {"feed_url": ""})
     db.session.expire_all()
     assert db.session.get(RateFeed, brand.id) is None
+
+
+def test_a_code_dropped_from_the_settings_list_loses_its_rate(as_admin, brand):
+    accept_currency(brand, "EUR", "131", "owner@shop.test")
+    form = {"name": "Test Shop", "primary_color": "#0f766e", "timezone": "Asia/Dhaka"}
+
+    assert (
+        post_form(as_admin, "/panel/settings", {**form, "currencies": "BDT,USD"}).status_code == 302
+    )
+    post_form(as_admin, "/panel/settings", {**form, "currencies": "BDT,USD,EUR"})
+
+    # Listed again, EUR starts with no rate rather than the one it had before it was dropped.
+    assert (reloaded(brand).currencies, rate_for(brand, "EUR")) == ("BDT,USD,EUR", None)
