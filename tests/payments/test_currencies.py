@@ -287,3 +287,18 @@ def test_the_checkout_says_the_taka_to_send_in_bangla(client, brand, auth):
     page = client.get(f"/checkout/{stored(data['payment_id']).token}?lang=bn")
 
     assert "আপনি টাকায় ৳1,215.00 পাঠাবেন, প্রতি USD ৳121.5 হারে।" in page.get_data(as_text=True)
+
+
+def test_an_invoice_in_an_unaccepted_currency_is_refused_naming_the_accepted_ones(client, auth):
+    response = client.post(
+        "/api/v1/invoices",
+        json={
+            "customer": {"name": "Rahim", "email": "rahim@example.com"},
+            "items": [{"description": "Hosting", "quantity": "1", "unit_price": "5.00"}],
+            "currency": "EUR",
+        },
+        headers=auth,
+    )
+    assert response.status_code == 422
+    [error] = response.get_json()["errors"]
+    assert error["field"] == "currency" and "BDT, USD" in error["message"]
