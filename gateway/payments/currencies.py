@@ -10,11 +10,14 @@ have no taka amount, so no SMS can pay them, and the currencies page says so.
 import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm.attributes import set_committed_value
 
+from ..accounts.models.brand import Brand
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..domain_errors import field_error
+from ..domain_errors import field_error, invalid_state
 from ..extensions import db
 from .amounts import BDT
 from .models.currency import MANUAL, CurrencyRate
@@ -98,27 +101,38 @@ def brand_rates(brand):
 
 
 def write_rate(brand, code, rate, source, by):
-    """Store `rate` for `code` (inserted, or updated in place); returns (row, the old rate)."""
+    """Store `rate` for `code`: inserted if new (a racing insert of the same code is harmless), then
+    set; returns (row, the old rate or None)."""
     now = utcnow()
+    insert = pg_insert if db.session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    created = db.session.execute(
+        insert(CurrencyRate)
+        .values(
+            brand_id=brand.id, code=code, rate=rate, source=source, updated_at=now, updated_by=by
+        )
+        .on_conflict_do_nothing(index_elements=["brand_id", "code"])
+    ).rowcount
     row = rate_row(brand, code)
-    if row is None:
-        try:
-            with db.session.begin_nested():
-                row = CurrencyRate(
-                    brand_id=brand.id,
-                    code=code,
-                    rate=rate,
-                    source=source,
-                    updated_at=now,
-                    updated_by=by,
-                )
-                db.session.add(row)
-            return row, None
-        except IntegrityError:  # a racing request stored it first: update that row instead
-            row = rate_row(brand, code)
+    if created:
+        return row, None
     old = row.rate
     row.rate, row.source, row.updated_at, row.updated_by = rate, source, now, by
     return row, old
+
+
+def write_currency_list(brand, codes):
+    """brands.currencies := codes, only if nobody changed the list since this brand was read (a
+    conditional UPDATE: of two racing changes one wins, the other is InvalidState)."""
+    listed = ",".join(codes)
+    written = db.session.execute(
+        db.update(Brand)
+        .where(Brand.id == brand.id, Brand.currencies == brand.currencies)
+        .values(currencies=listed)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if not written:
+        raise invalid_state("The brand's currencies changed meanwhile: reload and try again.")
+    set_committed_value(brand, "currencies", listed)
 
 
 def accept_currency(brand, code, rate, by, source=MANUAL):
@@ -130,7 +144,7 @@ def accept_currency(brand, code, rate, by, source=MANUAL):
     row, old = write_rate(brand, code, rate, source, by)
     details = {"code": code, "rate": [plain_rate(old), plain_rate(rate)], "source": source}
     if code not in brand.currency_list:
-        brand.currencies = ",".join([*brand.currency_list, code])
+        write_currency_list(brand, [*brand.currency_list, code])
         details["accepted"] = True
     commit_work()
     return details
@@ -148,7 +162,7 @@ def stop_accepting(brand, code):
     details = {"code": code, "rate": [plain_rate(row.rate if row else None), None]}
     if row is not None:
         db.session.delete(row)
-    brand.currencies = ",".join(remaining)
+    write_currency_list(brand, remaining)
     commit_work()
     return details
 

@@ -111,7 +111,11 @@ def rates_in_answer(text, codes):
     for code in codes:
         quoted = number(quotes.get(code))
         if quoted is None:
-            missing[code] = f"{code} is not in the feed."
+            missing[code] = (
+                f"{code} is not in the feed."
+                if code not in quotes
+                else f"The feed's {code} rate is not a number."
+            )
             continue
         if base is not None:
             quoted = per_base_taka / quoted if quoted > 0 else quoted

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.accounts.models.audit import AuditLog
 from gateway.accounts.models.brand import Brand
-from gateway.domain_errors import ValidationFailed
+from gateway.domain_errors import InvalidState, ValidationFailed
 from gateway.extensions import db
 from gateway.payments.currencies import accept_currency, rate_for, stop_accepting
 from gateway.payments.models.currency import CurrencyRate
@@ -302,3 +302,18 @@ def test_an_invoice_in_an_unaccepted_currency_is_refused_naming_the_accepted_one
     assert response.status_code == 422
     [error] = response.get_json()["errors"]
     assert error["field"] == "currency" and "BDT, USD" in error["message"]
+
+
+def test_of_two_racing_changes_to_the_list_one_wins_and_the_other_is_refused(app, brand):
+    stale = db.session.get(Brand, brand.id)
+    assert stale.currencies == "BDT,USD"
+    # Another request accepts GBP meanwhile (its own connection, committed).
+    with db.engine.begin() as other:
+        other.execute(db.update(Brand).where(Brand.id == brand.id).values(currencies="BDT,USD,GBP"))
+
+    with pytest.raises(InvalidState):
+        accept_currency(stale, "EUR", "131", "owner@shop.test")
+
+    db.session.rollback()
+    assert reload(brand).currencies == "BDT,USD,GBP"
+    assert rate_for(brand, "EUR") is None

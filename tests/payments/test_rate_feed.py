@@ -109,7 +109,11 @@ def test_a_listed_currency_without_a_rate_gets_one_from_the_feed(brand, feed):
         (lambda s: serve_text(s, "<html>rates</html>"), "The feed did not answer JSON."),
         (lambda s: serve_json(s, {"USD": 121}), 'The feed\'s JSON has no "rates" object.'),
         (lambda s: serve_json(s, {"rates": {"EUR": 131}}), "USD is not in the feed."),
-        (lambda s: serve_json(s, {"rates": {"USD": "n/a"}}), "USD is not in the feed."),
+        (
+            lambda s: serve_json(s, {"rates": {"USD": "n/a"}}),
+            "The feed's USD rate is not a number.",
+        ),
+        (lambda s: serve_json(s, {"rates": {"USD": True}}), "The feed's USD rate is not a number."),
         (
             lambda s: serve_json(s, {"rates": {"USD": 0}}),
             "The feed's USD rate 0 is not a sane rate.",
