@@ -106,14 +106,15 @@ def write_rate(brand, code, rate, source, by):
     now = utcnow()
     insert = pg_insert if db.session.get_bind().dialect.name == "postgresql" else sqlite_insert
     created = db.session.execute(
-        insert(CurrencyRate)
+        insert(CurrencyRate.__table__)
         .values(
             brand_id=brand.id, code=code, rate=rate, source=source, updated_at=now, updated_by=by
         )
         .on_conflict_do_nothing(index_elements=["brand_id", "code"])
-    ).rowcount
+        .returning(CurrencyRate.__table__.c.id)
+    ).first()
     row = rate_row(brand, code)
-    if created:
+    if created is not None:
         return row, None
     old = row.rate
     row.rate, row.source, row.updated_at, row.updated_by = rate, source, now, by
