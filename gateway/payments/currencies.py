@@ -30,7 +30,7 @@ MIN_RATE, MAX_RATE = Decimal("0.000001"), Decimal("100000")
 
 
 def checked_code(value, field="code"):
-    """An ISO 4217 code, upper-cased; BDT refused (the taka needs no rate), like anything else."""
+    """An ISO 4217 code, upper-cased, else ValidationFailed on `field`; BDT too (no rate)."""
     code = str(value or "").strip().upper()
     if not CODE.match(code):
         raise field_error(field, "Use a three-letter currency code such as USD.")
