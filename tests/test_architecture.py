@@ -417,6 +417,7 @@ def test_every_cli_command_is_in_the_one_list_that_registers_them():
             cli.checkout,
             cli.compat,
             cli.core,
+            cli.currencies,
             cli.forwarders,
             cli.jobs,
             cli.mobile,

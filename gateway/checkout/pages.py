@@ -8,6 +8,8 @@ from flask import g, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from ..extensions import db
+from ..payments.amounts import BDT
+from ..payments.currencies import plain_rate
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import Payment
 from ..security_headers import csp_source
@@ -48,6 +50,14 @@ def language_url(code):
     return url_for("checkout.checkout_page", token=token, lang=code)
 
 
+def taka_line(payment):
+    """(taka to send, rate) texts of a payment in another currency with a rate, else None:
+    ("৳1,215.00", "৳121.5"), both fixed at creation (payments/amounts.py)."""
+    if payment is None or payment.currency == BDT or payment.amount_bdt is None:
+        return None
+    return format_money(payment.amount_bdt, BDT), f"৳{plain_rate(payment.exchange_rate)}"
+
+
 def render_checkout(template, payment=None, status=200, brand=None, **context):
     """A checkout template in the brand's name and colours (the payment's brand, or `brand` when
     there is no payment), with the payment's amount ready to show."""
@@ -70,6 +80,7 @@ def render_checkout(template, payment=None, status=200, brand=None, **context):
         kind_names=KIND_NAMES,
         trx_id_help=trx_id_help,
         amount_text=format_money(payment.amount, payment.currency) if payment is not None else None,
+        taka_line=taka_line(payment),
     )
     return render_template(template, **context), status
 

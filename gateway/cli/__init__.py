@@ -5,7 +5,7 @@ Every command is listed here; no module registers a command as a side effect of 
 
 from flask.cli import AppGroup
 
-from . import checkout, compat, core, forwarders, jobs, mobile, ops
+from . import checkout, compat, core, currencies, forwarders, jobs, mobile, ops
 
 COMMANDS = (
     core.bootstrap,
@@ -19,6 +19,7 @@ COMMANDS = (
     checkout.add_method_command,
     checkout.update_method_command,
     checkout.list_methods_command,
+    currencies.set_currency_command,
     mobile.pair_code,
     mobile.simulate_sms,
     forwarders.add_forwarder,

@@ -13,6 +13,7 @@ PHONE_ONLINE = "phone.online"
 WEBHOOKS_FAILING = "webhooks.failing"
 SMS_UNCLAIMED = "sms.unclaimed"
 SMS_GAP = "sms.gap"
+RATE_FEED_FAILING = "rates.feed_failing"
 TEST = "test"
 EVENTS = (
     PAYMENT_COMPLETED,
@@ -22,6 +23,7 @@ EVENTS = (
     WEBHOOKS_FAILING,
     SMS_UNCLAIMED,
     SMS_GAP,
+    RATE_FEED_FAILING,
 )
 EVENT_LABELS = {
     PAYMENT_COMPLETED: _l("A payment completed"),
@@ -31,6 +33,7 @@ EVENT_LABELS = {
     WEBHOOKS_FAILING: _l("Webhook deliveries are failing"),
     SMS_UNCLAIMED: _l("A payment SMS that no payment claimed"),
     SMS_GAP: _l("A phone missed a wallet text (the balance jumped)"),
+    RATE_FEED_FAILING: _l("The exchange rate feed is failing (the last rates are kept)"),
 }
 # A completed payment is routine (off unless chosen); the rest is what a merchant must act on.
 DEFAULT_CHANNELS = {
@@ -41,6 +44,7 @@ DEFAULT_CHANNELS = {
     WEBHOOKS_FAILING: (EMAIL, TELEGRAM),
     SMS_UNCLAIMED: (EMAIL, TELEGRAM, APP),
     SMS_GAP: (EMAIL, TELEGRAM, APP),
+    RATE_FEED_FAILING: (EMAIL, TELEGRAM),
 }
 # The phone already hears of a payment held for review from matching (sms/settling.py
 # notify_review), and of its own silence it cannot be told: those app cells are not offered, so

@@ -18,6 +18,7 @@ from .catalogue import (
     PAYMENT_REVIEW,
     PHONE_OFFLINE,
     PHONE_ONLINE,
+    RATE_FEED_FAILING,
     SMS_GAP,
     WEBHOOKS_FAILING,
 )
@@ -199,4 +200,19 @@ def notify_chain_gap(
         "SMS inbox > Balance chains.",
         f"/panel/sms-inbox/{sms_public_id}",
         dedupe_key=f"{SMS_GAP}:{gap_key}",
+    )
+
+
+def notify_rate_feed_failing(brand_id, url, problem, failing_since):
+    """A brand's rate feed failed (payments/rate_feed.py): once per run of failures, the last rates
+    kept."""
+    host = urlsplit(url).hostname or url
+    return raise_notification(
+        brand_id,
+        RATE_FEED_FAILING,
+        f"The exchange rate feed at {host} is failing",
+        f"{problem}\nNew payments keep using the last rates. Check the feed, or set the rates by "
+        "hand on the Currencies page.",
+        "/panel/settings/currencies",
+        dedupe_key=f"{RATE_FEED_FAILING}:{brand_id}:{failing_since:%Y%m%d%H%M%S%f}",
     )

@@ -37,6 +37,7 @@ def register_panel(app):
         audit_log,
         auth,
         counter,
+        currencies,
         customers,
         dashboard,
         demo_notice,

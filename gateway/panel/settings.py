@@ -10,6 +10,7 @@ from ..accounts.brands import update_brand_settings
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
+from ..payments.currencies import forget_unlisted_rates
 from ..payments.fees import FEE_FIELDS, fee_example
 from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
 from . import bp
@@ -94,6 +95,8 @@ def settings():
                         "refund_fee": form.refund_fee.data,
                     },
                 )
+                if "currencies" in changed:
+                    forget_unlisted_rates(brand)
                 if changed:
                     record_audit(current_user, "settings.update", brand, changed)
         except DomainError as error:

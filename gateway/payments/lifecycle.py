@@ -13,7 +13,7 @@ from sqlalchemy.orm import joinedload
 from ..accounts.models.brand import Brand
 from ..answer_commit import commit_work, unit_of_work
 from ..clock import utcnow
-from ..domain_errors import field_error, invalid_state, not_found
+from ..domain_errors import invalid_state, not_found
 from ..extensions import db, insert_persistent
 from ..states import (
     PAYMENT,
@@ -30,6 +30,7 @@ from ..states import (
 from ..webhooks.callback_urls import check_callback_url
 from ..webhooks.events import Emission, emit_event, emit_events
 from .amounts import BDT, fix_amounts
+from .currencies import currency_refusal, rate_for
 from .customers import upsert_customer_id
 from .models.payment import OPEN_STATUSES, Payment, Transaction
 from .signals import payment_cancelled, payment_closed, payments_completed
@@ -64,7 +65,7 @@ def create_payment(brand, data, livemode=True):
     `livemode=False`, the mode of the key or link or invoice it comes through)."""
     currency = data["currency"]
     if currency not in brand.currency_list:
-        raise field_error("currency", f"Currency must be one of {', '.join(brand.currency_list)}.")
+        raise currency_refusal(brand, currency)
     check_callback_url(data.get("callback_url"))
     now = utcnow()
     # Built before the first write: SQLite's write lock, taken by the customer's upsert, is then
@@ -92,7 +93,8 @@ def create_payment(brand, data, livemode=True):
         updated_at=now,
         expires_at=now + payment_ttl(brand),
     )
-    fix_amounts(payment)
+    # The taka amount at today's rate, fixed now: a later rate change never touches this payment.
+    fix_amounts(payment, rate_for(brand, currency))
     payment.customer_id = upsert_customer_id(
         brand,
         data.get("customer_name"),

@@ -14,6 +14,7 @@ from ..extensions import db
 from ..invoices.models.invoice import Invoice
 from ..links.models.link import LinkPayment, PaymentLink
 from ..money import format_amount
+from ..payments.currencies import plain_rate
 from ..payments.dashboard import brand_zone
 from ..payments.models.customer import Customer
 from ..payments.models.payment import Payment, Refund, Transaction
@@ -100,6 +101,8 @@ PAYMENT_HEADER = [
     # Appended, so that columns read by position keep their place: in taka (payments/amounts.py).
     "fee",
     "amount_paid",
+    "amount_bdt",
+    "exchange_rate",
 ]
 
 
@@ -125,6 +128,8 @@ def payment_rows(brand, start, end, livemode=True):
             PaymentLink.slug,
             Payment.fee,
             Payment.amount_paid,
+            Payment.amount_bdt,
+            Payment.exchange_rate,
         )
         .outerjoin(Transaction, Transaction.payment_id == Payment.id)
         .outerjoin(LinkPayment, LinkPayment.payment_id == Payment.id)
@@ -155,6 +160,8 @@ def payment_rows(brand, start, end, livemode=True):
             row.slug,
             format_amount(row.fee),
             format_amount(row.amount_paid),
+            format_amount(row.amount_bdt),
+            plain_rate(row.exchange_rate),
         ]
 
 

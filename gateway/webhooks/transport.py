@@ -66,12 +66,12 @@ def http_session():
     return _local.session
 
 
-def prepare_post(url, body, headers, address=None):
-    """The POST request; with `address`, sent there while the Host header (and TLS) keep the URL's
-    host.
+def prepare_post(url, body, headers, address=None, method="POST"):
+    """The POST (or `method`) request; with `address`, sent there while the Host header (and TLS)
+    keep the URL's host.
     """
     request = http_session().prepare_request(
-        requests.Request("POST", url, data=body, headers=headers)
+        requests.Request(method, url, data=body, headers=headers)
     )
     if address is not None:
         parts = parse_url(request.url)
@@ -89,12 +89,23 @@ def post_body(url, body, headers, connect_timeout, timeout, addresses=None):
     with an IPv6 address this server cannot reach still gets its webhook at the IPv4 one. Only a
     connection never made moves on; once a byte was sent, a second address could deliver twice.
     """
+    return exchange("POST", url, body, headers, connect_timeout, timeout, addresses)
+
+
+def get_body(url, headers, connect_timeout, timeout, addresses=None, limit=BODY_LIMIT):
+    """GET `url` as post_body posts (checked addresses, no redirects, a deadline), keeping `limit`
+    bytes of the answer (a merchant's rate feed: payments/rate_feed.py)."""
+    return exchange("GET", url, None, headers, connect_timeout, timeout, addresses, limit)
+
+
+def exchange(method, url, body, headers, connect_timeout, timeout, addresses, limit=BODY_LIMIT):
+    """One request and its capped answer, as an Outcome (post_body, get_body)."""
     started = time.perf_counter()
     with Deadline(timeout) as deadline:
         for address in addresses or (None,):
             status = text = error = None
             try:
-                request = prepare_post(url, body, headers, address)
+                request = prepare_post(url, body, headers, address, method)
                 with http_session().send(
                     request,
                     timeout=(min(connect_timeout, timeout), timeout),
@@ -102,9 +113,7 @@ def post_body(url, body, headers, connect_timeout, timeout, addresses=None):
                     stream=True,
                 ) as response:
                     status = response.status_code
-                    text = response.raw.read(BODY_LIMIT, decode_content=True).decode(
-                        "utf-8", "replace"
-                    )
+                    text = response.raw.read(limit, decode_content=True).decode("utf-8", "replace")
                 break
             except (requests.RequestException, Urllib3Error, OSError) as failure:
                 error = describe(failure)

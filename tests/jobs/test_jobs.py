@@ -306,6 +306,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "notifications: 0",
         "prune-notifications: 0",
         "invoice-overdue: 0",
+        "rate-feeds: 0",
     ]
 
 

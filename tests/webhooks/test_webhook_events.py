@@ -50,6 +50,8 @@ def test_completed_payment_records_a_delivery_with_the_spec_body(brand):
         "status": "completed",
         "amount": "500.00",
         "currency": "BDT",
+        "amount_bdt": "500.00",
+        "exchange_rate": None,
         "metadata": {"cart": "42"},
         "fee": "0.00",
         "amount_paid": "500.00",
