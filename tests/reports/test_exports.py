@@ -75,8 +75,6 @@ def test_payments_csv_has_one_row_per_payment_in_the_local_day_range(client, aut
             "500.00",
             "0.00",
             "BDT",
-            "500.00",
-            "",  # amount_bdt, exchange_rate: a payment in taka
             "",
             "",
             "",
@@ -86,6 +84,8 @@ def test_payments_csv_has_one_row_per_payment_in_the_local_day_range(client, aut
             "",
             "0.00",
             "500.00",
+            "500.00",
+            "",  # amount_bdt, exchange_rate: a payment in taka
         ],
         [
             last.public_id,
@@ -96,8 +96,6 @@ def test_payments_csv_has_one_row_per_payment_in_the_local_day_range(client, aut
             "500.00",
             "0.00",
             "BDT",
-            "500.00",
-            "",  # amount_bdt, exchange_rate: a payment in taka
             "",
             "",
             "",
@@ -107,6 +105,8 @@ def test_payments_csv_has_one_row_per_payment_in_the_local_day_range(client, aut
             "",
             "0.00",
             "500.00",
+            "500.00",
+            "",  # amount_bdt, exchange_rate: a payment in taka
         ],
     ]
 
@@ -163,8 +163,6 @@ def test_a_completed_refunded_link_payment_fills_every_column(client, auth, bran
         "500.00",
         "200.00",
         "BDT",
-        "500.00",
-        "",  # amount_bdt, exchange_rate: a payment in taka
         "bkash",
         "9A7B6C5D4E",
         payment.transaction.trx_id,
@@ -174,6 +172,8 @@ def test_a_completed_refunded_link_payment_fills_every_column(client, auth, bran
         "eid-hamper",
         "9.25",
         "509.25",
+        "500.00",
+        "",  # amount_bdt, exchange_rate: a payment in taka
     ]
     _, refund_row = rows_of(
         client.get("/api/v1/exports/refunds.csv?from=2025-03-12&to=2025-03-12", headers=auth)
