@@ -3,7 +3,7 @@
 import re
 
 from flask_wtf import FlaskForm
-from wtforms import HiddenField, StringField
+from wtforms import FileField, HiddenField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
 from ..i18n import lazy_gettext as _l
@@ -67,3 +67,18 @@ class CancelForm(FlaskForm):
     def confirmed(self):
         """Whether the customer pressed the confirmation's button (not just the first cancel)."""
         return self.confirm.data == "yes"
+
+
+class ManualClaimForm(FlaskForm):
+    """A manual or bank method's reference; the proof file is read and checked apart
+    (payments/proofs.py), never through the browser's name or type for it."""
+
+    method_id = HiddenField(validators=[DataRequired()])
+    reference = StringField(
+        _l("Payment reference"),
+        validators=[
+            DataRequired(message=_l("Enter the reference of your payment.")),
+            Length(min=3, max=64, message=_l("A reference has 3 to 64 characters.")),
+        ],
+    )
+    proof = FileField(_l("Photo or PDF of the receipt (optional)"))

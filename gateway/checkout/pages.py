@@ -14,7 +14,7 @@ from .presenters import KIND_NAMES, format_money, return_url, trx_id_help
 from .theme import brand_theme
 
 # Which result page each HTTP failure shows; the texts live in the template.
-ERROR_KINDS = {400: "form_expired", 404: "not_found", 429: "rate_limited"}
+ERROR_KINDS = {400: "form_expired", 404: "not_found", 413: "too_large", 429: "rate_limited"}
 
 
 def find_payment(token):

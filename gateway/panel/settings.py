@@ -10,11 +10,19 @@ from ..accounts.brands import update_brand_settings
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..errors import http_status
-from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
+from ..payments.methods import (
+    LISTED_BANKS,
+    PROVIDER_NAMES,
+    add_account_method,
+    add_method,
+    get_method,
+    list_methods,
+    update_method,
+)
 from . import bp
 from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
-from .forms import ActionForm, MethodForm, SettingsForm, attach_error
+from .forms import AccountMethodForm, ActionForm, MethodForm, SettingsForm, attach_error
 
 COMMON_ZONES = (
     "Asia/Dhaka",
@@ -35,13 +43,15 @@ def settings_form(brand):
     return form
 
 
-def render_settings(settings=None, method_form=None, status=200):
-    """The settings page: brand form, payment methods and the add-a-number form."""
+def render_settings(settings=None, method_form=None, status=200, account_form=None):
+    """The settings page: brand form, payment methods, the add-a-number and add-an-account forms."""
     brand = current_brand()
     return render_template(
         "panel/settings.html",
         form=settings or settings_form(brand),
         method_form=method_form or MethodForm(formdata=None),
+        account_form=account_form or AccountMethodForm(formdata=None, prefix="account"),
+        listed_banks=LISTED_BANKS,
         methods=list_methods(brand),
         zones=COMMON_ZONES,
     ), status
@@ -116,6 +126,46 @@ def settings_method_add():
         ),
         "success",
     )
+    return redirect(url_for("panel.settings", _anchor="methods"))
+
+
+@bp.post("/settings/methods/account")
+@requires(SETTINGS_MANAGE)
+def settings_account_method_add():
+    """Add a manual or bank method; a refused field is shown next to its input."""
+    form = AccountMethodForm(prefix="account")
+    if not form.validate_on_submit():
+        return render_settings(account_form=form, status=422)
+    fields = {
+        name: getattr(form, name).data
+        for name in (
+            "display_name",
+            "bank_name",
+            "account_name",
+            "account_number",
+            "bank_branch",
+            "instructions",
+            "instructions_bn",
+            "proof",
+        )
+    }
+    try:
+        with unit_of_work():
+            method = add_account_method(current_brand(), form.kind.data, **fields)
+            record_audit(
+                current_user,
+                "payment_method.add",
+                method,
+                {
+                    "kind": method.kind,
+                    "name": method.display_name,
+                    "account": method.account_number,
+                },
+            )
+    except DomainError as error:
+        attach_error(form, error)
+        return render_settings(account_form=form, status=http_status(error))
+    flash(_("%(name)s added.", name=method.display_name), "success")
     return redirect(url_for("panel.settings", _anchor="methods"))
 
 
