@@ -14,6 +14,36 @@ CLAIM_REFUSALS = {
     "already_used": _l("This TrxID has already been used for another payment."),
     None: _l("This TrxID was not accepted. Check it against your confirmation SMS."),
 }
+# The services' refusals of a manual or bank claim (payments/proofs.py, payments/manual.py,
+# sms/bank_matching.py), by their English words, in the customer's language.
+MANUAL_REFUSALS = {
+    "The file is larger than 5 MB.": _l("The file is larger than 5 MB."),
+    "The file is empty.": _l("The file is empty."),
+    "Upload a JPEG, PNG or PDF file.": _l("Upload a JPEG, PNG or PDF file."),
+    "The file is not the image its first bytes say.": _l(
+        "The file is not the image its first bytes say."
+    ),
+    "The image is too large.": _l("The image is too large."),
+    "The image could not be read: upload a JPEG or PNG photo.": _l(
+        "The image could not be read: upload a JPEG or PNG photo."
+    ),
+    "The PDF is incomplete.": _l("The PDF is incomplete."),
+    "The PDF has too many objects.": _l("The PDF has too many objects."),
+    "The PDF has too many pages.": _l("The PDF has too many pages."),
+    "The PDF contains scripts or embedded files.": _l(
+        "The PDF contains scripts or embedded files."
+    ),
+    "The PDF's contents are too large once unpacked.": _l(
+        "The PDF's contents are too large once unpacked."
+    ),
+    "Upload a photo or PDF of your receipt.": _l("Upload a photo or PDF of your receipt."),
+    "Enter the reference of your payment (3 characters or more).": _l(
+        "Enter the reference of your payment (3 characters or more)."
+    ),
+    "Enter your transfer's reference (3 to 64 characters).": _l(
+        "Enter your transfer's reference (3 to 64 characters)."
+    ),
+}
 METHOD_GONE = _l("That way to pay is no longer offered; please choose another.")
 
 

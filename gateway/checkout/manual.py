@@ -11,7 +11,7 @@ from ..payments.models.payment_method import MANUAL, PROOF_OFF
 from ..payments.proofs import checked_proof
 from ..sms.bank_matching import submit_bank_claim
 from ..states import PAYMENT_COMPLETED, PAYMENT_CREATED
-from .forms import METHOD_GONE, ManualClaimForm
+from .forms import MANUAL_REFUSALS, METHOD_GONE, ManualClaimForm
 from .pages import page_url
 from .presenters import checkout_state
 from .views import bp, completion_url, payment_or_404, render_pay_page, waiting_url
@@ -32,6 +32,15 @@ def uploaded_proof(method):
 def manual_claim(token):
     """A manual or bank method's reference (and proof): the payment waits for the merchant, or for
     the bank's alert."""
+    try:
+        return take_manual_claim(token)
+    finally:
+        for upload in request.files.values():  # a large one was spooled to a temporary file
+            upload.close()
+
+
+def take_manual_claim(token):
+    """manual_claim's work; the upload's temporary file is closed by the caller."""
     payment = payment_or_404(token)
     if checkout_state(payment) != PAYMENT_CREATED:
         return redirect(page_url(payment), 303)
@@ -54,7 +63,8 @@ def manual_claim(token):
         for item in error.errors or []:
             field = getattr(form, item.get("field") or "", None)
             if field is not None:
-                field.errors = list(field.errors) + [item["message"]]
+                message = MANUAL_REFUSALS.get(item["message"], item["message"])
+                field.errors = list(field.errors) + [message]
         return render_pay_page(
             payment, manual_form=form, chosen=method.id, status=http_status(error)
         )
