@@ -32,11 +32,16 @@ def describe(method):
     return f"#{method.id} {PROVIDER_NAMES[method.provider]} {method.kind} {method.number}{extra}"
 
 
+# The add-method options whose name is not their field's.
+OPTION_NAMES = {"display_name": "--name", "bank_name": "--bank", "bank_branch": "--branch"}
+
+
 def fail_on_field_error(error):
     """A service's refusal as a command-line failure naming the option at fault."""
     items = error.errors or []
     if items and items[0].get("field"):
-        option = "--" + items[0]["field"].replace("_", "-")
+        field = items[0]["field"]
+        option = OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
         raise click.BadParameter(items[0]["message"], param_hint=option)
     fail_on_api_error(error)
 

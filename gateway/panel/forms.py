@@ -204,7 +204,8 @@ class AccountMethodForm(FlaskForm):
     """A manual or bank method (docs/methods-manual.md); the service checks each field again."""
 
     kind = SelectField(
-        _l("Kind"), choices=[("manual", _l("Manual payment")), ("bank", _l("Bank transfer"))]
+        _l("Kind"),
+        choices=options([("manual", _l("Manual payment")), ("bank", _l("Bank transfer"))]),
     )
     display_name = StringField(
         _l("Name customers see"), filters=[strip], validators=[Optional(), Length(max=80)]
@@ -232,11 +233,9 @@ class AccountMethodForm(FlaskForm):
     )
     proof = SelectField(
         _l("Receipt upload"),
-        choices=[
-            ("optional", _l("Optional")),
-            ("required", _l("Required")),
-            ("off", _l("Off")),
-        ],
+        choices=options(
+            [("optional", _l("Optional")), ("required", _l("Required")), ("off", _l("Off"))]
+        ),
     )
 
 

@@ -295,3 +295,69 @@ def test_an_approve_and_a_reject_racing_cannot_both_win(app, customer, brand, ma
     payment = reloaded(payment)
     assert payment.status in ("completed", "failed")
     assert (payment.transaction is not None) == (payment.status == "completed")
+
+
+ACCOUNT_FORM = {
+    "account-kind": "bank",
+    "account-proof": "optional",
+    "account-bank_name": "BRAC Bank",
+    "account-account_name": "Shop Ltd",
+    "account-account_number": "1303200002001",
+    "account-bank_branch": "Gulshan",
+    "account-instructions": "Use your order number as the reference.",
+    "account-instructions_bn": "রেফারেন্সে অর্ডার নম্বর লিখুন।",
+}
+
+
+def methods_of(brand):
+    from gateway.payments.methods import list_methods
+
+    db.session.expire_all()
+    return list_methods(brand)
+
+
+def test_an_admin_adds_a_bank_method_in_settings_and_it_is_audited(as_admin, admin, brand):
+    response = post_form(as_admin, "/panel/settings/methods/account", ACCOUNT_FORM)
+    assert response.status_code == 302
+    (method,) = methods_of(brand)
+    assert (method.kind, method.display_name, method.account_number, method.bank_branch) == (
+        "bank",
+        "BRAC Bank",
+        "1303200002001",
+        "Gulshan",
+    )
+    assert ("payment_method.add", admin.email, str(method.id)) in audit_actions(brand)
+    page = as_admin.get("/panel/settings").get_data(as_text=True)
+    assert "1303200002001" in page and method.number not in page
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"account-account_number": ""}, "This field is required."),
+        ({"account-bank_name": ""}, "Bank name is required."),
+        ({"account-kind": "manual", "account-display_name": ""}, "Display name is required."),
+        ({"account-kind": "wallet"}, "Not a valid choice."),
+        ({"account-proof": "always"}, "Not a valid choice."),
+        ({"account-account_name": "x" * 121}, "Field cannot be longer than 120 characters."),
+    ],
+)
+def test_bad_settings_input_is_shown_next_to_its_field(as_admin, brand, changes, message):
+    response = post_form(as_admin, "/panel/settings/methods/account", {**ACCOUNT_FORM, **changes})
+    assert response.status_code == 422
+    assert message in html.unescape(response.get_data(as_text=True))
+    assert methods_of(brand) == []
+
+
+def test_staff_cannot_add_a_method(as_staff, brand):
+    response = post_form(as_staff, "/panel/settings/methods/account", ACCOUNT_FORM)
+    assert response.status_code == 403 and methods_of(brand) == []
+
+
+def test_the_panel_payment_page_in_bangla_shows_the_proof_heading(
+    app, customer, as_staff, brand, manual
+):
+    payment = PaymentFactory(brand=brand)
+    assert send_manual(customer, payment, manual, proof=image_bytes()).status_code == 303
+    page = as_staff.get(f"/panel/payments/{payment.public_id}?lang=bn").get_data(as_text=True)
+    assert "গ্রাহকের পেমেন্টের প্রমাণ" in page
