@@ -103,6 +103,9 @@ def test_a_reference_and_receipt_put_the_payment_in_review_with_the_proof_stored
     assert len(row.sha256) == 64
     waiting = customer.get(f"/checkout/{payment.token}/wait")
     assert waiting.status_code == 200
+    assert "checks your reference and receipt by hand" in waiting.get_data(as_text=True)
+    bangla = customer.get(f"/checkout/{payment.token}/wait?lang=bn").get_data(as_text=True)
+    assert "আপনার রেফারেন্স ও রসিদ নিজে যাচাই করে" in bangla
 
 
 @pytest.mark.parametrize(
