@@ -8,6 +8,7 @@ import pytest
 from gateway.extensions import db
 from gateway.payments.methods import add_account_method
 from gateway.sms.bank_matching import submit_bank_claim
+from gateway.sms.hand_matching import match_sms_by_hand
 from tests.factories import PaymentFactory, forward_from, reload
 from tests.webhook_support import receiver  # noqa: F401 - fixture
 
@@ -88,6 +89,10 @@ def test_two_claims_of_one_amount_are_left_to_the_merchant(brand, bank):
     sms = brac_alert(brand, "500.00")
     assert reload(sms).status == "unmatched"
     assert (reload(first).status, reload(second).status) == ("processing", "processing")
+    # The merchant, who sees the reference on each, matches the alert to the right one by hand.
+    match_sms_by_hand(reload(sms), reload(second))
+    assert (reload(first).status, reload(second).status) == ("processing", "completed")
+    assert reload(sms).payment_id == second.id
 
 
 def test_a_wallet_claim_of_the_same_amount_is_never_paid_by_a_bank_alert(brand, bank):
