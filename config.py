@@ -423,6 +423,9 @@ SETTINGS = {
 # Fixed for every profile: extensions' wiring, not operator choices.
 FIXED = {
     "MAX_CONTENT_LENGTH": 1024 * 1024,
+    # The one route that takes more (a manual payment's proof, 5 MB, plus the form around it):
+    # gateway/request_limits.py.
+    "PROOF_UPLOAD_MAX_LENGTH": 5 * 1024 * 1024 + 64 * 1024,
     "SESSION_COOKIE_HTTPONLY": True,
     "SESSION_COOKIE_SAMESITE": "Lax",
     "REMEMBER_COOKIE_HTTPONLY": True,

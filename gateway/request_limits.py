@@ -14,9 +14,30 @@ proxy still sending the body (nginx) answered 502 in place of the app's 401.
 """
 
 import io
+import re
 
 from flask import current_app, request
 from werkzeug.exceptions import ClientDisconnected
+
+# The routes allowed a larger body than MAX_CONTENT_LENGTH, and the setting that holds their limit:
+# only the manual checkout's proof upload (gateway/checkout/manual.py).
+LARGER_BODIES = (
+    (re.compile(r"^/checkout/[A-Za-z0-9_-]{1,64}/manual$"), "PROOF_UPLOAD_MAX_LENGTH"),
+)
+
+
+def body_limit(config, method, path):
+    """The body limit of a request: its route's own for the few listed, else MAX_CONTENT_LENGTH."""
+    if method == "POST":
+        for pattern, setting in LARGER_BODIES:
+            if pattern.match(path or ""):
+                return config[setting]
+    return config.get("MAX_CONTENT_LENGTH")
+
+
+def apply_body_limit():
+    """Give this request its route's body limit before anything (the CSRF check) reads the form."""
+    request.max_content_length = body_limit(current_app.config, request.method, request.path)
 
 
 def read_at_most(stream, size):
@@ -43,7 +64,7 @@ class ChunkedBodyLimit:
         self.config = config
 
     def __call__(self, environ, start_response):
-        limit = self.config.get("MAX_CONTENT_LENGTH")
+        limit = body_limit(self.config, environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"))
         if limit is not None and self.is_chunked(environ):
             body = read_at_most(environ["wsgi.input"], limit + 1)
             environ["wsgi.input"] = io.BytesIO(body)
@@ -72,7 +93,7 @@ def read_unread_body(error=None):
     A longer one is answered 413 unread: reading it is what the limit spares the server.
     """
     length = request.content_length
-    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    limit = request.max_content_length
     if not length or (limit is not None and length > limit):
         return
     try:
@@ -85,4 +106,5 @@ def limit_chunked_bodies(app):
     """Wrap the application so that chunked bodies meet MAX_CONTENT_LENGTH too, and read what an
     answer left of a body."""
     app.wsgi_app = ChunkedBodyLimit(app.wsgi_app, app.config)
+    app.before_request(apply_body_limit)  # registered before CSRFProtect's, which reads the form
     app.teardown_request(read_unread_body)

@@ -460,6 +460,7 @@ OWN_COMMITS = {
     "sms.ingest.device_key": "a re-sealed device key commits whatever follows",
     "sms.ingest.insert": "texts are stored before matching: a failed match loses none",
     "sms.matching.submit_claim": "the claim commits before matching: a racing SMS finds it",
+    "sms.bank_matching.submit_bank_claim": "a bank claim commits before matching, as submit_claim",
     "sms.outbound.lease_outbound_sms": "the lease commits before the device sends",
     "sms.outbound.report_outbound_sms": "the device's report commits its message's outcome",
     "webhooks.delivery.claim_delivery": "the claim commits before the HTTP call (async on PG)",

@@ -3,7 +3,7 @@
 import re
 
 from flask_wtf import FlaskForm
-from wtforms import HiddenField, StringField
+from wtforms import FileField, HiddenField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
 from ..i18n import lazy_gettext as _l
@@ -13,6 +13,36 @@ from ..payments.methods import normalize_mobile_number
 CLAIM_REFUSALS = {
     "already_used": _l("This TrxID has already been used for another payment."),
     None: _l("This TrxID was not accepted. Check it against your confirmation SMS."),
+}
+# The services' refusals of a manual or bank claim (payments/proofs.py, payments/manual.py,
+# sms/bank_matching.py), by their English words, in the customer's language.
+MANUAL_REFUSALS = {
+    "The file is larger than 5 MB.": _l("The file is larger than 5 MB."),
+    "The file is empty.": _l("The file is empty."),
+    "Upload a JPEG, PNG or PDF file.": _l("Upload a JPEG, PNG or PDF file."),
+    "The file is not the image its first bytes say.": _l(
+        "The file is not the image its first bytes say."
+    ),
+    "The image is too large.": _l("The image is too large."),
+    "The image could not be read: upload a JPEG or PNG photo.": _l(
+        "The image could not be read: upload a JPEG or PNG photo."
+    ),
+    "The PDF is incomplete.": _l("The PDF is incomplete."),
+    "The PDF has too many objects.": _l("The PDF has too many objects."),
+    "The PDF has too many pages.": _l("The PDF has too many pages."),
+    "The PDF contains scripts or embedded files.": _l(
+        "The PDF contains scripts or embedded files."
+    ),
+    "The PDF's contents are too large once unpacked.": _l(
+        "The PDF's contents are too large once unpacked."
+    ),
+    "Upload a photo or PDF of your receipt.": _l("Upload a photo or PDF of your receipt."),
+    "Enter the reference of your payment (3 characters or more).": _l(
+        "Enter the reference of your payment (3 characters or more)."
+    ),
+    "Enter your transfer's reference (3 to 64 characters).": _l(
+        "Enter your transfer's reference (3 to 64 characters)."
+    ),
 }
 METHOD_GONE = _l("That way to pay is no longer offered; please choose another.")
 
@@ -67,3 +97,18 @@ class CancelForm(FlaskForm):
     def confirmed(self):
         """Whether the customer pressed the confirmation's button (not just the first cancel)."""
         return self.confirm.data == "yes"
+
+
+class ManualClaimForm(FlaskForm):
+    """A manual or bank method's reference; the proof file is read and checked apart
+    (payments/proofs.py), never through the browser's name or type for it."""
+
+    method_id = HiddenField(validators=[DataRequired()])
+    reference = StringField(
+        _l("Payment reference"),
+        validators=[
+            DataRequired(message=_l("Enter the reference of your payment.")),
+            Length(min=3, max=64, message=_l("A reference has 3 to 64 characters.")),
+        ],
+    )
+    proof = FileField(_l("Photo or PDF of the receipt (optional)"))

@@ -20,7 +20,7 @@ from .theme import brand_theme
 # What secrets.token_urlsafe makes; anything else names no payment and never reaches the database.
 TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]+")
 # Which result page each HTTP failure shows; the texts live in the template.
-ERROR_KINDS = {400: "form_expired", 404: "not_found", 429: "rate_limited"}
+ERROR_KINDS = {400: "form_expired", 404: "not_found", 413: "too_large", 429: "rate_limited"}
 
 
 def find_payment(token):

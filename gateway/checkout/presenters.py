@@ -23,7 +23,13 @@ CURRENCY_SYMBOLS = {"BDT": "৳", "USD": "$", "EUR": "€", "GBP": "£", "INR": 
 USSD_CODES = {"bkash": "*247#", "nagad": "*167#", "rocket": "*322#", "upay": "*268#"}
 # What the provider's app calls the action for each kind of receiving account.
 KIND_ACTIONS = {"personal": _l("Send Money"), "agent": _l("Cash Out"), "merchant": _l("Payment")}
-KIND_NAMES = {"personal": _l("Personal"), "agent": _l("Agent"), "merchant": _l("Merchant")}
+KIND_NAMES = {
+    "personal": _l("Personal"),
+    "agent": _l("Agent"),
+    "merchant": _l("Merchant"),
+    "manual": _l("Manual payment"),
+    "bank": _l("Bank transfer"),
+}
 # How each provider's confirmation SMS labels its transaction ID, with one of that shape
 # (from real texts: bKash 10 characters, Nagad 8, Rocket 10 digits, Upay 10).
 TRX_ID_SHAPES = {

@@ -15,7 +15,7 @@ from ..sms.claims import reopen_claim
 from ..sms.matching import submit_claim
 from ..states import PAYMENT_CANCELLED, PAYMENT_COMPLETED, PAYMENT_CREATED, PAYMENT_PROCESSING
 from ..states import payment_in_review as in_review
-from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm
+from .forms import CLAIM_REFUSALS, METHOD_GONE, CancelForm, ClaimForm, ManualClaimForm
 from .pages import find_payment, page_url, register_pages, render_checkout, render_result
 from .presenters import (
     checkout_state,
@@ -50,10 +50,12 @@ def waiting_url(payment):
     return url_for("checkout.waiting", token=payment.token)
 
 
-def render_pay_page(payment, form=None, chosen=None, status=200):
+def render_pay_page(payment, form=None, chosen=None, status=200, manual_form=None):
     """The pay page: amount, countdown, each enabled method with its fee and total, number, QR,
-    steps and form."""
+    steps and form (a manual or bank method: its account and the reference form,
+    checkout/_manual_method.html)."""
     methods = payment_methods.list_enabled_methods(payment.brand)
+    wallets = [method for method in methods if not method.is_account]
     charges = method_charges(payment, methods)
     untyped = f"{payment.amount:.2f}"  # no taka amount: no SMS can pay it, shown as asked
     reference = reference_to_type(payment)
@@ -63,6 +65,7 @@ def render_pay_page(payment, form=None, chosen=None, status=200):
         status,
         methods=methods,
         form=form or ClaimForm(),
+        manual_form=manual_form or ManualClaimForm(formdata=None),
         chosen=chosen or preferred_method_id(payment, methods),
         seconds_left=seconds_left(payment),
         expires_at_text=local_time(payment.expires_at, payment.brand),
@@ -72,9 +75,9 @@ def render_pay_page(payment, form=None, chosen=None, status=200):
             method.id: method_steps(
                 method, charges[method.id].typed if charges else untyped, reference
             )
-            for method in methods
+            for method in wallets
         },
-        qr_codes={method.id: qr_svg(method.number) for method in methods},
+        qr_codes={method.id: qr_svg(method.number) for method in wallets},
     )
 
 
@@ -131,7 +134,7 @@ def claim(token):
         return redirect(page_url(payment), 303)
     method = payment_methods.enabled_method(payment.brand, request.form.get("method_id"))
     form = ClaimForm(method=method)
-    if method is None:
+    if method is None or method.is_account:  # a manual or bank method posts to manual_claim
         form.method_id.errors = [METHOD_GONE]
         return render_pay_page(payment, form, status=422)
     if not form.validate():
@@ -192,6 +195,11 @@ def waiting(token):
     return render_waiting_page(payment)
 
 
+def wallet_methods(brand):
+    """The brand's enabled wallet methods (not manual or bank ones)."""
+    return [m for m in payment_methods.list_enabled_methods(brand) if not m.is_account]
+
+
 def correction_method(payment, methods):
     """The method the correction form starts on: the enabled one of the provider claimed with, else
     the first.
@@ -207,7 +215,8 @@ def render_waiting_page(payment, form=None, status=200, chosen=None):
     and a cancel.
     """
     held = in_review(payment)
-    methods = [] if held else payment_methods.list_enabled_methods(payment.brand)
+    # Only a wallet claim is corrected here: a bank claim waits for its alert, a manual one is held.
+    methods = [] if held else wallet_methods(payment.brand)
     method = chosen or correction_method(payment, methods)
     if form is None and method is not None:
         form = ClaimForm(method=method, data={"sender_number": payment.sender_number})
@@ -236,7 +245,7 @@ def correct_claim(token):
     # Any enabled method of the brand: the customer may have picked the wrong one the first time.
     method = payment_methods.enabled_method(payment.brand, request.form.get("method_id"))
     form = ClaimForm(method=method)
-    if method is None:  # switched off meanwhile, or not the brand's
+    if method is None or method.is_account:  # switched off meanwhile, not the brand's, no wallet
         form.validate()
         form.method_id.errors = [METHOD_GONE]
         return render_waiting_page(payment, form, status=422)

@@ -7,7 +7,7 @@ from ..domain_errors import DomainError
 from ..payments import methods as payment_methods
 from ..payments.fees import describe_fee
 from ..payments.methods import PROVIDER_NAMES, checked_provider, normalize_mobile_number
-from ..payments.models.payment_method import METHOD_KINDS, PROVIDERS
+from ..payments.models.payment_method import ACCOUNT_KINDS, METHOD_KINDS, PROOF_CHOICES, PROVIDERS
 from .deployment import default_brand, fail_on_api_error
 
 # A sample number for `make run`, stored with is_demo so every page that shows it says so.
@@ -25,22 +25,82 @@ def describe(method):
     if describe_fee(method) != "no fee":
         flags.append(f"fee {describe_fee(method)}")
     extra = f" ({', '.join(flags)})" if flags else ""
+    if method.is_account:
+        bank = f" {method.bank_name}" if method.bank_name else ""
+        proof = f", proof {method.proof}" if method.proof else ""
+        return (
+            f"#{method.id} {method.kind} {method.display_name!r}{bank} {method.account_name} "
+            f"{method.account_number}{proof}{extra}"
+        )
     return f"#{method.id} {PROVIDER_NAMES[method.provider]} {method.kind} {method.number}{extra}"
 
 
+# The add-method options whose name is not their field's.
+OPTION_NAMES = {"display_name": "--name", "bank_name": "--bank", "bank_branch": "--branch"}
+
+
+def fail_on_field_error(error):
+    """A service's refusal as a command-line failure naming the option at fault."""
+    items = error.errors or []
+    if items and items[0].get("field"):
+        field = items[0]["field"]
+        option = OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
+        raise click.BadParameter(items[0]["message"], param_hint=option)
+    fail_on_api_error(error)
+
+
 @click.command("add-method")
-@click.option("--provider", required=True, type=click.Choice(PROVIDERS, case_sensitive=False))
-@click.option("--number", required=True, help="The receiving number, 01XXXXXXXXX.")
-@click.option("--kind", default="personal", show_default=True, type=click.Choice(METHOD_KINDS))
+@click.option("--provider", type=click.Choice(PROVIDERS, case_sensitive=False))
+@click.option("--number", help="The receiving number, 01XXXXXXXXX.")
+@click.option(
+    "--kind",
+    default="personal",
+    show_default=True,
+    type=click.Choice(METHOD_KINDS + ACCOUNT_KINDS),
+    help="A wallet's account type, or manual / bank (docs/methods-manual.md).",
+)
 @click.option(
     "--instructions", default=None, help="Extra text shown to the customer under the steps."
+)
+@click.option("--instructions-bn", default=None, help="manual/bank: the instructions in Bangla.")
+@click.option("--name", "display_name", default=None, help="manual: the name customers see.")
+@click.option("--account-name", default=None, help="manual/bank: the account holder's name.")
+@click.option("--account-number", default=None, help="manual/bank: the account number.")
+@click.option("--bank", "bank_name", default=None, help="bank: the bank's name.")
+@click.option("--branch", "bank_branch", default=None, help="bank: branch or routing number.")
+@click.option(
+    "--proof",
+    default="optional",
+    show_default=True,
+    type=click.Choice(PROOF_CHOICES),
+    help="manual: whether the customer uploads a receipt.",
 )
 @click.option(
     "--ask-sender-number", is_flag=True, help="Ask the customer for the number they paid from."
 )
 @click.option("--disabled", is_flag=True, help="Add it switched off.")
-def add_method_command(provider, number, kind, instructions, ask_sender_number, disabled):
+def add_method_command(
+    provider, number, kind, instructions, ask_sender_number, disabled, **account
+):
     """Add a payment method customers can pay to at checkout."""
+    if kind in ACCOUNT_KINDS:
+        if provider or number:
+            raise click.UsageError(
+                f"--kind {kind} takes --account-name and --account-number, not --provider/--number."
+            )
+        try:
+            method = payment_methods.add_account_method(
+                default_brand(), kind, enabled=not disabled, instructions=instructions, **account
+            )
+        except DomainError as error:
+            fail_on_field_error(error)
+        click.echo(f"Added payment method {describe(method)}.")
+        return
+    if not provider or not number:
+        raise click.UsageError("A wallet method needs --provider and --number.")
+    given = [name for name, value in account.items() if value and name != "proof"]
+    if given:
+        raise click.UsageError(f"--{given[0].replace('_', '-')} is for --kind manual or bank only.")
     try:
         method = payment_methods.add_method(
             default_brand(),

@@ -52,6 +52,7 @@ def register_panel(app):
         notifications,
         outbound_sms,
         payment_actions,
+        payment_proofs,
         payments,
         plugins,
         refunds,

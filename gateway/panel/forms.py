@@ -215,6 +215,45 @@ class MethodForm(MethodFeeForm):
     ask_sender_number = BooleanField(_l("Ask for the sender's number"))
 
 
+class AccountMethodForm(FlaskForm):
+    """A manual or bank method (docs/methods-manual.md); the service checks each field again."""
+
+    kind = SelectField(
+        _l("Kind"),
+        choices=options([("manual", _l("Manual payment")), ("bank", _l("Bank transfer"))]),
+    )
+    display_name = StringField(
+        _l("Name customers see"), filters=[strip], validators=[Optional(), Length(max=80)]
+    )
+    bank_name = StringField(
+        _l("Bank"),
+        filters=[strip],
+        validators=[Optional(), Length(max=80)],
+        description=_l("One of the listed banks is matched automatically from its SMS alert."),
+    )
+    account_name = StringField(
+        _l("Account name"), filters=[strip], validators=[DataRequired(), Length(max=120)]
+    )
+    account_number = StringField(
+        _l("Account number"), filters=[strip], validators=[DataRequired(), Length(max=64)]
+    )
+    bank_branch = StringField(
+        _l("Branch / routing (optional)"), filters=[strip], validators=[Optional(), Length(max=120)]
+    )
+    instructions = TextAreaField(
+        _l("Instructions (English)"), validators=[Optional(), Length(max=1000)]
+    )
+    instructions_bn = TextAreaField(
+        _l("Instructions (Bangla)"), validators=[Optional(), Length(max=1000)]
+    )
+    proof = SelectField(
+        _l("Receipt upload"),
+        choices=options(
+            [("optional", _l("Optional")), ("required", _l("Required")), ("off", _l("Off"))]
+        ),
+    )
+
+
 class InviteForm(FlaskForm):
     email = EmailField(_l("E-mail"), filters=[strip], validators=[DataRequired(), Length(max=254)])
     name = StringField(_l("Name"), filters=[strip], validators=[Optional(), Length(max=120)])

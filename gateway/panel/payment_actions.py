@@ -14,6 +14,7 @@ from ..domain_errors import DomainError
 from ..errors import http_status
 from ..money import format_amount
 from ..payments.lifecycle import cancel_payment, get_payment
+from ..payments.manual import approve_manual, is_manual_review, reject_manual
 from ..payments.refunds import create_refund, refund_refusal, refund_remaining, refunded_by_user
 from ..sms.late_money import complete_late_payment, return_late_sms
 from ..sms.review import approve_review, reject_review
@@ -160,14 +161,20 @@ def approve(payment_id):
     payment = get_payment(current_brand(), payment_id, panel_livemode())
     if ActionForm().validate_on_submit():
         reason = payment.review_reason
+        manual = is_manual_review(payment)
         try:
             with unit_of_work():
-                transaction = approve_review(payment)
+                # A manual claim holds no SMS: the merchant's word completes it.
+                transaction = approve_manual(payment) if manual else approve_review(payment)
                 record_audit(
                     current_user,
                     "payment.approve",
                     payment,
-                    {"trx_id": transaction.trx_id, "review_reason": reason},
+                    {
+                        "trx_id": transaction.trx_id,
+                        "review_reason": reason,
+                        **({"reference": payment.provider_trx_id} if manual else {}),
+                    },
                 )
         except DomainError as error:
             flash(error.message, "error")
@@ -188,7 +195,10 @@ def reject(payment_id):
         review_reason = payment.review_reason
         try:
             with unit_of_work():
-                reject_review(payment, form.reason.data or review_reason)
+                if is_manual_review(payment):  # the reason is the customer's to read
+                    reject_manual(payment, form.reason.data)
+                else:
+                    reject_review(payment, form.reason.data or review_reason)
                 record_audit(
                     current_user,
                     "payment.reject",

@@ -8,6 +8,7 @@ from ..api.paging import paginate
 from ..extensions import db
 from ..payments.lifecycle import checkout_url, get_payment, list_payments_query
 from ..payments.models.payment import OPEN_STATUSES, Payment, Transaction
+from ..payments.proofs import proof_facts
 from ..payments.refunds import REFUNDABLE_STATUSES, refund_remaining
 from ..sms.late_money import late_sms
 from ..sms.review import needs_review
@@ -113,6 +114,7 @@ def render_payment(payment, refund_form=None, status=200, refund_confirmation=No
         ),
         late_sms=late_sms(payment),
         refund_confirmation=refund_confirmation,
+        proof=proof_facts(payment),
     )
     return render_template("panel/payment.html", **context), status
 

@@ -12,11 +12,26 @@ from ..domain_errors import DomainError
 from ..errors import http_status
 from ..payments.currencies import forget_unlisted_rates
 from ..payments.fees import FEE_FIELDS, fee_example
-from ..payments.methods import PROVIDER_NAMES, add_method, get_method, list_methods, update_method
+from ..payments.methods import (
+    LISTED_BANKS,
+    PROVIDER_NAMES,
+    add_account_method,
+    add_method,
+    get_method,
+    list_methods,
+    update_method,
+)
 from . import bp
 from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
-from .forms import ActionForm, MethodFeeForm, MethodForm, SettingsForm, attach_error
+from .forms import (
+    AccountMethodForm,
+    ActionForm,
+    MethodFeeForm,
+    MethodForm,
+    SettingsForm,
+    attach_error,
+)
 
 COMMON_ZONES = (
     "Asia/Dhaka",
@@ -51,9 +66,11 @@ def method_fee_form(method):
     return form
 
 
-def render_settings(settings=None, method_form=None, status=200, fee_form=None, fee_method=None):
-    """The settings page: brand form, payment methods with their fees and a worked example, and
-    the add-a-number form; `fee_form` carries errors for the method `fee_method`."""
+def render_settings(
+    settings=None, method_form=None, status=200, fee_form=None, fee_method=None, account_form=None
+):
+    """The settings page: brand form, payment methods with their fees and a worked example, the
+    add-a-number and add-an-account forms; `fee_form` carries errors for the method `fee_method`."""
     brand = current_brand()
     methods = list_methods(brand)
     fee_forms = {method.id: method_fee_form(method) for method in methods}
@@ -67,6 +84,8 @@ def render_settings(settings=None, method_form=None, status=200, fee_form=None, 
         fee_forms=fee_forms,
         fee_examples={method.id: fee_example(method) for method in methods},
         fee_error_method=fee_method,
+        account_form=account_form or AccountMethodForm(formdata=None, prefix="account"),
+        listed_banks=LISTED_BANKS,
         zones=COMMON_ZONES,
     ), status
 
@@ -144,6 +163,46 @@ def settings_method_add():
         ),
         "success",
     )
+    return redirect(url_for("panel.settings", _anchor="methods"))
+
+
+@bp.post("/settings/methods/account")
+@requires(SETTINGS_MANAGE)
+def settings_account_method_add():
+    """Add a manual or bank method; a refused field is shown next to its input."""
+    form = AccountMethodForm(prefix="account")
+    if not form.validate_on_submit():
+        return render_settings(account_form=form, status=422)
+    fields = {
+        name: getattr(form, name).data
+        for name in (
+            "display_name",
+            "bank_name",
+            "account_name",
+            "account_number",
+            "bank_branch",
+            "instructions",
+            "instructions_bn",
+            "proof",
+        )
+    }
+    try:
+        with unit_of_work():
+            method = add_account_method(current_brand(), form.kind.data, **fields)
+            record_audit(
+                current_user,
+                "payment_method.add",
+                method,
+                {
+                    "kind": method.kind,
+                    "name": method.display_name,
+                    "account": method.account_number,
+                },
+            )
+    except DomainError as error:
+        attach_error(form, error)
+        return render_settings(account_form=form, status=http_status(error))
+    flash(_("%(name)s added.", name=method.display_name), "success")
     return redirect(url_for("panel.settings", _anchor="methods"))
 
 

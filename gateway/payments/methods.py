@@ -1,6 +1,7 @@
 """Payment methods: the receiving numbers a brand shows at checkout, validated on the way in."""
 
 import re
+import secrets
 
 from sqlalchemy.exc import IntegrityError
 
@@ -9,12 +10,49 @@ from ..db_types import row_id
 from ..domain_errors import AlreadyExists, DomainError, field_error, not_found
 from ..extensions import db
 from .fees import FEE_FIELDS, checked_fee
-from .models.payment_method import METHOD_KINDS, PROVIDERS, PaymentMethod
+from .models.payment_method import (
+    ACCOUNT_KINDS,
+    BANK,
+    MANUAL,
+    METHOD_KINDS,
+    PROOF_CHOICES,
+    PROOF_OPTIONAL,
+    PROVIDERS,
+    PaymentMethod,
+)
 
-PROVIDER_NAMES = {"bkash": "bKash", "nagad": "Nagad", "rocket": "Rocket", "upay": "Upay"}
+PROVIDER_NAMES = {
+    "bkash": "bKash",
+    "nagad": "Nagad",
+    "rocket": "Rocket",
+    "upay": "Upay",
+    MANUAL: "Manual",
+    BANK: "Bank",
+}
+MAX_INSTRUCTIONS = 1000
+# The banks whose credit alerts gateway/sms/parsing/bank.py reads (any other bank is typed in).
+LISTED_BANKS = (
+    "Dutch-Bangla Bank",
+    "BRAC Bank",
+    "Pubali Bank",
+    "Rupali Bank",
+    "Sonali Bank",
+    "Islami Bank",
+    "City Bank",
+    "Eastern Bank",
+)
+# Free-text fields of manual and bank methods: (name, required for manual, for bank, max length).
+ACCOUNT_FIELDS = (
+    ("display_name", True, False, 80),
+    ("account_name", True, True, 120),
+    ("account_number", True, True, 64),
+    ("bank_name", False, True, 80),
+    ("bank_branch", False, False, 120),
+    ("instructions", False, False, MAX_INSTRUCTIONS),
+    ("instructions_bn", False, False, 1000),
+)
 # Bangladeshi mobile numbers: 01, an operator digit 3-9, eight more digits.
 MOBILE_NUMBER = re.compile(r"^01[3-9]\d{8}$")
-MAX_INSTRUCTIONS = 1000
 EDITABLE = ("kind", "instructions", "ask_sender_number", "enabled", "position", *FEE_FIELDS)
 
 
@@ -46,7 +84,7 @@ def checked_changes(changes, method=None):
             raise field_error(name, f"{name} cannot be changed.")
         if name in FEE_FIELDS:
             continue
-        if name == "kind" and value not in METHOD_KINDS:
+        if name == "kind" and value not in METHOD_KINDS:  # a wallet stays a wallet
             raise field_error("kind", f"Kind must be one of {', '.join(METHOD_KINDS)}.")
         if name == "instructions":
             value = (value or "").strip() or None
@@ -93,6 +131,56 @@ def add_method(brand, provider, number, kind="personal", demo=False, **options):
     return method
 
 
+def checked_account_fields(kind, fields):
+    """A manual or bank method's fields trimmed and checked; ValidationFailed names the first field
+    at fault.
+    """
+    if kind not in ACCOUNT_KINDS:
+        raise field_error("kind", f"Kind must be one of {', '.join(METHOD_KINDS + ACCOUNT_KINDS)}.")
+    cleaned = {}
+    for name, for_manual, for_bank, longest in ACCOUNT_FIELDS:
+        value = str(fields.get(name) or "").strip()
+        if not value and (for_manual if kind == MANUAL else for_bank):
+            raise field_error(name, f"{name.replace('_', ' ').capitalize()} is required.")
+        if len(value) > longest:
+            raise field_error(
+                name, f"{name.replace('_', ' ').capitalize()} must be at most {longest} characters."
+            )
+        if any(ord(c) < 32 and c not in "\n\r\t" for c in value):
+            raise field_error(name, "Control characters are not allowed.")
+        cleaned[name] = value or None
+    if kind == MANUAL:
+        proof = str(fields.get("proof") or PROOF_OPTIONAL).strip().lower()
+        if proof not in PROOF_CHOICES:
+            raise field_error("proof", f"Proof must be one of {', '.join(PROOF_CHOICES)}.")
+        cleaned["proof"] = proof
+    else:
+        cleaned["display_name"] = cleaned["display_name"] or cleaned["bank_name"]
+        cleaned["proof"] = None
+    return cleaned
+
+
+def add_account_method(brand, kind, enabled=True, **fields):
+    """Add a manual or bank method (docs/methods-manual.md); last in order."""
+    values = checked_account_fields(kind, fields)
+    last = db.session.execute(
+        db.select(db.func.max(PaymentMethod.position)).where(PaymentMethod.brand_id == brand.id)
+    ).scalar()
+    method = PaymentMethod(
+        brand_id=brand.id,
+        provider=kind,
+        kind=kind,
+        # Not a wallet number: a key that keeps (brand, provider, number) unique, never shown.
+        number=kind[0].upper() + secrets.token_hex(5),
+        enabled=bool(enabled),
+        position=0 if last is None else last + 1,
+        **values,
+    )
+    db.session.add(method)
+    commit_work()
+    return method
+
+
 def get_method(brand, method_id):
     """One of the brand's methods by id; NotFound for anything else, an id no row can have
     included."""
@@ -111,7 +199,11 @@ def get_method(brand, method_id):
 
 def update_method(method, **changes):
     """Change a method's kind, instructions, sender-number question, switch, position or fee."""
-    for name, value in checked_changes(changes, method).items():
+    if method.is_account and changes.get("kind", method.kind) != method.kind:
+        raise field_error("kind", "A manual or bank method keeps its kind: add a new method.")
+    for name, value in checked_changes(
+        {k: v for k, v in changes.items() if not (method.is_account and k == "kind")}, method
+    ).items():
         setattr(method, name, value)
     commit_work()
     return method

@@ -43,8 +43,10 @@ from ..clock import utcnow
 from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
 from ..devices.models.device import Device
 from ..extensions import db
+from ..payments.models.payment_method import BANK
 from ..states import SMS_UNMATCHED
 from .balance_chain import UNCHECKED, link_of, link_text, link_texts, movement
+from .bank_matching import match_bank_credits
 from .companion_items import SmsMessageSchema
 from .held_credits import hold_unverified_credit, release_verified_credit
 from .matching import match_new_credits, match_stranded_credits
@@ -300,12 +302,23 @@ def device_key(device):
 
 
 def match_stored(stored):
-    """Match the batch's new credits; only those whose TrxID someone claimed are tried."""
+    """Match the batch's new credits: those whose TrxID someone claimed, then bank alerts (no TrxID)
+    against the live bank claims of their amount (bank_matching.py)."""
     match_new_credits(
         [
             (values["id"], values["provider"], values["provider_trx_id"])
             for values in stored
             if values["status"] == SMS_UNMATCHED
+        ]
+    )
+    match_bank_credits(
+        [
+            values["id"]
+            for values in stored
+            if values["status"] == SMS_UNMATCHED
+            and values["provider"] == BANK
+            and values.get("incoming")
+            and not values["provider_trx_id"]
         ]
     )
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from ..clock import utcnow
 from ..extensions import db
+from ..payments.models.payment_method import BANK
 from ..states import SMS_IGNORED, SMS_REVIEW, SMS_UNMATCHED, SMS_UNPARSED
 from .models.sms_template import SmsTemplate
 from .parsing import classify_sender, parse_sms, parse_with_template, sender_provider
@@ -106,7 +107,12 @@ def status_for(parsed):
     official, kept for the merchant) or unmatched (a credit waiting for its claim)."""
     if not parsed.recognised:
         return SMS_UNPARSED
-    if parsed.incoming and parsed.trx_key and parsed.amount is not None:
+    # A bank alert has no TrxID: its credit waits for a bank claim of its amount (bank_matching.py).
+    if (
+        parsed.incoming
+        and parsed.amount is not None
+        and (parsed.trx_key or parsed.provider == BANK)
+    ):
         return SMS_UNMATCHED
     if parsed.kind == "unverified_sender" and parsed.amount is not None:
         return SMS_REVIEW
@@ -148,7 +154,7 @@ def sms_values(device, sender, body, received_at, local_id, parsed, livemode=Tru
         "printed_time": (parsed.printed_time or "")[:32] or None,
         # Only a text that can pay holds its TrxID's unique slot, so a forged copy cannot block the
         # real one.
-        "provider_trx_id": parsed.trx_key[:64] if status == SMS_UNMATCHED else None,
+        "provider_trx_id": (parsed.trx_key or "")[:64] or None if status == SMS_UNMATCHED else None,
         "status": status,
         "review_reason": trust_note(sender[:64], parsed),
         "created_at": utcnow(),

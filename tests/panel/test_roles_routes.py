@@ -17,6 +17,7 @@ from gateway.compat.keys import generate_compat_key
 from gateway.devices.models.device import PairingCode
 from gateway.extensions import db
 from gateway.panel.access import PUBLIC
+from gateway.payments.proofs import add_proof
 from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.sms.templates import create_template
 from gateway.webhooks.endpoints import create_endpoint
@@ -35,6 +36,7 @@ from tests.factories import (
 from tests.invoices.conftest import an_invoice
 from tests.links.support import make_link
 from tests.panel.conftest import csrf_token, panel_client, sign_in
+from tests.proof_files import image_bytes
 
 # Who may use each route: O owner, A admin, S staff, V viewer. (endpoint, method, path, form, roles)
 ROUTES = [
@@ -52,6 +54,7 @@ ROUTES = [
     ("panel.counter_receipt", "GET", "/panel/counter/{paid}/receipt", None, "OAS"),
     ("panel.payments", "GET", "/panel/payments", None, "OASV"),
     ("panel.payment_detail", "GET", "/panel/payments/{paid}", None, "OASV"),
+    ("panel.payment_proof", "GET", "/panel/payments/{paid}/proof", None, "OASV"),
     ("panel.refunds", "GET", "/panel/refunds", None, "OASV"),
     ("panel.customers", "GET", "/panel/customers", None, "OASV"),
     ("panel.customer_detail", "GET", "/panel/customers/{customer}", None, "OASV"),
@@ -187,6 +190,19 @@ ROUTES = [
         "POST",
         "/panel/settings/methods",
         {"provider": "nagad", "number": "01811111111", "kind": "personal"},
+        "OA",
+    ),
+    (
+        "panel.settings_account_method_add",
+        "POST",
+        "/panel/settings/methods/account",
+        {
+            "account-kind": "manual",
+            "account-proof": "optional",
+            "account-display_name": "Cash deposit",
+            "account-account_name": "Shop Ltd",
+            "account-account_number": "ACC-1",
+        },
         "OA",
     ),
     ("panel.settings_method_toggle", "POST", "/panel/settings/methods/{method}/toggle", {}, "OA"),
@@ -395,6 +411,7 @@ def rows(brand):
     compat_key, _ = generate_compat_key(brand, "Shop plugin", "uddoktapay")
     endpoint, _ = create_endpoint(brand, True, "https://shop.example.com/hooks", ["*"])
     event = db.session.execute(db.select(Event).where(Event.brand_id == brand.id)).scalars().first()
+    add_proof(paid, "image/png", image_bytes("PNG"))  # the receipt a manual payment carries
     db.session.commit()
     return {
         "compat_key": compat_key.id,

@@ -6,6 +6,14 @@ from ...extensions import db
 
 PROVIDERS = ("bkash", "nagad", "rocket", "upay")
 METHOD_KINDS = ("personal", "agent", "merchant")
+# Methods that are not a wallet number (docs/methods-manual.md): a manual method (the merchant
+# checks the reference and proof) and a bank account (a listed bank's credit alert pays it).
+MANUAL, BANK = "manual", "bank"
+ACCOUNT_KINDS = (MANUAL, BANK)
+# Their provider is their kind: "bank" is also the provider the bank alert parser gives its texts.
+ACCOUNT_PROVIDERS = ACCOUNT_KINDS
+PROOF_OFF, PROOF_OPTIONAL, PROOF_REQUIRED = "off", "optional", "required"
+PROOF_CHOICES = (PROOF_OFF, PROOF_OPTIONAL, PROOF_REQUIRED)
 
 
 class PaymentMethod(db.Model):
@@ -20,6 +28,8 @@ class PaymentMethod(db.Model):
     id = db.Column(db.Integer, primary_key=True)
     brand_id = db.Column(db.Integer, db.ForeignKey("brands.id"), nullable=False)
     provider = db.Column(db.String(20), nullable=False)
+    # A wallet's receiving number; for a manual or bank method, a key made at creation that keeps
+    # the unique (brand, provider, number) constraint and is never shown (account_number is).
     number = db.Column(db.String(11), nullable=False)
     kind = db.Column(db.String(20), nullable=False, default="personal")
     instructions = db.Column(db.Text)
@@ -37,5 +47,18 @@ class PaymentMethod(db.Model):
     fee_min = db.Column(Money)
     fee_max = db.Column(Money)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    # Manual and bank methods only (`instructions` is the English text, instructions_bn the Bangla).
+    display_name = db.Column(db.String(80))
+    instructions_bn = db.Column(db.Text)
+    account_name = db.Column(db.String(120))
+    account_number = db.Column(db.String(64))
+    bank_name = db.Column(db.String(80))
+    bank_branch = db.Column(db.String(120))
+    proof = db.Column(db.String(10))  # PROOF_CHOICES, manual methods only
 
     brand = db.relationship("Brand")
+
+    @property
+    def is_account(self):
+        """Whether this is a manual or bank method, not a wallet number."""
+        return self.kind in ACCOUNT_KINDS
