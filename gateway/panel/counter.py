@@ -73,9 +73,15 @@ class CounterSaleForm(FlaskForm):
         ]
 
 
+def counter_methods(brand):
+    """The numbers a customer at the till can pay to: the enabled wallets (a manual or bank method
+    has no number to show or put in a QR)."""
+    return [method for method in list_enabled_methods(brand) if not method.is_account]
+
+
 def render_form(form=None, status=200):
     """The sale form; without an enabled number it says where to add one."""
-    methods = list_enabled_methods(current_brand())
+    methods = counter_methods(current_brand())
     if form is None:
         form = CounterSaleForm(formdata=None)
     form.offer(methods)
@@ -127,13 +133,13 @@ def counter():
 @requires(PAYMENTS_ACT)
 def counter_sale():
     """Start a sale: a payment of the amount, in the panel's mode, then its QR page."""
-    methods = list_enabled_methods(current_brand())
+    methods = counter_methods(current_brand())
     form = CounterSaleForm()
     form.offer(methods)
     if not form.validate_on_submit():
         return render_form(form, 422)
     method = enabled_method(current_brand(), form.method_id.data)
-    if method is None:  # switched off between the form's choices and here
+    if method is None or method.is_account:  # switched off meanwhile, or no number to show
         form.method_id.errors = [_l("Choose a number that is switched on.")]
         return render_form(form, 422)
     metadata = {"source": "counter", "method_id": str(method.id)}

@@ -7,6 +7,8 @@ from ..clock import utcnow
 from ..domain_errors import field_error, invalid_state
 from ..extensions import db
 from ..states import PAYMENT_CREATED, PAYMENT_PROCESSING, payment_in_review
+from .amounts import fee_charged
+from .fees import fee_for
 from .lifecycle import complete_payment, fail_payment, transition
 from .models.payment_method import MANUAL, PROOF_REQUIRED
 from .proofs import add_proof
@@ -53,6 +55,8 @@ def submit_manual_claim(payment, method, reference, proof=None):
         provider_trx_id=reference,
         sender_number=None,
         claimed_at=now,
+        # The method's fee with the claim, as a wallet claim records it (sms/matching.py).
+        **fee_charged(payment, fee_for(method, payment.amount_bdt)),
         review_reason=MANUAL_REVIEW,
     ):
         db.session.rollback()

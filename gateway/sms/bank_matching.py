@@ -14,6 +14,8 @@ from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..domain_errors import field_error, invalid_state
 from ..extensions import db
+from ..payments.amounts import fee_charged
+from ..payments.fees import fee_for
 from ..payments.lifecycle import transition
 from ..payments.models.payment import Payment
 from ..payments.models.payment_method import BANK
@@ -122,6 +124,8 @@ def submit_bank_claim(payment, method, reference):
         provider_trx_id=reference,
         sender_number=None,
         claimed_at=now,
+        # The method's fee with the claim, as a wallet claim records it (sms/matching.py).
+        **fee_charged(payment, fee_for(method, payment.amount_bdt)),
         review_reason=None,
     ):
         db.session.rollback()
@@ -129,6 +133,7 @@ def submit_bank_claim(payment, method, reference):
         raise invalid_state(f"A {payment.status} payment cannot take a reference.")
     # Committed before looking for the alert: an ingest committing meanwhile then sees this claim.
     db.session.commit()
+    db.session.refresh(payment)  # the UPDATE wrote the fee and amount_paid the alert must bring
     with unit_of_work():
         credits = unmatched_bank_credits(payment)
         if (

@@ -11,6 +11,7 @@ import pytest
 from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.payments.lifecycle import complete_payment
+from gateway.payments.methods import add_account_method
 from gateway.payments.models.payment import Payment
 from tests.factories import BrandFactory, PaymentFactory, PaymentMethodFactory, UserFactory
 from tests.panel.conftest import audit_actions, csrf_token, panel_client, post_form, sign_in
@@ -258,3 +259,17 @@ def test_a_sale_shows_the_total_with_the_number_s_fee(as_staff, brand):
     page = as_staff.get(sale_url(payment)).get_data(as_text=True)
     assert "৳1,015.00" in page
     assert as_staff.get(sale_url(payment, "/status")).json["amount_text"] == "৳1,015.00"
+
+
+def test_the_counter_offers_wallet_numbers_only(as_staff, brand, bkash):
+    bank = add_account_method(
+        brand,
+        "bank",
+        bank_name="BRAC Bank",
+        account_name="Shop Ltd",
+        account_number="1303200002001",
+    )
+    form = as_staff.get("/panel/counter").get_data(as_text=True)
+    assert f'value="{bkash.id}"' in form and f'value="{bank.id}"' not in form
+    answer = sell(as_staff, bank, "450")
+    assert answer.status_code == 422 and payments_of(brand) == []

@@ -13,7 +13,7 @@ from werkzeug.test import encode_multipart
 
 from gateway.extensions import db
 from gateway.payments.manual import approve_manual, reject_manual
-from gateway.payments.methods import add_account_method
+from gateway.payments.methods import add_account_method, update_method
 from gateway.payments.models.payment_proof import PaymentProof
 from tests.factories import PaymentFactory
 from tests.panel.conftest import audit_actions, panel_client, post_form, reloaded, sign_in
@@ -364,3 +364,13 @@ def test_the_panel_payment_page_in_bangla_shows_the_proof_heading(
     assert send_manual(customer, payment, manual, proof=image_bytes()).status_code == 303
     page = as_staff.get(f"/panel/payments/{payment.public_id}?lang=bn").get_data(as_text=True)
     assert "গ্রাহকের পেমেন্টের প্রমাণ" in page
+
+
+def test_a_manual_method_s_fee_is_shown_and_charged_with_the_reference(customer, brand, manual):
+    update_method(manual, fee_fixed="15")
+    payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
+    page = customer.get(f"/checkout/{payment.token}").get_data(as_text=True)
+    assert "৳515.00" in page
+    assert send_manual(customer, payment, manual).status_code == 303
+    payment = reloaded(payment)
+    assert (payment.fee, payment.amount_paid) == (Decimal("15.00"), Decimal("515.00"))

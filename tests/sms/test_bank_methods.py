@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from gateway.extensions import db
-from gateway.payments.methods import add_account_method
+from gateway.payments.methods import add_account_method, update_method
 from gateway.sms.bank_matching import submit_bank_claim
 from gateway.sms.hand_matching import match_sms_by_hand
 from tests.factories import PaymentFactory, forward_from, reload
@@ -129,3 +129,20 @@ def test_a_bank_alert_typed_on_a_personal_phone_pays_nothing(brand, bank):
     sms = forward_from(brand, BRAC.format(amount="800.00"), sender="+8801712345678")
     assert reload(sms).status != "matched" and reload(sms).payment_id is None
     assert reload(payment).status == "processing"
+
+
+@pytest.mark.parametrize("alert_first", [False, True], ids=["claim first", "alert first"])
+def test_a_bank_method_s_fee_is_charged_with_the_claim_and_the_alert_brings_the_total(
+    brand, bank, alert_first
+):
+    update_method(bank, fee_fixed="10", fee_percent="1")
+    payment = PaymentFactory(brand=brand, amount=Decimal("1000.00"))
+    if alert_first:
+        early = brac_alert(brand, "1,020.00")
+    submit_bank_claim(payment, bank, "FT-1020")
+    assert (reload(payment).fee, payment.amount_paid) == (Decimal("20.00"), Decimal("1020.00"))
+    if not alert_first:
+        assert reload(brac_alert(brand, "1,000.00")).payment_id is None  # the bare amount: no
+        early = brac_alert(brand, "1,020.00")
+    assert reload(payment).status == "completed"
+    assert reload(early).payment_id == payment.id
