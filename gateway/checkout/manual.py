@@ -1,5 +1,5 @@
 """The checkout's manual and bank methods: the customer's reference and, for a manual method, a
-receipt photo or PDF (docs/methods-manual.md)."""
+receipt photo or PDF (docs/methods.md)."""
 
 from flask import redirect, request
 

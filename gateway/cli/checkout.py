@@ -57,7 +57,7 @@ def fail_on_field_error(error):
     default="personal",
     show_default=True,
     type=click.Choice(METHOD_KINDS + ACCOUNT_KINDS),
-    help="A wallet's account type, or manual / bank (docs/methods-manual.md).",
+    help="A wallet's account type, or manual / bank (docs/methods.md).",
 )
 @click.option(
     "--instructions", default=None, help="Extra text shown to the customer under the steps."

@@ -216,7 +216,7 @@ class MethodForm(MethodFeeForm):
 
 
 class AccountMethodForm(FlaskForm):
-    """A manual or bank method (docs/methods-manual.md); the service checks each field again."""
+    """A manual or bank method (docs/methods.md); the service checks each field again."""
 
     kind = SelectField(
         _l("Kind"),

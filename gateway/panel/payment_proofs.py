@@ -1,4 +1,4 @@
-"""A manual payment's proof, served only to the signed-in panel (docs/methods-manual.md)."""
+"""A manual payment's proof, served only to the signed-in panel (docs/methods.md)."""
 
 from flask import abort, make_response
 

@@ -1,6 +1,6 @@
 """A payment method's fee passed to the customer: one rule, validated on the way in.
 
-The rule (docs/methods-fees.md): fee = fee_fixed + fee_percent % of the taka amount, then raised
+The rule (docs/methods.md): fee = fee_fixed + fee_percent % of the taka amount, then raised
 to fee_min and lowered to fee_max when they are set, then rounded UP to the paisa (ROUND_CEILING):
 the customer never sends less than the method's cost, and every part is Decimal.
 """

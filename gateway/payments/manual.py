@@ -1,5 +1,5 @@
 """Manual methods: the customer's reference and proof wait for the merchant, who approves or
-rejects (docs/methods-manual.md).
+rejects (docs/methods.md).
 """
 
 from ..answer_commit import commit_work

@@ -161,7 +161,7 @@ def checked_account_fields(kind, fields):
 
 
 def add_account_method(brand, kind, enabled=True, **fields):
-    """Add a manual or bank method (docs/methods-manual.md); last in order."""
+    """Add a manual or bank method (docs/methods.md); last in order."""
     values = checked_account_fields(kind, fields)
     last = db.session.execute(
         db.select(db.func.max(PaymentMethod.position)).where(PaymentMethod.brand_id == brand.id)

@@ -1,6 +1,6 @@
 """The merchant's rate feed: a URL answering JSON, fetched periodically, that re-rates every
 currency the brand accepts. A feed that fails (down, not JSON, a missing or absurd rate) keeps
-the last rates and tells the merchant once per run of failures; docs/methods-currency.md has the
+the last rates and tells the merchant once per run of failures; docs/methods.md has the
 shapes.
 """
 

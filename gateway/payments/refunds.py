@@ -113,7 +113,7 @@ def refundable(transaction):
     """The most a transaction can refund in total: its amount, plus the fee its customer paid
     when the brand refunds fees (brands.refund_fee). A transaction's fee is its BDT payment's (0
     for another currency: that fee was taka, the refund is in the payment's currency), so a refund
-    never exceeds what was paid (docs/methods-fees.md)."""
+    never exceeds what was paid (docs/methods.md)."""
     fee = transaction.fee if transaction.payment.brand.refund_fee else 0
     return transaction.amount + fee
 

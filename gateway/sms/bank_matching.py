@@ -1,5 +1,5 @@
 """Bank methods: a listed bank's credit alert pays the one live bank claim of its amount
-(docs/methods-manual.md).
+(docs/methods.md).
 
 A bank alert carries no TrxID (parsing/bank.py: provider "bank", needs_trx=False), so the claim
 cannot be found by TrxID as a wallet's is. The customer's claim records what they typed (their

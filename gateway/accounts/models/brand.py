@@ -46,7 +46,7 @@ class Brand(db.Model):
         db.Boolean, nullable=False, default=False, server_default=db.false()
     )
     # Whether a refund may return the method's fee too (up to amount_paid) or only the amount
-    # (gateway/payments/refunds.py refundable_ceiling; docs/methods-fees.md).
+    # (gateway/payments/refunds.py refundable_ceiling; docs/methods.md).
     refund_fee = db.Column(db.Boolean, nullable=False, default=False, server_default=db.false())
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
 

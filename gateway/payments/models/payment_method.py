@@ -6,7 +6,7 @@ from ...extensions import db
 
 PROVIDERS = ("bkash", "nagad", "rocket", "upay")
 METHOD_KINDS = ("personal", "agent", "merchant")
-# Methods that are not a wallet number (docs/methods-manual.md): a manual method (the merchant
+# Methods that are not a wallet number (docs/methods.md): a manual method (the merchant
 # checks the reference and proof) and a bank account (a listed bank's credit alert pays it).
 MANUAL, BANK = "manual", "bank"
 ACCOUNT_KINDS = (MANUAL, BANK)
