@@ -44,6 +44,20 @@ def submit_manual_claim(payment, method, reference, proof=None):
     reference = checked_reference(reference)
     if proof is None and method.proof == PROOF_REQUIRED:
         raise field_error("proof", "Upload a photo or PDF of your receipt.")
+    claim_with_reference(payment, method, reference, review_reason=MANUAL_REVIEW)
+    if proof is not None and method.proof != "off":
+        add_proof(payment, *proof)
+    commit_work()
+    db.session.refresh(payment)
+    return payment
+
+
+def claim_with_reference(payment, method, reference, review_reason=None):
+    """A manual or bank method's claim: created → processing with the customer's reference and the
+    method's fee (as a wallet claim records it, sms/matching.py), by one guarded UPDATE; not
+    committed. Refused (INVALID_STATE) once expired or no longer `created`: a racing second submit
+    loses and writes nothing.
+    """
     now = utcnow()
     if payment.status == PAYMENT_CREATED and payment.expires_at <= now:
         raise invalid_state("This payment has expired.")
@@ -51,22 +65,16 @@ def submit_manual_claim(payment, method, reference, proof=None):
         payment,
         (PAYMENT_CREATED,),
         PAYMENT_PROCESSING,
-        provider=MANUAL,
+        provider=method.kind,  # "manual" or "bank": the provider these claims are known by
         provider_trx_id=reference,
         sender_number=None,
         claimed_at=now,
-        # The method's fee with the claim, as a wallet claim records it (sms/matching.py).
+        review_reason=review_reason,
         **fee_charged(payment, fee_for(method, payment.amount_bdt)),
-        review_reason=MANUAL_REVIEW,
     ):
         db.session.rollback()
         db.session.refresh(payment)
         raise invalid_state(f"A {payment.status} payment cannot take a reference.")
-    if proof is not None and method.proof != "off":
-        add_proof(payment, *proof)
-    commit_work()
-    db.session.refresh(payment)
-    return payment
 
 
 def is_manual_review(payment):

@@ -12,14 +12,12 @@ alert stays unmatched and the merchant matches it by hand (hand_matching.py).
 
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
-from ..domain_errors import field_error, invalid_state
+from ..domain_errors import field_error
 from ..extensions import db
-from ..payments.amounts import fee_charged
-from ..payments.fees import fee_for
-from ..payments.lifecycle import transition
+from ..payments.manual import claim_with_reference
 from ..payments.models.payment import Payment
 from ..payments.models.payment_method import BANK
-from ..states import PAYMENT_CREATED, PAYMENT_PROCESSING, SMS_UNMATCHED, not_held_for_review_sql
+from ..states import PAYMENT_PROCESSING, SMS_UNMATCHED, not_held_for_review_sql
 from .models.inbound_sms import InboundSms
 from .settling import settle
 
@@ -113,36 +111,16 @@ def submit_bank_claim(payment, method, reference):
         raise field_error(
             "reference", f"Enter your transfer's reference (3 to {MAX_REFERENCE} characters)."
         )
-    now = utcnow()
-    if payment.status == PAYMENT_CREATED and payment.expires_at <= now:
-        raise invalid_state("This payment has expired.")
-    if not transition(
-        payment,
-        (PAYMENT_CREATED,),
-        PAYMENT_PROCESSING,
-        provider=BANK,
-        provider_trx_id=reference,
-        sender_number=None,
-        claimed_at=now,
-        # The method's fee with the claim, as a wallet claim records it (sms/matching.py).
-        **fee_charged(payment, fee_for(method, payment.amount_bdt)),
-        review_reason=None,
-    ):
-        db.session.rollback()
-        db.session.refresh(payment)
-        raise invalid_state(f"A {payment.status} payment cannot take a reference.")
+    claim_with_reference(payment, method, reference)
     # Committed before looking for the alert: an ingest committing meanwhile then sees this claim.
     db.session.commit()
     db.session.refresh(payment)  # the UPDATE wrote the fee and amount_paid the alert must bring
     with unit_of_work():
         credits = unmatched_bank_credits(payment)
-        if (
-            len(credits) == 1
-            and len(
-                live_bank_claims(payment.brand_id, payment.amount_paid, bool(payment.livemode), now)
-            )
-            == 1
-        ):
+        rivals = live_bank_claims(
+            payment.brand_id, payment.amount_paid, bool(payment.livemode), utcnow()
+        )
+        if len(credits) == 1 and len(rivals) == 1:
             settle(credits[0], payment)
     db.session.refresh(payment)
     return payment
