@@ -37,6 +37,6 @@ def test_an_owner_sets_a_rate_and_the_checkout_shows_the_taka_to_send(
     customer.goto(f"{live_url}/checkout/{payment.token}")
     expect(customer.locator(".amount")).to_have_text("$10.00")
     expect(customer.locator("#taka-amount")).to_have_text(
-        "You send ৳1,215.00 in taka, at ৳121.5 per USD."
+        "That is ৳1,215.00 in taka, at ৳121.5 per USD."
     )
     checkout_screenshot(customer, "usd")

@@ -74,7 +74,7 @@ def test_a_usd_payment_is_paid_in_taka_at_the_rate_fixed_when_it_was_created(
 
     page = client.get(f"/checkout/{stored(data['payment_id']).token}").get_data(as_text=True)
     assert "$10.00" in page
-    assert "You send ৳1,215.00 in taka, at ৳121.5 per USD." in page
+    assert "That is ৳1,215.00 in taka, at ৳121.5 per USD." in page
     assert submit_trx_id(client, stored(data["payment_id"]), method, TRX).status_code in (302, 303)
     result = forward_over_http(client, brand, bkash_text("1215.00", TRX))
 
@@ -286,7 +286,7 @@ def test_the_checkout_says_the_taka_to_send_in_bangla(client, brand, auth):
 
     page = client.get(f"/checkout/{stored(data['payment_id']).token}?lang=bn")
 
-    assert "আপনি টাকায় ৳1,215.00 পাঠাবেন, প্রতি USD ৳121.5 হারে।" in page.get_data(as_text=True)
+    assert "অর্থাৎ টাকায় ৳1,215.00, প্রতি USD ৳121.5 হারে।" in page.get_data(as_text=True)
 
 
 def test_an_invoice_in_an_unaccepted_currency_is_refused_naming_the_accepted_ones(client, auth):
