@@ -23,6 +23,7 @@ DOMAINS = {
     "reports",
     "outbox",
     "testmode",
+    "wallets",
 }
 # Shared by every package; each imports nothing of gateway/ but the others of this list.
 KERNEL = {
@@ -373,6 +374,7 @@ def test_cycles_of_modules_and_packages_are_caught():
 CIPHER_MODULES = {
     "sealing": "keys derived from SECRET_KEY, one per purpose; secrets sealed at rest under them",
     "devices.crypto": "the companion app's SMS payloads, under the device's own key",
+    "wallets.nagad_wire": "Nagad's merchant API: requests RSA-sealed for Nagad and signed by us",
 }
 
 
