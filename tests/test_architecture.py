@@ -468,6 +468,7 @@ OWN_COMMITS = {
     "webhooks.delivery.claim_delivery": "the claim commits before the HTTP call (async on PG)",
     "webhooks.delivery.commit_claim": "the claim commits before the HTTP call (async on PG)",
     "webhooks.delivery.record_attempt": "the attempt and the next state, after the call",
+    "wallets.tokens.store_token_in_database": "own connection: a wallet token is shared at once",
 }
 
 
