@@ -75,6 +75,19 @@ def fail_on_field_error(error):
 @click.option("--app-secret", default=None, help="api, bKash: the app secret.")
 @click.option("--username", default=None, help="api, bKash: the API username.")
 @click.option("--password", default=None, help="api, bKash: the API password.")
+@click.option("--merchant-id", default=None, help="api, Nagad: the merchant id.")
+@click.option(
+    "--merchant-private-key",
+    default=None,
+    type=click.File("r"),
+    help="api, Nagad: a file holding the merchant's RSA private key (PEM or Nagad's base64).",
+)
+@click.option(
+    "--wallet-public-key",
+    default=None,
+    type=click.File("r"),
+    help="api, Nagad: a file holding Nagad's RSA public key (PEM or Nagad's base64).",
+)
 @click.option(
     "--instructions", default=None, help="Extra text shown to the customer under the steps."
 )
@@ -142,7 +155,15 @@ def add_method_command(
 
 
 # The options of an api method's secrets (each provider's SECRET_FIELDS take theirs).
-API_SECRET_OPTIONS = ("app_key", "app_secret", "username", "password")
+API_SECRET_OPTIONS = (
+    "app_key",
+    "app_secret",
+    "username",
+    "password",
+    "merchant_id",
+    "merchant_private_key",
+    "wallet_public_key",
+)
 
 
 def add_api_method_command(provider, base_url, enabled, api_secrets, account):
@@ -154,7 +175,11 @@ def add_api_method_command(provider, base_url, enabled, api_secrets, account):
             default_brand(),
             provider,
             base_url,
-            {name: value for name, value in api_secrets.items() if value},
+            {
+                name: value.read() if hasattr(value, "read") else value
+                for name, value in api_secrets.items()
+                if value
+            },
             enabled=enabled,
             display_name=account.get("display_name"),
         )

@@ -11,6 +11,7 @@ from flask import has_request_context, request
 
 from ..answer_commit import commit_work
 from ..extensions import db
+from ..payments.amounts import in_taka
 from . import (
     BDT,
     CANCELLED,
@@ -180,6 +181,9 @@ def refund(payment, method, amount, reason):
     if row is None:
         raise WalletRefused("This payment was not paid through Nagad.")
     keys = merchant_keys(method)
+    taka = Decimal(amount)
+    if payment.currency != BDT and payment.exchange_rate is not None:
+        taka = min(in_taka(taka, payment.exchange_rate), payment.amount_paid)
     try:
         answer = wire.cancel_purchase(
             keys,
@@ -187,7 +191,7 @@ def refund(payment, method, amount, reason):
             order_id(payment, trips_before(payment, row.id)),
             (row.created_at + DHAKA).strftime("%Y%m%d"),
             payment.amount_paid,
-            Decimal(amount),
+            taka,
             "RF" + secrets.token_hex(6).upper(),
             (reason or "Refund")[:100],
             TIMEOUT,
@@ -213,5 +217,12 @@ def check_credentials(method):
     except wire.NagadUnreachable as error:
         return False, f"Nagad could not be reached at {keys.base_url}: {error.message}"
     except wire.NagadError as error:
-        return False, f"Nagad refused the credentials: {error.reason}: {error.message}"
+        hint = ""
+        if "signature" in f"{error.reason} {error.message}".lower():
+            # Nagad cannot open what we sealed, or our signature fails: one of the two keys.
+            hint = (
+                " Check that the merchant private key is the one registered with Nagad and that"
+                " the Nagad public key is Nagad's own."
+            )
+        return False, f"Nagad refused the credentials: {error.reason}: {error.message}.{hint}"
     return True, "Nagad accepted the merchant id and key, and its answer is signed by its key."
