@@ -74,6 +74,7 @@ class NagadStandIn:
         self.release = threading.Event()
         self.answer_fault = None  # "unsigned" | "forged" | "foreign" on sealed answers
         self.refuse_refunds = None  # a message Nagad gives when it refuses a cancel
+        self.refuse_complete = None  # a message Nagad gives when it refuses an order
         self.origin = None
         self.app = self._build_app()
 
@@ -193,6 +194,8 @@ class NagadStandIn:
                 or fields.get("merchantId") != self.merchant_id
             ):
                 return self._refuse("InvalidRequest", "Challenge or order mismatch")
+            if self.refuse_complete:
+                return self._refuse("TransactionLimitExceeded", self.refuse_complete)
             if fields.get("currencyCode") != "050":
                 return self._refuse("InvalidCurrency", "Only BDT (050) is accepted")
             if not body.get("merchantCallbackURL"):

@@ -38,6 +38,7 @@ def quick_nagad(nagad, monkeypatch):
     monkeypatch.setattr(nagad_api, "TIMEOUT", (2, 0.5))
     nagad.answer_fault = None
     nagad.refuse_refunds = None
+    nagad.refuse_complete = None
     nagad.verify_stalls = 0
     nagad.release.set()
 
@@ -274,6 +275,37 @@ def test_an_answer_not_signed_by_nagad_starts_nothing(
     assert "could not start the payment" in text_of(answer)
     assert wallet_rows(payment) == []
     assert reload(payment).status == "created"
+
+
+def test_an_order_nagad_refuses_is_shown_with_its_reason_and_the_trip_closed(
+    client,
+    nagad,
+    method,
+    payment,  # noqa: F811
+):
+    nagad.refuse_complete = "Merchant daily limit exceeded"
+
+    answer = start(client, payment, method)
+
+    assert answer.status_code >= 400
+    assert "Merchant daily limit exceeded" in text_of(answer)
+    assert [row.state for row in wallet_rows(payment)] == ["failed"]
+    assert reload(payment).status == "created"
+
+
+def test_nagad_out_of_reach_starts_nothing(
+    client,
+    brand,
+    nagad,
+    payment,  # noqa: F811
+):
+    method = nagad_method(brand, nagad, base_url="http://127.0.0.1:9")
+
+    answer = start(client, payment, method)
+
+    assert answer.status_code >= 400
+    assert "could not start the payment" in text_of(answer)
+    assert wallet_rows(payment) == []
 
 
 def test_refunds_go_through_nagads_purchase_cancel(
