@@ -12,8 +12,14 @@ from gateway.wallets import settle_started_wallet_payments
 from gateway.wallets.bkash import CREATE, EXECUTE, GRANT
 from gateway.wallets.models import WalletPayment
 from gateway.webhooks.models.event import Event
-from tests.checkout_helpers import THANKS, payment, reloaded, text_of  # noqa: F401 - fixtures
-from tests.factories import PaymentFactory
+from tests.checkout_helpers import (  # noqa: F401 - fixtures
+    THANKS,
+    csrf_token,
+    payment,
+    reloaded,
+    text_of,
+)
+from tests.factories import PaymentFactory, PaymentMethodFactory
 from tests.wallets.bkash_support import (  # noqa: F401 - fixtures
     bkash_api,
     choose_at_bkash,
@@ -169,9 +175,6 @@ def test_pay_with_bkash_needs_the_form_s_csrf_token(client, payment, bkash_api, 
 
 
 def test_a_method_that_is_not_an_api_method_cannot_start(client, payment, brand, standin):
-    from tests.factories import PaymentMethodFactory
-    from tests.checkout_helpers import csrf_token
-
     number = PaymentMethodFactory(brand=brand, number="01712345678")
     answer = client.post(
         f"/checkout/{payment.token}/wallet/{number.id}",
