@@ -1,13 +1,14 @@
 """The checkout's wallet API methods (bKash, Nagad): the button that sends the customer to the
 wallet's page, and the callback they come back to (docs/wallet-apis.md)."""
 
-from flask import current_app, redirect, request, url_for
+from flask import current_app, redirect, request
 from flask_wtf import FlaskForm
 
 from ..domain_errors import DomainError, InvalidState
 from ..errors import http_status
 from ..i18n import gettext as _
 from ..payments import methods as payment_methods
+from ..payments.lifecycle import checkout_url
 from ..states import PAYMENT_COMPLETED, PAYMENT_CREATED
 from ..wallets import CANCELLED, PAID, PENDING, finish_wallet_payment, start_wallet_payment
 from .pages import page_url
@@ -16,8 +17,9 @@ from .views import bp, completion_url, payment_or_404, render_pay_page
 
 
 def callback_url(payment):
-    """Where the wallet sends the customer back: our callback, on the payment's own origin."""
-    return url_for("checkout.wallet_return", token=payment.token, _external=True)
+    """Where the wallet sends the customer back: our callback, on the payment's own origin (its
+    checkout_url's)."""
+    return checkout_url(payment) + "/wallet/return"
 
 
 @bp.post("/<token>/wallet/<int:method_id>")

@@ -17,7 +17,7 @@ from importlib import import_module
 
 from ..answer_commit import commit_work, unit_of_work
 from ..clock import utcnow
-from ..domain_errors import DomainError, InvalidState, invalid_state
+from ..domain_errors import DomainError, InvalidState, Unavailable, invalid_state
 from ..extensions import db
 from ..payments.amounts import fee_charged
 from ..payments.fees import fee_for
@@ -47,7 +47,7 @@ class WalletRefused(InvalidState):
     code = "WALLET_REFUSED"
 
 
-class WalletUnavailable(DomainError):
+class WalletUnavailable(Unavailable):
     """The wallet could not be reached or answered nonsense; nothing was decided."""
 
     code = "WALLET_UNAVAILABLE"
