@@ -11,7 +11,7 @@ from ..payments import methods as payment_methods
 from ..payments.lifecycle import checkout_url
 from ..states import PAYMENT_COMPLETED, PAYMENT_CREATED
 from ..wallets import CANCELLED, PAID, PENDING, finish_wallet_payment, start_wallet_payment
-from .pages import page_url
+from .pages import page_url, render_checkout
 from .presenters import checkout_state
 from .views import bp, completion_url, payment_or_404, render_pay_page
 
@@ -60,7 +60,11 @@ def start_wallet(token, method_id):
                 reason=error.message,
             ),
         )
-    return redirect(wallet_page, 303)
+    # Not a 303: the pay page's CSP form-action ('self' and the shop) would block the redirect
+    # to the wallet's origin; the wallet page is where this page sends the browser on.
+    return render_checkout(
+        "checkout/wallet_leave.html", payment, wallet_page=wallet_page, provider=method.provider
+    )
 
 
 @bp.get("/<token>/wallet/return")
