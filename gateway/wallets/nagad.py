@@ -77,25 +77,28 @@ def customer_ip():
     return None
 
 
-def order_id(payment, row_number):
-    """Nagad's orderId for the payment's `row_number`-th trip to Nagad: our invoice number's first
-    18 characters and the trip's number, since Nagad refuses an orderId it has seen."""
-    return f"{invoice_number(payment)[:18]}{row_number % 100:02d}"
+def order_prefix(payment):
+    """The part of every Nagad orderId that names our payment: its invoice number's first 14
+    characters."""
+    return invoice_number(payment)[:14]
 
 
-def trips_before(payment, row_id=None):
-    """How many wallet payments the payment has (up to `row_id` when given)."""
-    query = db.select(db.func.count(WalletPayment.id)).where(WalletPayment.payment_id == payment.id)
-    if row_id is not None:
-        query = query.where(WalletPayment.id <= row_id)
-    return db.session.execute(query).scalar()
+def new_order_id(payment):
+    """A fresh Nagad orderId for a trip of the payment (20 letters and digits): Nagad refuses an
+    orderId it has seen, even one whose initialize answer we refused, so each trip draws one."""
+    return f"{order_prefix(payment)}{secrets.token_hex(3)}"
+
+
+def names_our_order(payment, order):
+    """Whether Nagad's orderId is one of ours for this payment."""
+    return isinstance(order, str) and len(order) == 20 and order.startswith(order_prefix(payment))
 
 
 def start(payment, method, callback_url):
     """Open a Nagad checkout for the payment's taka and record it: the URL of Nagad's page."""
     keys = merchant_keys(method)
     amount = wallet_amount(payment)
-    order = order_id(payment, trips_before(payment) + 1)
+    order = new_order_id(payment)
     try:
         reference, challenge = wire.initialize(keys, order, customer_ip(), TIMEOUT)
     except wire.NagadError as error:
@@ -131,7 +134,7 @@ def outcome_of(payment, row, keys, answer):
     except InvalidOperation:
         amount = None
     ours = (
-        answer.get("orderId") == order_id(payment, trips_before(payment, row.id))
+        names_our_order(payment, answer.get("orderId"))
         and answer.get("paymentRefId") in (None, row.provider_payment_id)
         and str(answer.get("merchantId")) == keys.merchant_id
     )
@@ -185,10 +188,14 @@ def refund(payment, method, amount, reason):
     if payment.currency != BDT and payment.exchange_rate is not None:
         taka = min(in_taka(taka, payment.exchange_rate), payment.amount_paid)
     try:
+        # Nagad's cancel names the order: read it back from Nagad's own record (a safe read).
+        paid = wire.verify(keys, row.provider_payment_id, TIMEOUT)
+        if paid.get("status") != "Success" or not names_our_order(payment, paid.get("orderId")):
+            raise WalletRefused("Nagad does not hold this payment as paid.")
         answer = wire.cancel_purchase(
             keys,
             row.provider_payment_id,
-            order_id(payment, trips_before(payment, row.id)),
+            paid["orderId"],
             (row.created_at + DHAKA).strftime("%Y%m%d"),
             payment.amount_paid,
             taka,

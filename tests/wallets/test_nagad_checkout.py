@@ -308,6 +308,25 @@ def test_nagad_out_of_reach_starts_nothing(
     assert wallet_rows(payment) == []
 
 
+def test_a_trip_after_a_refused_answer_gets_a_new_order_id(
+    client,
+    nagad,
+    method,
+    payment,  # noqa: F811
+):
+    nagad.answer_fault = "forged"
+    assert start(client, payment, method).status_code >= 400
+    nagad.answer_fault = None
+
+    reference, back = paid(client, payment, method, nagad)
+
+    orders = [c.order_id for c in nagad.checkouts.values() if c.order_id.startswith(
+        payment.public_id.replace("-", "")[:14]
+    )]  # fmt: skip
+    assert len(orders) == 2 and len(set(orders)) == 2
+    assert reload(payment).status == "completed"
+
+
 def test_refunds_go_through_nagads_purchase_cancel(
     app,
     client,
@@ -423,3 +442,34 @@ def test_the_command_line_names_a_missing_nagad_credential(
     assert result.exit_code != 0
     assert field.replace("_", " ").capitalize() in result.output
     assert db.session.execute(db.select(WalletCredential)).scalar_one_or_none() is None
+
+
+def test_a_payment_in_another_currency_goes_to_nagad_in_taka(client, brand, nagad, method):
+    dollars = PaymentFactory(
+        brand=brand,
+        amount=Decimal("10.00"),
+        currency="USD",
+        amount_bdt=Decimal("1215.00"),
+        exchange_rate=Decimal("121.5"),
+    )
+    db.session.commit()
+
+    reference = reference_of(start(client, dollars, method))
+
+    assert nagad.checkouts[reference].amount == Decimal("1215.00")
+    come_back(client, nagad.callback_for(reference, "Success"))
+    assert reload(dollars).status == "completed"
+
+
+def test_no_key_reaches_the_log(client, nagad, method, payment, caplog):  # noqa: F811
+    caplog.set_level("DEBUG")
+    nagad.answer_fault = "forged"
+    start(client, payment, method)
+    nagad.answer_fault = None
+    reference = reference_of(start(client, payment, method))
+    come_back(client, nagad.callback_for(reference, "Success"))
+
+    for pem in (nagad.merchant_private_pem, nagad.nagad_public_pem):
+        for line in pem.splitlines()[1:-1]:
+            assert line not in caplog.text
+    assert "PRIVATE KEY" not in caplog.text
