@@ -9,6 +9,7 @@ from ..errors import http_status
 from ..i18n import gettext as _
 from ..payments import methods as payment_methods
 from ..payments.lifecycle import checkout_url
+from ..payments.methods import PROVIDER_NAMES
 from ..states import PAYMENT_COMPLETED, PAYMENT_CREATED
 from ..wallets import CANCELLED, PAID, PENDING, finish_wallet_payment, start_wallet_payment
 from .pages import page_url, render_checkout
@@ -56,7 +57,7 @@ def start_wallet(token, method_id):
             status=http_status(error) if http_status(error) < 500 else 502,
             wallet_notice=_(
                 "%(provider)s could not start the payment: %(reason)s",
-                provider=method.provider,
+                provider=PROVIDER_NAMES[method.provider],
                 reason=error.message,
             ),
         )

@@ -9,7 +9,7 @@ from flask import current_app
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
-from ..domain_errors import field_error, not_found
+from ..domain_errors import DomainError, field_error, not_found
 from ..extensions import db
 from ..payments.models.payment_method import API, API_PROVIDERS, PaymentMethod
 from ..sealing import InvalidTag, seal, unseal
@@ -109,7 +109,10 @@ def opened(method):
 def masked(method):
     """What the panel shows of an API method's credentials: the base URL and each secret's last
     four characters."""
-    base_url, values = opened(method)
+    try:
+        base_url, values = opened(method)
+    except DomainError:  # sealed under a SECRET_KEY no longer in use: add the method again
+        return None, {}
     return base_url, {
         name: "…" + value[-4:] if len(value) > 8 else "…" for name, value in values.items()
     }
