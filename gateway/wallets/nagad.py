@@ -3,6 +3,7 @@ send the customer to Nagad's page, verify on our side when they come back or whe
 settle asks, and Nagad's purchase cancel for refunds. The wire protocol is nagad_wire.py.
 """
 
+import ipaddress
 import secrets
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
@@ -70,11 +71,19 @@ def in_our_words(error):
     return WalletRefused(f"Nagad: {error.message}")
 
 
+def ipaddress_v4(text):
+    """Whether `text` is an IPv4 address."""
+    try:
+        return ipaddress.ip_address(text).version == 4
+    except ValueError:
+        return False
+
+
 def customer_ip():
     """The customer's address for X-KM-IP-V4 (ours outside a request)."""
-    if has_request_context() and request.remote_addr:
-        return request.remote_addr
-    return None
+    address = request.remote_addr if has_request_context() else None
+    # The header is IPv4 by name; Nagad's samples send the loopback when there is none.
+    return address if address and ipaddress_v4(address) else None
 
 
 def order_prefix(payment):
