@@ -12,7 +12,7 @@ from ..payments.lifecycle import checkout_url
 from ..payments.methods import PROVIDER_NAMES
 from ..states import PAYMENT_COMPLETED, PAYMENT_CREATED
 from ..wallets import CANCELLED, PAID, PENDING, finish_wallet_payment, start_wallet_payment
-from .pages import page_url
+from .pages import page_url, render_checkout
 from .presenters import checkout_state
 from .views import bp, completion_url, payment_or_404, render_pay_page
 
@@ -61,7 +61,12 @@ def start_wallet(token, method_id):
                 reason=error.message,
             ),
         )
-    return redirect(wallet_page, 303)
+    # A page of ours that forwards, not a 303: the pay page's CSP keeps form-action to 'self' (and
+    # the shop's return addresses), and a browser holds a form's redirects to it.
+    response = render_checkout(
+        "checkout/wallet_redirect.html", payment, 200, method=method, wallet_url=wallet_page
+    )
+    return response
 
 
 @bp.get("/<token>/wallet/return")
