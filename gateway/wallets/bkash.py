@@ -52,7 +52,7 @@ TRANSACTION_STATES = {
 
 def timeout():
     """(connect, read) seconds for one call to bKash (WALLET_HTTP_TIMEOUT, default 30 s read)."""
-    return (5, float(current_app.config.get("WALLET_HTTP_TIMEOUT", 30)))
+    return (5, float(current_app.config["WALLET_HTTP_TIMEOUT"]))
 
 
 def refusal(answer):

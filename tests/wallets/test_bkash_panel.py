@@ -155,3 +155,12 @@ def test_the_command_line_refuses_an_api_method_without_its_secrets(runner, bran
     assert json.dumps([]) == json.dumps(
         db.session.execute(db.select(PaymentMethod.id)).scalars().all()
     )
+
+
+def test_switching_an_api_method_off_names_it_by_its_wallet(as_admin, bkash_api):
+    answer = post_form(
+        as_admin, f"/panel/settings/methods/{bkash_api.id}/toggle", follow_redirects=True
+    )
+    page = html.unescape(answer.get_data(as_text=True))
+    assert "bKash API is switched off." in page
+    assert bkash_api.number not in page
