@@ -183,3 +183,32 @@ def test_a_method_that_is_not_an_api_method_cannot_start(client, payment, brand,
     )
     assert answer.status_code == 422
     assert standin.calls(CREATE) == 0
+
+
+def test_a_trip_never_paid_is_closed_by_the_settle_job_once_its_payment_expired(
+    client, payment, bkash_api, standin
+):
+    from gateway.payments.lifecycle import expire_payment
+
+    press_pay_with_bkash(client, payment, bkash_api)  # the customer never comes back
+    later = utcnow() + timedelta(minutes=2)
+    assert [o.status for o in settle_started_wallet_payments(now=later)] == ["pending"]
+    assert expire_payment(reloaded(payment))
+    db.session.commit()
+    assert [o.status for o in settle_started_wallet_payments(now=later)] == ["cancelled"]
+    (row,) = wallet_rows(payment)
+    assert row.state == "cancelled"
+    assert settle_started_wallet_payments(now=later) == []
+
+
+def test_the_settle_job_keeps_the_trip_while_bkash_is_out_of_reach(
+    client, payment, bkash_api, standin
+):
+    press_pay_with_bkash(client, payment, bkash_api)
+    standin.__exit__()
+    assert settle_started_wallet_payments(now=utcnow() + timedelta(minutes=2)) == []
+    (row,) = wallet_rows(payment)
+    db.session.refresh(row)
+    assert row.state == "started"
+    assert "could not be reached" in row.last_error
+    assert reloaded(payment).status == "created"
