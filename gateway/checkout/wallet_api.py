@@ -61,11 +61,12 @@ def start_wallet(token, method_id):
                 reason=error.message,
             ),
         )
-    # Not a 303: the pay page's CSP form-action ('self' and the shop) would block the redirect
-    # to the wallet's origin; the wallet page is where this page sends the browser on.
-    return render_checkout(
-        "checkout/wallet_leave.html", payment, wallet_page=wallet_page, provider=method.provider
+    # A page of ours that forwards, not a 303: the pay page's CSP keeps form-action to 'self' (and
+    # the shop's return addresses), and a browser holds a form's redirects to it.
+    response = render_checkout(
+        "checkout/wallet_redirect.html", payment, 200, method=method, wallet_url=wallet_page
     )
+    return response
 
 
 @bp.get("/<token>/wallet/return")

@@ -233,10 +233,12 @@ def settings_method_toggle(method_id):
                 method,
                 {"provider": method.provider, "number": method.number},
             )
+        # A wallet API method's number is a hidden key: it is named by its wallet instead.
+        label = f"{PROVIDER_NAMES[method.provider]} API" if method.is_wallet_api else method.number
         flash(
-            _("%(number)s is switched on.", number=method.number)
+            _("%(number)s is switched on.", number=label)
             if method.enabled
-            else _("%(number)s is switched off.", number=method.number),
+            else _("%(number)s is switched off.", number=label),
             "success",
         )
     return redirect(url_for("panel.settings", _anchor="methods"))

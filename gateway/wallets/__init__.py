@@ -115,7 +115,7 @@ def move_wallet_payment(row, to_state, last_error=None, from_states=(WALLET_STAR
 
 
 def note_error(row, message):
-    """Keep the last thing that went wrong on a started wallet payment (shown in the panel)."""
+    """Keep the last thing that went wrong on a started wallet payment (for the operator)."""
     db.session.execute(
         db.update(WalletPayment)
         .where(WalletPayment.id == row.id)

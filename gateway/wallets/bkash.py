@@ -7,6 +7,7 @@ execute that times out is left `started` for the periodic settle, which asks by 
 """
 
 from decimal import Decimal, InvalidOperation
+from urllib.parse import urlsplit
 
 from flask import current_app
 
@@ -51,7 +52,7 @@ TRANSACTION_STATES = {
 
 def timeout():
     """(connect, read) seconds for one call to bKash (WALLET_HTTP_TIMEOUT, default 30 s read)."""
-    return (5, float(current_app.config.get("WALLET_HTTP_TIMEOUT", 30)))
+    return (5, float(current_app.config["WALLET_HTTP_TIMEOUT"]))
 
 
 def refusal(answer):
@@ -165,6 +166,8 @@ def start(payment, method, callback_url):
     )
     if not succeeded(answer) or not answer.get("paymentID") or not answer.get("bkashURL"):
         raise WalletRefused(f"bKash did not create the payment: {refusal(answer)}")
+    if urlsplit(answer["bkashURL"]).scheme not in ("https", "http"):
+        raise WalletUnavailable("bKash answered a payment page that is not a web address.")
     record_started(payment, method, answer["paymentID"])
     return answer["bkashURL"]
 

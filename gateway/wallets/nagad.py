@@ -8,7 +8,7 @@ import secrets
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 
-from flask import has_request_context, request
+from flask import current_app, has_request_context, request
 
 from ..answer_commit import commit_work
 from ..extensions import db
@@ -43,8 +43,12 @@ STATUSES = {
     "InvalidRequest": FAILED,
     "UnKnownFailed": FAILED,
 }
-TIMEOUT = wire.TIMEOUT
 DHAKA = timedelta(hours=6)
+
+
+def timeout():
+    """(connect, read) seconds for one call to Nagad (WALLET_HTTP_TIMEOUT, as for every wallet)."""
+    return (5, float(current_app.config["WALLET_HTTP_TIMEOUT"]))
 
 
 def merchant_keys(method):
@@ -109,7 +113,7 @@ def start(payment, method, callback_url):
     amount = wallet_amount(payment)
     order = new_order_id(payment)
     try:
-        reference, challenge = wire.initialize(keys, order, customer_ip(), TIMEOUT)
+        reference, challenge = wire.initialize(keys, order, customer_ip(), timeout())
     except wire.NagadError as error:
         raise in_our_words(error) from None
     # Recorded before complete: Nagad now knows this orderId, and the next trip needs another.
@@ -124,7 +128,7 @@ def start(payment, method, callback_url):
             callback_url,
             {"payment": payment.public_id},
             customer_ip(),
-            TIMEOUT,
+            timeout(),
         )
     except wire.NagadError as error:
         if move_wallet_payment(row, WALLET_FAILED, error.message):
@@ -161,7 +165,7 @@ def verified(payment, method, row):
     """Nagad's verify of our own reference for `row`, as an Outcome."""
     keys = merchant_keys(method)
     try:
-        answer = wire.verify(keys, row.provider_payment_id, TIMEOUT)
+        answer = wire.verify(keys, row.provider_payment_id, timeout())
     except wire.NagadError as error:
         raise in_our_words(error) from None
     return outcome_of(payment, row, keys, answer)
@@ -198,7 +202,7 @@ def refund(payment, method, amount, reason):
         taka = min(in_taka(taka, payment.exchange_rate), payment.amount_paid)
     try:
         # Nagad's cancel names the order: read it back from Nagad's own record (a safe read).
-        paid = wire.verify(keys, row.provider_payment_id, TIMEOUT)
+        paid = wire.verify(keys, row.provider_payment_id, timeout())
         if paid.get("status") != "Success" or not names_our_order(payment, paid.get("orderId")):
             raise WalletRefused("Nagad does not hold this payment as paid.")
         answer = wire.cancel_purchase(
@@ -210,7 +214,7 @@ def refund(payment, method, amount, reason):
             taka,
             "RF" + secrets.token_hex(6).upper(),
             (reason or "Refund")[:100],
-            TIMEOUT,
+            timeout(),
         )
     except wire.NagadError as error:
         raise in_our_words(error) from None
@@ -227,7 +231,7 @@ def check_credentials(method):
     except WalletUnavailable as error:
         return False, error.message
     try:
-        wire.initialize(keys, "CHK" + secrets.token_hex(8).upper(), customer_ip(), TIMEOUT)
+        wire.initialize(keys, "CHK" + secrets.token_hex(8).upper(), customer_ip(), timeout())
     except wire.NagadAnswerRefused as error:
         return False, f"Nagad answered, but {error.message} Check the Nagad public key."
     except wire.NagadUnreachable as error:

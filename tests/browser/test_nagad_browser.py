@@ -27,8 +27,8 @@ def nagad():
 
 
 @pytest.fixture
-def nagad_method(brand, nagad, monkeypatch):
-    monkeypatch.setattr(nagad_api, "TIMEOUT", (2, 5))
+def nagad_method(app, brand, nagad, monkeypatch):
+    monkeypatch.setitem(app.config, "WALLET_HTTP_TIMEOUT", 5)
     return add_api_method(
         brand,
         "nagad",

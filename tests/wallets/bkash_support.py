@@ -1,6 +1,8 @@
 """What the bKash tests share: the stand-in running, an API method pointed at it, and the
 customer's round trip (our button, bKash's page, back to our callback) through the test client."""
 
+import html
+import re
 from urllib.parse import urlsplit
 
 import pytest
@@ -9,7 +11,6 @@ import requests
 from gateway.wallets.credentials import add_api_method
 from tests.checkout_helpers import csrf_token
 from tests.wallet_standins.bkash import CREDENTIALS, BkashStandIn
-from tests.wallets.wallet_pages import wallet_page_of
 
 
 @pytest.fixture
@@ -24,13 +25,25 @@ def bkash_api(brand, standin):
     return add_api_method(brand, "bkash", standin.base_url, CREDENTIALS)
 
 
+WALLET_LINK = re.compile(r'id="wallet-page" href="([^"]+)"')
+
+
 def press_pay_with_bkash(client, payment, method):
-    """The customer presses "Pay with bKash": our answer (the page that sends the browser on to
-    bKash's when it worked; wallet_page_of reads where)."""
+    """The customer presses "Pay with bKash": our answer (the page forwarding to bKash's when it
+    worked)."""
     return client.post(
         f"/checkout/{payment.token}/wallet/{method.id}",
         data={"csrf_token": csrf_token(client, payment)},
     )
+
+
+def wallet_page(answer):
+    """The wallet page our forwarding page sends the customer to (its link and meta refresh)."""
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    body = answer.get_data(as_text=True)
+    url = html.unescape(WALLET_LINK.search(body).group(1))
+    assert f'content="0;url={WALLET_LINK.search(body).group(1)}"' in body
+    return url
 
 
 def choose_at_bkash(wallet_page, choice):
@@ -50,4 +63,4 @@ def come_back(client, callback):
 def pay_through_bkash(client, payment, method, choice="success"):
     """The whole round trip; our answer to the callback."""
     started = press_pay_with_bkash(client, payment, method)
-    return come_back(client, choose_at_bkash(wallet_page_of(started), choice))
+    return come_back(client, choose_at_bkash(wallet_page(started), choice))

@@ -27,8 +27,8 @@ from tests.wallets.bkash_support import (  # noqa: F401 - fixtures
     pay_through_bkash,
     press_pay_with_bkash,
     standin,
+    wallet_page,
 )
-from tests.wallets.wallet_pages import wallet_page_of
 
 
 def wallet_rows(payment):
@@ -105,13 +105,13 @@ def test_a_cancelled_or_failed_bkash_payment_returns_to_the_pay_page_with_the_re
     assert row.state == ("cancelled" if choice == "cancel" else "failed")
     # The customer may try again: a new trip to bKash.
     again = press_pay_with_bkash(client, payment, bkash_api)
-    assert wallet_page_of(again).startswith(standin.origin)
+    assert wallet_page(again).startswith(standin.origin + "/pay/")
     assert len(wallet_rows(payment)) == 2
 
 
 def test_a_cancel_callback_for_a_paid_payment_is_not_believed(client, payment, bkash_api, standin):
     started = press_pay_with_bkash(client, payment, bkash_api)
-    callback = choose_at_bkash(wallet_page_of(started), "success")
+    callback = choose_at_bkash(wallet_page(started), "success")
     (row,) = wallet_rows(payment)
     # bKash executed meanwhile (another tab): a forged "cancel" is checked by the status query.
     standin.payments[row.provider_payment_id].update(
@@ -183,3 +183,32 @@ def test_a_method_that_is_not_an_api_method_cannot_start(client, payment, brand,
     )
     assert answer.status_code == 422
     assert standin.calls(CREATE) == 0
+
+
+def test_a_trip_never_paid_is_closed_by_the_settle_job_once_its_payment_expired(
+    client, payment, bkash_api, standin
+):
+    from gateway.payments.lifecycle import expire_payment
+
+    press_pay_with_bkash(client, payment, bkash_api)  # the customer never comes back
+    later = utcnow() + timedelta(minutes=2)
+    assert [o.status for o in settle_started_wallet_payments(now=later)] == ["pending"]
+    assert expire_payment(reloaded(payment))
+    db.session.commit()
+    assert [o.status for o in settle_started_wallet_payments(now=later)] == ["cancelled"]
+    (row,) = wallet_rows(payment)
+    assert row.state == "cancelled"
+    assert settle_started_wallet_payments(now=later) == []
+
+
+def test_the_settle_job_keeps_the_trip_while_bkash_is_out_of_reach(
+    client, payment, bkash_api, standin
+):
+    press_pay_with_bkash(client, payment, bkash_api)
+    standin.__exit__()
+    assert settle_started_wallet_payments(now=utcnow() + timedelta(minutes=2)) == []
+    (row,) = wallet_rows(payment)
+    db.session.refresh(row)
+    assert row.state == "started"
+    assert "could not be reached" in row.last_error
+    assert reloaded(payment).status == "created"

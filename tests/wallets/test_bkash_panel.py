@@ -9,6 +9,7 @@ from gateway.extensions import db
 from gateway.payments.models.payment_method import PaymentMethod
 from gateway.wallets.credentials import opened
 from gateway.wallets.models import WalletCredential
+from tests.checkout_helpers import payment  # noqa: F401 - fixture
 from tests.panel.conftest import admin, as_admin, audit_actions, client, post_form  # noqa: F401
 from tests.wallet_standins.bkash import CREDENTIALS
 from tests.wallets.bkash_support import bkash_api, standin  # noqa: F401 - fixtures
@@ -155,3 +156,33 @@ def test_the_command_line_refuses_an_api_method_without_its_secrets(runner, bran
     assert json.dumps([]) == json.dumps(
         db.session.execute(db.select(PaymentMethod.id)).scalars().all()
     )
+
+
+def test_switching_an_api_method_off_names_it_by_its_wallet(as_admin, bkash_api):
+    answer = post_form(
+        as_admin, f"/panel/settings/methods/{bkash_api.id}/toggle", follow_redirects=True
+    )
+    page = html.unescape(answer.get_data(as_text=True))
+    assert "bKash API is switched off." in page
+    assert bkash_api.number not in page
+
+
+def test_a_panel_refund_is_made_at_bkash_and_a_refusal_says_why(
+    as_admin, brand, payment, bkash_api, standin
+):
+    from gateway.payments.models.payment import Refund
+    from tests.panel.test_payment_actions import refund
+    from tests.wallets.bkash_support import pay_through_bkash
+    from tests.wallets.test_bkash_refunds import bkash_payment
+
+    customer = as_admin.application.test_client()
+    pay_through_bkash(customer, payment, bkash_api)
+    done = refund(as_admin, payment, {"amount": "100.00", "reason": "broken"}, True)
+    assert done.status_code == 200
+    assert bkash_payment(standin, payment)["refunded"] == 100
+    bkash_payment(standin, payment)["refunded"] = 500  # all refunded at bKash by hand meanwhile
+    refused = refund(as_admin, payment, {"amount": "50.00", "reason": "again"}, True)
+    page = html.unescape(refused.get_data(as_text=True))
+    assert "bKash refused the refund: Refund amount exceeds the paid amount (2071)" in page
+    amounts = db.session.execute(db.select(Refund.amount)).scalars().all()
+    assert [str(a) for a in amounts] == ["100.00"]

@@ -23,7 +23,7 @@ from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.checkout_helpers import THANKS, csrf_token, payment, text_of  # noqa: F401 - fixture
 from tests.factories import PaymentFactory, reload
 from tests.wallet_standins.nagad import NagadStandIn, new_key_pair
-from tests.wallets.wallet_pages import wallet_page_of
+from tests.wallets.bkash_support import wallet_page as wallet_page_of
 from tests.webhook_support import receiver  # noqa: F401 - fixture
 
 
@@ -34,9 +34,9 @@ def nagad():
 
 
 @pytest.fixture(autouse=True)
-def quick_nagad(nagad, monkeypatch):
+def quick_nagad(app, nagad, monkeypatch):
     """Short timeouts against the loopback stand-in, and no fault left by another test."""
-    monkeypatch.setattr(nagad_api, "TIMEOUT", (2, 0.5))
+    monkeypatch.setitem(app.config, "WALLET_HTTP_TIMEOUT", 0.5)
     nagad.answer_fault = None
     nagad.refuse_refunds = None
     nagad.refuse_complete = None
