@@ -35,8 +35,9 @@ def nagad():
 
 @pytest.fixture(autouse=True)
 def quick_nagad(app, nagad, monkeypatch):
-    """Short timeouts against the loopback stand-in, and no fault left by another test."""
-    monkeypatch.setitem(app.config, "WALLET_HTTP_TIMEOUT", 0.5)
+    """Short timeouts against the loopback stand-in (the stalls wait on an event, not a clock),
+    and no fault left by another test."""
+    monkeypatch.setitem(app.config, "WALLET_HTTP_TIMEOUT", 2)
     nagad.answer_fault = None
     nagad.refuse_refunds = None
     nagad.refuse_complete = None

@@ -8,7 +8,7 @@ import pytest
 from gateway.wallets import nagad_wire as wire
 from tests.wallet_standins.nagad import NagadStandIn, bare_base64, new_key_pair
 
-SHORT = (2, 0.5)
+SHORT = (2, 2)  # long enough for a loaded machine; the stalls wait on an event
 
 
 @pytest.fixture(scope="module")
