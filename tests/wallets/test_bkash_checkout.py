@@ -212,3 +212,18 @@ def test_the_settle_job_keeps_the_trip_while_bkash_is_out_of_reach(
     assert row.state == "started"
     assert "could not be reached" in row.last_error
     assert reloaded(payment).status == "created"
+
+
+def test_an_older_tab_s_trip_pays_and_the_newer_one_is_closed(client, payment, bkash_api, standin):
+    older = wallet_page(press_pay_with_bkash(client, payment, bkash_api))
+    newer = wallet_page(press_pay_with_bkash(client, payment, bkash_api))
+    assert older != newer
+    answer = come_back(client, choose_at_bkash(older, "success"))
+    assert answer.status_code == 303
+    assert reloaded(payment).status == "completed"
+    first, second = sorted(wallet_rows(payment), key=lambda row: row.id)
+    assert (first.state, second.state) == ("settled", "started")
+    settle_started_wallet_payments(now=utcnow() + timedelta(minutes=2))
+    db.session.refresh(second)
+    assert second.state == "cancelled"
+    assert completed_events(payment) == 1
