@@ -227,3 +227,17 @@ def test_an_older_tab_s_trip_pays_and_the_newer_one_is_closed(client, payment, b
     db.session.refresh(second)
     assert second.state == "cancelled"
     assert completed_events(payment) == 1
+
+
+def test_the_method_s_fee_is_charged_and_paid_through_bkash(client, payment, bkash_api, standin):
+    from decimal import Decimal
+
+    from gateway.payments.methods import update_method
+
+    update_method(bkash_api, fee_fixed=Decimal("10.00"))
+    assert "৳510.00" in text_of(client.get(f"/checkout/{payment.token}"))
+    pay_through_bkash(client, payment, bkash_api)
+    (row,) = wallet_rows(payment)
+    assert standin.payments[row.provider_payment_id]["amount"] == "510.00"
+    paid = reloaded(payment)
+    assert (paid.status, paid.fee, paid.amount_paid) == ("completed", 10, 510)
