@@ -241,3 +241,39 @@ def test_the_method_s_fee_is_charged_and_paid_through_bkash(client, payment, bka
     assert standin.payments[row.provider_payment_id]["amount"] == "510.00"
     paid = reloaded(payment)
     assert (paid.status, paid.fee, paid.amount_paid) == ("completed", 10, 510)
+
+
+def test_two_racing_callbacks_complete_the_payment_once(
+    client, live_server, payment, bkash_api, standin
+):
+    import threading
+    from urllib.parse import urlsplit
+
+    import requests
+
+    callback = choose_at_bkash(
+        wallet_page(press_pay_with_bkash(client, payment, bkash_api)), "success"
+    )
+    parts = urlsplit(callback)
+    url = f"{live_server}{parts.path}?{parts.query}"
+    answers = []
+    start = threading.Barrier(2)
+
+    def come_back_at_once():
+        start.wait()
+        answers.append(requests.get(url, allow_redirects=False, timeout=30).status_code)
+
+    threads = [threading.Thread(target=come_back_at_once) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answers) == [303, 303]
+    assert reloaded(payment).status == "completed"
+    assert completed_events(payment) == 1
+    count = db.session.execute(
+        db.select(db.func.count())
+        .select_from(Transaction)
+        .where(Transaction.payment_id == payment.id)
+    ).scalar()
+    assert count == 1
