@@ -259,12 +259,14 @@ def settle_started_wallet_payments(now=None):
         payment = db.session.get(Payment, row.payment_id)
         try:
             outcome = provider_api(row.provider).query(payment, method_of(row), row=row)
+            if outcome.status == PENDING and payment.status not in OPEN_STATUSES:
+                outcome = Outcome(CANCELLED, reason=f"The payment was {payment.status}.")
+            settled.append(settle_wallet_outcome(payment, outcome, row))
         except DomainError as error:
+            # The wallet out of reach, or the payment closed meanwhile (the next round sees it):
+            # one trip's trouble never stops the others.
+            db.session.rollback()
             note_error(row, error.message)
-            continue
-        if outcome.status == PENDING and payment.status not in OPEN_STATUSES:
-            outcome = Outcome(CANCELLED, reason=f"The payment was {payment.status}.")
-        settled.append(settle_wallet_outcome(payment, outcome, row))
     return settled
 
 
