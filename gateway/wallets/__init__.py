@@ -4,9 +4,12 @@ page, comes back, and the server settles the payment from the wallet's answer (d
 Each provider is a module of this package named in PROVIDER_MODULES, exposing:
   SECRET_FIELDS: the names of the secrets its credentials hold;
   start(payment, method, callback_url) -> the wallet page URL (records a wallet_payments row);
-  finish(payment, method, args) -> Outcome (executes or verifies on the server; args only name it);
-  query(payment, method) -> Outcome (the periodic settle of a payment left in between);
-  refund(payment, method, amount, reason) -> the wallet's refund id (WalletRefused when refused);
+  finish(payment, method, args, row=None) -> Outcome (executes or verifies on the server; args only
+    name it);
+  query(payment, method, row=None) -> Outcome (the periodic settle of a payment left in between);
+  (`row`: the wallet_payments row meant, which the framework always passes; None: the newest.)
+  refund(payment, method, amount, reason, row=None) -> the wallet's refund id (WalletRefused when
+    refused);
   check_credentials(method) -> (ok, message).
 """
 
@@ -195,7 +198,7 @@ def start_wallet_payment(payment, method, callback_url):
     of the wallet's page."""
     previous = latest_wallet_payment(payment)
     if previous is not None and previous.state == WALLET_STARTED:
-        outcome = provider_api(previous.provider).query(payment, method_of(previous))
+        outcome = provider_api(previous.provider).query(payment, method_of(previous), row=previous)
         settle_wallet_outcome(payment, outcome, previous)
         db.session.refresh(payment)
     charged = fee_charged(payment, fee_for(method, payment.amount_bdt))
@@ -216,7 +219,11 @@ def start_wallet_payment(payment, method, callback_url):
 def finish_wallet_payment(payment, args):
     """The customer is back from the wallet: ask the wallet ourselves (the args only name the
     wallet's payment) and settle; the Outcome as acted on."""
-    row = latest_wallet_payment(payment)
+    # The trip the callback names, if it is one of this payment's (an older tab), else the newest.
+    named = args.get("paymentID") or args.get("payment_ref_id")
+    row = (latest_wallet_payment(payment, named) if named else None) or latest_wallet_payment(
+        payment
+    )
     if row is None:
         return Outcome(FAILED, reason="This payment was never sent to a wallet.")
     if row.state == WALLET_SETTLED:
@@ -225,7 +232,7 @@ def finish_wallet_payment(payment, args):
         return Outcome(
             CANCELLED if row.state == WALLET_CANCELLED else FAILED, reason=row.last_error
         )
-    outcome = provider_api(row.provider).finish(payment, method_of(row), args)
+    outcome = provider_api(row.provider).finish(payment, method_of(row), args, row=row)
     return settle_wallet_outcome(payment, outcome, row)
 
 
@@ -251,28 +258,36 @@ def settle_started_wallet_payments(now=None):
     for row in rows:
         payment = db.session.get(Payment, row.payment_id)
         try:
-            outcome = provider_api(row.provider).query(payment, method_of(row))
+            outcome = provider_api(row.provider).query(payment, method_of(row), row=row)
+            if outcome.status == PENDING and payment.status not in OPEN_STATUSES:
+                outcome = Outcome(CANCELLED, reason=f"The payment was {payment.status}.")
+            settled.append(settle_wallet_outcome(payment, outcome, row))
         except DomainError as error:
+            # The wallet out of reach, or the payment closed meanwhile (the next round sees it):
+            # one trip's trouble never stops the others.
+            db.session.rollback()
             note_error(row, error.message)
-            continue
-        if outcome.status == PENDING and payment.status not in OPEN_STATUSES:
-            outcome = Outcome(CANCELLED, reason=f"The payment was {payment.status}.")
-        settled.append(settle_wallet_outcome(payment, outcome, row))
     return settled
 
 
 def refund_through_wallet(refund, transaction):
     """The payments_refunding listener: a refund of a payment paid through a wallet's API is made
     at the wallet first (its refund id kept on the refund); WalletRefused says why not."""
+    # The trip that completed the payment: a settled one with a note was paid after the payment
+    # had closed (settle_wallet_outcome), money the merchant returns by hand.
     row = db.session.execute(
-        db.select(WalletPayment).where(
+        db.select(WalletPayment)
+        .where(
             WalletPayment.payment_id == transaction.payment_id,
             WalletPayment.state == WALLET_SETTLED,
+            WalletPayment.last_error.is_(None),
         )
+        .order_by(WalletPayment.id)
+        .limit(1)
     ).scalar_one_or_none()
     if row is None:
         return None
     refund.provider_refund_id = provider_api(row.provider).refund(
-        transaction.payment, method_of(row), refund.amount, refund.reason
+        transaction.payment, method_of(row), refund.amount, refund.reason, row=row
     )
     return refund.provider_refund_id

@@ -201,11 +201,11 @@ def outcome_of(answer):
     return Outcome(status, reason=f"bKash: {answer.get('transactionStatus')}")
 
 
-def finish(payment, method, args):
+def finish(payment, method, args, row=None):
     """The customer came back (?paymentID=…&status=success|failure|cancel): execute our own
     paymentID on success, confirm anything else by the status query; never the query string's
     word alone."""
-    row = latest_wallet_payment(payment)
+    row = row or latest_wallet_payment(payment)
     said = args.get("status")
     if said == "success" and args.get("paymentID") == row.provider_payment_id:
         try:
@@ -217,7 +217,7 @@ def finish(payment, method, args):
         if succeeded(answer):
             return outcome_of(answer)
         # Refused: already executed (a replay, a second tab) or not paid: bKash's state decides.
-    outcome = query(payment, method)
+    outcome = query(payment, method, row)
     if outcome.status == PENDING and said in ("cancel", "failure"):
         return Outcome(
             CANCELLED if said == "cancel" else FAILED,
@@ -226,9 +226,10 @@ def finish(payment, method, args):
     return outcome
 
 
-def query(payment, method):
-    """bKash's word on the payment's latest trip (the status query, repeated on a timeout)."""
-    row = latest_wallet_payment(payment)
+def query(payment, method, row=None):
+    """bKash's word on a trip of the payment (default: its latest), by the status query, repeated
+    on a timeout."""
+    row = row or latest_wallet_payment(payment)
     for attempt in range(STATUS_ATTEMPTS):
         try:
             answer = call(method, STATUS, {"paymentID": row.provider_payment_id})
@@ -239,10 +240,10 @@ def query(payment, method):
     return outcome_of(answer)
 
 
-def refund(payment, method, amount, reason):
+def refund(payment, method, amount, reason, row=None):
     """Refund `amount` taka of a payment bKash paid; bKash's refund id, WalletRefused with its
     reason."""
-    row = latest_wallet_payment(payment)
+    row = row or latest_wallet_payment(payment)
     if row is None or row.state != WALLET_SETTLED or not payment.provider_trx_id:
         raise WalletRefused("This payment was not paid through bKash's API.")
     if payment.currency != "BDT":

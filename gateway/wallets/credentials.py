@@ -55,8 +55,12 @@ def add_api_method(brand, provider, base_url, given_secrets, enabled=True, displ
     """Add a wallet's API method (docs/wallet-apis.md) with its secrets sealed; last in order."""
     if provider not in API_PROVIDERS:
         raise field_error("provider", f"Provider must be one of {', '.join(API_PROVIDERS)}.")
+    try:
+        api = provider_api(provider)
+    except ModuleNotFoundError:  # a provider listed before its module is written
+        raise field_error("provider", f"The {provider} API is not available yet.") from None
     url = checked_base_url(base_url)
-    values = checked_secrets(provider_api(provider).SECRET_FIELDS, given_secrets)
+    values = checked_secrets(api.SECRET_FIELDS, given_secrets)
     last = db.session.execute(
         db.select(db.func.max(PaymentMethod.position)).where(PaymentMethod.brand_id == brand.id)
     ).scalar()

@@ -212,3 +212,68 @@ def test_the_settle_job_keeps_the_trip_while_bkash_is_out_of_reach(
     assert row.state == "started"
     assert "could not be reached" in row.last_error
     assert reloaded(payment).status == "created"
+
+
+def test_an_older_tab_s_trip_pays_and_the_newer_one_is_closed(client, payment, bkash_api, standin):
+    older = wallet_page(press_pay_with_bkash(client, payment, bkash_api))
+    newer = wallet_page(press_pay_with_bkash(client, payment, bkash_api))
+    assert older != newer
+    answer = come_back(client, choose_at_bkash(older, "success"))
+    assert answer.status_code == 303
+    assert reloaded(payment).status == "completed"
+    first, second = sorted(wallet_rows(payment), key=lambda row: row.id)
+    assert (first.state, second.state) == ("settled", "started")
+    settle_started_wallet_payments(now=utcnow() + timedelta(minutes=2))
+    db.session.refresh(second)
+    assert second.state == "cancelled"
+    assert completed_events(payment) == 1
+
+
+def test_the_method_s_fee_is_charged_and_paid_through_bkash(client, payment, bkash_api, standin):
+    from decimal import Decimal
+
+    from gateway.payments.methods import update_method
+
+    update_method(bkash_api, fee_fixed=Decimal("10.00"))
+    assert "৳510.00" in text_of(client.get(f"/checkout/{payment.token}"))
+    pay_through_bkash(client, payment, bkash_api)
+    (row,) = wallet_rows(payment)
+    assert standin.payments[row.provider_payment_id]["amount"] == "510.00"
+    paid = reloaded(payment)
+    assert (paid.status, paid.fee, paid.amount_paid) == ("completed", 10, 510)
+
+
+def test_two_racing_callbacks_complete_the_payment_once(
+    client, live_server, payment, bkash_api, standin
+):
+    import threading
+    from urllib.parse import urlsplit
+
+    import requests
+
+    callback = choose_at_bkash(
+        wallet_page(press_pay_with_bkash(client, payment, bkash_api)), "success"
+    )
+    parts = urlsplit(callback)
+    url = f"{live_server}{parts.path}?{parts.query}"
+    answers = []
+    start = threading.Barrier(2)
+
+    def come_back_at_once():
+        start.wait()
+        answers.append(requests.get(url, allow_redirects=False, timeout=30).status_code)
+
+    threads = [threading.Thread(target=come_back_at_once) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answers) == [303, 303]
+    assert reloaded(payment).status == "completed"
+    assert completed_events(payment) == 1
+    count = db.session.execute(
+        db.select(db.func.count())
+        .select_from(Transaction)
+        .where(Transaction.payment_id == payment.id)
+    ).scalar()
+    assert count == 1
