@@ -171,29 +171,34 @@ def verified(payment, method, row):
     return outcome_of(payment, row, keys, answer)
 
 
-def finish(payment, method, args):
-    """The customer is back: verify the payment's own Nagad reference. The callback's
-    payment_ref_id and status decide nothing (a forged one names nothing we act on)."""
-    return query(payment, method)
+def finish(payment, method, args, row=None):
+    """The customer is back: verify the trip's own Nagad reference (`row`, default the newest).
+    The callback's payment_ref_id and status decide nothing (a forged one names nothing we act
+    on)."""
+    return query(payment, method, row=row)
 
 
-def query(payment, method):
-    """The periodic settle: verify the payment's newest Nagad reference."""
-    row = latest_wallet_payment(payment)
+def query(payment, method, row=None):
+    """The periodic settle: verify the Nagad reference of `row` (default: the newest trip)."""
+    row = row or latest_wallet_payment(payment)
     if row is None:
         return Outcome(FAILED, reason="This payment was never sent to Nagad.")
     return verified(payment, method, row)
 
 
-def refund(payment, method, amount, reason):
-    """Nagad's purchase cancel for `amount` taka of the payment's settled Nagad payment: Nagad's
-    id for the refund; WalletRefused with Nagad's message when it says no."""
-    row = db.session.execute(
-        db.select(WalletPayment)
-        .where(WalletPayment.payment_id == payment.id, WalletPayment.state == WALLET_SETTLED)
-        .order_by(WalletPayment.id.desc())
-        .limit(1)
-    ).scalar_one_or_none()
+def refund(payment, method, amount, reason, row=None):
+    """Nagad's purchase cancel for `amount` taka of the payment's settled Nagad trip (`row`, or
+    the newest settled one): Nagad's id for the refund; WalletRefused with Nagad's message when it
+    says no."""
+    row = (
+        row
+        or db.session.execute(
+            db.select(WalletPayment)
+            .where(WalletPayment.payment_id == payment.id, WalletPayment.state == WALLET_SETTLED)
+            .order_by(WalletPayment.id.desc())
+            .limit(1)
+        ).scalar_one_or_none()
+    )
     if row is None:
         raise WalletRefused("This payment was not paid through Nagad.")
     keys = merchant_keys(method)
