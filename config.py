@@ -268,6 +268,12 @@ SETTINGS = {
         S("WEBHOOK_CONNECT_TIMEOUT", seconds, 5, "seconds to connect to a webhook receiver"),
         S("WEBHOOK_TIMEOUT", seconds, 10, "seconds a webhook receiver has to answer in full"),
         S(
+            "WALLET_HTTP_TIMEOUT",
+            seconds,
+            30,
+            "seconds a wallet's merchant API (bKash, Nagad) has to answer a call",
+        ),
+        S(
             "WEBHOOK_LEASE_SECONDS",
             whole_number(1),
             60,

@@ -11,4 +11,5 @@ from .mail.models import mail  # noqa: F401
 from .notifications.models import notification as merchant_notification  # noqa: F401
 from .payments.models import currency, customer, payment, payment_method, payment_proof  # noqa: F401
 from .sms.models import balance_chain, inbound_sms, outbound_sms, sms_template  # noqa: F401
+from .wallets import models as wallets  # noqa: F401
 from .webhooks.models import endpoint, event, webhook  # noqa: F401

@@ -74,6 +74,10 @@ class NotPermitted(DomainError):
         super().__init__(message, errors)
 
 
+class Unavailable(DomainError):
+    """A service we depend on (a wallet's API) could not be reached; nothing was decided: 503."""
+
+
 class NotAuthenticated(DomainError):
     """A credential that is missing, expired, revoked or reused (device tokens)."""
 

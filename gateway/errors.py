@@ -14,6 +14,7 @@ from .domain_errors import (
     NotAuthenticated,
     NotFound,
     NotPermitted,
+    Unavailable,
     ValidationFailed,
     field_error,
     invalid_state,
@@ -66,6 +67,7 @@ HTTP_STATUS = {
     NotAuthenticated: 401,
     NotPermitted: 403,
     Gone: 410,
+    Unavailable: 503,
 }
 __all__ = ["ApiError", "HTTP_STATUS", "field_error", "http_status", "invalid_state", "not_found"]
 

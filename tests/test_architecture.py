@@ -23,6 +23,7 @@ DOMAINS = {
     "reports",
     "outbox",
     "testmode",
+    "wallets",
 }
 # Shared by every package; each imports nothing of gateway/ but the others of this list.
 KERNEL = {
@@ -373,6 +374,7 @@ def test_cycles_of_modules_and_packages_are_caught():
 CIPHER_MODULES = {
     "sealing": "keys derived from SECRET_KEY, one per purpose; secrets sealed at rest under them",
     "devices.crypto": "the companion app's SMS payloads, under the device's own key",
+    "wallets.nagad_wire": "Nagad's merchant API: requests RSA-sealed for Nagad and signed by us",
 }
 
 
@@ -466,6 +468,7 @@ OWN_COMMITS = {
     "webhooks.delivery.claim_delivery": "the claim commits before the HTTP call (async on PG)",
     "webhooks.delivery.commit_claim": "the claim commits before the HTTP call (async on PG)",
     "webhooks.delivery.record_attempt": "the attempt and the next state, after the call",
+    "wallets.tokens.store_token_in_database": "own connection: a wallet token is shared at once",
 }
 
 

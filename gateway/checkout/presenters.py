@@ -29,6 +29,7 @@ KIND_NAMES = {
     "merchant": _l("Merchant"),
     "manual": _l("Manual payment"),
     "bank": _l("Bank transfer"),
+    "api": _l("Pay in the app"),
 }
 # How each provider's confirmation SMS labels its transaction ID, with one of that shape
 # (from real texts: bKash 10 characters, Nagad 8, Rocket 10 digits, Upay 10).

@@ -50,12 +50,15 @@ def waiting_url(payment):
     return url_for("checkout.waiting", token=payment.token)
 
 
-def render_pay_page(payment, form=None, chosen=None, status=200, manual_form=None):
+def render_pay_page(
+    payment, form=None, chosen=None, status=200, manual_form=None, wallet_notice=None
+):
     """The pay page: amount, countdown, each enabled method with its fee and total, number, QR,
     steps and form (a manual or bank method: its account and the reference form,
-    checkout/_manual_method.html)."""
+    checkout/_manual_method.html; a wallet's API: its button, checkout/_wallet_api_method.html,
+    with `wallet_notice`, why the last trip to the wallet did not pay)."""
     methods = payment_methods.list_enabled_methods(payment.brand)
-    wallets = [method for method in methods if not method.is_account]
+    wallets = [method for method in methods if method.has_number]
     charges = method_charges(payment, methods)
     untyped = f"{payment.amount:.2f}"  # no taka amount: no SMS can pay it, shown as asked
     reference = reference_to_type(payment)
@@ -78,6 +81,7 @@ def render_pay_page(payment, form=None, chosen=None, status=200, manual_form=Non
             for method in wallets
         },
         qr_codes={method.id: qr_svg(method.number) for method in wallets},
+        wallet_notice=wallet_notice,
     )
 
 
@@ -134,7 +138,7 @@ def claim(token):
         return redirect(page_url(payment), 303)
     method = payment_methods.enabled_method(payment.brand, request.form.get("method_id"))
     form = ClaimForm(method=method)
-    if method is None or method.is_account:  # a manual or bank method posts to manual_claim
+    if method is None or not method.has_number:  # a manual or bank method posts to manual_claim
         form.method_id.errors = [METHOD_GONE]
         return render_pay_page(payment, form, status=422)
     if not form.validate():
@@ -197,7 +201,7 @@ def waiting(token):
 
 def wallet_methods(brand):
     """The brand's enabled wallet methods (not manual or bank ones)."""
-    return [m for m in payment_methods.list_enabled_methods(brand) if not m.is_account]
+    return [m for m in payment_methods.list_enabled_methods(brand) if m.has_number]
 
 
 def correction_method(payment, methods):
@@ -245,7 +249,9 @@ def correct_claim(token):
     # Any enabled method of the brand: the customer may have picked the wrong one the first time.
     method = payment_methods.enabled_method(payment.brand, request.form.get("method_id"))
     form = ClaimForm(method=method)
-    if method is None or method.is_account:  # switched off meanwhile, not the brand's, no wallet
+    if (
+        method is None or not method.has_number
+    ):  # switched off meanwhile, not the brand's, no wallet
         form.validate()
         form.method_id.errors = [METHOD_GONE]
         return render_waiting_page(payment, form, status=422)

@@ -7,7 +7,14 @@ from ..domain_errors import DomainError
 from ..payments import methods as payment_methods
 from ..payments.fees import describe_fee
 from ..payments.methods import PROVIDER_NAMES, checked_provider, normalize_mobile_number
-from ..payments.models.payment_method import ACCOUNT_KINDS, METHOD_KINDS, PROOF_CHOICES, PROVIDERS
+from ..payments.models.payment_method import (
+    ACCOUNT_KINDS,
+    API,
+    METHOD_KINDS,
+    PROOF_CHOICES,
+    PROVIDERS,
+)
+from ..wallets.credentials import add_api_method
 from .deployment import default_brand, fail_on_api_error
 
 # A sample number for `make run`, stored with is_demo so every page that shows it says so.
@@ -25,6 +32,9 @@ def describe(method):
     if describe_fee(method) != "no fee":
         flags.append(f"fee {describe_fee(method)}")
     extra = f" ({', '.join(flags)})" if flags else ""
+    if method.is_wallet_api:
+        name = f" {method.display_name!r}" if method.display_name else ""
+        return f"#{method.id} {PROVIDER_NAMES[method.provider]} API{name}{extra}"
     if method.is_account:
         bank = f" {method.bank_name}" if method.bank_name else ""
         proof = f", proof {method.proof}" if method.proof else ""
@@ -56,8 +66,27 @@ def fail_on_field_error(error):
     "--kind",
     default="personal",
     show_default=True,
-    type=click.Choice(METHOD_KINDS + ACCOUNT_KINDS),
-    help="A wallet's account type, or manual / bank (docs/methods.md).",
+    type=click.Choice(METHOD_KINDS + ACCOUNT_KINDS + (API,)),
+    help="A wallet's account type, manual / bank (docs/methods.md), or api: the wallet's own "
+    "merchant API (docs/wallet-apis.md).",
+)
+@click.option("--base-url", default=None, help="api: the wallet's API root.")
+@click.option("--app-key", default=None, help="api, bKash: the app key.")
+@click.option("--app-secret", default=None, help="api, bKash: the app secret.")
+@click.option("--username", default=None, help="api, bKash: the API username.")
+@click.option("--password", default=None, help="api, bKash: the API password.")
+@click.option("--merchant-id", default=None, help="api, Nagad: the merchant id.")
+@click.option(
+    "--merchant-private-key",
+    default=None,
+    type=click.File("r"),
+    help="api, Nagad: a file holding the merchant's RSA private key (PEM or Nagad's base64).",
+)
+@click.option(
+    "--wallet-public-key",
+    default=None,
+    type=click.File("r"),
+    help="api, Nagad: a file holding Nagad's RSA public key (PEM or Nagad's base64).",
 )
 @click.option(
     "--instructions", default=None, help="Extra text shown to the customer under the steps."
@@ -80,9 +109,18 @@ def fail_on_field_error(error):
 )
 @click.option("--disabled", is_flag=True, help="Add it switched off.")
 def add_method_command(
-    provider, number, kind, instructions, ask_sender_number, disabled, **account
+    provider, number, kind, instructions, ask_sender_number, disabled, base_url, **account
 ):
     """Add a payment method customers can pay to at checkout."""
+    api_secrets = {name: account.pop(name) for name in API_SECRET_OPTIONS}
+    if kind == API:
+        add_api_method_command(provider, base_url, not disabled, api_secrets, account)
+        return
+    given = [name for name, value in api_secrets.items() if value] + (
+        ["base_url"] if base_url else []
+    )
+    if given:
+        raise click.UsageError(f"--{given[0].replace('_', '-')} is for --kind api only.")
     if kind in ACCOUNT_KINDS:
         if provider or number:
             raise click.UsageError(
@@ -113,6 +151,40 @@ def add_method_command(
         )
     except DomainError as error:
         fail_on_api_error(error)
+    click.echo(f"Added payment method {describe(method)}.")
+
+
+# The options of an api method's secrets (each provider's SECRET_FIELDS take theirs).
+API_SECRET_OPTIONS = (
+    "app_key",
+    "app_secret",
+    "username",
+    "password",
+    "merchant_id",
+    "merchant_private_key",
+    "wallet_public_key",
+)
+
+
+def add_api_method_command(provider, base_url, enabled, api_secrets, account):
+    """add-method --kind api: a wallet's merchant API, its secrets sealed."""
+    if not provider or not base_url:
+        raise click.UsageError("An api method needs --provider and --base-url.")
+    try:
+        method = add_api_method(
+            default_brand(),
+            provider,
+            base_url,
+            {
+                name: value.read() if hasattr(value, "read") else value
+                for name, value in api_secrets.items()
+                if value
+            },
+            enabled=enabled,
+            display_name=account.get("display_name"),
+        )
+    except DomainError as error:
+        fail_on_field_error(error)
     click.echo(f"Added payment method {describe(method)}.")
 
 

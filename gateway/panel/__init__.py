@@ -64,6 +64,7 @@ def register_panel(app):
         test_mode,
         two_factor,
         users,
+        wallet_methods,
     )
 
     login_manager.login_view = "panel.sign_in"

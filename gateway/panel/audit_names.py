@@ -42,6 +42,7 @@ ACTION_NAMES = {
     "payment_method.enable": _l("Receiving number switched on"),
     "payment_method.disable": _l("Receiving number switched off"),
     "payment_method.fee": _l("Receiving number's fee changed"),
+    "payment_method.check_credentials": _l("Wallet API credentials tested"),
     "settings.update": _l("Settings changed"),
     "settings.security": _l("Security settings changed"),
     "sign_in": _l("Signed in"),

@@ -76,7 +76,7 @@ class CounterSaleForm(FlaskForm):
 def counter_methods(brand):
     """The numbers a customer at the till can pay to: the enabled wallets (a manual or bank method
     has no number to show or put in a QR)."""
-    return [method for method in list_enabled_methods(brand) if not method.is_account]
+    return [method for method in list_enabled_methods(brand) if method.has_number]
 
 
 def render_form(form=None, status=200):
@@ -139,7 +139,7 @@ def counter_sale():
     if not form.validate_on_submit():
         return render_form(form, 422)
     method = enabled_method(current_brand(), form.method_id.data)
-    if method is None or method.is_account:  # switched off meanwhile, or no number to show
+    if method is None or not method.has_number:  # switched off meanwhile, or no number to show
         form.method_id.errors = [_l("Choose a number that is switched on.")]
         return render_form(form, 422)
     metadata = {"source": "counter", "method_id": str(method.id)}

@@ -21,6 +21,7 @@ from ..payments.methods import (
     list_methods,
     update_method,
 )
+from ..wallets.credentials import masked
 from . import bp
 from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
@@ -32,6 +33,7 @@ from .forms import (
     SettingsForm,
     attach_error,
 )
+from .forms_wallets import WalletApiMethodForm
 
 COMMON_ZONES = (
     "Asia/Dhaka",
@@ -67,10 +69,17 @@ def method_fee_form(method):
 
 
 def render_settings(
-    settings=None, method_form=None, status=200, fee_form=None, fee_method=None, account_form=None
+    settings=None,
+    method_form=None,
+    status=200,
+    fee_form=None,
+    fee_method=None,
+    account_form=None,
+    wallet_form=None,
 ):
     """The settings page: brand form, payment methods with their fees and a worked example, the
-    add-a-number and add-an-account forms; `fee_form` carries errors for the method `fee_method`."""
+    add-a-number, add-an-account and add-a-wallet-API forms (panel/wallet_methods.py); `fee_form`
+    carries errors for the method `fee_method`."""
     brand = current_brand()
     methods = list_methods(brand)
     fee_forms = {method.id: method_fee_form(method) for method in methods}
@@ -85,6 +94,10 @@ def render_settings(
         fee_examples={method.id: fee_example(method) for method in methods},
         fee_error_method=fee_method,
         account_form=account_form or AccountMethodForm(formdata=None, prefix="account"),
+        wallet_form=wallet_form or WalletApiMethodForm(formdata=None, prefix="wallet"),
+        wallet_credentials={
+            method.id: masked(method)[1] for method in methods if method.is_wallet_api
+        },
         listed_banks=LISTED_BANKS,
         zones=COMMON_ZONES,
     ), status
@@ -220,10 +233,12 @@ def settings_method_toggle(method_id):
                 method,
                 {"provider": method.provider, "number": method.number},
             )
+        # A wallet API method's number is a hidden key: it is named by its wallet instead.
+        label = f"{PROVIDER_NAMES[method.provider]} API" if method.is_wallet_api else method.number
         flash(
-            _("%(number)s is switched on.", number=method.number)
+            _("%(number)s is switched on.", number=label)
             if method.enabled
-            else _("%(number)s is switched off.", number=method.number),
+            else _("%(number)s is switched off.", number=label),
             "success",
         )
     return redirect(url_for("panel.settings", _anchor="methods"))

@@ -5,6 +5,7 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..db_types import row_id
 from ..domain_errors import (
+    DomainError,
     NotPermitted,
     RefundExceedsRemaining,
     field_error,
@@ -24,6 +25,7 @@ from ..states import (
 )
 from ..webhooks.events import emit_event
 from .models.payment import PAID_STATUSES, Payment, Refund, Transaction
+from .signals import refund_recording
 from .transactions import get_transaction, of_mode
 
 # A refunded transaction is still "paid" but has nothing left: that is RefundExceedsRemaining, not
@@ -77,6 +79,11 @@ def create_refund(
     )
     db.session.add(refund)
     db.session.flush()
+    try:
+        refund_recording.send(refund, transaction=transaction)  # a wallet's API refunds first
+    except DomainError:
+        db.session.rollback()
+        raise
     # refund.completed event is recorded here, in the same transaction
     emit_event(
         "refund.completed",

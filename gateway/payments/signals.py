@@ -19,3 +19,7 @@ payments_completed = _signals.signal("payments-completed")
 payment_cancelled = _signals.signal("payment-cancelled")
 # Sent whenever an open payment ends unpaid (cancelled, expired or failed), after its status change.
 payment_closed = _signals.signal("payment-closed")
+# Sent by create_refund once the refund is written, before commit: (refund, transaction=...). A
+# wallet's API refunds at the wallet here (gateway/wallets/); its refusal (a DomainError) rolls the
+# refund back.
+refund_recording = _signals.signal("refund-recording")

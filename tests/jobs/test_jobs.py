@@ -307,6 +307,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "prune-notifications: 0",
         "invoice-overdue: 0",
         "rate-feeds: 0",
+        "settle-wallets: 0",
     ]
 
 

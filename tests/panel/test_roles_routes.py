@@ -205,6 +205,27 @@ ROUTES = [
         },
         "OA",
     ),
+    (
+        "panel.settings_wallet_method_add",
+        "POST",
+        "/panel/settings/methods/wallet-api",
+        {
+            "wallet-provider": "bkash",
+            "wallet-base_url": "https://tokenized.sandbox.bka.sh/v1.2.0-beta",
+            "wallet-app_key": "key",
+            "wallet-app_secret": "secret",
+            "wallet-username": "user",
+            "wallet-password": "pass",
+        },
+        "OA",
+    ),
+    (
+        "panel.settings_wallet_method_check",
+        "POST",
+        "/panel/settings/methods/{method}/check",
+        {},
+        "OA",
+    ),
     ("panel.settings_method_toggle", "POST", "/panel/settings/methods/{method}/toggle", {}, "OA"),
     (
         "panel.settings_method_fee",

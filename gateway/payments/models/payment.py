@@ -158,5 +158,7 @@ class Refund(db.Model):
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     # The panel user who recorded it (None: through the API or a plugin); staff limits count it.
     refunded_by_id = db.Column(db.Integer, db.ForeignKey("users.id", ondelete="SET NULL"))
+    # The wallet's own id of the refund, when its API made it (gateway/wallets/).
+    provider_refund_id = db.Column(db.String(100))
 
     transaction = db.relationship("Transaction")

@@ -12,6 +12,11 @@ MANUAL, BANK = "manual", "bank"
 ACCOUNT_KINDS = (MANUAL, BANK)
 # Their provider is their kind: "bank" is also the provider the bank alert parser gives its texts.
 ACCOUNT_PROVIDERS = ACCOUNT_KINDS
+# A wallet's own merchant API (gateway/wallets/, docs/wallet-apis.md): the customer pays on the
+# wallet's page and comes back; the credentials are sealed in wallet_credentials, the number is a
+# hidden key like an account method's.
+API = "api"
+API_PROVIDERS = ("bkash", "nagad")
 PROOF_OFF, PROOF_OPTIONAL, PROOF_REQUIRED = "off", "optional", "required"
 PROOF_CHOICES = (PROOF_OFF, PROOF_OPTIONAL, PROOF_REQUIRED)
 
@@ -62,3 +67,13 @@ class PaymentMethod(db.Model):
     def is_account(self):
         """Whether this is a manual or bank method, not a wallet number."""
         return self.kind in ACCOUNT_KINDS
+
+    @property
+    def is_wallet_api(self):
+        """Whether the customer pays on the wallet's own page (a bKash or Nagad merchant API)."""
+        return self.kind == API
+
+    @property
+    def has_number(self):
+        """Whether the customer sends to a number shown at checkout and types a TrxID."""
+        return not (self.is_account or self.is_wallet_api)

@@ -1,0 +1,293 @@
+"""Wallets' own merchant APIs (bKash tokenized checkout, Nagad): the customer pays on the wallet's
+page, comes back, and the server settles the payment from the wallet's answer (docs/wallet-apis.md).
+
+Each provider is a module of this package named in PROVIDER_MODULES, exposing:
+  SECRET_FIELDS: the names of the secrets its credentials hold;
+  start(payment, method, callback_url) -> the wallet page URL (records a wallet_payments row);
+  finish(payment, method, args, row=None) -> Outcome (executes or verifies on the server; args only
+    name it);
+  query(payment, method, row=None) -> Outcome (the periodic settle of a payment left in between);
+  (`row`: the wallet_payments row meant, which the framework always passes; None: the newest.)
+  refund(payment, method, amount, reason, row=None) -> the wallet's refund id (WalletRefused when
+    refused);
+  check_credentials(method) -> (ok, message).
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from importlib import import_module
+
+from ..answer_commit import commit_work, unit_of_work
+from ..clock import utcnow
+from ..domain_errors import DomainError, InvalidState, Unavailable, invalid_state
+from ..extensions import db
+from ..payments.amounts import fee_charged
+from ..payments.fees import fee_for
+from ..payments.lifecycle import complete_payment
+from ..payments.models.payment import OPEN_STATUSES, Payment
+from ..payments.models.payment_method import PaymentMethod
+from ..states import PAYMENT_CREATED
+from .models import (
+    WALLET_CANCELLED,
+    WALLET_FAILED,
+    WALLET_SETTLED,
+    WALLET_STARTED,
+    WalletPayment,
+)
+
+# Each provider's module, relative to this package.
+PROVIDER_MODULES = {"bkash": ".bkash", "nagad": ".nagad"}
+PAID, CANCELLED, FAILED, PENDING = "paid", "cancelled", "failed", "pending"
+BDT = "BDT"
+# A wallet payment left `started` this long is asked for by the periodic settle.
+SETTLE_AFTER = timedelta(minutes=1)
+
+
+class WalletRefused(InvalidState):
+    """The wallet said no (a refund, a payment it would not start): its reason in our words."""
+
+    code = "WALLET_REFUSED"
+
+
+class WalletUnavailable(Unavailable):
+    """The wallet could not be reached or answered nonsense; nothing was decided."""
+
+    code = "WALLET_UNAVAILABLE"
+
+
+@dataclass
+class Outcome:
+    """What the wallet said about a payment, after our own call to it."""
+
+    status: str  # PAID, CANCELLED, FAILED or PENDING
+    provider_trx_id: str | None = None
+    amount: Decimal | None = None
+    currency: str | None = None
+    reason: str | None = None
+    # Our invoice number as the wallet echoes it (invoice_number), checked against the payment.
+    invoice: str | None = None
+
+
+def provider_api(provider):
+    """The module speaking `provider`'s merchant API; KeyError for a provider without one."""
+    return import_module(PROVIDER_MODULES[provider], __name__)
+
+
+def invoice_number(payment):
+    """Our payment's id as the wallets carry it (merchantInvoiceNumber, orderId): 20 letters and
+    digits."""
+    return payment.public_id.replace("-", "")[:20]
+
+
+def wallet_amount(payment):
+    """The taka the customer pays through the wallet (amount_paid); WalletRefused without one."""
+    if payment.amount_paid is None:
+        raise WalletRefused("This payment has no taka amount, so a wallet cannot take it.")
+    return payment.amount_paid
+
+
+def record_started(payment, method, provider_payment_id):
+    """The wallet_payments row of a payment sent to the wallet's page; committed."""
+    now = utcnow()
+    row = WalletPayment(
+        payment_id=payment.id,
+        method_id=method.id,
+        provider=method.provider,
+        provider_payment_id=str(provider_payment_id),
+        state=WALLET_STARTED,
+        created_at=now,
+        updated_at=now,
+    )
+    db.session.add(row)
+    commit_work()
+    return row
+
+
+def move_wallet_payment(row, to_state, last_error=None, from_states=(WALLET_STARTED,)):
+    """Guarded UPDATE of a wallet payment's state; False when another request moved it first."""
+    values = {"state": to_state, "updated_at": utcnow()}
+    if last_error is not None:
+        values["last_error"] = last_error[:255]
+    moved = db.session.execute(
+        db.update(WalletPayment)
+        .where(WalletPayment.id == row.id, WalletPayment.state.in_(from_states))
+        .values(**values)
+    ).rowcount
+    return moved == 1
+
+
+def note_error(row, message):
+    """Keep the last thing that went wrong on a started wallet payment (for the operator)."""
+    db.session.execute(
+        db.update(WalletPayment)
+        .where(WalletPayment.id == row.id)
+        .values(last_error=message[:255], updated_at=utcnow())
+    )
+    commit_work()
+
+
+def latest_wallet_payment(payment, provider_payment_id=None):
+    """The payment's newest wallet payment (the one with `provider_payment_id` when given)."""
+    query = db.select(WalletPayment).where(WalletPayment.payment_id == payment.id)
+    if provider_payment_id is not None:
+        query = query.where(WalletPayment.provider_payment_id == str(provider_payment_id))
+    return db.session.execute(query.order_by(WalletPayment.id.desc()).limit(1)).scalar_one_or_none()
+
+
+def outcome_mismatch(payment, outcome):
+    """Why a wallet's "paid" does not pay this payment (amount, currency, invoice), or None."""
+    if outcome.currency != BDT:
+        return f"The wallet answered in {outcome.currency!r}, not taka."
+    if outcome.amount is None or Decimal(str(outcome.amount)) != payment.amount_paid:
+        return f"The wallet was paid {outcome.amount}, not {payment.amount_paid}."
+    if outcome.invoice is not None and outcome.invoice != invoice_number(payment):
+        return "The wallet's answer names another payment."
+    if not outcome.provider_trx_id:
+        return "The wallet's answer has no transaction id."
+    return None
+
+
+def settle_wallet_outcome(payment, outcome, row=None):
+    """Act on the wallet's answer for `row` (default: the payment's newest wallet payment): a paid
+    answer that matches completes the payment once (complete_payment: webhooks, events, links,
+    invoices, IPNs), a cancelled or failed one closes the wallet payment; commits. Returns the
+    outcome as acted on: a mismatching "paid" becomes FAILED with the reason.
+    """
+    row = row or latest_wallet_payment(payment)
+    if row is None or outcome.status == PENDING:
+        return outcome
+    if outcome.status == PAID:
+        mismatch = outcome_mismatch(payment, outcome)
+        if mismatch is not None:
+            if move_wallet_payment(row, WALLET_FAILED, mismatch):
+                commit_work()
+            return Outcome(FAILED, reason=mismatch)
+        # The guard: of two requests settling one wallet payment (a replayed callback, the
+        # periodic settle), only the one that moves it from started completes the payment.
+        if not move_wallet_payment(row, WALLET_SETTLED):
+            db.session.rollback()
+            return outcome
+        if payment.status not in OPEN_STATUSES:
+            # Paid at the wallet after our payment closed: the merchant refunds it (panel).
+            db.session.execute(
+                db.update(WalletPayment)
+                .where(WalletPayment.id == row.id)
+                .values(last_error=f"Paid after the payment was {payment.status}: refund it.")
+            )
+            commit_work()
+            return outcome
+        complete_payment(payment, provider=row.provider, provider_trx_id=outcome.provider_trx_id)
+        return outcome
+    to_state = WALLET_CANCELLED if outcome.status == CANCELLED else WALLET_FAILED
+    if move_wallet_payment(row, to_state, outcome.reason or outcome.status):
+        commit_work()
+    else:
+        db.session.rollback()
+    return outcome
+
+
+def method_of(row):
+    """The payment method a wallet payment went through."""
+    return db.session.get(PaymentMethod, row.method_id)
+
+
+def start_wallet_payment(payment, method, callback_url):
+    """Send a created payment to the wallet behind `method`: an earlier trip still open is asked
+    for first (it may have paid), the method's fee is charged, then the provider's start; the URL
+    of the wallet's page."""
+    previous = latest_wallet_payment(payment)
+    if previous is not None and previous.state == WALLET_STARTED:
+        outcome = provider_api(previous.provider).query(payment, method_of(previous), row=previous)
+        settle_wallet_outcome(payment, outcome, previous)
+        db.session.refresh(payment)
+    charged = fee_charged(payment, fee_for(method, payment.amount_bdt))
+    moved = db.session.execute(
+        db.update(Payment)
+        .where(Payment.id == payment.id, Payment.status == PAYMENT_CREATED)
+        .values(updated_at=utcnow(), **charged)
+    ).rowcount
+    if moved != 1:
+        db.session.rollback()
+        raise invalid_state(f"A {payment.status} payment cannot be sent to a wallet.")
+    commit_work()
+    db.session.refresh(payment)
+    wallet_amount(payment)
+    return provider_api(method.provider).start(payment, method, callback_url)
+
+
+def finish_wallet_payment(payment, args):
+    """The customer is back from the wallet: ask the wallet ourselves (the args only name the
+    wallet's payment) and settle; the Outcome as acted on."""
+    # The trip the callback names, if it is one of this payment's (an older tab), else the newest.
+    named = args.get("paymentID") or args.get("payment_ref_id")
+    row = (latest_wallet_payment(payment, named) if named else None) or latest_wallet_payment(
+        payment
+    )
+    if row is None:
+        return Outcome(FAILED, reason="This payment was never sent to a wallet.")
+    if row.state == WALLET_SETTLED:
+        return Outcome(PAID)
+    if row.state != WALLET_STARTED:
+        return Outcome(
+            CANCELLED if row.state == WALLET_CANCELLED else FAILED, reason=row.last_error
+        )
+    outcome = provider_api(row.provider).finish(payment, method_of(row), args, row=row)
+    return settle_wallet_outcome(payment, outcome, row)
+
+
+def settle_started_wallet_payments(now=None):
+    """The periodic settle: wallet payments left `started` over SETTLE_AFTER are asked for with the
+    wallet's status query and settled; an unpaid one whose payment closed is closed too."""
+    now = now or utcnow()
+    with unit_of_work():
+        rows = (
+            db.session.execute(
+                db.select(WalletPayment)
+                .where(
+                    WalletPayment.state == WALLET_STARTED,
+                    WalletPayment.updated_at <= now - SETTLE_AFTER,
+                )
+                .order_by(WalletPayment.id)
+                .limit(100)
+            )
+            .scalars()
+            .all()
+        )
+    settled = []
+    for row in rows:
+        payment = db.session.get(Payment, row.payment_id)
+        try:
+            outcome = provider_api(row.provider).query(payment, method_of(row), row=row)
+            if outcome.status == PENDING and payment.status not in OPEN_STATUSES:
+                outcome = Outcome(CANCELLED, reason=f"The payment was {payment.status}.")
+            settled.append(settle_wallet_outcome(payment, outcome, row))
+        except DomainError as error:
+            # The wallet out of reach, or the payment closed meanwhile (the next round sees it):
+            # one trip's trouble never stops the others.
+            db.session.rollback()
+            note_error(row, error.message)
+    return settled
+
+
+def refund_through_wallet(refund, transaction):
+    """The payments_refunding listener: a refund of a payment paid through a wallet's API is made
+    at the wallet first (its refund id kept on the refund); WalletRefused says why not."""
+    # The trip that completed the payment: a settled one with a note was paid after the payment
+    # had closed (settle_wallet_outcome), money the merchant returns by hand.
+    row = db.session.execute(
+        db.select(WalletPayment)
+        .where(
+            WalletPayment.payment_id == transaction.payment_id,
+            WalletPayment.state == WALLET_SETTLED,
+            WalletPayment.last_error.is_(None),
+        )
+        .order_by(WalletPayment.id)
+        .limit(1)
+    ).scalar_one_or_none()
+    if row is None:
+        return None
+    refund.provider_refund_id = provider_api(row.provider).refund(
+        transaction.payment, method_of(row), refund.amount, refund.reason, row=row
+    )
+    return refund.provider_refund_id

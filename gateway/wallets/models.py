@@ -1,0 +1,63 @@
+"""The wallets' tables: an API method's sealed credentials and each payment's round trip."""
+
+from ..clock import utcnow
+from ..db_types import UTCDateTime
+from ..extensions import db
+
+# A wallet payment's own states (the payment's are states.py's): started at the wallet, then
+# settled (our payment completed), failed or cancelled.
+WALLET_STARTED, WALLET_SETTLED, WALLET_FAILED, WALLET_CANCELLED = (
+    "started",
+    "settled",
+    "failed",
+    "cancelled",
+)
+WALLET_STATES = (WALLET_STARTED, WALLET_SETTLED, WALLET_FAILED, WALLET_CANCELLED)
+
+
+class WalletCredential(db.Model):
+    """An API method's base URL and its provider's secrets, sealed (sealing.py) bound to the
+    method id."""
+
+    __tablename__ = "wallet_credentials"
+
+    id = db.Column(db.Integer, primary_key=True)
+    method_id = db.Column(
+        db.Integer,
+        db.ForeignKey("payment_methods.id", ondelete="CASCADE"),
+        nullable=False,
+        unique=True,
+    )
+    base_url = db.Column(db.String(500), nullable=False)
+    sealed = db.Column(db.Text, nullable=False)  # sealed JSON of the provider's secrets
+    # The provider's access token, sealed, when no Redis holds it (tokens.py).
+    token_sealed = db.Column(db.Text)
+    token_expires_at = db.Column(UTCDateTime)
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
+
+
+class WalletPayment(db.Model):
+    """One trip of a payment to a wallet's page: the wallet's id for it and how it ended."""
+
+    __tablename__ = "wallet_payments"
+    __table_args__ = (
+        db.UniqueConstraint(
+            "provider", "provider_payment_id", name="uq_wallet_payments_provider_id"
+        ),
+        db.Index("ix_wallet_payments_state_updated", "state", "updated_at"),
+    )
+
+    id = db.Column(db.Integer, primary_key=True)
+    payment_id = db.Column(
+        db.Integer, db.ForeignKey("payments.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    method_id = db.Column(
+        db.Integer, db.ForeignKey("payment_methods.id", ondelete="CASCADE"), nullable=False
+    )
+    provider = db.Column(db.String(20), nullable=False)
+    provider_payment_id = db.Column(db.String(100), nullable=False)
+    state = db.Column(db.String(20), nullable=False, default=WALLET_STARTED)
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    last_error = db.Column(db.String(255))
