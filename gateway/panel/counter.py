@@ -68,7 +68,7 @@ class CounterSaleForm(FlaskForm):
     def offer(self, methods):
         """The brand's enabled numbers as the choices."""
         self.method_id.choices = [
-            (str(method.id), f"{provider_name(method.provider)} · {method.number}")
+            (str(method.id), f"{provider_name(method.provider)} · {method_label(method)}")
             for method in methods
         ]
 
@@ -76,7 +76,18 @@ class CounterSaleForm(FlaskForm):
 def counter_methods(brand):
     """The numbers a customer at the till can pay to: the enabled wallets (a manual or bank method
     has no number to show or put in a QR)."""
-    return [method for method in list_enabled_methods(brand) if method.has_number]
+    return [method for method in list_enabled_methods(brand) if counter_can_use(method)]
+
+
+def counter_can_use(method):
+    """A wallet number (the customer sends to it), or a wallet's own API (the customer scans the
+    checkout link and pays on bKash's or Nagad's page); a manual or bank method has neither."""
+    return method.has_number or method.is_wallet_api
+
+
+def method_label(method):
+    """What the picker shows after the wallet's name: the number, or that it pays in the app."""
+    return method.number if method.has_number else str(_l("pay in the app"))
 
 
 def render_form(form=None, status=200):
@@ -139,7 +150,9 @@ def counter_sale():
     if not form.validate_on_submit():
         return render_form(form, 422)
     method = enabled_method(current_brand(), form.method_id.data)
-    if method is None or not method.has_number:  # switched off meanwhile, or no number to show
+    if method is None or not counter_can_use(
+        method
+    ):  # switched off meanwhile, or no number to show
         form.method_id.errors = [_l("Choose a number that is switched on.")]
         return render_form(form, 422)
     metadata = {"source": "counter", "method_id": str(method.id)}
@@ -184,7 +197,7 @@ def counter_sale_page(payment_id):
         "panel/counter_sale.html",
         payment=payment,
         method=method,
-        action=KIND_ACTIONS[method.kind] if method is not None else None,
+        action=KIND_ACTIONS.get(method.kind) if method is not None else None,
         link=link,
         qr=large_qr(link),
         sale=sale_status(payment),

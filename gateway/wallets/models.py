@@ -56,7 +56,7 @@ class WalletPayment(db.Model):
         db.Integer, db.ForeignKey("payment_methods.id", ondelete="CASCADE"), nullable=False
     )
     provider = db.Column(db.String(20), nullable=False)
-    provider_payment_id = db.Column(db.String(100), nullable=False)
+    provider_payment_id = db.Column(db.String(255), nullable=False)
     state = db.Column(db.String(20), nullable=False, default=WALLET_STARTED)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow)

@@ -51,7 +51,7 @@ def upgrade():
             nullable=False,
         ),
         sa.Column("provider", sa.String(20), nullable=False),
-        sa.Column("provider_payment_id", sa.String(100), nullable=False),
+        sa.Column("provider_payment_id", sa.String(255), nullable=False),
         sa.Column("state", sa.String(20), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.Column("updated_at", sa.DateTime(), nullable=False),
