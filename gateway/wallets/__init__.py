@@ -270,6 +270,12 @@ def settle_started_wallet_payments(now=None):
     return settled
 
 
+REFUND_UNKNOWN = (
+    "The wallet did not answer the refund in time: it may have made it. Check the payment in the "
+    "wallet's merchant portal before refunding again."
+)
+
+
 def refund_through_wallet(refund, transaction):
     """The payments_refunding listener: a refund of a payment paid through a wallet's API is made
     at the wallet first (its refund id kept on the refund); WalletRefused says why not."""
@@ -287,7 +293,14 @@ def refund_through_wallet(refund, transaction):
     ).scalar_one_or_none()
     if row is None:
         return None
-    refund.provider_refund_id = provider_api(row.provider).refund(
-        transaction.payment, method_of(row), refund.amount, refund.reason, row=row
-    )
+    from .http import WalletTimeout  # http.py builds on this module's WalletUnavailable
+
+    try:
+        refund.provider_refund_id = provider_api(row.provider).refund(
+            transaction.payment, method_of(row), refund.amount, refund.reason, row=row
+        )
+    except WalletTimeout:
+        # Sent, but no answer: the wallet may have refunded. Nothing is recorded here, so the
+        # merchant must look before asking again, or the customer could be refunded twice.
+        raise WalletTimeout(REFUND_UNKNOWN) from None
     return refund.provider_refund_id

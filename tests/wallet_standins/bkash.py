@@ -5,8 +5,8 @@ X-APP-Key), and the customer's page that sends them back to callbackURL with pay
 
 It refuses what bKash refuses: wrong credentials, a missing or expired token (HTTP 401), an amount
 that is not a positive number, a second execute, a refund beyond what remains. Knobs for tests:
-`execute_delay` (seconds the execute sleeps before answering), `expire_tokens()` and
-`tamper_amount` (the amount its execute and status answers claim).
+`execute_delay` and `refund_delay` (seconds the execute or refund sleeps before answering),
+`expire_tokens()` and `tamper_amount` (the amount its execute and status answers claim).
 """
 
 import json
@@ -37,6 +37,7 @@ class BkashStandIn:
         self.payments = {}  # paymentID -> dict
         self.requests = []
         self.execute_delay = 0
+        self.refund_delay = 0
         self.tamper_amount = None
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
@@ -293,6 +294,8 @@ class BkashStandIn:
                     answer = actions[endpoint](body)
                 if endpoint == "execute" and standin.execute_delay:
                     time.sleep(standin.execute_delay)  # done at bKash, the answer late
+                if endpoint == "payment/refund" and standin.refund_delay:
+                    time.sleep(standin.refund_delay)  # refunded at bKash, the answer late
                 try:
                     return self.send(200, answer)
                 except BrokenPipeError:

@@ -72,3 +72,20 @@ def test_a_refund_when_bkash_is_down_is_not_recorded(client, auth, payment, bkas
     assert refused.status_code == 503
     assert refused.get_json()["code"] == "WALLET_UNAVAILABLE"
     assert db.session.execute(db.select(db.func.count()).select_from(Refund)).scalar() == 0
+
+
+def test_a_refund_bkash_answers_too_late_says_it_may_have_been_made(
+    app, client, auth, payment, bkash_api, standin, monkeypatch
+):
+    transaction = paid_transaction(client, payment, bkash_api)
+    monkeypatch.setitem(app.config, "WALLET_HTTP_TIMEOUT", 0.5)
+    standin.refund_delay = 2  # bKash refunds, but answers after our timeout
+    unknown = client.post(
+        f"{API}/refunds", json={"trx_id": transaction.trx_id, "amount": "100.00"}, headers=auth
+    )
+    assert unknown.status_code == 503
+    body = unknown.get_json()
+    assert body["code"] == "WALLET_TIMEOUT"
+    assert "may have made it" in body["message"] and "before refunding again" in body["message"]
+    assert db.session.execute(db.select(db.func.count()).select_from(Refund)).scalar() == 0
+    assert standin.calls(REFUND) == 1
