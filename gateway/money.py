@@ -46,3 +46,9 @@ def format_amount(amount):
     if amount is None:
         return None
     return str(Decimal(amount).quantize(CENT))
+
+
+def plain_decimal(value):
+    """A decimal as people write it (an exchange rate): 121.5, not 121.500000; 100, not 1E+2; None
+    for None."""
+    return None if value is None else format(Decimal(value).normalize(), "f")

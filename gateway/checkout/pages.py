@@ -8,8 +8,8 @@ from flask import g, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from ..extensions import db
+from ..money import plain_decimal
 from ..payments.amounts import BDT
-from ..payments.currencies import plain_rate
 from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import Payment
 from ..security_headers import csp_source
@@ -55,7 +55,7 @@ def taka_line(payment):
     ("৳1,215.00", "৳121.5"), both fixed at creation (payments/amounts.py)."""
     if payment is None or payment.currency == BDT or payment.amount_bdt is None:
         return None
-    return format_money(payment.amount_bdt, BDT), f"৳{plain_rate(payment.exchange_rate)}"
+    return format_money(payment.amount_bdt, BDT), f"৳{plain_decimal(payment.exchange_rate)}"
 
 
 def render_checkout(template, payment=None, status=200, brand=None, **context):

@@ -12,8 +12,9 @@ from wtforms.validators import DataRequired, Length, Optional
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError
 from ..i18n import lazy_gettext as _l
+from ..money import plain_decimal
 from ..payments.amounts import BDT
-from ..payments.currencies import accept_currency, brand_rates, plain_rate, stop_accepting
+from ..payments.currencies import accept_currency, brand_rates, stop_accepting
 from ..payments.rate_feed import feed_of, refresh_brand_rates, set_feed_url
 from . import bp
 from .access import SETTINGS_MANAGE, current_brand, requires
@@ -48,7 +49,7 @@ def render_currencies(form=None, feed_form=None, status=200):
         "panel/currencies.html",
         rates=brand_rates(brand),
         bdt=BDT,
-        plain_rate=plain_rate,
+        plain_rate=plain_decimal,
         form=form or CurrencyForm(formdata=None),
         feed_form=feed_form or FeedForm(formdata=None, feed_url=feed.url if feed else ""),
         feed=feed,

@@ -19,6 +19,7 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import field_error, invalid_state
 from ..extensions import db
+from ..money import plain_decimal
 from .amounts import BDT
 from .models.currency import MANUAL, CurrencyRate
 
@@ -56,11 +57,6 @@ def checked_rate(value, field="rate"):
     if rate != rate.quantize(RATE_PLACES, rounding=ROUND_HALF_EVEN):
         raise field_error(field, "A rate has at most 6 decimal places.")
     return rate.quantize(RATE_PLACES)
-
-
-def plain_rate(rate):
-    """A rate as people write it: 121.5, not 121.500000."""
-    return None if rate is None else format(Decimal(rate).normalize(), "f")
 
 
 def rate_row(brand, code):
@@ -143,7 +139,7 @@ def accept_currency(brand, code, rate, by, source=MANUAL):
     """
     code, rate = checked_code(code), checked_rate(rate)
     row, old = write_rate(brand, code, rate, source, by)
-    details = {"code": code, "rate": [plain_rate(old), plain_rate(rate)], "source": source}
+    details = {"code": code, "rate": [plain_decimal(old), plain_decimal(rate)], "source": source}
     if code not in brand.currency_list:
         write_currency_list(brand, [*brand.currency_list, code])
         details["accepted"] = True
@@ -160,7 +156,7 @@ def stop_accepting(brand, code):
     if not remaining:
         raise field_error("code", "Accept at least one currency.")
     row = rate_row(brand, code)
-    details = {"code": code, "rate": [plain_rate(row.rate if row else None), None]}
+    details = {"code": code, "rate": [plain_decimal(row.rate if row else None), None]}
     if row is not None:
         db.session.delete(row)
     write_currency_list(brand, remaining)

@@ -16,10 +16,11 @@ from ..clock import utcnow
 from ..destinations import PRIVATE_ADDRESS, PRIVATE_NAME, UNRESOLVED, checked_host
 from ..domain_errors import field_error
 from ..extensions import db
+from ..money import plain_decimal
 from ..notifications.events import notify_rate_feed_failing
 from ..webhooks.transport import get_body
 from .amounts import BDT
-from .currencies import MAX_RATE, MIN_RATE, RATE_PLACES, plain_rate, rate_row, write_rate
+from .currencies import MAX_RATE, MIN_RATE, RATE_PLACES, rate_row, write_rate
 from .models.currency import FEED, RateFeed
 
 FEED_BY = "rate feed"  # the audit log's Who, and updated_by, of a rate the feed set
@@ -150,8 +151,8 @@ def sane_rate(code, quoted, current):
     rate = quoted.quantize(RATE_PLACES, rounding=ROUND_HALF_EVEN)
     if current is not None and not current / JUMP <= rate <= current * JUMP:
         return None, (
-            f"The feed's {code} rate {plain_rate(rate)} is too far from the current "
-            f"{plain_rate(current)}: set it by hand if it is right."
+            f"The feed's {code} rate {plain_decimal(rate)} is too far from the current "
+            f"{plain_decimal(current)}: set it by hand if it is right."
         )
     return rate, None
 
@@ -185,7 +186,7 @@ def apply_answer(brand, feed, answer, now):
             None,
             "currency.rate",
             ("currency", code),
-            {"code": code, "rate": [plain_rate(old), plain_rate(rate)], "source": FEED},
+            {"code": code, "rate": [plain_decimal(old), plain_decimal(rate)], "source": FEED},
             brand_id=brand.id,
             who=FEED_BY,
         )

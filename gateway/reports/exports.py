@@ -13,8 +13,7 @@ from datetime import datetime, time, timedelta, timezone
 from ..extensions import db
 from ..invoices.models.invoice import Invoice
 from ..links.models.link import LinkPayment, PaymentLink
-from ..money import format_amount
-from ..payments.currencies import plain_rate
+from ..money import format_amount, plain_decimal
 from ..payments.dashboard import brand_zone
 from ..payments.models.customer import Customer
 from ..payments.models.payment import Payment, Refund, Transaction
@@ -161,7 +160,7 @@ def payment_rows(brand, start, end, livemode=True):
             format_amount(row.fee),
             format_amount(row.amount_paid),
             format_amount(row.amount_bdt),
-            plain_rate(row.exchange_rate),
+            plain_decimal(row.exchange_rate),
         ]
 
 

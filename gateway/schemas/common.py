@@ -11,7 +11,7 @@ from marshmallow import fields, validate
 
 from ..clock import isoformat
 from ..db_types import UNSTORABLE_MESSAGE, unstorable
-from ..money import AMOUNT_SCHEMA_PATTERN, InvalidAmount, format_amount, parse_amount
+from ..money import AMOUNT_SCHEMA_PATTERN, InvalidAmount, format_amount, parse_amount, plain_decimal
 
 MAX_URL_LENGTH = 2048
 PHONE_CHARACTERS = re.compile(r"\+?[0-9 ()./-]{1,30}")
@@ -236,4 +236,4 @@ class Rate(fields.Field):
         super().__init__(**kwargs)
 
     def _serialize(self, value, attr, obj, **kwargs):
-        return None if value is None else format(Decimal(value).normalize(), "f")
+        return plain_decimal(value)

@@ -3,13 +3,12 @@ its deliveries, in the caller's database transaction."""
 
 import json
 import secrets
-from decimal import Decimal
 from typing import Any, NamedTuple
 
 from .. import jobs
 from ..clock import isoformat, utcnow
 from ..extensions import db, reread
-from ..money import format_amount
+from ..money import format_amount, plain_decimal
 from ..outbox.kind import wake_key
 from ..states import OUTBOX_PENDING
 from .delivery import OUTBOX
@@ -237,11 +236,6 @@ def record_livemode(record):
     return bool(record.payment.livemode) if record.payment is not None else True
 
 
-def plain_rate(rate):
-    """An exchange rate as the payment read writes it ("121.5"), None for none."""
-    return None if rate is None else format(Decimal(rate).normalize(), "f")
-
-
 def event_data(brand, payment, transaction, refund):
     """`data` of an event: the payment as the merchant's plugins expect it, or a test notice."""
     if payment is None:
@@ -258,7 +252,7 @@ def event_data(brand, payment, transaction, refund):
         "currency": payment.currency,
         # In taka at the rate fixed at creation (payments/amounts.py; no rate: both null).
         "amount_bdt": format_amount(payment.amount_bdt),
-        "exchange_rate": plain_rate(payment.exchange_rate),
+        "exchange_rate": plain_decimal(payment.exchange_rate),
         "metadata": payment.metadata_json,
         # In taka (gateway/payments/amounts.py): the chosen method's fee and what the customer sent.
         "fee": format_amount(payment.fee),
