@@ -111,11 +111,7 @@ def add_method(brand, provider, number, kind="personal", demo=False, **options):
             "number", "Number must be a Bangladeshi mobile number such as 01XXXXXXXXX (11 digits)."
         )
     values = checked_changes({"kind": kind, **options})
-    if "position" not in values:
-        last = db.session.execute(
-            db.select(db.func.max(PaymentMethod.position)).where(PaymentMethod.brand_id == brand.id)
-        ).scalar()
-        values["position"] = 0 if last is None else last + 1
+    values.setdefault("position", next_position(brand))
     method = PaymentMethod(
         brand_id=brand.id, provider=provider, number=normalized, is_demo=bool(demo), **values
     )
@@ -160,20 +156,30 @@ def checked_account_fields(kind, fields):
     return cleaned
 
 
-def add_account_method(brand, kind, enabled=True, **fields):
-    """Add a manual or bank method (docs/methods.md); last in order."""
-    values = checked_account_fields(kind, fields)
+def next_position(brand):
+    """Where a new method of the brand goes: after its last one (0 for its first)."""
     last = db.session.execute(
         db.select(db.func.max(PaymentMethod.position)).where(PaymentMethod.brand_id == brand.id)
     ).scalar()
+    return 0 if last is None else last + 1
+
+
+def hidden_number(kind):
+    """The `number` of a method with none to show (manual, bank, api): a key, never shown, that
+    keeps (brand, provider, number) unique; its first letter says the kind."""
+    return kind[0].upper() + secrets.token_hex(5)
+
+
+def add_account_method(brand, kind, enabled=True, **fields):
+    """Add a manual or bank method (docs/methods.md); last in order."""
+    values = checked_account_fields(kind, fields)
     method = PaymentMethod(
         brand_id=brand.id,
         provider=kind,
         kind=kind,
-        # Not a wallet number: a key that keeps (brand, provider, number) unique, never shown.
-        number=kind[0].upper() + secrets.token_hex(5),
+        number=hidden_number(kind),
         enabled=bool(enabled),
-        position=0 if last is None else last + 1,
+        position=next_position(brand),
         **values,
     )
     db.session.add(method)

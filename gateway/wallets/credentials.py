@@ -2,7 +2,6 @@
 shown back only as their last characters."""
 
 import json
-import secrets as random
 from urllib.parse import urlsplit
 
 from flask import current_app
@@ -11,6 +10,7 @@ from ..answer_commit import commit_work
 from ..clock import utcnow
 from ..domain_errors import DomainError, field_error, not_found
 from ..extensions import db
+from ..payments.methods import hidden_number, next_position
 from ..payments.models.payment_method import API, API_PROVIDERS, PaymentMethod
 from ..sealing import InvalidTag, seal, unseal
 from . import provider_api
@@ -61,17 +61,13 @@ def add_api_method(brand, provider, base_url, given_secrets, enabled=True, displ
         raise field_error("provider", f"The {provider} API is not available yet.") from None
     url = checked_base_url(base_url)
     values = checked_secrets(api.SECRET_FIELDS, given_secrets)
-    last = db.session.execute(
-        db.select(db.func.max(PaymentMethod.position)).where(PaymentMethod.brand_id == brand.id)
-    ).scalar()
     method = PaymentMethod(
         brand_id=brand.id,
         provider=provider,
         kind=API,
-        # Not a wallet number: a key that keeps (brand, provider, number) unique, never shown.
-        number="A" + random.token_hex(5),
+        number=hidden_number(API),
         enabled=bool(enabled),
-        position=0 if last is None else last + 1,
+        position=next_position(brand),
         display_name=(display_name or "").strip()[:80] or None,
     )
     db.session.add(method)
