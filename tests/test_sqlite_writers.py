@@ -29,6 +29,7 @@ WRITER = """
 import sqlite3, sys, time
 from sqlalchemy import text
 path, count, hold, how, name = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), *sys.argv[4:6]
+together = sys.argv[6:] == ["together"]  # after "ready", wait for the word to start
 locked = 0
 if how == "app":
     from gateway import create_app
@@ -37,6 +38,8 @@ if how == "app":
                       "REDIS_URL": None})
     with app.app_context():
         print("ready", flush=True)
+        if together:
+            sys.stdin.readline()
         for number in range(count):
             try:
                 db.session.execute(text("SELECT count(*) FROM writes")).scalar()
@@ -52,6 +55,8 @@ if how == "app":
 else:
     connection = sqlite3.connect(path, timeout=0)
     print("ready", flush=True)
+    if together:
+        sys.stdin.readline()
     for number in range(count):
         try:
             connection.execute("SELECT count(*) FROM writes").fetchone()
@@ -78,15 +83,28 @@ def database(tmp_path):
     return path
 
 
-def writer(database, count, hold, how="app", name="w"):
-    """A writer process running WRITER."""
+def writer(database, count, hold, how="app", name="w", together=False):
+    """A writer process running WRITER (`together`: it waits for start_together after "ready")."""
     return subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(database), str(count), str(hold), how, name],
+        [sys.executable, "-c", WRITER, str(database), str(count), str(hold), how, name]
+        + (["together"] if together else []),
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE if together else None,
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+def start_together(processes):
+    """Release writers started with `together` at once, each once it is ready: their transactions
+    overlap however long each process took to start."""
+    for process in processes:
+        assert process.stdout.readline().strip() == "ready"
+    for process in processes:
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    return processes
 
 
 def locked_answers(process):
@@ -104,11 +122,15 @@ def rows(database):
 @pytest.mark.engine_independent
 def test_four_processes_writing_through_the_app_never_meet_a_locked_database(database):
     # The control: the same load without a busy timeout collides.
-    bare = [writer(database, 40, 0.002, how="bare", name=str(n)) for n in range(4)]
+    bare = start_together(
+        [writer(database, 40, 0.002, how="bare", name=str(n), together=True) for n in range(4)]
+    )
     assert sum(locked_answers(process) for process in bare) > 0
     before = rows(database)
 
-    writers = [writer(database, 40, 0.002, name=str(n)) for n in range(4)]
+    writers = start_together(
+        [writer(database, 40, 0.002, name=str(n), together=True) for n in range(4)]
+    )
     assert sum(locked_answers(process) for process in writers) == 0
     assert rows(database) - before == 160
 
