@@ -14,6 +14,7 @@ WEBHOOKS_FAILING = "webhooks.failing"
 SMS_UNCLAIMED = "sms.unclaimed"
 SMS_GAP = "sms.gap"
 RATE_FEED_FAILING = "rates.feed_failing"
+WALLET_UNAPPLIED = "wallets.unapplied_payment"
 TEST = "test"
 EVENTS = (
     PAYMENT_COMPLETED,
@@ -24,6 +25,7 @@ EVENTS = (
     SMS_UNCLAIMED,
     SMS_GAP,
     RATE_FEED_FAILING,
+    WALLET_UNAPPLIED,
 )
 EVENT_LABELS = {
     PAYMENT_COMPLETED: _l("A payment completed"),
@@ -34,6 +36,7 @@ EVENT_LABELS = {
     SMS_UNCLAIMED: _l("A payment SMS that no payment claimed"),
     SMS_GAP: _l("A phone missed a wallet text (the balance jumped)"),
     RATE_FEED_FAILING: _l("The exchange rate feed is failing (the last rates are kept)"),
+    WALLET_UNAPPLIED: _l("Money paid through a wallet's API did not pay its payment"),
 }
 # A completed payment is routine (off unless chosen); the rest is what a merchant must act on.
 DEFAULT_CHANNELS = {
@@ -45,6 +48,7 @@ DEFAULT_CHANNELS = {
     SMS_UNCLAIMED: (EMAIL, TELEGRAM, APP),
     SMS_GAP: (EMAIL, TELEGRAM, APP),
     RATE_FEED_FAILING: (EMAIL, TELEGRAM),
+    WALLET_UNAPPLIED: (EMAIL, TELEGRAM),
 }
 # The phone already hears of a payment held for review from matching (sms/settling.py
 # notify_review), and of its own silence it cannot be told: those app cells are not offered, so

@@ -20,6 +20,7 @@ from .catalogue import (
     PHONE_ONLINE,
     RATE_FEED_FAILING,
     SMS_GAP,
+    WALLET_UNAPPLIED,
     WEBHOOKS_FAILING,
 )
 from .outbox import already_raised, local_time, raise_notification, transaction_lost
@@ -215,4 +216,22 @@ def notify_rate_feed_failing(brand_id, url, problem, failing_since):
         "hand on the Currencies page.",
         "/panel/settings/currencies",
         dedupe_key=f"{RATE_FEED_FAILING}:{brand_id}:{failing_since:%Y%m%d%H%M%S%f}",
+    )
+
+
+def notify_wallet_unapplied(payment, trip):
+    """Money paid at a wallet's API that did not pay `payment` (wallets/__init__.py
+    mark_unapplied): once per trip, with what the wallet took and why it was not applied."""
+    name = payment.reference or payment.public_id
+    paid = trip.paid_amount if trip.paid_amount is not None else trip.amount
+    return raise_notification(
+        payment.brand_id,
+        WALLET_UNAPPLIED,
+        f"{trip.provider}: money paid for payment {name} was not applied",
+        f"{trip.provider} says it was paid {format_amount(paid) if paid is not None else '?'} "
+        f"taka (TrxID {trip.provider_trx_id or '—'}) for payment {name}, but it did not pay it: "
+        f"{trip.last_error}\nThe money is in your {trip.provider} merchant account. Refund it "
+        "through the wallet, or mark it handled, on the payment's page.",
+        f"/panel/payments/{payment.public_id}",
+        dedupe_key=f"{WALLET_UNAPPLIED}:{trip.id}",
     )

@@ -13,6 +13,7 @@ from ..payments.refunds import REFUNDABLE_STATUSES, refund_remaining
 from ..sms.late_money import late_sms
 from ..sms.review import needs_review
 from ..states import payment_in_review
+from ..wallets.unapplied import unapplied_query
 from . import bp
 from .access import VIEW, current_brand, panel_livemode, requires
 from .formatting import day_bounds
@@ -115,6 +116,9 @@ def render_payment(payment, refund_form=None, status=200, refund_confirmation=No
         late_sms=late_sms(payment),
         refund_confirmation=refund_confirmation,
         proof=proof_facts(payment),
+        unapplied=db.session.execute(unapplied_query(payment.brand, payment.livemode, payment))
+        .scalars()
+        .all(),
     )
     return render_template("panel/payment.html", **context), status
 

@@ -9,6 +9,7 @@ from flask import current_app
 from sqlalchemy import bindparam
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from ..accounts.models.brand import Brand
 from ..answer_commit import commit_work, unit_of_work
@@ -233,7 +234,12 @@ def transition(payment, from_states, to_state, **values):
 
 
 def complete_payment(
-    payment, provider=None, provider_trx_id=None, sender_number=None, from_states=OPEN_STATUSES
+    payment,
+    provider=None,
+    provider_trx_id=None,
+    sender_number=None,
+    from_states=OPEN_STATUSES,
+    charged=None,
 ):
     """The one place a payment becomes completed: guarded transition plus its transaction and
     trx_id.
@@ -241,27 +247,31 @@ def complete_payment(
     Runs in the caller's database transaction and commits it; raises INVALID_STATE when the
     payment is no longer open (another writer completed, cancelled or expired it first).
     `from_states` is widened only by sms/late_money.py complete_late_payment (money that came
-    after a cancel or expiry; docs/payment-states.md).
+    after a cancel or expiry; docs/payment-states.md). `charged`: the {fee, amount_paid} of the
+    way it was paid, written by the same guarded UPDATE (a wallet trip's, wallets/__init__.py).
     """
     (transaction,) = complete_payments(
-        [(payment, provider, provider_trx_id, sender_number)], from_states
+        [(payment, provider, provider_trx_id, sender_number)], from_states, charged
     )
     db.session.refresh(payment)
     return transaction
 
 
-def complete_payments(completions, from_states=OPEN_STATUSES):
+def complete_payments(completions, from_states=OPEN_STATUSES, charged=None):
     """complete_payment for several payments at once (a phone's batch): one guarded UPDATE moves
     them all, each gets its transaction and its `payment.completed` event, then one
     payments_completed signal carries them all; one commit.
 
     `completions` holds (payment, provider, provider_trx_id, sender_number); None keeps the column.
     All or nothing: when any payment is no longer open, the caller's transaction is rolled back and
-    INVALID_STATE raised. Returns the transactions, in order.
+    INVALID_STATE raised. Returns the transactions, in order. `charged` ({fee, amount_paid}) is
+    written with the completion of a single payment.
     """
     now = utcnow()
     ids = [payment.id for payment, *_ in completions]
-    values = {"completed_at": now}
+    values = {"completed_at": now, **(charged or {})}
+    if charged and len(ids) != 1:
+        raise ValueError("charged is for one payment's completion")
     for index, column in enumerate(("provider", "provider_trx_id", "sender_number"), 1):
         given = {c[0].id: c[index] for c in completions if c[index] is not None}
         if len(given) == 1 == len(ids):
@@ -274,6 +284,8 @@ def complete_payments(completions, from_states=OPEN_STATUSES):
     if moved != len(ids):
         db.session.rollback()
         raise invalid_state("Only a created or processing payment can be completed.")
+    for name, value in (charged or {}).items():  # as written: the transaction and event read them
+        set_committed_value(completions[0][0], name, value)
     transactions = [
         Transaction(
             trx_id=new_trx_id(),

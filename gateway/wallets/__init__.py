@@ -3,13 +3,14 @@ page, comes back, and the server settles the payment from the wallet's answer (d
 
 Each provider is a module of this package named in PROVIDER_MODULES, exposing:
   SECRET_FIELDS: the names of the secrets its credentials hold;
-  start(payment, method, callback_url) -> the wallet page URL (records a wallet_payments row);
+  start(payment, method, callback_url, charged) -> the wallet page URL (records a wallet_payments
+    row for charged["amount_paid"] taka, trip_charge's);
   finish(payment, method, args, row=None) -> Outcome (executes or verifies on the server; args only
     name it);
   query(payment, method, row=None) -> Outcome (the periodic settle of a payment left in between);
   (`row`: the wallet_payments row meant, which the framework always passes; None: the newest.)
-  refund(payment, method, amount, reason, row=None) -> the wallet's refund id (WalletRefused when
-    refused);
+  refund(payment, method, amount, reason, row=None, amount_is_taka=False) -> the wallet's refund
+    id (WalletRefused when refused); `amount` in the payment's currency unless amount_is_taka;
   check_credentials(method) -> (ok, message).
 """
 
@@ -22,6 +23,7 @@ from ..answer_commit import commit_work, unit_of_work
 from ..clock import utcnow
 from ..domain_errors import DomainError, InvalidState, Unavailable, invalid_state
 from ..extensions import db
+from ..notifications.events import notify_wallet_unapplied
 from ..payments.amounts import fee_charged
 from ..payments.fees import fee_for
 from ..payments.lifecycle import complete_payment
@@ -33,6 +35,7 @@ from .models import (
     WALLET_FAILED,
     WALLET_SETTLED,
     WALLET_STARTED,
+    WALLET_UNAPPLIED,
     WalletPayment,
 )
 
@@ -80,15 +83,17 @@ def invoice_number(payment):
     return payment.public_id.replace("-", "")[:20]
 
 
-def wallet_amount(payment):
-    """The taka the customer pays through the wallet (amount_paid); WalletRefused without one."""
-    if payment.amount_paid is None:
+def trip_charge(payment, method):
+    """What a trip through `method` asks: {fee, amount_paid} (the method's fee on amount_bdt, and
+    the taka the customer pays through the wallet); WalletRefused without a taka amount."""
+    if payment.amount_bdt is None:
         raise WalletRefused("This payment has no taka amount, so a wallet cannot take it.")
-    return payment.amount_paid
+    return fee_charged(payment, fee_for(method, payment.amount_bdt))
 
 
-def record_started(payment, method, provider_payment_id):
-    """The wallet_payments row of a payment sent to the wallet's page; committed."""
+def record_started(payment, method, provider_payment_id, charged):
+    """The wallet_payments row of a payment sent to the wallet's page for `charged` (trip_charge's);
+    committed."""
     now = utcnow()
     row = WalletPayment(
         payment_id=payment.id,
@@ -96,6 +101,8 @@ def record_started(payment, method, provider_payment_id):
         provider=method.provider,
         provider_payment_id=str(provider_payment_id),
         state=WALLET_STARTED,
+        amount=charged["amount_paid"],
+        fee=charged["fee"],
         created_at=now,
         updated_at=now,
     )
@@ -104,9 +111,10 @@ def record_started(payment, method, provider_payment_id):
     return row
 
 
-def move_wallet_payment(row, to_state, last_error=None, from_states=(WALLET_STARTED,)):
-    """Guarded UPDATE of a wallet payment's state; False when another request moved it first."""
-    values = {"state": to_state, "updated_at": utcnow()}
+def move_wallet_payment(row, to_state, last_error=None, from_states=(WALLET_STARTED,), **values):
+    """Guarded UPDATE of a wallet payment's state (and `values`); False when another request moved
+    it first."""
+    values.update(state=to_state, updated_at=utcnow())
     if last_error is not None:
         values["last_error"] = last_error[:255]
     moved = db.session.execute(
@@ -135,12 +143,19 @@ def latest_wallet_payment(payment, provider_payment_id=None):
     return db.session.execute(query.order_by(WalletPayment.id.desc()).limit(1)).scalar_one_or_none()
 
 
-def outcome_mismatch(payment, outcome):
-    """Why a wallet's "paid" does not pay this payment (amount, currency, invoice), or None."""
+def trip_amount(payment, row):
+    """The taka `row` asked for (its own, fixed at its start; the payment's for a row without)."""
+    return payment.amount_paid if row.amount is None else row.amount
+
+
+def outcome_mismatch(payment, outcome, row):
+    """Why a wallet's "paid" for trip `row` does not pay this payment (the trip's amount, currency,
+    invoice), or None."""
     if outcome.currency != BDT:
         return f"The wallet answered in {outcome.currency!r}, not taka."
-    if outcome.amount is None or Decimal(str(outcome.amount)) != payment.amount_paid:
-        return f"The wallet was paid {outcome.amount}, not {payment.amount_paid}."
+    asked = trip_amount(payment, row)
+    if outcome.amount is None or Decimal(str(outcome.amount)) != asked:
+        return f"The wallet was paid {outcome.amount}, not {asked}."
     if outcome.invoice is not None and outcome.invoice != invoice_number(payment):
         return "The wallet's answer names another payment."
     if not outcome.provider_trx_id:
@@ -148,36 +163,66 @@ def outcome_mismatch(payment, outcome):
     return None
 
 
+# What a wallet_payments amount column holds (Money: integer paisa in a BIGINT).
+MOST_TAKA = Decimal("1000000000000")
+
+
+def paid_values(outcome):
+    """The columns a "paid" answer fills on its trip: what the wallet took and its trx id (an
+    amount that is not a sum of taka is not kept)."""
+    try:
+        paid = Decimal(str(outcome.amount)) if outcome.amount is not None else None
+    except ArithmeticError:
+        paid = None
+    if paid is not None and not (paid.is_finite() and 0 < paid < MOST_TAKA):
+        paid = None
+    return {
+        "paid_amount": paid,
+        "provider_trx_id": (outcome.provider_trx_id or None) and str(outcome.provider_trx_id)[:100],
+    }
+
+
+def mark_unapplied(payment, row, outcome, reason):
+    """A "paid" that does not pay `payment`: the trip becomes unapplied with the reason, and the
+    merchant is told once (the guarded move decides who tells); commits."""
+    if not move_wallet_payment(row, WALLET_UNAPPLIED, reason, **paid_values(outcome)):
+        db.session.rollback()
+        return
+    db.session.refresh(row)
+    notify_wallet_unapplied(payment, row)
+    commit_work()
+
+
 def settle_wallet_outcome(payment, outcome, row=None):
     """Act on the wallet's answer for `row` (default: the payment's newest wallet payment): a paid
     answer that matches completes the payment once (complete_payment: webhooks, events, links,
-    invoices, IPNs), a cancelled or failed one closes the wallet payment; commits. Returns the
-    outcome as acted on: a mismatching "paid" becomes FAILED with the reason.
+    invoices, IPNs) with the trip's fee and amount_paid, a cancelled or failed one closes the wallet
+    payment; commits. Returns the outcome as acted on: a "paid" that does not pay the payment
+    (another amount, another payment's, our payment closed first) becomes FAILED with the reason,
+    and the trip `unapplied` for the merchant (unapplied.py).
     """
     row = row or latest_wallet_payment(payment)
     if row is None or outcome.status == PENDING:
         return outcome
     if outcome.status == PAID:
-        mismatch = outcome_mismatch(payment, outcome)
-        if mismatch is not None:
-            if move_wallet_payment(row, WALLET_FAILED, mismatch):
-                commit_work()
-            return Outcome(FAILED, reason=mismatch)
+        reason = outcome_mismatch(payment, outcome, row)
+        if reason is None and payment.status not in OPEN_STATUSES:
+            reason = f"Paid after the payment was {payment.status}: refund it."
+        if reason is not None:
+            mark_unapplied(payment, row, outcome, reason)
+            return Outcome(FAILED, reason=reason)
         # The guard: of two requests settling one wallet payment (a replayed callback, the
         # periodic settle), only the one that moves it from started completes the payment.
-        if not move_wallet_payment(row, WALLET_SETTLED):
+        if not move_wallet_payment(row, WALLET_SETTLED, **paid_values(outcome)):
             db.session.rollback()
             return outcome
-        if payment.status not in OPEN_STATUSES:
-            # Paid at the wallet after our payment closed: the merchant refunds it (panel).
-            db.session.execute(
-                db.update(WalletPayment)
-                .where(WalletPayment.id == row.id)
-                .values(last_error=f"Paid after the payment was {payment.status}: refund it.")
-            )
-            commit_work()
-            return outcome
-        complete_payment(payment, provider=row.provider, provider_trx_id=outcome.provider_trx_id)
+        charged = {"fee": row.fee, "amount_paid": row.amount} if row.amount is not None else None
+        complete_payment(
+            payment,
+            provider=row.provider,
+            provider_trx_id=outcome.provider_trx_id,
+            charged=charged,
+        )
         return outcome
     to_state = WALLET_CANCELLED if outcome.status == CANCELLED else WALLET_FAILED
     if move_wallet_payment(row, to_state, outcome.reason or outcome.status):
@@ -194,26 +239,17 @@ def method_of(row):
 
 def start_wallet_payment(payment, method, callback_url):
     """Send a created payment to the wallet behind `method`: an earlier trip still open is asked
-    for first (it may have paid), the method's fee is charged, then the provider's start; the URL
-    of the wallet's page."""
+    for first (it may have paid), then the provider's start for the method's fee (kept on the
+    trip: the payment records it only when that trip pays); the URL of the wallet's page."""
     previous = latest_wallet_payment(payment)
     if previous is not None and previous.state == WALLET_STARTED:
         outcome = provider_api(previous.provider).query(payment, method_of(previous), row=previous)
         settle_wallet_outcome(payment, outcome, previous)
         db.session.refresh(payment)
-    charged = fee_charged(payment, fee_for(method, payment.amount_bdt))
-    moved = db.session.execute(
-        db.update(Payment)
-        .where(Payment.id == payment.id, Payment.status == PAYMENT_CREATED)
-        .values(updated_at=utcnow(), **charged)
-    ).rowcount
-    if moved != 1:
-        db.session.rollback()
+    if payment.status != PAYMENT_CREATED:
         raise invalid_state(f"A {payment.status} payment cannot be sent to a wallet.")
-    commit_work()
-    db.session.refresh(payment)
-    wallet_amount(payment)
-    return provider_api(method.provider).start(payment, method, callback_url)
+    charged = trip_charge(payment, method)
+    return provider_api(method.provider).start(payment, method, callback_url, charged)
 
 
 def finish_wallet_payment(payment, args):
@@ -279,14 +315,12 @@ REFUND_UNKNOWN = (
 def refund_through_wallet(refund, transaction):
     """The payments_refunding listener: a refund of a payment paid through a wallet's API is made
     at the wallet first (its refund id kept on the refund); WalletRefused says why not."""
-    # The trip that completed the payment: a settled one with a note was paid after the payment
-    # had closed (settle_wallet_outcome), money the merchant returns by hand.
+    # The trip that completed the payment (an unapplied one is returned from its own page).
     row = db.session.execute(
         db.select(WalletPayment)
         .where(
             WalletPayment.payment_id == transaction.payment_id,
             WalletPayment.state == WALLET_SETTLED,
-            WalletPayment.last_error.is_(None),
         )
         .order_by(WalletPayment.id)
         .limit(1)

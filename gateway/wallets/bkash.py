@@ -22,11 +22,10 @@ from . import (
     invoice_number,
     latest_wallet_payment,
     record_started,
-    wallet_amount,
 )
 from .credentials import opened
 from .http import WalletTimeout, post_json
-from .models import WALLET_SETTLED
+from .models import WALLET_SETTLED, WALLET_UNAPPLIED
 from .tokens import fresh, load_token, store_token
 
 SECRET_FIELDS = ("app_key", "app_secret", "username", "password")
@@ -148,9 +147,10 @@ def payer_reference(payment):
     return (payment.customer_phone or invoice_number(payment))[:20]
 
 
-def start(payment, method, callback_url):
-    """Create the payment at bKash and record it; the bkashURL to send the customer to."""
-    amount = wallet_amount(payment)
+def start(payment, method, callback_url, charged):
+    """Create the payment at bKash for the trip's taka (`charged`) and record it; the bkashURL to
+    send the customer to."""
+    amount = charged["amount_paid"]
     answer = call(
         method,
         CREATE,
@@ -168,7 +168,7 @@ def start(payment, method, callback_url):
         raise WalletRefused(f"bKash did not create the payment: {refusal(answer)}")
     if urlsplit(answer["bkashURL"]).scheme not in ("https", "http"):
         raise WalletUnavailable("bKash answered a payment page that is not a web address.")
-    record_started(payment, method, answer["paymentID"])
+    record_started(payment, method, answer["paymentID"], charged)
     return answer["bkashURL"]
 
 
@@ -240,13 +240,14 @@ def query(payment, method, row=None):
     return outcome_of(answer)
 
 
-def refund(payment, method, amount, reason, row=None):
-    """Refund `amount` taka of a payment bKash paid; bKash's refund id, WalletRefused with its
-    reason."""
+def refund(payment, method, amount, reason, row=None, amount_is_taka=False):
+    """Refund `amount` (taka) of a trip bKash paid (`row`: the settled one, or an unapplied one);
+    bKash's refund id, WalletRefused with its reason."""
     row = row or latest_wallet_payment(payment)
-    if row is None or row.state != WALLET_SETTLED or not payment.provider_trx_id:
+    trx_id = row and (row.provider_trx_id or payment.provider_trx_id)
+    if row is None or row.state not in (WALLET_SETTLED, WALLET_UNAPPLIED) or not trx_id:
         raise WalletRefused("This payment was not paid through bKash's API.")
-    if payment.currency != "BDT":
+    if payment.currency != "BDT" and not amount_is_taka:
         raise WalletRefused("bKash refunds taka: refund this payment by hand.")
     answer = call(
         method,
@@ -254,7 +255,7 @@ def refund(payment, method, amount, reason, row=None):
         {
             "paymentID": row.provider_payment_id,
             "amount": f"{Decimal(amount):.2f}",
-            "trxID": payment.provider_trx_id,
+            "trxID": trx_id,
             "sku": invoice_number(payment),
             "reason": (reason or "Refund")[:255],
         },

@@ -1,18 +1,30 @@
 """The wallets' tables: an API method's sealed credentials and each payment's round trip."""
 
 from ..clock import utcnow
-from ..db_types import UTCDateTime
+from ..db_types import Money, UTCDateTime
 from ..extensions import db
 
 # A wallet payment's own states (the payment's are states.py's): started at the wallet, then
-# settled (our payment completed), failed or cancelled.
+# settled (our payment completed), failed or cancelled; or `unapplied`: paid at the wallet but not
+# our payment (another amount, another payment's answer, our payment closed first), money at the
+# merchant's wallet account until the merchant refunds it through the wallet (`returned`) or marks
+# it `handled` (docs/wallet-apis.md, "Money that did not apply").
 WALLET_STARTED, WALLET_SETTLED, WALLET_FAILED, WALLET_CANCELLED = (
     "started",
     "settled",
     "failed",
     "cancelled",
 )
-WALLET_STATES = (WALLET_STARTED, WALLET_SETTLED, WALLET_FAILED, WALLET_CANCELLED)
+WALLET_UNAPPLIED, WALLET_RETURNED, WALLET_HANDLED = "unapplied", "returned", "handled"
+WALLET_STATES = (
+    WALLET_STARTED,
+    WALLET_SETTLED,
+    WALLET_FAILED,
+    WALLET_CANCELLED,
+    WALLET_UNAPPLIED,
+    WALLET_RETURNED,
+    WALLET_HANDLED,
+)
 
 
 class WalletCredential(db.Model):
@@ -61,3 +73,12 @@ class WalletPayment(db.Model):
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     last_error = db.Column(db.String(255))
+    # What this trip asked the customer for (the method's fee and amount_bdt + fee), fixed when it
+    # started: the wallet's "paid" is checked against it, and it is what the payment records when
+    # this trip pays it. Null only in a database older than 0025 with no payment amount to copy.
+    amount = db.Column(Money)
+    fee = db.Column(Money)
+    # What the wallet says it took and its transaction id, once it said "paid" (settled or
+    # unapplied): what a refund through the wallet returns.
+    paid_amount = db.Column(Money)
+    provider_trx_id = db.Column(db.String(100))

@@ -26,7 +26,6 @@ from . import (
     latest_wallet_payment,
     move_wallet_payment,
     record_started,
-    wallet_amount,
 )
 from . import nagad_wire as wire
 from .credentials import opened
@@ -107,17 +106,18 @@ def names_our_order(payment, order):
     return isinstance(order, str) and len(order) == 20 and order.startswith(order_prefix(payment))
 
 
-def start(payment, method, callback_url):
-    """Open a Nagad checkout for the payment's taka and record it: the URL of Nagad's page."""
+def start(payment, method, callback_url, charged):
+    """Open a Nagad checkout for the trip's taka (`charged`) and record it: the URL of Nagad's
+    page."""
     keys = merchant_keys(method)
-    amount = wallet_amount(payment)
+    amount = charged["amount_paid"]
     order = new_order_id(payment)
     try:
         reference, challenge = wire.initialize(keys, order, customer_ip(), timeout())
     except wire.NagadError as error:
         raise in_our_words(error) from None
     # Recorded before complete: Nagad now knows this orderId, and the next trip needs another.
-    row = record_started(payment, method, reference)
+    row = record_started(payment, method, reference, charged)
     try:
         return wire.complete(
             keys,
@@ -186,10 +186,10 @@ def query(payment, method, row=None):
     return verified(payment, method, row)
 
 
-def refund(payment, method, amount, reason, row=None):
-    """Nagad's purchase cancel for `amount` taka of the payment's settled Nagad trip (`row`, or
-    the newest settled one): Nagad's id for the refund; WalletRefused with Nagad's message when it
-    says no."""
+def refund(payment, method, amount, reason, row=None, amount_is_taka=False):
+    """Nagad's purchase cancel for `amount` of the payment's settled Nagad trip (`row`, or the
+    newest settled one; or an unapplied trip, `amount` then in taka): Nagad's id for the refund;
+    WalletRefused with Nagad's message when it says no."""
     row = (
         row
         or db.session.execute(
@@ -203,8 +203,10 @@ def refund(payment, method, amount, reason, row=None):
         raise WalletRefused("This payment was not paid through Nagad.")
     keys = merchant_keys(method)
     taka = Decimal(amount)
-    if payment.currency != BDT and payment.exchange_rate is not None:
-        taka = min(in_taka(taka, payment.exchange_rate), payment.amount_paid)
+    # What the trip took (a row older than 0025: its payment's amount_paid).
+    original = row.paid_amount or row.amount or payment.amount_paid
+    if payment.currency != BDT and payment.exchange_rate is not None and not amount_is_taka:
+        taka = min(in_taka(taka, payment.exchange_rate), original)
     try:
         # Nagad's cancel names the order: read it back from Nagad's own record (a safe read).
         paid = wire.verify(keys, row.provider_payment_id, timeout())
@@ -215,7 +217,7 @@ def refund(payment, method, amount, reason, row=None):
             row.provider_payment_id,
             paid["orderId"],
             (row.created_at + DHAKA).strftime("%Y%m%d"),
-            payment.amount_paid,
+            original,
             taka,
             "RF" + secrets.token_hex(6).upper(),
             (reason or "Refund")[:100],

@@ -20,6 +20,7 @@ from gateway.panel.access import PUBLIC
 from gateway.payments.proofs import add_proof
 from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.sms.templates import create_template
+from gateway.wallets.models import WalletPayment
 from gateway.webhooks.endpoints import create_endpoint
 from gateway.webhooks.models.event import Event
 from gateway.webhooks.models.webhook import WebhookDelivery
@@ -55,6 +56,9 @@ ROUTES = [
     ("panel.payments", "GET", "/panel/payments", None, "OASV"),
     ("panel.payment_detail", "GET", "/panel/payments/{paid}", None, "OASV"),
     ("panel.payment_proof", "GET", "/panel/payments/{paid}/proof", None, "OASV"),
+    ("panel.payments_unapplied", "GET", "/panel/payments/unapplied", None, "OASV"),
+    ("panel.unapplied_refund", "POST", "/panel/payments/unapplied/{unapplied}/refund", {}, "OAS"),
+    ("panel.unapplied_handled", "POST", "/panel/payments/unapplied/{unapplied}/handled", {}, "OAS"),
     ("panel.refunds", "GET", "/panel/refunds", None, "OASV"),
     ("panel.customers", "GET", "/panel/customers", None, "OASV"),
     ("panel.customer_detail", "GET", "/panel/customers/{customer}", None, "OASV"),
@@ -433,6 +437,18 @@ def rows(brand):
     endpoint, _ = create_endpoint(brand, True, "https://shop.example.com/hooks", ["*"])
     event = db.session.execute(db.select(Event).where(Event.brand_id == brand.id)).scalars().first()
     add_proof(paid, "image/png", image_bytes("PNG"))  # the receipt a manual payment carries
+    # Money a wallet took that did not pay its payment (no wallet behind it: a refund is refused).
+    unapplied = WalletPayment(
+        payment_id=open_payment.id,
+        method_id=method.id,
+        provider="bkash",
+        provider_payment_id="TR0011roles",
+        state="unapplied",
+        amount=Decimal("500.00"),
+        paid_amount=Decimal("5.00"),
+        last_error="The wallet was paid 5.00, not 500.00.",
+    )
+    db.session.add(unapplied)
     db.session.commit()
     return {
         "compat_key": compat_key.id,
@@ -454,6 +470,7 @@ def rows(brand):
         "event": event.public_id,
         "method": method.id,
         "colleague": colleague.id,
+        "unapplied": unapplied.id,
     }
 
 

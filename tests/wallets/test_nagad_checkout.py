@@ -233,7 +233,7 @@ def test_nagad_paid_a_wrong_amount_is_refused(
     assert back.status_code == 200
     assert "not 500.00" in text_of(back)
     assert reload(payment).status == "created"
-    assert [row.state for row in wallet_rows(payment)] == ["failed"]
+    assert [row.state for row in wallet_rows(payment)] == ["unapplied"]
 
 
 def test_another_payments_reference_in_the_callback_completes_neither_twice(
