@@ -33,10 +33,10 @@ def upgrade():
         "amount = (SELECT amount_paid FROM payments WHERE payments.id = wallet_payments.payment_id),"
         " fee = (SELECT fee FROM payments WHERE payments.id = wallet_payments.payment_id)"
     )
-    # A settled trip with a note was paid after its payment closed: money that did not apply.
+    # A settled trip noted "Paid after the payment was …" (0024) is money that did not apply.
     op.execute(
         "UPDATE wallet_payments SET state = 'unapplied', paid_amount = amount "
-        "WHERE state = 'settled' AND last_error IS NOT NULL"
+        "WHERE state = 'settled' AND last_error LIKE 'Paid after the payment was %'"
     )
     op.execute(
         "UPDATE wallet_payments SET paid_amount = amount, provider_trx_id = (SELECT "
