@@ -56,8 +56,9 @@ def return_unapplied(trip, payment, reason):
         )
     except WalletTimeout:
         raise WalletTimeout(REFUND_UNKNOWN) from None
-    if not move_wallet_payment(trip, WALLET_RETURNED, from_states=(WALLET_UNAPPLIED,)):
-        raise invalid_state("This money was returned or marked handled meanwhile.")
+    # Marked handled meanwhile: the money went back all the same, and the caller's audit entry
+    # keeps the wallet's refund id.
+    move_wallet_payment(trip, WALLET_RETURNED, from_states=(WALLET_UNAPPLIED,))
     return refund_id
 
 

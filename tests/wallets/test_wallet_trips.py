@@ -13,6 +13,7 @@ from gateway.extensions import db
 from gateway.payments.lifecycle import expire_payment
 from gateway.payments.methods import update_method
 from gateway.payments.models.payment import Transaction
+from gateway.payments.refunds import create_refund
 from gateway.wallets import settle_started_wallet_payments
 from gateway.wallets.bkash import REFUND
 from gateway.webhooks.models.event import Event
@@ -92,7 +93,15 @@ def test_the_trip_paid_sets_the_fee_although_another_method_was_started_after_it
     listed = text_of(merchant.get("/panel/payments/unapplied"))
     assert nagad_trip.provider_trx_id in listed and "520.00" in listed
 
-    # The merchant returns it through Nagad; a refund of the payment stays with bKash's trip.
+    # Nagad says no: the money stays listed, with Nagad's reason shown.
+    nagad.refuse_refunds = "Cancel window is over"
+    refused = post_form(merchant, f"/panel/payments/unapplied/{nagad_trip.id}/refund")
+    assert "Cancel window is over" in text_of(merchant.get(refused.headers["Location"]))
+    db.session.refresh(nagad_trip)
+    assert nagad_trip.state == "unapplied"
+    nagad.refuse_refunds = None
+
+    # The merchant returns it through Nagad.
     returned = post_form(merchant, f"/panel/payments/unapplied/{nagad_trip.id}/refund")
     assert returned.status_code == 302
     assert nagad.checkouts[reference].cancelled == Decimal("520.00")
@@ -100,6 +109,12 @@ def test_the_trip_paid_sets_the_fee_although_another_method_was_started_after_it
     assert nagad_trip.state == "returned"
     assert "payment.wallet_return" in [action for action, *_ in audit_actions(brand)]
     assert "No wallet money is waiting" in text_of(merchant.get("/panel/payments/unapplied"))
+
+    # A refund of the payment itself goes through the trip that paid it: bKash's.
+    trx_id = db.session.execute(db.select(Transaction.trx_id)).scalar_one()
+    create_refund(brand, trx_id, Decimal("100.00"), "one item back")
+    assert standin.payments[bkash_trip.provider_payment_id]["refunded"] == Decimal("100.00")
+    assert nagad.checkouts[reference].cancelled == Decimal("520.00")
 
 
 def test_bkash_paid_another_amount_is_listed_told_once_and_returned(
