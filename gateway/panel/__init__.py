@@ -65,6 +65,7 @@ def register_panel(app):
         two_factor,
         users,
         wallet_methods,
+        wallet_refunds,
     )
 
     login_manager.login_view = "panel.sign_in"

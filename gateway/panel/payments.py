@@ -18,6 +18,7 @@ from .access import VIEW, current_brand, panel_livemode, requires
 from .formatting import day_bounds
 from .forms import PaymentFilterForm, RefundForm, RejectForm
 from .timeline import payment_timeline
+from .wallet_refunds import pending_wallet_refund
 
 PER_PAGE = 25
 
@@ -115,6 +116,7 @@ def render_payment(payment, refund_form=None, status=200, refund_confirmation=No
         late_sms=late_sms(payment),
         refund_confirmation=refund_confirmation,
         proof=proof_facts(payment),
+        wallet_refund=pending_wallet_refund(payment),
     )
     return render_template("panel/payment.html", **context), status
 

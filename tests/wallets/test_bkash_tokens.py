@@ -38,23 +38,59 @@ def token_store(request, app, monkeypatch):
         yield request.param
 
 
-def other_process_token(app, method):
-    """The id token a second gateway process calls bKash with (tests/wallets/token_process.py)."""
+def process_env(app, **extra):
+    """The environment of another gateway process on the test's database and Redis."""
     config = {
         "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
         "REDIS_URL": app.config.get("REDIS_URL"),
         "SECRET_KEY": app.config["SECRET_KEY"],
     }
+    return {**os.environ, "GATEWAY_TEST_CONFIG": json.dumps(config), **extra}
+
+
+def token_command(method):
+    return [sys.executable, "-m", "tests.wallets.token_process", str(method.id)]
+
+
+def other_process_token(app, method):
+    """The id token a second gateway process calls bKash with (tests/wallets/token_process.py)."""
     done = subprocess.run(
-        [sys.executable, "-m", "tests.wallets.token_process", str(method.id)],
+        token_command(method),
         cwd=ROOT,
-        env={**os.environ, "GATEWAY_TEST_CONFIG": json.dumps(config)},
+        env=process_env(app),
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
     return done.stdout.strip().splitlines()[-1]
+
+
+def test_two_processes_renewing_at_once_make_one_grant(
+    app, bkash_api, standin, token_store, tmp_path
+):
+    go = tmp_path / "go"
+    standin.grant_delay = 0.5  # both are inside the renewal at once
+    processes = [
+        subprocess.Popen(
+            token_command(bkash_api),
+            cwd=ROOT,
+            env=process_env(app, GATEWAY_TEST_GO=str(go)),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    try:
+        assert [p.stdout.readline().strip() for p in processes] == ["ready", "ready"]
+        go.touch()
+        tokens = [p.communicate(timeout=60)[0].strip().splitlines()[-1] for p in processes]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+    assert tokens[0] == tokens[1]
+    assert standin.calls(GRANT) == 1
 
 
 def our_token(method):
