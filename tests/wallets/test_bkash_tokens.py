@@ -6,11 +6,14 @@ import json
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from gateway.clock import utcnow
 from gateway.extensions import db
+from gateway.wallets import tokens
 from gateway.wallets.bkash import CREATE, GRANT, REFRESH, id_token
 from gateway.wallets.credentials import opened
 from gateway.wallets.models import WalletCredential
@@ -33,7 +36,7 @@ def token_store(request, app, monkeypatch):
         redis = redis_client()  # skips when the test Redis is not running
         monkeypatch.setitem(app.config, "REDIS_URL", REDIS_URL)
         yield request.param
-        redis.delete(*redis.keys("gateway:wallet-token:*") or ["none"])
+        redis.delete(*redis.keys("gateway:wallet-token*") or ["none"])
     else:
         yield request.param
 
@@ -143,3 +146,20 @@ def test_the_stored_token_is_sealed(app, bkash_api, standin, token_store):
             )
         ).scalar()
     assert raw and token not in raw
+
+
+def test_a_renewal_lock_left_by_a_dead_process_delays_but_never_stops_a_grant(
+    app, bkash_api, standin, token_store, monkeypatch
+):
+    monkeypatch.setattr(tokens, "LOCK_WAIT", 0.2)
+    if token_store == "redis":
+        redis_client().set(tokens.lock_key(bkash_api.id), "dead", px=60_000)
+    else:
+        db.session.execute(
+            db.update(WalletCredential)
+            .where(WalletCredential.method_id == bkash_api.id)
+            .values(token_lock_until=utcnow() + timedelta(minutes=1))
+        )
+        db.session.commit()
+    assert our_token(bkash_api)
+    assert standin.calls(GRANT) == 1
