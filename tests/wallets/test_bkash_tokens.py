@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from flask import current_app
 
 from gateway.clock import utcnow
 from gateway.extensions import db
@@ -101,8 +102,24 @@ def our_token(method):
     return id_token(method, base_url, secrets)
 
 
+def renewal_locked(method):
+    """Whether a renewal lock of the method is held (Redis key or token_lock_until)."""
+    if current_app.config.get("REDIS_URL"):
+        return redis_client().exists(tokens.lock_key(method.id)) == 1
+    db.session.expire_all()
+    return (
+        db.session.execute(
+            db.select(WalletCredential.token_lock_until).where(
+                WalletCredential.method_id == method.id
+            )
+        ).scalar()
+        is not None
+    )
+
+
 def test_two_processes_share_one_granted_token(app, bkash_api, standin, token_store):
     first = our_token(bkash_api)
+    assert not renewal_locked(bkash_api)  # freed once the token was stored
     assert other_process_token(app, bkash_api) == first
     assert standin.calls(GRANT) == 1
     assert standin.calls(REFRESH) == 0
