@@ -75,7 +75,7 @@ def connect_listeners():
     from .payments import signals as payments
     from .sms.outbound import queue_receipts
     from .sms.review import release_held_sms
-    from .wallets import refund_through_wallet
+    from .wallets.refunds import refund_through_wallet
     from .webhooks import signals as webhooks
 
     # A batch of completions (a phone's, or a list of one) goes to each listener whole, in this

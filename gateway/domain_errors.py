@@ -78,6 +78,18 @@ class Unavailable(DomainError):
     """A service we depend on (a wallet's API) could not be reached; nothing was decided: 503."""
 
 
+class RefundUndecided(Unavailable):
+    """A refund sent on (a wallet's API) whose answer never came: it may have been made. The refund
+    is not recorded; `keep` holds the rows its listener keeps anyway (the pending attempt), which
+    create_refund commits at once so a later check can settle it (REFUND_PENDING, 503)."""
+
+    code = "REFUND_PENDING"
+
+    def __init__(self, message, keep=()):
+        super().__init__(message)
+        self.keep = list(keep)
+
+
 class NotAuthenticated(DomainError):
     """A credential that is missing, expired, revoked or reused (device tokens)."""
 

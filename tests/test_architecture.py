@@ -469,6 +469,9 @@ OWN_COMMITS = {
     "webhooks.delivery.commit_claim": "the claim commits before the HTTP call (async on PG)",
     "webhooks.delivery.record_attempt": "the attempt and the next state, after the call",
     "wallets.tokens.store_token_in_database": "own connection: a wallet token is shared at once",
+    "wallets.tokens.claim_renewal": "own connection: one process renews a wallet's token",
+    "wallets.tokens.release_in_database": "own connection: the token renewal lock freed",
+    "payments.refunds.create_refund": "a refund a wallet left undecided keeps its pending attempt",
 }
 
 

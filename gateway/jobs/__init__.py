@@ -40,8 +40,9 @@ PERIODIC = (
     ("invoice-overdue", "gateway.invoices.overdue.sweep_overdue_invoices", 900),
     # Each brand's exchange rate feed re-rates the currencies it accepts (payments/rate_feed.py).
     ("rate-feeds", "gateway.payments.rate_feed.refresh_rate_feeds", 3600),
-    # Wallet payments (bKash, Nagad APIs) left in between: asked for with the wallet's query.
-    ("settle-wallets", "gateway.wallets.settle_started_wallet_payments", 60),
+    # Wallet payments (bKash, Nagad APIs) left in between, and refunds a wallet did not answer in
+    # time: asked for with the wallet's queries.
+    ("settle-wallets", "gateway.wallets.refunds.settle_wallets", 60),
 )
 JOB_TIMEOUT = 30  # below the 60 s lease: a stuck job dies before another process may take its row
 # How long a wake-up key suppresses a duplicate enqueue of the same attempt, at most: the job frees

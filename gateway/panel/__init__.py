@@ -66,6 +66,7 @@ def register_panel(app):
         users,
         wallet_methods,
         wallet_unapplied,
+        wallet_refunds,
     )
 
     login_manager.login_view = "panel.sign_in"

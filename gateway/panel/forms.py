@@ -101,6 +101,14 @@ class PasswordForm(FlaskForm):
     )
 
 
+class WalletRefundForm(FlaskForm):
+    """Settling a wallet refund left pending by hand: the wallet's refund id when it was made."""
+
+    reference = StringField(
+        _l("The wallet's refund id"), filters=[strip], validators=[Optional(), Length(max=100)]
+    )
+
+
 class RefundForm(FlaskForm):
     amount = StringField(
         _l("Amount"),

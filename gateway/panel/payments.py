@@ -19,6 +19,7 @@ from .access import VIEW, current_brand, panel_livemode, requires
 from .formatting import day_bounds
 from .forms import PaymentFilterForm, RefundForm, RejectForm
 from .timeline import payment_timeline
+from .wallet_refunds import pending_wallet_refund
 
 PER_PAGE = 25
 
@@ -119,6 +120,7 @@ def render_payment(payment, refund_form=None, status=200, refund_confirmation=No
         unapplied=db.session.execute(unapplied_query(payment.brand, payment.livemode, payment))
         .scalars()
         .all(),
+        wallet_refund=pending_wallet_refund(payment),
     )
     return render_template("panel/payment.html", **context), status
 

@@ -8,6 +8,7 @@ from ..domain_errors import (
     DomainError,
     NotPermitted,
     RefundExceedsRemaining,
+    RefundUndecided,
     field_error,
     invalid_state,
     not_found,
@@ -34,13 +35,22 @@ REFUNDABLE_STATUSES = (TRANSACTION_COMPLETED, TRANSACTION_PARTIALLY_REFUNDED)
 
 
 def create_refund(
-    brand, trx_ref, amount=None, reason=None, refunded_by=None, limit=None, livemode=True
+    brand,
+    trx_ref,
+    amount=None,
+    reason=None,
+    refunded_by=None,
+    limit=None,
+    livemode=True,
+    undecided_id=None,
 ):
     """Refund `amount` (default: the remainder) of a transaction, found by trx_id or integer id
     among the brand's of this mode (a test key's refund of a live payment is NotFound).
 
     `refunded_by` is the panel user's id, recorded on the refund; with `limit` (a staff member's)
     that user's refunds of this payment may not exceed it in total, also under concurrent requests.
+    `undecided_id` records a refund a listener sent earlier without an answer (RefundUndecided),
+    now confirmed: the listener settles that attempt instead of sending it again.
     """
     if amount is not None and amount <= 0:
         raise field_error("amount", "Amount must be greater than zero.")
@@ -52,6 +62,11 @@ def create_refund(
         amount = refund_remaining(transaction)
     now = utcnow()
     fee = refundable(transaction) - transaction.amount
+    # The transaction's row held to the end (PostgreSQL's row lock, SQLite's write lock): a refund
+    # a wallet leaves undecided undoes its money below and keeps its attempt before any racing
+    # refund of this transaction reads.
+    hold_transaction(transaction.id)
+    savepoint = db.session.begin_nested()
     # Guarded UPDATEs: the limit is checked by the database against the row as it is now,
     # so two racing refunds cannot both fit into the same remainder.
     if not add_refunded(Transaction, transaction.id, amount, fee) or not add_refunded(
@@ -80,10 +95,19 @@ def create_refund(
     db.session.add(refund)
     db.session.flush()
     try:
-        refund_recording.send(refund, transaction=transaction)  # a wallet's API refunds first
+        # A wallet's API refunds first.
+        refund_recording.send(refund, transaction=transaction, undecided_id=undecided_id)
+    except RefundUndecided as undecided:
+        # Sent, no answer: the money stays as it was, the attempt is kept, committed now (the
+        # caller's edge rolls back on the error) while the row is still held.
+        savepoint.rollback()
+        db.session.add_all(undecided.keep)
+        db.session.commit()
+        raise
     except DomainError:
         db.session.rollback()
         raise
+    savepoint.commit()
     # refund.completed event is recorded here, in the same transaction
     emit_event(
         "refund.completed",
@@ -95,6 +119,16 @@ def create_refund(
     # With an Idempotency-Key, the refund commits together with its stored answer.
     commit_work()
     return refund
+
+
+def hold_transaction(transaction_id):
+    """Take the transaction's row for this database transaction (an UPDATE that changes nothing):
+    racing refunds of it wait here for the first to commit or roll back."""
+    db.session.execute(
+        db.update(Transaction)
+        .where(Transaction.id == transaction_id)
+        .values(amount_refunded=Transaction.amount_refunded)
+    )
 
 
 def find_transaction(brand, trx_ref, livemode=True):

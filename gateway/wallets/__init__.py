@@ -11,7 +11,10 @@ Each provider is a module of this package named in PROVIDER_MODULES, exposing:
   (`row`: the wallet_payments row meant, which the framework always passes; None: the newest.)
   refund(payment, method, amount, reason, row=None, amount_is_taka=False) -> the wallet's refund
     id (WalletRefused when refused); `amount` in the payment's currency unless amount_is_taka;
-  check_credentials(method) -> (ok, message).
+  check_credentials(method) -> (ok, message);
+  refund_status(payment, method, attempt, row) -> the wallet's refund id of a pending refund when
+    it was made, None when the wallet has none (optional: without it the merchant settles a pending
+    refund by hand). Refunds themselves: refunds.py.
 """
 
 from dataclasses import dataclass
@@ -304,37 +307,3 @@ def settle_started_wallet_payments(now=None):
             db.session.rollback()
             note_error(row, error.message)
     return settled
-
-
-REFUND_UNKNOWN = (
-    "The wallet did not answer the refund in time: it may have made it. Check the payment in the "
-    "wallet's merchant portal before refunding again."
-)
-
-
-def refund_through_wallet(refund, transaction):
-    """The payments_refunding listener: a refund of a payment paid through a wallet's API is made
-    at the wallet first (its refund id kept on the refund); WalletRefused says why not."""
-    # The trip that completed the payment (an unapplied one is returned from its own page).
-    row = db.session.execute(
-        db.select(WalletPayment)
-        .where(
-            WalletPayment.payment_id == transaction.payment_id,
-            WalletPayment.state == WALLET_SETTLED,
-        )
-        .order_by(WalletPayment.id)
-        .limit(1)
-    ).scalar_one_or_none()
-    if row is None:
-        return None
-    from .http import WalletTimeout  # http.py builds on this module's WalletUnavailable
-
-    try:
-        refund.provider_refund_id = provider_api(row.provider).refund(
-            transaction.payment, method_of(row), refund.amount, refund.reason, row=row
-        )
-    except WalletTimeout:
-        # Sent, but no answer: the wallet may have refunded. Nothing is recorded here, so the
-        # merchant must look before asking again, or the customer could be refunded twice.
-        raise WalletTimeout(REFUND_UNKNOWN) from None
-    return refund.provider_refund_id

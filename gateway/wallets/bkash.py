@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 
 from flask import current_app
 
+from ..extensions import db
+from ..payments.models.payment import Refund, Transaction
 from . import (
     CANCELLED,
     FAILED,
@@ -26,7 +28,7 @@ from . import (
 from .credentials import opened
 from .http import WalletTimeout, post_json
 from .models import WALLET_SETTLED, WALLET_UNAPPLIED
-from .tokens import fresh, load_token, store_token
+from .tokens import fresh, load_token, renewed_once, store_token
 
 SECRET_FIELDS = ("app_key", "app_secret", "username", "password")
 GRANT = "/tokenized/checkout/token/grant"
@@ -113,16 +115,21 @@ def refreshed_token(method, base_url, secrets, stored):
 
 
 def id_token(method, base_url, secrets, renew=False):
-    """The id token to call bKash with: the shared one while fresh, else refreshed, else granted;
-    `renew` when bKash refused the one we had."""
+    """The id token to call bKash with: the shared one while fresh, else refreshed, else granted,
+    by one process for all (tokens.renewed_once); `renew` when bKash refused the one we had."""
     stored = load_token(method.id)
     if fresh(stored) and not renew:
         return stored["token"]
-    if stored is not None and stored.get("refresh_token"):
-        renewed = refreshed_token(method, base_url, secrets, stored)
-        if renewed is not None:
-            return renewed["token"]
-    return grant_token(method, base_url, secrets)["token"]
+
+    def renewed(latest):
+        if latest is not None and latest.get("refresh_token"):
+            refreshed = refreshed_token(method, base_url, secrets, latest)
+            if refreshed is not None:
+                return refreshed
+        return grant_token(method, base_url, secrets)
+
+    refused = stored["token"] if renew and stored is not None else None
+    return renewed_once(method.id, renewed, refused)["token"]
 
 
 def call(method, path, body):
@@ -263,6 +270,42 @@ def refund(payment, method, amount, reason, row=None, amount_is_taka=False):
     if answer.get("transactionStatus") != "Completed" or not answer.get("refundTrxID"):
         raise WalletRefused(f"bKash refused the refund: {refusal(answer)}")
     return answer["refundTrxID"]
+
+
+def refund_status(payment, method, attempt, row):
+    """bKash's word on a refund sent without an answer (`attempt`, wallet_refunds): its refundTrxID
+    when bKash made it, None when bKash says it has none; WalletUnavailable while unknown.
+
+    bKash's refund status query is the refund call with only paymentID and trxID (v1.2.0-beta); it
+    answers the payment's latest refund, so one whose id is already recorded here is not ours.
+    """
+    answer = call(
+        method, REFUND, {"paymentID": row.provider_payment_id, "trxID": payment.provider_trx_id}
+    )
+    if answer.get("transactionStatus") == "Completed" and answer.get("refundTrxID"):
+        ours = (
+            answer["refundTrxID"] not in recorded_refund_ids(payment)
+            and decimal_or_none(answer.get("amount")) == attempt.amount
+        )
+        return answer["refundTrxID"] if ours else None
+    if (
+        answer.get("_http_status") == 200
+        and "transactionStatus" not in answer
+        and (answer.get("statusCode", SUCCESS) != SUCCESS or answer.get("errorCode"))
+    ):
+        return None  # bKash answered about this payment: no refund of it
+    raise WalletUnavailable(f"bKash did not say whether it refunded: {refusal(answer)}")
+
+
+def recorded_refund_ids(payment):
+    """bKash's refund ids of the payment's refunds recorded here."""
+    return set(
+        db.session.execute(
+            db.select(Refund.provider_refund_id)
+            .join(Transaction, Refund.transaction_id == Transaction.id)
+            .where(Transaction.payment_id == payment.id, Refund.provider_refund_id.is_not(None))
+        ).scalars()
+    )
 
 
 def check_credentials(method):

@@ -45,6 +45,8 @@ class WalletCredential(db.Model):
     # The provider's access token, sealed, when no Redis holds it (tokens.py).
     token_sealed = db.Column(db.Text)
     token_expires_at = db.Column(UTCDateTime)
+    # Until when one process holds the right to renew the token (no Redis: tokens.py).
+    token_lock_until = db.Column(UTCDateTime)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
 
@@ -82,3 +84,35 @@ class WalletPayment(db.Model):
     # unapplied): what a refund through the wallet returns.
     paid_amount = db.Column(Money)
     provider_trx_id = db.Column(db.String(100))
+
+
+# A refund the wallet did not answer in time: pending until the wallet (or the merchant, by hand)
+# says it was made (then recorded as a refund, once) or not made.
+REFUND_PENDING, REFUND_MADE, REFUND_NOT_MADE = "pending", "made", "not_made"
+
+
+class WalletRefund(db.Model):
+    """A refund sent to a wallet whose answer never came: the money of the payment is untouched
+    until it is settled (docs/wallet-apis.md, refund failures)."""
+
+    __tablename__ = "wallet_refunds"
+    __table_args__ = (db.Index("ix_wallet_refunds_state_updated", "state", "updated_at"),)
+
+    id = db.Column(db.Integer, primary_key=True)
+    payment_id = db.Column(
+        db.Integer, db.ForeignKey("payments.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    wallet_payment_id = db.Column(
+        db.Integer, db.ForeignKey("wallet_payments.id", ondelete="CASCADE"), nullable=False
+    )
+    amount = db.Column(Money, nullable=False)
+    reason = db.Column(db.String(500))
+    # Who asked (a panel user; None: the API), kept for the refund recorded later.
+    refunded_by_id = db.Column(db.Integer, db.ForeignKey("users.id", ondelete="SET NULL"))
+    state = db.Column(db.String(20), nullable=False, default=REFUND_PENDING)
+    provider_refund_id = db.Column(db.String(100))
+    # The refund recorded once the wallet confirmed it.
+    refund_id = db.Column(db.Integer, db.ForeignKey("refunds.id", ondelete="SET NULL"))
+    last_error = db.Column(db.String(255))
+    created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow)

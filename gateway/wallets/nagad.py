@@ -29,6 +29,7 @@ from . import (
 )
 from . import nagad_wire as wire
 from .credentials import opened
+from .http import WalletTimeout
 from .models import WALLET_FAILED, WALLET_SETTLED, WalletPayment
 
 SECRET_FIELDS = ("merchant_id", "merchant_private_key", "wallet_public_key")
@@ -210,8 +211,11 @@ def refund(payment, method, amount, reason, row=None, amount_is_taka=False):
     try:
         # Nagad's cancel names the order: read it back from Nagad's own record (a safe read).
         paid = wire.verify(keys, row.provider_payment_id, timeout())
-        if paid.get("status") != "Success" or not names_our_order(payment, paid.get("orderId")):
-            raise WalletRefused("Nagad does not hold this payment as paid.")
+    except wire.NagadError as error:
+        raise in_our_words(error) from None
+    if paid.get("status") != "Success" or not names_our_order(payment, paid.get("orderId")):
+        raise WalletRefused("Nagad does not hold this payment as paid.")
+    try:
         answer = wire.cancel_purchase(
             keys,
             row.provider_payment_id,
@@ -223,6 +227,10 @@ def refund(payment, method, amount, reason, row=None, amount_is_taka=False):
             (reason or "Refund")[:100],
             timeout(),
         )
+    except wire.NagadUnreachable as error:
+        if error.reason == "timeout":  # sent, no answer: Nagad may have refunded
+            raise WalletTimeout(f"Nagad: {error.message}") from None
+        raise in_our_words(error) from None
     except wire.NagadError as error:
         raise in_our_words(error) from None
     if str(answer.get("status", "Success")) != "Success":

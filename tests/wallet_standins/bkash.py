@@ -6,6 +6,7 @@ X-APP-Key), and the customer's page that sends them back to callbackURL with pay
 It refuses what bKash refuses: wrong credentials, a missing or expired token (HTTP 401), an amount
 that is not a positive number, a second execute, a refund beyond what remains. Knobs for tests:
 `execute_delay` and `refund_delay` (seconds the execute or refund sleeps before answering),
+`refund_lost` (a refund that stalls is not made), `grant_delay` (seconds a grant or refresh takes),
 `expire_tokens()` and `tamper_amount` (the amount its execute and status answers claim).
 """
 
@@ -38,6 +39,8 @@ class BkashStandIn:
         self.requests = []
         self.execute_delay = 0
         self.refund_delay = 0
+        self.refund_lost = False  # a refund that stalls (refund_delay) and is never made
+        self.grant_delay = 0  # seconds a grant or refresh takes
         self.tamper_amount = None
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
@@ -186,6 +189,10 @@ class BkashStandIn:
         payment = self.payments.get(body.get("paymentID"))
         if payment is None or payment["trxID"] != body.get("trxID"):
             return {"errorCode": "2023", "errorMessage": "Invalid Payment ID"}
+        if set(body) == {"paymentID", "trxID"}:
+            return self.refund_status(payment)
+        if self.refund_lost:
+            return {"errorCode": "9999", "errorMessage": "never answered"}  # not refunded
         try:
             amount = Decimal(body.get("amount"))
         except (InvalidOperation, TypeError):
@@ -195,7 +202,7 @@ class BkashStandIn:
         if not body.get("sku") or not body.get("reason"):
             return {"errorCode": "2065", "errorMessage": "sku and reason are required"}
         payment["refunded"] += amount
-        return {
+        answer = {
             "completedTime": time.strftime("%Y-%m-%dT%H:%M:%S:000 GMT+0600"),
             "transactionStatus": "Completed",
             "originalTrxID": payment["trxID"],
@@ -204,6 +211,16 @@ class BkashStandIn:
             "currency": "BDT",
             "charge": "0.00",
         }
+        payment.setdefault("refunds", []).append(answer)
+        return answer
+
+    def refund_status(self, payment):
+        """The refund status query (the refund call with only paymentID and trxID): the payment's
+        latest refund as the refund answered it; without one a refusal (this code is the stand-in's
+        own: bKash's documents do not list it)."""
+        if not payment.get("refunds"):
+            return {"statusCode": "2070", "statusMessage": "No refund found for this transaction"}
+        return {"statusCode": "0000", "statusMessage": "Successful", **payment["refunds"][-1]}
 
     def customer_choice(self, payment_id, choice):
         """The customer on bKash's page pays, cancels or fails: where bKash sends them back."""
@@ -276,6 +293,7 @@ class BkashStandIn:
                 endpoint = path.removeprefix(VERSION + "/tokenized/checkout/")
                 headers = {k: v for k, v in self.headers.items()}
                 if endpoint in ("token/grant", "token/refresh"):
+                    time.sleep(standin.grant_delay)  # bKash thinking: racing grants overlap
                     with standin.lock:
                         handler = standin.grant if endpoint == "token/grant" else standin.refresh
                         status, answer = handler(headers, body)
@@ -294,7 +312,7 @@ class BkashStandIn:
                     answer = actions[endpoint](body)
                 if endpoint == "execute" and standin.execute_delay:
                     time.sleep(standin.execute_delay)  # done at bKash, the answer late
-                if endpoint == "payment/refund" and standin.refund_delay:
+                if endpoint == "payment/refund" and standin.refund_delay and "amount" in body:
                     time.sleep(standin.refund_delay)  # refunded at bKash, the answer late
                 try:
                     return self.send(200, answer)

@@ -71,6 +71,7 @@ class NagadStandIn:
         self.lock = threading.Lock()
         # Faults a test switches on.
         self.verify_stalls = 0  # this many verify calls hang until `release` is set
+        self.cancel_stalls = 0  # this many cancels are made, then hang until `release` is set
         self.release = threading.Event()
         self.answer_fault = None  # "unsigned" | "forged" | "foreign" on sealed answers
         self.refuse_refunds = None  # a message Nagad gives when it refuses a cancel
@@ -271,6 +272,12 @@ class NagadStandIn:
             if amount <= 0 or checkout.cancelled + amount > checkout.amount:
                 return self._refuse("InvalidAmount", "Cancel amount exceeds the paid amount")
             checkout.cancelled += amount
+            with self.lock:
+                stall = self.cancel_stalls > 0
+                if stall:
+                    self.cancel_stalls -= 1
+            if stall:
+                self.release.wait(30)
             return self._sealed(
                 {
                     "merchantId": self.merchant_id,

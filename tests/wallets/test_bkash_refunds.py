@@ -1,12 +1,17 @@
 """Refunds of payments bKash's API paid: made at bKash first (full and partial), recorded like any
-refund with bKash's refund id; a refund bKash refuses is not recorded and says why."""
+refund with bKash's refund id; a refund bKash refuses is not recorded and says why; one bKash
+answers too late is pending until the settle job asks bKash's refund status query."""
 
+from datetime import timedelta
 from decimal import Decimal
 
+from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.payments.models.payment import Refund, Transaction
 from gateway.wallets.bkash import REFUND
-from gateway.wallets.models import WalletPayment
+from gateway.wallets.models import WalletPayment, WalletRefund
+from gateway.wallets.refunds import settle_wallets
+from gateway.webhooks.models.event import Event
 from tests.checkout_helpers import payment, reloaded  # noqa: F401 - fixtures
 from tests.wallets.bkash_support import bkash_api, pay_through_bkash, standin  # noqa: F401
 
@@ -74,18 +79,79 @@ def test_a_refund_when_bkash_is_down_is_not_recorded(client, auth, payment, bkas
     assert db.session.execute(db.select(db.func.count()).select_from(Refund)).scalar() == 0
 
 
-def test_a_refund_bkash_answers_too_late_says_it_may_have_been_made(
+def refund_sent_too_late(app, client, auth, transaction, standin, monkeypatch, made=True):
+    """A refund of 100.00 whose answer bKash sends after our timeout (made or, `made=False`, lost):
+    the API's answer."""
+    monkeypatch.setitem(app.config, "WALLET_HTTP_TIMEOUT", 0.5)
+    standin.refund_delay = 2
+    standin.refund_lost = not made
+    answer = client.post(
+        f"{API}/refunds",
+        json={"trx_id": transaction.trx_id, "amount": "100.00", "reason": "late"},
+        headers=auth,
+    )
+    standin.refund_delay, standin.refund_lost = 0, False
+    return answer
+
+
+def count(model):
+    return db.session.execute(db.select(db.func.count()).select_from(model)).scalar()
+
+
+def test_a_refund_bkash_answers_too_late_is_pending_then_recorded_once_by_the_job(
     app, client, auth, payment, bkash_api, standin, monkeypatch
 ):
     transaction = paid_transaction(client, payment, bkash_api)
-    monkeypatch.setitem(app.config, "WALLET_HTTP_TIMEOUT", 0.5)
-    standin.refund_delay = 2  # bKash refunds, but answers after our timeout
-    unknown = client.post(
+    pending = refund_sent_too_late(app, client, auth, transaction, standin, monkeypatch)
+    assert pending.status_code == 503
+    body = pending.get_json()
+    assert body["code"] == "REFUND_PENDING"
+    assert (
+        "being checked with bKash" in body["message"] and "Do not refund again" in body["message"]
+    )
+    assert count(Refund) == 0
+    assert reloaded(transaction).amount_refunded == 0 and reloaded(payment).amount_refunded == 0
+    attempt = db.session.execute(db.select(WalletRefund)).scalar_one()
+    assert (attempt.state, attempt.amount, attempt.reason) == ("pending", Decimal("100.00"), "late")
+    again = client.post(
+        f"{API}/refunds", json={"trx_id": transaction.trx_id, "amount": "50.00"}, headers=auth
+    )
+    assert again.status_code == 409
+    assert again.get_json()["code"] == "WALLET_REFUND_PENDING"
+    assert "pending at bKash" in again.get_json()["message"]
+    assert settle_wallets() == []  # under a minute: bKash may still be at it
+    later = utcnow() + timedelta(minutes=2)
+    assert settle_wallets(now=later) == ["made"]
+    assert settle_wallets(now=later) == []
+    made = bkash_payment(standin, payment)["refunds"]
+    refund = db.session.execute(db.select(Refund)).scalar_one()
+    assert (refund.amount, refund.reason) == (Decimal("100.00"), "late")
+    assert refund.provider_refund_id == made[0]["refundTrxID"]
+    assert reloaded(transaction).amount_refunded == Decimal("100.00")
+    assert reloaded(payment).amount_refunded == Decimal("100.00")
+    db.session.refresh(attempt)
+    assert (attempt.state, attempt.refund_id) == ("made", refund.id)
+    assert standin.calls(REFUND) == 2  # the refund, then its status query: never a second refund
+    assert bkash_payment(standin, payment)["refunded"] == Decimal("100.00")
+    events = db.session.execute(
+        db.select(db.func.count()).select_from(Event).where(Event.type == "refund.completed")
+    ).scalar()
+    assert events == 1
+
+
+def test_a_refund_bkash_never_made_is_closed_and_may_be_made_again(
+    app, client, auth, payment, bkash_api, standin, monkeypatch
+):
+    transaction = paid_transaction(client, payment, bkash_api)
+    lost = refund_sent_too_late(app, client, auth, transaction, standin, monkeypatch, made=False)
+    assert lost.status_code == 503 and lost.get_json()["code"] == "REFUND_PENDING"
+    assert settle_wallets(now=utcnow() + timedelta(minutes=2)) == ["not_made"]
+    attempt = db.session.execute(db.select(WalletRefund)).scalar_one()
+    assert attempt.state == "not_made" and attempt.refund_id is None
+    assert count(Refund) == 0 and reloaded(payment).amount_refunded == 0
+    again = client.post(
         f"{API}/refunds", json={"trx_id": transaction.trx_id, "amount": "100.00"}, headers=auth
     )
-    assert unknown.status_code == 503
-    body = unknown.get_json()
-    assert body["code"] == "WALLET_TIMEOUT"
-    assert "may have made it" in body["message"] and "before refunding again" in body["message"]
-    assert db.session.execute(db.select(db.func.count()).select_from(Refund)).scalar() == 0
-    assert standin.calls(REFUND) == 1
+    assert again.status_code == 201, again.get_json()
+    assert bkash_payment(standin, payment)["refunded"] == Decimal("100.00")
+    assert reloaded(payment).amount_refunded == Decimal("100.00")

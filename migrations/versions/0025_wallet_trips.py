@@ -1,6 +1,6 @@
 """wallet trips keep their own amount and fee, and what the wallet took (money that did not apply)
 
-Revision ID: 0025_wtrips
+Revision ID: 0025_wallet_trips
 Revises: 0024_wallet_apis
 Create Date: 2026-11-28 20:30:00
 
@@ -9,7 +9,7 @@ Create Date: 2026-11-28 20:30:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0025_wtrips"
+revision = "0025_wallet_trips"
 down_revision = "0024_wallet_apis"
 branch_labels = None
 depends_on = None

@@ -1,4 +1,4 @@
-"""Migration 0025_wtrips gives each wallet trip its own amount and fee, copied from its payment,
+"""Migration 0025_wallet_trips gives each wallet trip its own amount and fee, copied from its payment,
 and turns a settled trip noted "Paid after the payment was …" into money that did not apply; it
 goes back."""
 
@@ -69,7 +69,7 @@ def migrate_with_trips(url, engine_options=None):
             upgrade(directory=MIGRATIONS, revision="0024_wallet_apis")
             with db.engine.begin() as connection:
                 fill_at_0024(connection)
-            upgrade(directory=MIGRATIONS, revision="0025_wtrips")
+            upgrade(directory=MIGRATIONS, revision="0025_wallet_trips")
             with db.engine.begin() as connection:
                 assert trips(connection) == [
                     ("settled", 51000, 1000, 51000, "BKX1"),
