@@ -5,9 +5,14 @@ returns the money through the wallet or marks them handled (docs/wallet-apis.md)
 from ..domain_errors import invalid_state, not_found
 from ..extensions import db
 from ..payments.models.payment import Payment
-from . import REFUND_UNKNOWN, WalletRefused, method_of, move_wallet_payment, provider_api
+from . import WalletRefused, method_of, move_wallet_payment, provider_api
 from .http import WalletTimeout
 from .models import WALLET_HANDLED, WALLET_RETURNED, WALLET_UNAPPLIED, WalletPayment
+
+RETURN_UNKNOWN = (
+    "The wallet did not answer the refund in time: it may have made it. Check the payment in the "
+    "wallet's merchant portal before refunding again, then mark this money handled if it was."
+)
 
 
 def unapplied_query(brand, livemode=True, payment=None):
@@ -55,7 +60,7 @@ def return_unapplied(trip, payment, reason):
             payment, method_of(trip), amount, reason, row=trip, amount_is_taka=True
         )
     except WalletTimeout:
-        raise WalletTimeout(REFUND_UNKNOWN) from None
+        raise WalletTimeout(RETURN_UNKNOWN) from None
     # Marked handled meanwhile: the money went back all the same, and the caller's audit entry
     # keeps the wallet's refund id.
     move_wallet_payment(trip, WALLET_RETURNED, from_states=(WALLET_UNAPPLIED,))
