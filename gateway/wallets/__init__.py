@@ -270,6 +270,24 @@ def settle_started_wallet_payments(now=None):
     return settled
 
 
+def completing_wallet_payment(payment_id):
+    """The wallet trip that completed the payment, or None when no wallet's API paid it.
+
+    A settled trip with a note was paid after the payment had closed (settle_wallet_outcome):
+    money the merchant returns by hand, not what completed the payment.
+    """
+    return db.session.execute(
+        db.select(WalletPayment)
+        .where(
+            WalletPayment.payment_id == payment_id,
+            WalletPayment.state == WALLET_SETTLED,
+            WalletPayment.last_error.is_(None),
+        )
+        .order_by(WalletPayment.id)
+        .limit(1)
+    ).scalar_one_or_none()
+
+
 REFUND_UNKNOWN = (
     "The wallet did not answer the refund in time: it may have made it. Check the payment in the "
     "wallet's merchant portal before refunding again."
@@ -279,18 +297,7 @@ REFUND_UNKNOWN = (
 def refund_through_wallet(refund, transaction):
     """The payments_refunding listener: a refund of a payment paid through a wallet's API is made
     at the wallet first (its refund id kept on the refund); WalletRefused says why not."""
-    # The trip that completed the payment: a settled one with a note was paid after the payment
-    # had closed (settle_wallet_outcome), money the merchant returns by hand.
-    row = db.session.execute(
-        db.select(WalletPayment)
-        .where(
-            WalletPayment.payment_id == transaction.payment_id,
-            WalletPayment.state == WALLET_SETTLED,
-            WalletPayment.last_error.is_(None),
-        )
-        .order_by(WalletPayment.id)
-        .limit(1)
-    ).scalar_one_or_none()
+    row = completing_wallet_payment(transaction.payment_id)
     if row is None:
         return None
     from .http import WalletTimeout  # http.py builds on this module's WalletUnavailable
