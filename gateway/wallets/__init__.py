@@ -67,6 +67,9 @@ class Outcome:
     reason: str | None = None
     # Our invoice number as the wallet echoes it (invoice_number), checked against the payment.
     invoice: str | None = None
+    # The wallet number that paid, when the wallet tells it unmasked (bKash's customerMsisdn): the
+    # payment's sender_number, as an SMS's sender is.
+    sender_number: str | None = None
 
 
 def provider_api(provider):
@@ -177,7 +180,12 @@ def settle_wallet_outcome(payment, outcome, row=None):
             )
             commit_work()
             return outcome
-        complete_payment(payment, provider=row.provider, provider_trx_id=outcome.provider_trx_id)
+        complete_payment(
+            payment,
+            provider=row.provider,
+            provider_trx_id=outcome.provider_trx_id,
+            sender_number=outcome.sender_number,
+        )
         return outcome
     to_state = WALLET_CANCELLED if outcome.status == CANCELLED else WALLET_FAILED
     if move_wallet_payment(row, to_state, outcome.reason or outcome.status):

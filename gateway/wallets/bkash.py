@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from flask import current_app
 
+from ..payments.methods import normalize_mobile_number
 from . import (
     CANCELLED,
     FAILED,
@@ -188,6 +189,7 @@ def paid_outcome(answer):
         amount=decimal_or_none(answer.get("amount")),
         currency=answer.get("currency"),
         invoice=answer.get("merchantInvoiceNumber"),
+        sender_number=normalize_mobile_number(answer.get("customerMsisdn")),
     )
 
 

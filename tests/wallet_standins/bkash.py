@@ -5,8 +5,9 @@ X-APP-Key), and the customer's page that sends them back to callbackURL with pay
 
 It refuses what bKash refuses: wrong credentials, a missing or expired token (HTTP 401), an amount
 that is not a positive number, a second execute, a refund beyond what remains. Knobs for tests:
-`execute_delay` and `refund_delay` (seconds the execute or refund sleeps before answering),
-`expire_tokens()` and `tamper_amount` (the amount its execute and status answers claim).
+`customer_msisdn` (the wallet number its answers say paid), `execute_delay` and `refund_delay`
+(seconds the execute or refund sleeps before answering), `expire_tokens()` and `tamper_amount` (the
+amount its execute and status answers claim).
 """
 
 import json
@@ -39,6 +40,7 @@ class BkashStandIn:
         self.execute_delay = 0
         self.refund_delay = 0
         self.tamper_amount = None
+        self.customer_msisdn = "01770618575"  # the wallet the customer pays from on the page
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
         self.server.daemon_threads = True
@@ -131,6 +133,8 @@ class BkashStandIn:
             "amount": body["amount"],
             "currency": "BDT",
             "merchantInvoiceNumber": body.get("merchantInvoiceNumber"),
+            "payerReference": body["payerReference"],
+            "customerMsisdn": None,
             "callbackURL": body["callbackURL"],
             "transactionStatus": "Initiated",
             "trxID": None,
@@ -158,6 +162,8 @@ class BkashStandIn:
             "paymentID": payment["paymentID"],
             "trxID": payment["trxID"],
             "transactionStatus": payment["transactionStatus"],
+            "payerReference": payment["payerReference"],
+            "customerMsisdn": payment["customerMsisdn"],
             "amount": self.tamper_amount or payment["amount"],
             "currency": "BDT",
             "intent": "sale",
@@ -210,6 +216,7 @@ class BkashStandIn:
         payment = self.payments[payment_id]
         if choice == "success":
             payment["authorized"] = True
+            payment["customerMsisdn"] = self.customer_msisdn
         else:
             payment["transactionStatus"] = "Cancelled" if choice == "cancel" else "Failed"
         query = urlencode({"paymentID": payment_id, "status": choice, "signature": "x"})

@@ -155,6 +155,9 @@ def test_a_dialect_payment_paid_through_a_wallet_api_is_told_as_the_dialect_tell
     assert body["status"] == COMPLETED[dialect] and body["metadata"] == METADATA
     assert body["transaction_id"] == trx_id
     assert (body["amount"], body["fee"]) == ("500.00", "10.00")
+    # bKash names the wallet that paid (customerMsisdn); Nagad only a masked one, no number.
+    sender = standin.customer_msisdn if provider == "bkash" else None
+    assert body["sender" if dialect == "piprapay3" else "sender_number"] == sender
     name = {"bkash": "bKash", "nagad": "Nagad"}[provider]
     if dialect == "uddoktapay":
         assert body["payment_method"] == provider and body["charged_amount"] == "510.00"
