@@ -2,7 +2,8 @@
 tokenized checkout, Nagad's merchant API) answers as an SMS-paid one does: the dialect's verify
 call says completed with the method, the wallet's TrxID, the amount and the fee; its IPN reaches a
 real receiver with the key header and our signature; the customer lands on the dialect's return
-address. And an invoice paid through bKash's API turns paid."""
+address; the dialect's refund is made at the wallet. And an invoice paid through bKash's API turns
+paid."""
 
 import hashlib
 import hmac
@@ -167,6 +168,30 @@ def test_a_dialect_payment_paid_through_a_wallet_api_is_told_as_the_dialect_tell
     else:
         assert body["gateway"] == f"{name} API"
         assert (body["total"], body["local_net_amount"]) == ("510.00", "510.00")
+
+    # The dialect's refund is made at the wallet (PipraPay 2.x has no refund call).
+    if dialect == "piprapay2":
+        return
+    asked = (
+        {"transaction_id": trx_id, "amount": "200"}
+        if dialect == "uddoktapay"
+        else {"pp_id": row.external_id}
+    )
+    refunded = client.post("/api/refund-payment", json=asked, headers={HEADER[dialect]: secret})
+    assert refunded.status_code == 200, refunded.get_json()
+    if dialect == "uddoktapay":
+        assert refunded.get_json() == {"status": True, "message": "Refund completed"}
+        assert refunded_at_wallet(standin, trx_id) == Decimal("200.00")
+    else:  # all of the amount; the fee stays with the shop (brands.refund_fee off)
+        assert refunded.get_json()["status"] == "refunded"
+        assert refunded_at_wallet(standin, trx_id) == Decimal("500.00")
+
+
+def refunded_at_wallet(standin, trx_id):
+    """What the wallet's stand-in has given back of the payment with that TrxID."""
+    if isinstance(standin, BkashStandIn):
+        return next(p["refunded"] for p in standin.payments.values() if p["trxID"] == trx_id)
+    return next(c.cancelled for c in standin.checkouts.values() if c.issuer_ref == trx_id)
 
 
 def test_an_invoice_paid_through_bkash_s_api_turns_paid_with_its_trx_id(
