@@ -1,6 +1,6 @@
-"""Migration 0025_wallet_trips gives each wallet trip its own amount and fee, copied from its payment,
-and turns a settled trip noted "Paid after the payment was …" into money that did not apply; it
-goes back."""
+"""Migration 0025_wallet_trips gives each wallet trip its own amount and fee, copied from its
+payment, and turns a settled trip noted "Paid after the payment was …" into money that did not
+apply; it goes back."""
 
 from flask_migrate import downgrade, upgrade
 from sqlalchemy import text

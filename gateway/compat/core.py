@@ -18,6 +18,7 @@ from ..money import InvalidAmount, format_amount, parse_amount
 from ..payments.lifecycle import checkout_url, create_payment
 from ..payments.methods import PROVIDER_NAMES, normalize_mobile_number
 from ..payments.models.payment import PAID_STATUSES, Payment
+from ..payments.models.payment_method import API, PaymentMethod
 from ..payments.refunds import create_refund
 from ..states import (
     PAYMENT_CANCELLED,
@@ -29,6 +30,7 @@ from ..states import (
     PAYMENT_PROCESSING,
     PAYMENT_REFUNDED,
 )
+from ..wallets import completing_wallet_payment
 from ..webhooks.callback_urls import check_callback_url
 from .models.compat import CompatPayment
 
@@ -91,24 +93,28 @@ def local_date(moment, brand, pattern):
 
 
 def provider_label(payment, with_kind=False):
-    """bkash / `bKash Personal`: how the dialects name the method a payment was paid with."""
+    """bkash / `bKash Personal` / `bKash API`: how the dialects name the method a payment was paid
+    with (with_kind: the wallet's API when it paid, else the kind of the brand's numbers)."""
     if not payment.provider:
         return None
     if not with_kind:
         return payment.provider
-    from ..payments.models.payment_method import PaymentMethod
-
+    name = PROVIDER_NAMES.get(payment.provider, payment.provider)
+    if completing_wallet_payment(payment.id) is not None:
+        return f"{name} API"
+    # An SMS paid it: the kind of the number it was sent to, when the brand's numbers of that
+    # provider agree on one (its API method, paid on the wallet's page, is none of them).
     kinds = (
         db.session.execute(
             db.select(PaymentMethod.kind).where(
                 PaymentMethod.brand_id == payment.brand_id,
                 PaymentMethod.provider == payment.provider,
+                PaymentMethod.kind != API,
             )
         )
         .scalars()
         .all()
     )
-    name = PROVIDER_NAMES.get(payment.provider, payment.provider)
     kind = kinds[0] if len(set(kinds)) == 1 else "personal"
     return f"{name} {kind.capitalize()}"
 

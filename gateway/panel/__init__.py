@@ -65,8 +65,8 @@ def register_panel(app):
         two_factor,
         users,
         wallet_methods,
-        wallet_unapplied,
         wallet_refunds,
+        wallet_unapplied,
     )
 
     login_manager.login_view = "panel.sign_in"

@@ -73,6 +73,9 @@ class Outcome:
     reason: str | None = None
     # Our invoice number as the wallet echoes it (invoice_number), checked against the payment.
     invoice: str | None = None
+    # The wallet number that paid, when the wallet tells it unmasked (bKash's customerMsisdn): the
+    # payment's sender_number, as an SMS's sender is.
+    sender_number: str | None = None
 
 
 def provider_api(provider):
@@ -225,6 +228,7 @@ def settle_wallet_outcome(payment, outcome, row=None):
             provider=row.provider,
             provider_trx_id=outcome.provider_trx_id,
             charged=charged,
+            sender_number=outcome.sender_number,
         )
         return outcome
     to_state = WALLET_CANCELLED if outcome.status == CANCELLED else WALLET_FAILED
@@ -307,3 +311,14 @@ def settle_started_wallet_payments(now=None):
             db.session.rollback()
             note_error(row, error.message)
     return settled
+
+
+def completing_wallet_payment(payment_id):
+    """The wallet trip that completed the payment, or None when no wallet's API paid it (money that
+    did not apply is `unapplied`, returned from its own page: unapplied.py)."""
+    return db.session.execute(
+        db.select(WalletPayment)
+        .where(WalletPayment.payment_id == payment_id, WalletPayment.state == WALLET_SETTLED)
+        .order_by(WalletPayment.id)
+        .limit(1)
+    ).scalar_one_or_none()

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from flask import current_app
 
 from ..extensions import db
+from ..payments.methods import normalize_mobile_number
 from ..payments.models.payment import Refund, Transaction
 from . import (
     CANCELLED,
@@ -195,6 +196,7 @@ def paid_outcome(answer):
         amount=decimal_or_none(answer.get("amount")),
         currency=answer.get("currency"),
         invoice=answer.get("merchantInvoiceNumber"),
+        sender_number=normalize_mobile_number(answer.get("customerMsisdn")),
     )
 
 

@@ -12,13 +12,12 @@ from ..extensions import db
 from ..money import format_amount
 from ..payments.models.payment import Payment
 from ..payments.refunds import create_refund
-from . import method_of, provider_api
+from . import completing_wallet_payment, method_of, provider_api
 from .http import WalletTimeout
 from .models import (
     REFUND_MADE,
     REFUND_NOT_MADE,
     REFUND_PENDING,
-    WALLET_SETTLED,
     WalletPayment,
     WalletRefund,
 )
@@ -50,17 +49,6 @@ def pending_refund(payment_id):
     ).scalar_one_or_none()
 
 
-def paid_trip(payment_id):
-    """The wallet trip that completed the payment (money that did not apply is `unapplied`,
-    returned from its own page: unapplied.py)."""
-    return db.session.execute(
-        db.select(WalletPayment)
-        .where(WalletPayment.payment_id == payment_id, WalletPayment.state == WALLET_SETTLED)
-        .order_by(WalletPayment.id)
-        .limit(1)
-    ).scalar_one_or_none()
-
-
 def refund_through_wallet(refund, transaction, undecided_id=None):
     """The refund_recording listener: a refund of a payment paid through a wallet's API is made at
     the wallet first (its refund id kept on the refund); WalletRefused says why not, RefundUndecided
@@ -74,7 +62,7 @@ def refund_through_wallet(refund, transaction, undecided_id=None):
             f"is pending at {provider_name(trip_of(pending).provider)}: the wallet has not "
             "confirmed it yet. Refund again once it is settled (made or not made)."
         )
-    row = paid_trip(transaction.payment_id)
+    row = completing_wallet_payment(transaction.payment_id)
     if row is None:
         return None
     try:

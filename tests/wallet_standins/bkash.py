@@ -5,9 +5,10 @@ X-APP-Key), and the customer's page that sends them back to callbackURL with pay
 
 It refuses what bKash refuses: wrong credentials, a missing or expired token (HTTP 401), an amount
 that is not a positive number, a second execute, a refund beyond what remains. Knobs for tests:
-`execute_delay` and `refund_delay` (seconds the execute or refund sleeps before answering),
-`refund_lost` (a refund that stalls is not made), `grant_delay` (seconds a grant or refresh takes),
-`expire_tokens()` and `tamper_amount` (the amount its execute and status answers claim).
+`customer_msisdn` (the wallet number its answers say paid), `execute_delay` and `refund_delay`
+(seconds the execute or refund sleeps before answering), `refund_lost` (a refund that stalls is not
+made), `grant_delay` (seconds a grant or refresh takes), `expire_tokens()` and `tamper_amount` (the
+amount its execute and status answers claim).
 """
 
 import json
@@ -42,6 +43,7 @@ class BkashStandIn:
         self.refund_lost = False  # a refund that stalls (refund_delay) and is never made
         self.grant_delay = 0  # seconds a grant or refresh takes
         self.tamper_amount = None
+        self.customer_msisdn = "01770618575"  # the wallet the customer pays from on the page
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
         self.server.daemon_threads = True
@@ -134,6 +136,8 @@ class BkashStandIn:
             "amount": body["amount"],
             "currency": "BDT",
             "merchantInvoiceNumber": body.get("merchantInvoiceNumber"),
+            "payerReference": body["payerReference"],
+            "customerMsisdn": None,
             "callbackURL": body["callbackURL"],
             "transactionStatus": "Initiated",
             "trxID": None,
@@ -161,6 +165,8 @@ class BkashStandIn:
             "paymentID": payment["paymentID"],
             "trxID": payment["trxID"],
             "transactionStatus": payment["transactionStatus"],
+            "payerReference": payment["payerReference"],
+            "customerMsisdn": payment["customerMsisdn"],
             "amount": self.tamper_amount or payment["amount"],
             "currency": "BDT",
             "intent": "sale",
@@ -227,6 +233,7 @@ class BkashStandIn:
         payment = self.payments[payment_id]
         if choice == "success":
             payment["authorized"] = True
+            payment["customerMsisdn"] = self.customer_msisdn
         else:
             payment["transactionStatus"] = "Cancelled" if choice == "cancel" else "Failed"
         query = urlencode({"paymentID": payment_id, "status": choice, "signature": "x"})
