@@ -12,6 +12,8 @@ from decimal import Decimal
 import pytest
 
 from gateway.accounts.api_keys import add_key
+from gateway.accounts.models.brand import Brand
+from gateway.accounts.models.user import User
 from gateway.accounts.roles import ALL_PERMISSIONS, PERMISSIONS, ROLES
 from gateway.compat.keys import generate_compat_key
 from gateway.devices.models.device import PairingCode
@@ -24,6 +26,7 @@ from gateway.wallets.models import WalletPayment
 from gateway.webhooks.endpoints import create_endpoint
 from gateway.webhooks.models.event import Event
 from gateway.webhooks.models.webhook import WebhookDelivery
+from tests.conftest import empty_every_table
 from tests.factories import (
     CustomerFactory,
     PaymentFactory,
@@ -396,9 +399,12 @@ def test_the_table_agrees_with_the_declared_permissions(app):
         assert roles == {role for role in ROLES if permission in PERMISSIONS[role]}, endpoint
 
 
-@pytest.fixture
-def rows(brand):
-    """One of everything a route can show or act on."""
+def build_rows():
+    """One of everything a route can show or act on, and a user of each role, made through the
+    real paths; their ids."""
+    brand = Brand(name="Test Shop", slug="test-shop", currencies="BDT,USD")
+    db.session.add(brand)
+    db.session.commit()
     customer = CustomerFactory(brand=brand)
     paid = completed_payment(brand=brand, customer=customer, amount=Decimal("500.00"))
     review = PaymentFactory(
@@ -450,7 +456,12 @@ def rows(brand):
     )
     db.session.add(unapplied)
     db.session.commit()
+    users = {
+        role: UserFactory(brand=brand, role=role, email=f"{role}@shop.test").id for role in ROLES
+    }
+    db.session.commit()
     return {
+        "users": users,
         "compat_key": compat_key.id,
         "link": link.public_id,
         "invoice": invoice.public_id,
@@ -474,6 +485,32 @@ def rows(brand):
     }
 
 
+@pytest.fixture(scope="module")
+def saved_rows(app):
+    """build_rows once for the module: the ids, and every table's rows as they were saved."""
+    with app.app_context():
+        ids = build_rows()
+        saved = {
+            table: [dict(row._mapping) for row in db.session.execute(table.select())]
+            for table in db.metadata.sorted_tables
+        }
+        db.session.remove()
+        empty_every_table()
+    return ids, saved
+
+
+@pytest.fixture
+def rows(saved_rows):
+    """The saved rows put back (what build_rows made, as new for each test: a request may change
+    them), cheaper than making them again."""
+    ids, saved = saved_rows
+    for table, table_rows in saved.items():
+        if table_rows:
+            db.session.execute(table.insert(), table_rows)
+    db.session.commit()
+    return ids
+
+
 def every_row(app):
     """Every table's rows, to show that a refused request changed nothing at all."""
     db.session.commit()
@@ -489,10 +526,8 @@ def every_row(app):
     ROUTES,
     ids=[f"{method} {endpoint}" for endpoint, method, *_ in ROUTES],
 )
-def test_each_role_gets_what_the_table_says(
-    app, brand, rows, role, endpoint, method, path, form, letters
-):
-    user = UserFactory(brand=brand, role=role, email=f"{role}@shop.test")
+def test_each_role_gets_what_the_table_says(app, rows, role, endpoint, method, path, form, letters):
+    user = db.session.get(User, rows["users"][role])
     client = panel_client(app)
     assert sign_in(client, user).status_code == 302
     url = path.format(**rows)
