@@ -11,7 +11,14 @@ from ..payments import methods as payment_methods
 from ..payments.lifecycle import checkout_url
 from ..payments.methods import PROVIDER_NAMES
 from ..states import PAYMENT_COMPLETED, PAYMENT_CREATED
-from ..wallets import CANCELLED, PAID, PENDING, finish_wallet_payment, start_wallet_payment
+from ..wallets import (
+    CANCELLED,
+    PAID,
+    PENDING,
+    UNAPPLIED,
+    finish_wallet_payment,
+    start_wallet_payment,
+)
 from .pages import page_url, render_checkout
 from .presenters import checkout_state
 from .views import bp, completion_url, payment_or_404, render_pay_page
@@ -94,6 +101,12 @@ def wallet_return(token):
         )
     elif outcome.status == CANCELLED:
         notice = _("You cancelled the payment in the wallet.")
+    elif outcome.status == UNAPPLIED:
+        notice = _(
+            "The wallet took your money, but it could not pay this payment (%(reason)s). The shop "
+            "has been told and will return it to you.",
+            reason=outcome.reason or "",
+        )
     else:
         notice = _("The wallet did not take the payment: %(reason)s", reason=outcome.reason or "")
     return render_pay_page(payment, chosen=None, status=200, wallet_notice=notice)

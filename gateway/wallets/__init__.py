@@ -45,6 +45,8 @@ from .models import (
 # Each provider's module, relative to this package.
 PROVIDER_MODULES = {"bkash": ".bkash", "nagad": ".nagad"}
 PAID, CANCELLED, FAILED, PENDING = "paid", "cancelled", "failed", "pending"
+# A "paid" that could not pay the payment (settle_wallet_outcome): the money is at the wallet.
+UNAPPLIED = "unapplied"
 BDT = "BDT"
 # A wallet payment left `started` this long is asked for by the periodic settle.
 SETTLE_AFTER = timedelta(minutes=1)
@@ -204,8 +206,8 @@ def settle_wallet_outcome(payment, outcome, row=None):
     answer that matches completes the payment once (complete_payment: webhooks, events, links,
     invoices, IPNs) with the trip's fee and amount_paid, a cancelled or failed one closes the wallet
     payment; commits. Returns the outcome as acted on: a "paid" that does not pay the payment
-    (another amount, another payment's, our payment closed first) becomes FAILED with the reason,
-    and the trip `unapplied` for the merchant (unapplied.py).
+    (another amount, another payment's, our payment closed first) becomes UNAPPLIED with the
+    reason, and the trip `unapplied` for the merchant (unapplied.py).
     """
     row = row or latest_wallet_payment(payment)
     if row is None or outcome.status == PENDING:
@@ -216,7 +218,7 @@ def settle_wallet_outcome(payment, outcome, row=None):
             reason = f"Paid after the payment was {payment.status}: refund it."
         if reason is not None:
             mark_unapplied(payment, row, outcome, reason)
-            return Outcome(FAILED, reason=reason)
+            return Outcome(UNAPPLIED, reason=reason)
         # The guard: of two requests settling one wallet payment (a replayed callback, the
         # periodic settle), only the one that moves it from started completes the payment.
         if not move_wallet_payment(row, WALLET_SETTLED, **paid_values(outcome)):
@@ -272,9 +274,8 @@ def finish_wallet_payment(payment, args):
     if row.state == WALLET_SETTLED:
         return Outcome(PAID)
     if row.state != WALLET_STARTED:
-        return Outcome(
-            CANCELLED if row.state == WALLET_CANCELLED else FAILED, reason=row.last_error
-        )
+        said = {WALLET_CANCELLED: CANCELLED, WALLET_FAILED: FAILED}.get(row.state, UNAPPLIED)
+        return Outcome(said, reason=row.last_error)
     outcome = provider_api(row.provider).finish(payment, method_of(row), args, row=row)
     return settle_wallet_outcome(payment, outcome, row)
 

@@ -142,7 +142,7 @@ def test_an_execute_that_times_out_is_settled_by_the_periodic_query(
 def test_an_answer_with_another_amount_completes_nothing(client, payment, bkash_api, standin):
     standin.tamper_amount = "5.00"
     answer = pay_through_bkash(client, payment, bkash_api)
-    assert "The wallet did not take the payment" in text_of(answer)
+    assert "The wallet took your money, but it could not pay this payment" in text_of(answer)
     assert reloaded(payment).status == "created"
     (row,) = wallet_rows(payment)
     assert row.state == "unapplied"  # bKash took money: the merchant is shown it

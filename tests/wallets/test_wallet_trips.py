@@ -124,7 +124,8 @@ def test_bkash_paid_another_amount_is_listed_told_once_and_returned(
     at_bkash = wallet_page(press_pay_with_bkash(client, payment, bkash_api))
     callback = choose_at_bkash(at_bkash, "success")
     answer = come_back(client, callback)
-    assert "The wallet did not take the payment" in text_of(answer)
+    assert "The wallet took your money, but it could not pay this payment" in text_of(answer)
+    assert "The shop has been told and will return it to you." in text_of(answer)
     (trip,) = wallet_rows(payment)
     assert (trip.state, trip.paid_amount) == ("unapplied", Decimal("5.00"))
     come_back(client, callback)  # a replayed callback
@@ -154,7 +155,7 @@ def test_paid_after_expiry_is_shown_escaped_and_can_be_marked_handled(
     (trip,) = wallet_rows(payment)
     standin.payments[trip.provider_payment_id].update(transactionStatus="Completed", trxID=HOSTILE)
     later = utcnow() + timedelta(minutes=2)
-    assert [o.status for o in settle_started_wallet_payments(now=later)] == ["failed"]
+    assert [o.status for o in settle_started_wallet_payments(now=later)] == ["unapplied"]
     assert settle_started_wallet_payments(now=later) == []
     db.session.refresh(trip)
     assert trip.state == "unapplied" and "expired" in trip.last_error
