@@ -22,7 +22,7 @@ from gateway.panel.access import PUBLIC
 from gateway.payments.proofs import add_proof
 from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.sms.templates import create_template
-from gateway.wallets.models import WalletPayment
+from gateway.wallets.models import WalletPayment, WalletRefund
 from gateway.webhooks.endpoints import create_endpoint
 from gateway.webhooks.models.event import Event
 from gateway.webhooks.models.webhook import WebhookDelivery
@@ -62,6 +62,13 @@ ROUTES = [
     ("panel.payments_unapplied", "GET", "/panel/payments/unapplied", None, "OASV"),
     ("panel.unapplied_refund", "POST", "/panel/payments/unapplied/{unapplied}/refund", {}, "OAS"),
     ("panel.unapplied_handled", "POST", "/panel/payments/unapplied/{unapplied}/handled", {}, "OAS"),
+    (
+        "panel.settle_wallet_refund",
+        "POST",
+        "/panel/payments/{paid}/wallet-refunds/{wallet_refund}/not_made",
+        {},
+        "OAS",
+    ),
     ("panel.refunds", "GET", "/panel/refunds", None, "OASV"),
     ("panel.customers", "GET", "/panel/customers", None, "OASV"),
     ("panel.customer_detail", "GET", "/panel/customers/{customer}", None, "OASV"),
@@ -455,6 +462,12 @@ def build_rows():
         last_error="The wallet was paid 5.00, not 500.00.",
     )
     db.session.add(unapplied)
+    db.session.flush()
+    # A refund of the paid payment the wallet did not answer in time, left for the merchant.
+    wallet_refund = WalletRefund(
+        payment_id=paid.id, wallet_payment_id=unapplied.id, amount=Decimal("50.00"), reason="x"
+    )
+    db.session.add(wallet_refund)
     db.session.commit()
     users = {
         role: UserFactory(brand=brand, role=role, email=f"{role}@shop.test").id for role in ROLES
@@ -482,6 +495,7 @@ def build_rows():
         "method": method.id,
         "colleague": colleague.id,
         "unapplied": unapplied.id,
+        "wallet_refund": wallet_refund.id,
     }
 
 
