@@ -18,7 +18,7 @@ from ..money import InvalidAmount, format_amount, parse_amount
 from ..payments.lifecycle import checkout_url, create_payment
 from ..payments.methods import PROVIDER_NAMES, normalize_mobile_number
 from ..payments.models.payment import PAID_STATUSES, Payment
-from ..payments.models.payment_method import API, PaymentMethod
+from ..payments.models.payment_method import ACCOUNT_PROVIDERS, API, PaymentMethod
 from ..payments.refunds import create_refund
 from ..states import (
     PAYMENT_CANCELLED,
@@ -93,13 +93,16 @@ def local_date(moment, brand, pattern):
 
 
 def provider_label(payment, with_kind=False):
-    """bkash / `bKash Personal` / `bKash API`: how the dialects name the method a payment was paid
-    with (with_kind: the wallet's API when it paid, else the kind of the brand's numbers)."""
+    """bkash / `bKash Personal` / `bKash API` / `Bank`: how the dialects name the method a payment
+    was paid with (with_kind: the wallet's API when it paid, a manual or bank method by its kind,
+    else the kind of the brand's numbers)."""
     if not payment.provider:
         return None
     if not with_kind:
         return payment.provider
     name = PROVIDER_NAMES.get(payment.provider, payment.provider)
+    if payment.provider in ACCOUNT_PROVIDERS:
+        return name  # a manual or bank method: its kind is its name
     if completing_wallet_payment(payment.id) is not None:
         return f"{name} API"
     # An SMS paid it: the kind of the number it was sent to, when the brand's numbers of that

@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from gateway.compat.core import provider_label
 from gateway.compat.models.compat import CompatPayment
 from gateway.extensions import db
 from gateway.payments.models.payment import Payment
@@ -17,7 +18,7 @@ from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.checkout_helpers import submit_trx_id
 from tests.compat.conftest import P2_HEADER, P3_HEADER, U_HEADER, compat_row, deliver_ipns
 from tests.compat.ipn_receiver import header, header_names
-from tests.factories import bkash_text, ingest
+from tests.factories import PaymentFactory, PaymentMethodFactory, bkash_text, ingest
 
 SHOP = "https://shop.example/modules/gateways/callback.php?gw=pay"
 METADATA = {"invoiceid": "1042", "extra": {"nested": [1, 2]}}
@@ -220,3 +221,10 @@ def test_a_cancel_sends_the_customer_to_the_dialect_cancel_address(
         db.session.execute(db.select(db.func.count()).select_from(WebhookDelivery)).scalar_one()
         == 1
     )
+
+
+@pytest.mark.parametrize("provider, named", [("manual", "Manual"), ("bank", "Bank")])
+def test_a_manual_or_bank_payment_is_named_once_in_the_dialects(brand, provider, named):
+    PaymentMethodFactory(brand=brand, provider=provider, kind=provider)
+    payment = PaymentFactory(brand=brand, status="completed", provider=provider)
+    assert provider_label(payment, with_kind=True) == named  # was "Manual Manual"
