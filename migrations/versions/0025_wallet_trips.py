@@ -30,7 +30,8 @@ def upgrade():
     # A trip so far asked for its payment's amount_paid as it stood (both in minor units).
     op.execute(
         "UPDATE wallet_payments SET "
-        "amount = (SELECT amount_paid FROM payments WHERE payments.id = wallet_payments.payment_id),"
+        "amount = (SELECT amount_paid FROM payments"
+        " WHERE payments.id = wallet_payments.payment_id),"
         " fee = (SELECT fee FROM payments WHERE payments.id = wallet_payments.payment_id)"
     )
     # A settled trip noted "Paid after the payment was …" (0024) is money that did not apply.
