@@ -3,6 +3,7 @@ per test.
 """
 
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,16 @@ def live_server(app):
     """The app behind a real threaded HTTP server on a free loopback port; yields its origin."""
     with serving(app) as server:
         yield server.origin
+
+
+@pytest.fixture
+def closed_port():
+    """A loopback port nothing listens on (a connection is refused): a receiver, Redis or API that
+    is down. It stays bound, never listening, for the test, so no server of the suite (this test's
+    own included) can be given it meanwhile."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
 
 
 @pytest.fixture

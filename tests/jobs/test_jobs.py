@@ -33,13 +33,6 @@ def webhook_jobs(redis):
     return Queue(jobs.WEBHOOKS, connection=redis).count
 
 
-@pytest.fixture
-def closed_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_without_redis_the_in_process_executor_delivers_after_commit(
     app, brand, receiver, monkeypatch
 ):

@@ -31,13 +31,10 @@ def telegram(app, httpserver, monkeypatch):
 
 
 @pytest.fixture
-def closed_port_base(app, monkeypatch):
+def closed_port_base(app, monkeypatch, closed_port):
     """TELEGRAM_API_BASE on a loopback port nothing listens on: the receiver is down."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    monkeypatch.setitem(app.config, "TELEGRAM_API_BASE", f"http://127.0.0.1:{port}")
-    return port
+    monkeypatch.setitem(app.config, "TELEGRAM_API_BASE", f"http://127.0.0.1:{closed_port}")
+    return closed_port
 
 
 def configure(brand, channels=None, **changes):

@@ -33,14 +33,6 @@ def wait_for_status(status, tries=100):
     return False
 
 
-@pytest.fixture
-def closed_port():
-    """A local port nothing listens on: Redis "stopped" for the app that completes the payment."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_worker_delivers_a_completed_payment_with_the_spec_body(brand, receiver, start_worker):
     worker = start_worker()
     payment = PaymentFactory(brand=brand, callback_url=receiver.url, reference="ORDER-1")
