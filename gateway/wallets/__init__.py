@@ -280,26 +280,24 @@ def finish_wallet_payment(payment, args):
     return settle_wallet_outcome(payment, outcome, row)
 
 
+def left_since(model, state, before):
+    """The periodic jobs' batch: up to 100 rows of `model` (a wallet payment or refund) still in
+    `state` and untouched since `before`, oldest first."""
+    with unit_of_work():
+        query = (
+            db.select(model)
+            .where(model.state == state, model.updated_at <= before)
+            .order_by(model.id)
+            .limit(100)
+        )
+        return db.session.execute(query).scalars().all()
+
+
 def settle_started_wallet_payments(now=None):
     """The periodic settle: wallet payments left `started` over SETTLE_AFTER are asked for with the
     wallet's status query and settled; an unpaid one whose payment closed is closed too."""
-    now = now or utcnow()
-    with unit_of_work():
-        rows = (
-            db.session.execute(
-                db.select(WalletPayment)
-                .where(
-                    WalletPayment.state == WALLET_STARTED,
-                    WalletPayment.updated_at <= now - SETTLE_AFTER,
-                )
-                .order_by(WalletPayment.id)
-                .limit(100)
-            )
-            .scalars()
-            .all()
-        )
     settled = []
-    for row in rows:
+    for row in left_since(WalletPayment, WALLET_STARTED, (now or utcnow()) - SETTLE_AFTER):
         payment = db.session.get(Payment, row.payment_id)
         try:
             outcome = provider_api(row.provider).query(payment, method_of(row), row=row)

@@ -12,7 +12,7 @@ from ..extensions import db
 from ..money import format_amount
 from ..payments.models.payment import Payment
 from ..payments.refunds import create_refund
-from . import completing_wallet_payment, method_of, provider_api
+from . import completing_wallet_payment, left_since, method_of, provider_api
 from .http import WalletTimeout
 from .models import (
     REFUND_MADE,
@@ -159,23 +159,8 @@ def mark_not_made(attempt, note):
 def settle_pending_wallet_refunds(now=None):
     """The periodic check: each refund pending over CHECK_AFTER at a wallet with a refund status
     query is asked for, then recorded once or closed; the states it reached."""
-    now = now or utcnow()
-    with unit_of_work():
-        rows = (
-            db.session.execute(
-                db.select(WalletRefund)
-                .where(
-                    WalletRefund.state == REFUND_PENDING,
-                    WalletRefund.updated_at <= now - CHECK_AFTER,
-                )
-                .order_by(WalletRefund.id)
-                .limit(100)
-            )
-            .scalars()
-            .all()
-        )
     settled = []
-    for attempt in rows:
+    for attempt in left_since(WalletRefund, REFUND_PENDING, (now or utcnow()) - CHECK_AFTER):
         trip = trip_of(attempt)
         api = provider_api(trip.provider)
         if not hasattr(api, "refund_status"):
