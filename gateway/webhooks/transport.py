@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from http.cookiejar import DefaultCookiePolicy
 
 import requests
-from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ReadTimeoutError
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.util import parse_url
 
@@ -101,6 +101,7 @@ def get_body(url, headers, connect_timeout, timeout, addresses=None, limit=BODY_
 def exchange(method, url, body, headers, connect_timeout, timeout, addresses, limit=BODY_LIMIT):
     """One request and its capped answer, as an Outcome (post_body, get_body)."""
     started = time.perf_counter()
+    waited_out = False  # a read that waited the whole timeout (read timeouts are its length)
     with Deadline(timeout) as deadline:
         for address in addresses or (None,):
             status = text = error = None
@@ -117,10 +118,12 @@ def exchange(method, url, body, headers, connect_timeout, timeout, addresses, li
                 break
             except (requests.RequestException, Urllib3Error, OSError) as failure:
                 error = describe(failure)
+                waited_out = isinstance(failure, (requests.ReadTimeout, ReadTimeoutError))
                 if deadline.expired or not never_connected(failure):
                     break
-    # The deadline cutting the exchange, not a clock read after it, says an answer came too late.
-    if deadline.expired:
+    # The deadline cutting the exchange, not a clock read after it, says an answer came too late;
+    # so does a read that waited it out, whichever of the two fired first at the deadline.
+    if deadline.expired or waited_out:
         error = f"No answer within {timeout} s."
     if error is not None:  # answered or not, never both: a status whose answer was cut is no answer
         status = text = None
