@@ -219,18 +219,19 @@ def notify_rate_feed_failing(brand_id, url, problem, failing_since):
     )
 
 
-def notify_wallet_unapplied(payment, trip):
+def notify_wallet_unapplied(payment, trip, wallet):
     """Money paid at a wallet's API that did not pay `payment` (wallets/__init__.py
-    mark_unapplied): once per trip, with what the wallet took and why it was not applied."""
+    mark_unapplied): once per trip, with what the wallet took and why it was not applied. `wallet`:
+    its name as merchants know it (bKash)."""
     name = payment.reference or payment.public_id
     paid = trip.paid_amount if trip.paid_amount is not None else trip.amount
     return raise_notification(
         payment.brand_id,
         WALLET_UNAPPLIED,
-        f"{trip.provider}: money paid for payment {name} was not applied",
-        f"{trip.provider} says it was paid {format_amount(paid) if paid is not None else '?'} "
+        f"{wallet}: money paid for payment {name} was not applied",
+        f"{wallet} says it was paid {format_amount(paid) if paid is not None else '?'} "
         f"taka (TrxID {trip.provider_trx_id or '—'}) for payment {name}, but it did not pay it: "
-        f"{trip.last_error}\nThe money is in your {trip.provider} merchant account. Refund it "
+        f"{trip.last_error}\nThe money is in your {wallet} merchant account. Refund it "
         "through the wallet, or mark it handled, on the payment's page.",
         f"/panel/payments/{payment.public_id}",
         dedupe_key=f"{WALLET_UNAPPLIED}:{trip.id}",

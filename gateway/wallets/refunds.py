@@ -10,6 +10,7 @@ from ..clock import utcnow
 from ..domain_errors import DomainError, InvalidState, RefundUndecided, invalid_state
 from ..extensions import db
 from ..money import format_amount
+from ..payments.methods import PROVIDER_NAMES
 from ..payments.models.payment import Payment
 from ..payments.refunds import create_refund
 from . import completing_wallet_payment, left_since, method_of, provider_api
@@ -24,7 +25,6 @@ from .models import (
 
 # A pending refund is first asked for this long after it was sent (the wallet may still be busy).
 CHECK_AFTER = timedelta(minutes=1)
-PROVIDER_NAMES = {"bkash": "bKash", "nagad": "Nagad"}
 
 
 class WalletRefundPending(InvalidState):

@@ -132,6 +132,7 @@ def test_bkash_paid_another_amount_is_listed_told_once_and_returned(
     settle_started_wallet_payments(now=utcnow() + timedelta(minutes=2))
     (note,) = notifications(brand, UNAPPLIED)
     assert trip.provider_trx_id in note.text and "5.00" in note.text
+    assert note.subject.startswith("bKash: ") and "your bKash merchant account" in note.text
     assert reloaded(payment).status == "created"
 
     page = text_of(merchant.get(f"/panel/payments/{payment.public_id}"))
