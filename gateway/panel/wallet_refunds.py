@@ -8,9 +8,14 @@ from flask_login import current_user
 from ..domain_errors import DomainError
 from ..extensions import db
 from ..payments.lifecycle import get_payment
-from ..wallets import provider_api
 from ..wallets.models import WalletRefund
-from ..wallets.refunds import pending_refund, provider_name, resolve_by_hand, trip_of
+from ..wallets.refunds import (
+    asks_refund_status,
+    pending_refund,
+    provider_name,
+    resolve_by_hand,
+    trip_of,
+)
 from . import bp
 from .access import REFUNDS_CREATE, current_brand, panel_livemode, requires
 from .formatting import money
@@ -26,7 +31,7 @@ def pending_wallet_refund(payment):
     return {
         "attempt": attempt,
         "wallet": provider_name(provider),
-        "checked": hasattr(provider_api(provider), "refund_status"),
+        "checked": asks_refund_status(provider),
         "form": WalletRefundForm(formdata=None),
     }
 

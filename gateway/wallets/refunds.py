@@ -39,6 +39,12 @@ def provider_name(provider):
     return PROVIDER_NAMES.get(provider, provider)
 
 
+def asks_refund_status(provider):
+    """Whether the wallet can be asked about a refund it left unanswered (else the merchant
+    says)."""
+    return hasattr(provider_api(provider), "refund_status")
+
+
 def pending_refund(payment_id):
     """The payment's wallet refund still waiting for the wallet's word, or None."""
     return db.session.execute(
@@ -92,7 +98,7 @@ def undecided_message(provider):
     name = provider_name(provider)
     checked = (
         f"it is being checked with {name} and recorded once {name} confirms it"
-        if hasattr(provider_api(provider), "refund_status")
+        if asks_refund_status(provider)
         else f"{name} cannot be asked, so check it in {name}'s merchant portal and mark it made "
         "or not made on the payment's page"
     )
@@ -162,9 +168,9 @@ def settle_pending_wallet_refunds(now=None):
     settled = []
     for attempt in left_since(WalletRefund, REFUND_PENDING, (now or utcnow()) - CHECK_AFTER):
         trip = trip_of(attempt)
-        api = provider_api(trip.provider)
-        if not hasattr(api, "refund_status"):
+        if not asks_refund_status(trip.provider):
             continue  # the merchant settles it by hand (panel)
+        api = provider_api(trip.provider)
         payment = db.session.get(Payment, attempt.payment_id)
         try:
             made_as = api.refund_status(payment, method_of(trip), attempt, row=trip)

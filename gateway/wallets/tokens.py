@@ -110,18 +110,6 @@ def store_token_in_database(method_id, sealed, expires_at):
         current_app.logger.warning("wallet token of method %s not stored: database busy", method_id)
 
 
-def forget_token(method_id):
-    """Drop a token the wallet refused, so the next call grants a new one."""
-    redis = redis_client()
-    if redis is not None:
-        try:
-            redis.delete(redis_key(method_id))
-        except RedisError:
-            pass
-    else:
-        store_token_in_database(method_id, None, None)
-
-
 def lock_key(method_id):
     """The Redis key of a method's renewal lock."""
     return f"gateway:wallet-token-lock:{method_id}"
