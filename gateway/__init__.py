@@ -75,7 +75,7 @@ def connect_listeners():
     from .payments import signals as payments
     from .sms.outbound import queue_receipts
     from .sms.review import release_held_sms
-    from .wallets.refunds import refund_through_wallet
+    from .wallets.refunds import record_wallet_refund, send_through_wallet
     from .webhooks import signals as webhooks
 
     # A batch of completions (a phone's, or a list of one) goes to each listener whole, in this
@@ -86,7 +86,8 @@ def connect_listeners():
     payments.payments_completed.connect(mark_invoices_paid, weak=False)
     payments.payment_closed.connect(link_payment_closed, weak=False)
     payments.payment_cancelled.connect(release_held_sms, weak=False)
-    payments.refund_recording.connect(refund_through_wallet, weak=False)
+    payments.refund_sending.connect(send_through_wallet, weak=False)
+    payments.refund_recording.connect(record_wallet_refund, weak=False)
     webhooks.events_emitted.connect(write_ipns, weak=False)
     webhooks.delivery_headers.connect(ipn_headers, weak=False)
 

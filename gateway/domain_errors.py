@@ -79,15 +79,11 @@ class Unavailable(DomainError):
 
 
 class RefundUndecided(Unavailable):
-    """A refund sent on (a wallet's API) whose answer never came: it may have been made. The refund
-    is not recorded; `keep` holds the rows its listener keeps anyway (the pending attempt), which
-    create_refund commits at once so a later check can settle it (REFUND_PENDING, 503)."""
+    """A refund sent on (a wallet's API) whose answer never came: it may have been made. Nothing of
+    the refund is recorded; its attempt stays pending until a later check settles it
+    (REFUND_PENDING, 503)."""
 
     code = "REFUND_PENDING"
-
-    def __init__(self, message, keep=()):
-        super().__init__(message)
-        self.keep = list(keep)
 
 
 class NotAuthenticated(DomainError):

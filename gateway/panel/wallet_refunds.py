@@ -14,6 +14,7 @@ from ..wallets.refunds import (
     pending_refund,
     provider_name,
     resolve_by_hand,
+    still_sending,
     trip_of,
 )
 from . import bp
@@ -23,9 +24,10 @@ from .forms import WalletRefundForm
 
 
 def pending_wallet_refund(payment):
-    """What the payment page shows of its pending wallet refund (None without one)."""
+    """What the payment page shows of its pending wallet refund (None without one, or while the
+    request that sent it may still get its answer)."""
     attempt = pending_refund(payment.id)
-    if attempt is None:
+    if attempt is None or still_sending(attempt):
         return None
     provider = trip_of(attempt).provider
     return {

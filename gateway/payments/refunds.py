@@ -8,7 +8,6 @@ from ..domain_errors import (
     DomainError,
     NotPermitted,
     RefundExceedsRemaining,
-    RefundUndecided,
     field_error,
     invalid_state,
     not_found,
@@ -26,7 +25,7 @@ from ..states import (
 )
 from ..webhooks.events import emit_event
 from .models.payment import PAID_STATUSES, Payment, Refund, Transaction
-from .signals import refund_recording
+from .signals import refund_recording, refund_sending
 from .transactions import get_transaction, of_mode
 
 # A refunded transaction is still "paid" but has nothing left: that is RefundExceedsRemaining, not
@@ -49,8 +48,10 @@ def create_refund(
 
     `refunded_by` is the panel user's id, recorded on the refund; with `limit` (a staff member's)
     that user's refunds of this payment may not exceed it in total, also under concurrent requests.
-    `undecided_id` records a refund a listener sent earlier without an answer (RefundUndecided),
-    now confirmed: the listener settles that attempt instead of sending it again.
+    A refund a listener makes elsewhere first (refund_sending: a wallet's API) is recorded once it
+    says it was made; its refusal (a DomainError) or its silence (RefundUndecided) writes nothing
+    here. `undecided_id` records such an attempt confirmed since (the wallet's status query, the
+    merchant): the listener settles that attempt instead of sending it again.
     """
     if amount is not None and amount <= 0:
         raise field_error("amount", "Amount must be greater than zero.")
@@ -60,13 +61,12 @@ def create_refund(
         raise refusal
     if amount is None:
         amount = refund_remaining(transaction)
+    if undecided_id is None:
+        # Made elsewhere first (a wallet's API), before any write of the refund: that call never
+        # holds the database (on SQLite, its one write lock) for as long as the wallet takes.
+        undecided_id = made_elsewhere(transaction, amount, reason, refunded_by, limit)
     now = utcnow()
     fee = refundable(transaction) - transaction.amount
-    # The transaction's row held to the end (PostgreSQL's row lock, SQLite's write lock): a refund
-    # a wallet leaves undecided undoes its money below and keeps its attempt before any racing
-    # refund of this transaction reads.
-    hold_transaction(transaction.id)
-    savepoint = db.session.begin_nested()
     # Guarded UPDATEs: the limit is checked by the database against the row as it is now,
     # so two racing refunds cannot both fit into the same remainder.
     if not add_refunded(Transaction, transaction.id, amount, fee) or not add_refunded(
@@ -95,19 +95,10 @@ def create_refund(
     db.session.add(refund)
     db.session.flush()
     try:
-        # A wallet's API refunds first.
         refund_recording.send(refund, transaction=transaction, undecided_id=undecided_id)
-    except RefundUndecided as undecided:
-        # Sent, no answer: the money stays as it was, the attempt is kept, committed now (the
-        # caller's edge rolls back on the error) while the row is still held.
-        savepoint.rollback()
-        db.session.add_all(undecided.keep)
-        db.session.commit()
-        raise
     except DomainError:
         db.session.rollback()
         raise
-    savepoint.commit()
     # refund.completed event is recorded here, in the same transaction
     emit_event(
         "refund.completed",
@@ -121,14 +112,13 @@ def create_refund(
     return refund
 
 
-def hold_transaction(transaction_id):
-    """Take the transaction's row for this database transaction (an UPDATE that changes nothing):
-    racing refunds of it wait here for the first to commit or roll back."""
-    db.session.execute(
-        db.update(Transaction)
-        .where(Transaction.id == transaction_id)
-        .values(amount_refunded=Transaction.amount_refunded)
+def made_elsewhere(transaction, amount, reason, refunded_by, limit):
+    """The id of the attempt a refund_sending listener made elsewhere for this refund (a wallet's
+    API), or None when no listener makes it (the refund is ours alone)."""
+    sent = refund_sending.send(
+        transaction, amount=amount, reason=reason, refunded_by=refunded_by, limit=limit
     )
+    return next((made for _, made in sent if made is not None), None)
 
 
 def find_transaction(brand, trx_ref, livemode=True):
@@ -199,15 +189,20 @@ def refund_refusal(transaction, amount):
     return None
 
 
-def refunded_by_user(transaction_id, user_id):
-    """What this user has refunded of a transaction in total (a refund is recorded completed)."""
-    return db.session.execute(
-        db.select(db.func.coalesce(db.func.sum(Refund.amount), 0)).where(
-            Refund.transaction_id == transaction_id,
-            Refund.refunded_by_id == user_id,
-            Refund.status == REFUND_COMPLETED,
+def refunded_by_user(transaction_id, user_id, connection=None):
+    """What this user has refunded of a transaction in total (a refund is recorded completed); read
+    on `connection` when given, else in the session."""
+    return (
+        (connection or db.session)
+        .execute(
+            db.select(db.func.coalesce(db.func.sum(Refund.amount), 0)).where(
+                Refund.transaction_id == transaction_id,
+                Refund.refunded_by_id == user_id,
+                Refund.status == REFUND_COMPLETED,
+            )
         )
-    ).scalar_one()
+        .scalar_one()
+    )
 
 
 def beyond_staff_limit(limit, done, currency):

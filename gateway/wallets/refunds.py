@@ -4,6 +4,8 @@ hand, says it was made (then recorded once, as any refund) or not (docs/wallet-a
 
 from datetime import timedelta
 
+from flask import current_app
+
 from ..accounts.audit import record_audit
 from ..answer_commit import commit_work, unit_of_work
 from ..clock import utcnow
@@ -11,10 +13,18 @@ from ..domain_errors import DomainError, InvalidState, RefundUndecided, invalid_
 from ..extensions import db
 from ..money import format_amount
 from ..payments.methods import PROVIDER_NAMES
-from ..payments.models.payment import Payment
-from ..payments.refunds import create_refund
+from ..payments.models.payment import Payment, Transaction
+from ..payments.refunds import (
+    beyond_staff_limit,
+    create_refund,
+    exceeds_remaining,
+    refund_refusal,
+    refundable,
+    refunded_by_user,
+    reload,
+)
 from . import completing_wallet_payment, left_since, method_of, provider_api
-from .http import WalletTimeout
+from .http import CONNECT_TIMEOUT, WalletTimeout
 from .models import (
     REFUND_MADE,
     REFUND_NOT_MADE,
@@ -25,6 +35,19 @@ from .models import (
 
 # A pending refund is first asked for this long after it was sent (the wallet may still be busy).
 CHECK_AFTER = timedelta(minutes=1)
+
+
+def sending_window():
+    """How long a refund's calls to its wallet may still be running (a token grant, then the refund,
+    each within its connect and read timeouts): an attempt younger than this may yet be answered by
+    the request that sent it, so nothing else settles it sooner."""
+    read = float(current_app.config["WALLET_HTTP_TIMEOUT"])
+    return timedelta(seconds=2 * (CONNECT_TIMEOUT + read))
+
+
+def still_sending(attempt, now=None):
+    """Whether a pending attempt's request may still be waiting for the wallet's answer."""
+    return attempt.created_at > (now or utcnow()) - sending_window()
 
 
 class WalletRefundPending(InvalidState):
@@ -55,42 +78,96 @@ def pending_refund(payment_id):
     ).scalar_one_or_none()
 
 
-def refund_through_wallet(refund, transaction, undecided_id=None):
-    """The refund_recording listener: a refund of a payment paid through a wallet's API is made at
-    the wallet first (its refund id kept on the refund); WalletRefused says why not, RefundUndecided
-    keeps an unanswered one pending. With `undecided_id`, the pending refund confirmed since."""
-    if undecided_id is not None:
-        return record_confirmed(refund, undecided_id)
-    pending = pending_refund(transaction.payment_id)
-    if pending is not None:
-        raise WalletRefundPending(
-            f"A refund of {format_amount(pending.amount)} {transaction.currency} of this payment "
-            f"is pending at {provider_name(trip_of(pending).provider)}: the wallet has not "
-            "confirmed it yet. Refund again once it is settled (made or not made)."
-        )
+def send_through_wallet(transaction, amount, reason, refunded_by=None, limit=None):
+    """The refund_sending listener: a refund of a payment a wallet's API paid is made at the wallet
+    first. Its attempt is committed pending on a connection of its own, the wallet called outside
+    any database transaction, and the attempt's id returned once made (the refund's record then
+    moves it to made). WalletRefused says why not (the attempt closed as not made);
+    RefundUndecided leaves an unanswered one pending, the money untouched, and a second refund
+    refused until the wallet (or the merchant) says. A crash during the call leaves it pending too.
+    """
     row = completing_wallet_payment(transaction.payment_id)
     if row is None:
         return None
+    attempt_id = reserve_attempt(transaction, row, amount, reason, refunded_by, limit)
     try:
-        refund.provider_refund_id = provider_api(row.provider).refund(
-            transaction.payment, method_of(row), refund.amount, refund.reason, row=row
+        made_as = provider_api(row.provider).refund(
+            transaction.payment, method_of(row), amount, reason, row=row
         )
     except WalletTimeout:
-        # Sent, but no answer: the wallet may have refunded. Kept pending, the money untouched,
-        # and a second refund refused until the wallet (or the merchant) says.
-        now = utcnow()
-        attempt = WalletRefund(
-            payment_id=transaction.payment_id,
-            wallet_payment_id=row.id,
-            amount=refund.amount,
-            reason=refund.reason,
-            refunded_by_id=refund.refunded_by_id,
-            state=REFUND_PENDING,
-            created_at=now,
-            updated_at=now,
+        raise RefundUndecided(undecided_message(row.provider)) from None
+    except DomainError as refused:  # refused, or never reached: not made
+        with db.engine.begin() as connection:
+            connection.execute(close_attempt(attempt_id, REFUND_NOT_MADE, refused.message))
+        raise
+    db.session.execute(
+        db.update(WalletRefund)
+        .where(WalletRefund.id == attempt_id, WalletRefund.state == REFUND_PENDING)
+        .values(provider_refund_id=str(made_as)[:100])
+    )
+    return attempt_id
+
+
+def reserve_attempt(transaction, row, amount, reason, refunded_by, limit):
+    """Commit the refund's attempt, pending, on a connection of its own; its id. Under the
+    transaction's row (PostgreSQL's row lock, SQLite's write lock) it must fit what remains and the
+    staff member's limit, and no other attempt of the payment may be pending: of two racing
+    refunds, the second waits here, then is refused (WalletRefundPending) rather than sent twice.
+    """
+    payment_id, now = transaction.payment_id, utcnow()
+    with db.engine.begin() as connection:
+        connection.execute(
+            db.update(Transaction)
+            .where(Transaction.id == transaction.id)
+            .values(amount_refunded=Transaction.amount_refunded)
         )
-        raise RefundUndecided(undecided_message(row.provider), keep=[attempt]) from None
-    return refund.provider_refund_id
+        pending = connection.execute(
+            db.select(WalletRefund.amount).where(
+                WalletRefund.payment_id == payment_id, WalletRefund.state == REFUND_PENDING
+            )
+        ).first()
+        refunded = connection.execute(
+            db.select(Transaction.amount_refunded).where(Transaction.id == transaction.id)
+        ).scalar_one()
+        done = None if limit is None else refunded_by_user(transaction.id, refunded_by, connection)
+        fits = refunded + amount <= refundable(transaction)
+        if pending is None and fits and (done is None or done + amount <= limit):
+            return connection.execute(
+                db.insert(WalletRefund).values(
+                    payment_id=payment_id,
+                    wallet_payment_id=row.id,
+                    amount=amount,
+                    reason=reason,
+                    refunded_by_id=refunded_by,
+                    state=REFUND_PENDING,
+                    created_at=now,
+                    updated_at=now,
+                )
+            ).inserted_primary_key[0]
+    if pending is not None:
+        raise WalletRefundPending(
+            f"A refund of {format_amount(pending.amount)} {transaction.currency} of this payment "
+            f"is pending at {provider_name(row.provider)}: the wallet has not confirmed it yet. "
+            "Refund again once it is settled (made or not made)."
+        )
+    if not fits:
+        raise refund_refusal(reload(transaction), amount) or exceeds_remaining(transaction, amount)
+    raise beyond_staff_limit(limit, done, transaction.currency)
+
+
+def close_attempt(attempt_id, state, note):
+    """The UPDATE that closes a pending attempt (made elsewhere or not made), noting why."""
+    return (
+        db.update(WalletRefund)
+        .where(WalletRefund.id == attempt_id, WalletRefund.state == REFUND_PENDING)
+        .values(state=state, last_error=note[:255], updated_at=utcnow())
+    )
+
+
+def record_wallet_refund(refund, transaction, undecided_id=None):
+    """The refund_recording listener: the attempt made at the wallet is recorded as this refund."""
+    if undecided_id is not None:
+        record_confirmed(refund, undecided_id)
 
 
 def undecided_message(provider):
@@ -153,20 +230,18 @@ def record_made(attempt, provider_refund_id=None):
 def mark_not_made(attempt, note):
     """The wallet has no such refund: the attempt is closed and the payment may be refunded again;
     False when it was settled meanwhile."""
-    moved = db.session.execute(
-        db.update(WalletRefund)
-        .where(WalletRefund.id == attempt.id, WalletRefund.state == REFUND_PENDING)
-        .values(state=REFUND_NOT_MADE, last_error=note[:255], updated_at=utcnow())
-    ).rowcount
+    moved = db.session.execute(close_attempt(attempt.id, REFUND_NOT_MADE, note)).rowcount
     commit_work()
     return moved == 1
 
 
 def settle_pending_wallet_refunds(now=None):
     """The periodic check: each refund pending over CHECK_AFTER at a wallet with a refund status
-    query is asked for, then recorded once or closed; the states it reached."""
+    query is asked for, then recorded once or closed; the states it reached. One still within its
+    sending window is left to the request that sent it."""
     settled = []
-    for attempt in left_since(WalletRefund, REFUND_PENDING, (now or utcnow()) - CHECK_AFTER):
+    before = (now or utcnow()) - max(CHECK_AFTER, sending_window())
+    for attempt in left_since(WalletRefund, REFUND_PENDING, before):
         trip = trip_of(attempt)
         if not asks_refund_status(trip.provider):
             continue  # the merchant settles it by hand (panel)
@@ -201,6 +276,11 @@ def note_refund_error(attempt, message):
 def resolve_by_hand(attempt, made, user, provider_refund_id=None):
     """The merchant looked in the wallet's portal: the pending refund was made (recorded as a
     refund) or not (closed); audited. InvalidState when it was settled meanwhile."""
+    if still_sending(attempt):
+        raise invalid_state(
+            f"This refund is still being sent to {provider_name(trip_of(attempt).provider)}: "
+            "its answer may yet come. Settle it in a minute if it is still pending."
+        )
     payment = db.session.get(Payment, attempt.payment_id)
     details = {"wallet_refund_id": attempt.id, "amount": format_amount(attempt.amount)}
     with unit_of_work():

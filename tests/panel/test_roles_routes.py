@@ -7,6 +7,7 @@ it has `@requires(...)`, and `test_every_panel_route_is_in_the_table_below` unti
 ROUTES.
 """
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -15,6 +16,7 @@ from gateway.accounts.api_keys import add_key
 from gateway.accounts.models.brand import Brand
 from gateway.accounts.models.user import User
 from gateway.accounts.roles import ALL_PERMISSIONS, PERMISSIONS, ROLES
+from gateway.clock import utcnow
 from gateway.compat.keys import generate_compat_key
 from gateway.devices.models.device import PairingCode
 from gateway.extensions import db
@@ -465,7 +467,11 @@ def build_rows():
     db.session.flush()
     # A refund of the paid payment the wallet did not answer in time, left for the merchant.
     wallet_refund = WalletRefund(
-        payment_id=paid.id, wallet_payment_id=unapplied.id, amount=Decimal("50.00"), reason="x"
+        payment_id=paid.id,
+        wallet_payment_id=unapplied.id,
+        amount=Decimal("50.00"),
+        reason="x",
+        created_at=utcnow() - timedelta(hours=1),  # past its sending window
     )
     db.session.add(wallet_refund)
     db.session.commit()

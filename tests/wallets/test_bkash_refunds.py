@@ -2,8 +2,12 @@
 refund with bKash's refund id; a refund bKash refuses is not recorded and says why; one bKash
 answers too late is pending until the settle job asks bKash's refund status query."""
 
+import sqlite3
 from datetime import timedelta
 from decimal import Decimal
+
+import psycopg
+from sqlalchemy.engine import make_url
 
 from gateway.clock import utcnow
 from gateway.extensions import db
@@ -51,6 +55,65 @@ def test_a_partial_then_a_full_refund_are_made_at_bkash(client, auth, payment, b
     assert standin.calls(REFUND) == 2
 
 
+def look_from_elsewhere(app, transaction_id):
+    """From a connection of another process's kind: whether it can take the transaction's row at
+    once (on SQLite the one write lock, on PostgreSQL the row's lock, NOWAIT), and the states of the
+    wallet refunds it sees committed."""
+    url = make_url(app.config["SQLALCHEMY_DATABASE_URI"])
+    states = "SELECT state FROM wallet_refunds ORDER BY id"
+    if url.get_backend_name() == "sqlite":
+        connection = sqlite3.connect(url.database, timeout=0, isolation_level=None)
+        try:
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                connection.execute("ROLLBACK")
+                writable = True
+            except sqlite3.OperationalError:  # database is locked
+                writable = False
+            return writable, [state for (state,) in connection.execute(states)]
+        finally:
+            connection.close()
+    plain = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(plain, autocommit=True) as connection:
+        try:
+            with connection.transaction():
+                connection.execute(
+                    "SELECT id FROM transactions WHERE id = %s FOR UPDATE NOWAIT", (transaction_id,)
+                )
+            writable = True
+        except psycopg.errors.LockNotAvailable:
+            writable = False
+        return writable, [state for (state,) in connection.execute(states)]
+
+
+def test_the_call_to_bkash_holds_nothing_in_the_database(
+    app, client, auth, payment, bkash_api, standin
+):
+    """While bKash takes its time over a refund, every other request can write: the call is made
+    outside any database transaction (on SQLite, outside its one write lock), its attempt already
+    committed pending."""
+    transaction = paid_transaction(client, payment, bkash_api)
+    seen = []
+    refund_at_bkash = standin.refund
+
+    def refund_while_looking(body):
+        seen.append(look_from_elsewhere(app, transaction.id))
+        return refund_at_bkash(body)
+
+    standin.refund = refund_while_looking
+    made = client.post(
+        f"{API}/refunds", json={"trx_id": transaction.trx_id, "amount": "100.00"}, headers=auth
+    )
+
+    assert made.status_code == 201, made.get_json()
+    assert seen == [(True, ["pending"])]
+    attempt = db.session.execute(db.select(WalletRefund)).scalar_one()
+    refund = db.session.execute(db.select(Refund)).scalar_one()
+    assert (attempt.state, attempt.refund_id) == ("made", refund.id)
+    assert attempt.provider_refund_id == refund.provider_refund_id
+    assert refund.provider_refund_id.startswith("R")
+
+
 def test_a_refund_bkash_refuses_is_not_recorded_and_says_why(
     client, auth, payment, bkash_api, standin
 ):
@@ -66,6 +129,12 @@ def test_a_refund_bkash_refuses_is_not_recorded_and_says_why(
     assert db.session.execute(db.select(db.func.count()).select_from(Refund)).scalar() == 0
     assert reloaded(transaction).amount_refunded == 0
     assert reloaded(payment).amount_refunded == 0
+    attempt = db.session.execute(db.select(WalletRefund)).scalar_one()  # closed, with bKash's word
+    assert attempt.state == "not_made" and "(2071)" in attempt.last_error
+    smaller = client.post(
+        f"{API}/refunds", json={"trx_id": transaction.trx_id, "amount": "50.00"}, headers=auth
+    )
+    assert smaller.status_code == 201, smaller.get_json()  # nothing left pending in the way
 
 
 def test_a_refund_when_bkash_is_down_is_not_recorded(client, auth, payment, bkash_api, standin):

@@ -7,6 +7,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from freezegun import freeze_time
 
 from gateway.clock import utcnow
 from gateway.domain_errors import RefundUndecided
@@ -142,13 +143,23 @@ def test_a_nagad_refund_left_pending_is_settled_by_hand_and_audited(
     # Nagad has no refund status query: the job leaves it to the merchant.
     assert settle_wallets(now=utcnow() + timedelta(minutes=2)) == []
     attempt = db.session.execute(db.select(WalletRefund)).scalar_one()
+    settle = f"/panel/payments/{payment.public_id}/wallet-refunds/{attempt.id}"
+    # At first the request that sent it may still get Nagad's answer: neither shown nor settled.
     page = html.unescape(
         as_admin.get(f"/panel/payments/{payment.public_id}").get_data(as_text=True)
     )
-    assert "is pending at Nagad" in page and "Nagad cannot be asked" in page
+    assert "is pending at Nagad" not in page
+    early = post_form(as_admin, f"{settle}/not_made", follow_redirects=True)
+    assert "still being sent to Nagad" in html.unescape(early.get_data(as_text=True))
+    db.session.refresh(attempt)
+    assert attempt.state == "pending"
 
-    settle = f"/panel/payments/{payment.public_id}/wallet-refunds/{attempt.id}"
-    made = post_form(as_admin, f"{settle}/made", {"reference": "RF42"}, follow_redirects=True)
+    with freeze_time(utcnow() + timedelta(minutes=2)):
+        page = html.unescape(
+            as_admin.get(f"/panel/payments/{payment.public_id}").get_data(as_text=True)
+        )
+        assert "is pending at Nagad" in page and "Nagad cannot be asked" in page
+        made = post_form(as_admin, f"{settle}/made", {"reference": "RF42"}, follow_redirects=True)
 
     assert "Refunded" in html.unescape(made.get_data(as_text=True))
     db.session.expire_all()
@@ -158,7 +169,8 @@ def test_a_nagad_refund_left_pending_is_settled_by_hand_and_audited(
     db.session.refresh(attempt)
     assert (attempt.state, attempt.refund_id) == ("made", refund.id)
     assert "payment.wallet_refund_made" in [action for action, _, _ in audit_actions(brand)]
-    again = post_form(as_admin, f"{settle}/not_made", follow_redirects=True)
+    with freeze_time(utcnow() + timedelta(minutes=2)):
+        again = post_form(as_admin, f"{settle}/not_made", follow_redirects=True)
     assert "already settled" in html.unescape(again.get_data(as_text=True))
     assert db.session.execute(db.select(db.func.count(Refund.id))).scalar() == 1
     assert nagad.checkouts[reference].cancelled == Decimal("200.00")  # never sent twice
