@@ -471,7 +471,10 @@ OWN_COMMITS = {
     "wallets.tokens.store_token_in_database": "own connection: a wallet token is shared at once",
     "wallets.tokens.claim_renewal": "own connection: one process renews a wallet's token",
     "wallets.tokens.release_in_database": "own connection: the token renewal lock freed",
-    "payments.refunds.create_refund": "a refund a wallet left undecided keeps its pending attempt",
+    "wallets.refunds.reserve_attempt": "own connection: a wallet refund's attempt, pending, "
+    "before the wallet is called",
+    "wallets.refunds.send_through_wallet": "own connection: a refund the wallet refused closes its "
+    "attempt",
 }
 
 
