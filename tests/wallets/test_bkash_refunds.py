@@ -3,10 +3,13 @@ refund with bKash's refund id; a refund bKash refuses is not recorded and says w
 answers too late is pending until the settle job asks bKash's refund status query."""
 
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from decimal import Decimal
 
 import psycopg
+import requests
 from sqlalchemy.engine import make_url
 
 from gateway.clock import utcnow
@@ -224,3 +227,33 @@ def test_a_refund_bkash_never_made_is_closed_and_may_be_made_again(
     assert again.status_code == 201, again.get_json()
     assert bkash_payment(standin, payment)["refunded"] == Decimal("100.00")
     assert reloaded(payment).amount_refunded == Decimal("100.00")
+
+
+def test_racing_refunds_are_sent_to_bkash_one_at_a_time(
+    live_server, client, auth, payment, bkash_api, standin
+):
+    """Refunds of one bKash payment at once: while one is at bKash (its attempt pending) the others
+    are refused, so bKash is never asked twice for the same money and what it refunded is what is
+    recorded."""
+    transaction = paid_transaction(client, payment, bkash_api)
+    standin.refund_delay = 0.3  # each refund a while at bKash: the racers meet it there
+    body = {"trx_id": transaction.trx_id, "amount": "100.00"}
+    start = threading.Barrier(6)
+
+    def post(_):
+        start.wait()
+        response = requests.post(f"{live_server}{API}/refunds", json=body, headers=auth, timeout=60)
+        return response.status_code, response.json().get("code")
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(post, range(6)))
+
+    made = [result for result in results if result[0] == 201]
+    assert set(results) - set(made) <= {(409, "WALLET_REFUND_PENDING")}, results
+    assert standin.calls(REFUND) == len(made) >= 1
+    db.session.expire_all()
+    recorded = db.session.execute(db.select(db.func.sum(Refund.amount))).scalar()
+    assert recorded == bkash_payment(standin, payment)["refunded"] == Decimal("100.00") * len(made)
+    assert reloaded(transaction).amount_refunded == recorded
+    states = db.session.execute(db.select(WalletRefund.state)).scalars().all()
+    assert states == ["made"] * len(made)  # the refused ones never got an attempt
