@@ -3,6 +3,7 @@ words (never the request, which carries secrets)."""
 
 import requests
 
+from ..webhooks.transport import never_connected
 from . import WalletUnavailable
 
 CONNECT_TIMEOUT = 5
@@ -17,7 +18,8 @@ class WalletTimeout(WalletUnavailable):
 
 def post_json(url, body, headers=None, timeout=None):
     """POST `body` as JSON and return the JSON object answered, whatever the HTTP status (wallets
-    put their refusals in the body); WalletTimeout or WalletUnavailable otherwise."""
+    put their refusals in the body); otherwise WalletTimeout when the wallet may have acted (no
+    answer in time, or an answer cut off), WalletUnavailable when it cannot have (never reached)."""
     try:
         response = requests.post(
             url,
@@ -28,6 +30,13 @@ def post_json(url, body, headers=None, timeout=None):
         )
     except requests.Timeout:
         raise WalletTimeout("The wallet did not answer in time.") from None
+    except requests.ConnectionError as error:
+        if never_connected(error):  # refused or unreachable: nothing was sent
+            raise WalletUnavailable(
+                f"The wallet could not be reached ({type(error).__name__})."
+            ) from None
+        # The call was sent and its answer cut off: whether the wallet acted is unknown.
+        raise WalletTimeout("The wallet's answer was cut off.") from None
     except requests.RequestException as error:
         raise WalletUnavailable(
             f"The wallet could not be reached ({type(error).__name__})."

@@ -7,8 +7,9 @@ It refuses what bKash refuses: wrong credentials, a missing or expired token (HT
 that is not a positive number, a second execute, a refund beyond what remains. Knobs for tests:
 `customer_msisdn` (the wallet number its answers say paid), `execute_delay` and `refund_delay`
 (seconds the execute or refund sleeps before answering), `refund_lost` (a refund that stalls is not
-made), `grant_delay` (seconds a grant or refresh takes), `expire_tokens()` and `tamper_amount` (the
-amount its execute and status answers claim).
+made), `refund_cut` (a refund made, the connection closed with no answer), `grant_delay` (seconds a
+grant or refresh takes), `expire_tokens()` and `tamper_amount` (the amount its execute and status
+answers claim).
 """
 
 import json
@@ -41,6 +42,7 @@ class BkashStandIn:
         self.execute_delay = 0
         self.refund_delay = 0
         self.refund_lost = False  # a refund that stalls (refund_delay) and is never made
+        self.refund_cut = False  # a refund made, the connection closed before its answer
         self.grant_delay = 0  # seconds a grant or refresh takes
         self.tamper_amount = None
         self.customer_msisdn = "01770618575"  # the wallet the customer pays from on the page
@@ -317,6 +319,9 @@ class BkashStandIn:
                     return self.send(404, {"message": "Not found"})
                 with standin.lock:
                     answer = actions[endpoint](body)
+                if endpoint == "payment/refund" and standin.refund_cut and "amount" in body:
+                    self.close_connection = True  # refunded at bKash, the answer cut off
+                    return None
                 if endpoint == "execute" and standin.execute_delay:
                     time.sleep(standin.execute_delay)  # done at bKash, the answer late
                 if endpoint == "payment/refund" and standin.refund_delay and "amount" in body:

@@ -211,6 +211,29 @@ def test_a_refund_bkash_answers_too_late_is_pending_then_recorded_once_by_the_jo
     assert events == 1
 
 
+def test_a_refund_whose_answer_is_cut_off_is_pending_never_refused(
+    client, auth, payment, bkash_api, standin
+):
+    """bKash made the refund and the connection closed before its answer: the refund may have been
+    made, so it is pending (never closed as refused, which would let the merchant refund again),
+    and the job records it once."""
+    transaction = paid_transaction(client, payment, bkash_api)
+    standin.refund_cut = True
+    cut = client.post(
+        f"{API}/refunds", json={"trx_id": transaction.trx_id, "amount": "100.00"}, headers=auth
+    )
+    standin.refund_cut = False
+
+    assert cut.status_code == 503, cut.get_json()
+    assert cut.get_json()["code"] == "REFUND_PENDING"
+    assert db.session.execute(db.select(WalletRefund.state)).scalar_one() == "pending"
+    assert settle_wallets(now=utcnow() + timedelta(minutes=2)) == ["made"]
+    refund = db.session.execute(db.select(Refund)).scalar_one()
+    assert refund.provider_refund_id == bkash_payment(standin, payment)["refunds"][0]["refundTrxID"]
+    assert bkash_payment(standin, payment)["refunded"] == Decimal("100.00")  # asked once
+    assert reloaded(transaction).amount_refunded == Decimal("100.00")
+
+
 def test_a_refund_bkash_never_made_is_closed_and_may_be_made_again(
     app, client, auth, payment, bkash_api, standin, monkeypatch
 ):
