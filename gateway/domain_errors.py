@@ -80,14 +80,17 @@ class Unavailable(DomainError):
 
 class RefundUndecided(Unavailable):
     """A refund sent on (a wallet's API) whose answer never came: it may have been made. The refund
-    is not recorded; `keep` holds the rows its listener keeps anyway (the pending attempt), which
-    create_refund commits at once so a later check can settle it (REFUND_PENDING, 503)."""
+    is not recorded; `keep` writes what its listener keeps anyway (the pending attempt and its audit
+    row) once the refund's own writes are undone, and returns the attempt's id (`pending_id`), which
+    create_refund commits with the error's answer so a later check can settle it (REFUND_PENDING,
+    503)."""
 
     code = "REFUND_PENDING"
 
-    def __init__(self, message, keep=()):
+    def __init__(self, message, keep=None):
         super().__init__(message)
-        self.keep = list(keep)
+        self.keep = keep
+        self.pending_id = None
 
 
 class NotAuthenticated(DomainError):

@@ -471,7 +471,6 @@ OWN_COMMITS = {
     "wallets.tokens.store_token_in_database": "own connection: a wallet token is shared at once",
     "wallets.tokens.claim_renewal": "own connection: one process renews a wallet's token",
     "wallets.tokens.release_in_database": "own connection: the token renewal lock freed",
-    "payments.refunds.create_refund": "a refund a wallet left undecided keeps its pending attempt",
 }
 
 

@@ -16,6 +16,11 @@ finds nothing was made. A repeat while the first request runs is 409 in progress
   request it was taken from, should it still be alive, finds its reservation gone when it stores its
   answer and rolls its work back, so a takeover never makes a second object. A commit there is a
   call within the process, not a round trip.
+
+A refusal or failure is not stored: it made nothing, so the key is freed. The one error that made
+something is a refund the wallet left undecided (503 REFUND_PENDING, its pending attempt kept
+despite the error, answer_commit.keep_despite_error): that answer is stored with its work, and a
+repeat replays it.
 """
 
 import hashlib
@@ -29,7 +34,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from ..accounts.idempotency import RETENTION
 from ..accounts.models.idempotency import IdempotencyRecord
-from ..answer_commit import defer_commit_to_answer, end_deferral
+from ..answer_commit import defer_commit_to_answer, end_deferral, work_kept
 from ..clock import utcnow
 from ..errors import ApiError, error_response, internal_error_response
 from ..extensions import db
@@ -221,18 +226,19 @@ def current_response(body, status):
 
 def store_response(response):
     """Commit the view's work with its answer for replay; on a refusal (4xx) or failure (5xx),
-    release the key.
+    release the key, unless the work was kept despite the error (REFUND_PENDING).
 
     A refused request changed nothing, so its key stays free for a corrected body. Only the
     reservation this request made is touched: when a retry took it over after the lease, this
     request's work is rolled back (the retry makes it instead) and the answer is 409 in progress.
     """
     reservation = g.pop("idempotency_reservation", None)
+    kept = work_kept()
     end_deferral()
     if reservation is None:
         return response
     if isinstance(reservation, KeyLock):
-        return store_locked(reservation, response)
+        return store_locked(reservation, response, kept)
     record_id, reserved_at = reservation
     mine = (
         IdempotencyRecord.id == record_id,
@@ -240,21 +246,21 @@ def store_response(response):
         IdempotencyRecord.response_status.is_(None),
     )
     try:
-        if response.status_code >= 400:
+        if response.status_code >= 400 and not kept:
             release_reservation(mine)
             return response
-        return commit_with_answer(mine, response)
+        return commit_with_answer(mine, response, kept)
     except SQLAlchemyError:
         answer = answer_unstored(response)
         release_on_fresh_connection(mine)
         return answer
 
 
-def store_locked(held, response):
-    """PostgreSQL: commit the view's work with its record and answer; on a refusal or failure roll
-    back, which frees the key with the lock."""
+def store_locked(held, response, kept=False):
+    """PostgreSQL: commit the view's work with its record and answer; on a refusal or failure
+    (unless its work is kept) roll back, which frees the key with the lock."""
     try:
-        if response.status_code >= 400:
+        if response.status_code >= 400 and not kept:
             db.session.rollback()
             return response
         db.session.add(
@@ -311,19 +317,24 @@ def release_reservation(mine):
     db.session.commit()
 
 
-def commit_with_answer(mine, response):
+def commit_with_answer(mine, response, kept=False):
     """Store the answer in the request's own transaction and commit the two together."""
     stored = db.session.execute(
         db.update(IdempotencyRecord)
         .where(*mine)
-        .values(response_status=response.status_code, response_body=response.get_data(as_text=True))
+        .values(
+            response_status=response.status_code,
+            response_body=response.get_data(as_text=True),
+        )
         .execution_options(synchronize_session=False)
     ).rowcount
-    if stored != 1:
+    if stored != 1 and not kept:
         # Taken over after the lease: the retry owns the key and makes the object; this work must
         # not commit.
         db.session.rollback()
         return error_response(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
+    # A kept attempt commits even then: the wallet may have refunded, and the retry that took the
+    # key over finds it pending (409 WALLET_REFUND_PENDING) instead of refunding again.
     db.session.commit()
     return response
 

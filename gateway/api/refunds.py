@@ -25,7 +25,8 @@ def create_refund(data):
     trx_ref = data["trx_id"] if "trx_id" in data else data["transaction_id"]
     brand = caller_brand()
     # Audited as the panel's refunds are, the entry committing with the refund (and its stored
-    # answer).
+    # answer). A refund the wallet leaves undecided keeps its pending attempt, audited as this
+    # key's, and a keyed request stores its 503 with it.
     with unit_of_work():
         refund = refunds.create_refund(
             brand,
@@ -33,6 +34,7 @@ def create_refund(data):
             data.get("amount"),
             data.get("reason"),
             livemode=current_livemode(),
+            asked_by=f"API key #{g.api_key.id}",
         )
         record_audit(
             None,

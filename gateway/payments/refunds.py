@@ -1,7 +1,7 @@
 """Refunds: full or partial, never more than what remains of what was paid (the fee included where
 the brand refunds it), also under concurrent requests."""
 
-from ..answer_commit import commit_work
+from ..answer_commit import commit_work, keep_despite_error
 from ..clock import utcnow
 from ..db_types import row_id
 from ..domain_errors import (
@@ -43,6 +43,7 @@ def create_refund(
     limit=None,
     livemode=True,
     undecided_id=None,
+    asked_by=None,
 ):
     """Refund `amount` (default: the remainder) of a transaction, found by trx_id or integer id
     among the brand's of this mode (a test key's refund of a live payment is NotFound).
@@ -50,7 +51,8 @@ def create_refund(
     `refunded_by` is the panel user's id, recorded on the refund; with `limit` (a staff member's)
     that user's refunds of this payment may not exceed it in total, also under concurrent requests.
     `undecided_id` records a refund a listener sent earlier without an answer (RefundUndecided),
-    now confirmed: the listener settles that attempt instead of sending it again.
+    now confirmed: the listener settles that attempt instead of sending it again. `asked_by` (the
+    panel user, or a name such as "API key #3") is who the audit row of such an attempt names.
     """
     if amount is not None and amount <= 0:
         raise field_error("amount", "Amount must be greater than zero.")
@@ -96,13 +98,15 @@ def create_refund(
     db.session.flush()
     try:
         # A wallet's API refunds first.
-        refund_recording.send(refund, transaction=transaction, undecided_id=undecided_id)
+        refund_recording.send(
+            refund, transaction=transaction, undecided_id=undecided_id, asked_by=asked_by
+        )
     except RefundUndecided as undecided:
-        # Sent, no answer: the money stays as it was, the attempt is kept, committed now (the
-        # caller's edge rolls back on the error) while the row is still held.
+        # Sent, no answer: the money stays as it was, the attempt and its audit row are kept and
+        # commit despite the error (a keyed request's with its stored answer), the row still held.
         savepoint.rollback()
-        db.session.add_all(undecided.keep)
-        db.session.commit()
+        undecided.pending_id = undecided.keep() if undecided.keep else None
+        keep_despite_error()
         raise
     except DomainError:
         db.session.rollback()

@@ -20,8 +20,9 @@ payment_cancelled = _signals.signal("payment-cancelled")
 # Sent whenever an open payment ends unpaid (cancelled, expired or failed), after its status change.
 payment_closed = _signals.signal("payment-closed")
 # Sent by create_refund once the refund is written, before commit: (refund, transaction=...,
-# undecided_id=...). A wallet's API refunds at the wallet here (gateway/wallets/refunds.py); its
-# refusal (a DomainError) rolls the refund back; RefundUndecided (sent, no answer) rolls the money
-# back but keeps the listener's pending attempt; `undecided_id` names such an attempt confirmed
-# since, which the listener records instead of refunding again.
+# undecided_id=..., asked_by=...). A wallet's API refunds at the wallet here
+# (gateway/wallets/refunds.py); its refusal (a DomainError) rolls the refund back; RefundUndecided
+# (sent, no answer) rolls the money back but keeps the listener's pending attempt and its audit row
+# (naming `asked_by`); `undecided_id` names such an attempt confirmed since, which the listener
+# records instead of refunding again.
 refund_recording = _signals.signal("refund-recording")

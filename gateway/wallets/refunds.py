@@ -55,10 +55,11 @@ def pending_refund(payment_id):
     ).scalar_one_or_none()
 
 
-def refund_through_wallet(refund, transaction, undecided_id=None):
+def refund_through_wallet(refund, transaction, undecided_id=None, asked_by=None):
     """The refund_recording listener: a refund of a payment paid through a wallet's API is made at
     the wallet first (its refund id kept on the refund); WalletRefused says why not, RefundUndecided
-    keeps an unanswered one pending. With `undecided_id`, the pending refund confirmed since."""
+    keeps an unanswered one pending, audited as asked by `asked_by`. With `undecided_id`, the
+    pending refund confirmed since."""
     if undecided_id is not None:
         return record_confirmed(refund, undecided_id)
     pending = pending_refund(transaction.payment_id)
@@ -89,8 +90,36 @@ def refund_through_wallet(refund, transaction, undecided_id=None):
             created_at=now,
             updated_at=now,
         )
-        raise RefundUndecided(undecided_message(row.provider), keep=[attempt]) from None
+        raise RefundUndecided(
+            undecided_message(row.provider),
+            keep=lambda: keep_pending(attempt, transaction.payment, row.provider, asked_by),
+        ) from None
     return refund.provider_refund_id
+
+
+def keep_pending(attempt, payment, provider, asked_by):
+    """Write the pending attempt with its audit row (who asked: a panel user or a named actor such
+    as an API key; the amount, the reason), to commit together; the attempt's id."""
+    user, who = (
+        (None, asked_by) if asked_by is None or isinstance(asked_by, str) else (asked_by, None)
+    )
+    with unit_of_work():
+        db.session.add(attempt)
+        db.session.flush()
+        record_audit(
+            user,
+            "payment.wallet_refund_pending",
+            payment,
+            {
+                "wallet_refund_id": attempt.id,
+                "amount": format_amount(attempt.amount),
+                "reason": attempt.reason,
+                "wallet": provider_name(provider),
+            },
+            brand_id=payment.brand_id,
+            who=who,
+        )
+    return attempt.id
 
 
 def undecided_message(provider):
