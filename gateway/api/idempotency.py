@@ -20,7 +20,7 @@ finds nothing was made. A repeat while the first request runs is 409 in progress
 A refusal or failure is not stored: it made nothing, so the key is freed. The one error that made
 something is a refund the wallet left undecided (503 REFUND_PENDING, its pending attempt kept
 despite the error, answer_commit.keep_despite_error): that answer is stored with its work, and a
-repeat replays it.
+repeat answers from the attempt as it stands (undecided_refunds.py).
 """
 
 import hashlib
@@ -39,6 +39,7 @@ from ..clock import utcnow
 from ..errors import ApiError, error_response, internal_error_response
 from ..extensions import db
 from ..livemode import current_livemode
+from . import undecided_refunds
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,13 @@ def replay_or_reserve():
     else:
         reservation = reserve(key, fingerprint)
         if reservation is None:
-            return replay(key, fingerprint)
+            answer = replay(key, fingerprint)
+            if answer is not None:
+                return answer
+            # The record of a refund not made, deleted: reserved afresh with its deletion.
+            reservation = reserve(key, fingerprint)
+            if reservation is None:
+                raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     g.idempotency_reservation = reservation
     defer_commit_to_answer()
     return None
@@ -142,7 +149,9 @@ def lock_key(key, fingerprint):
     if not row.locked:
         raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     if row.id is not None and not release_if_stale(row, utcnow()):
-        return replay(key, fingerprint)
+        answer = replay(key, fingerprint)
+        if answer is not None:
+            return answer  # else the record of a refund not made, deleted in this transaction
     return KeyLock(key, fingerprint)
 
 
@@ -198,7 +207,8 @@ def release_if_stale(seen, now):
 
 
 def replay(key, fingerprint):
-    """The stored answer of the first request with this key, or why there is none."""
+    """The stored answer of the first request with this key, or why there is none; None when the
+    record was of a wallet refund since settled not made (deleted: the key makes it afresh)."""
     record = db.session.execute(
         db.select(IdempotencyRecord).where(
             IdempotencyRecord.brand_id == g.brand_id, IdempotencyRecord.key == key
@@ -214,9 +224,31 @@ def replay(key, fingerprint):
         )
     if record.response_status is None:
         raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
-    response = current_response(record.response_body, record.response_status)
+    response = None
+    if record.wallet_refund_id is not None:
+        if undecided_refunds.not_made(record):
+            release_not_made(record)
+            return None
+        response = undecided_refunds.made_answer(record)
+    if response is None:
+        response = current_response(record.response_body, record.response_status)
     response.headers["Idempotent-Replayed"] = "true"
     return response
+
+
+def release_not_made(record):
+    """Delete the record of a refund the wallet did not make; guarded, so of two repeats one does
+    (the other is 409 in progress)."""
+    deleted = db.session.execute(
+        db.delete(IdempotencyRecord)
+        .where(
+            IdempotencyRecord.id == record.id,
+            IdempotencyRecord.wallet_refund_id == record.wallet_refund_id,
+        )
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if deleted != 1:
+        raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
 
 
 def current_response(body, status):
@@ -271,6 +303,7 @@ def store_locked(held, response, kept=False):
                 created_at=utcnow(),
                 response_status=response.status_code,
                 response_body=response.get_data(as_text=True),
+                wallet_refund_id=undecided_refunds.waited_on(),
             )
         )
         db.session.commit()
@@ -325,6 +358,7 @@ def commit_with_answer(mine, response, kept=False):
         .values(
             response_status=response.status_code,
             response_body=response.get_data(as_text=True),
+            wallet_refund_id=undecided_refunds.waited_on(),
         )
         .execution_options(synchronize_session=False)
     ).rowcount
