@@ -5,6 +5,10 @@ Services end their work with `commit_work()`. Outside a unit of work that commit
 always did); inside `unit_of_work()` (a panel action with its audit row, a job, a CLI command) or
 in a keyed API request it only flushes, and the edge commits once. Wake-ups registered with
 `jobs.wake_after_commit` go out after that one commit (the outbox design).
+
+An error rolls the unit (or the keyed request) back, unless the work says it must be kept although
+an error follows (`keep_despite_error`: a refund a wallet left unanswered keeps its pending attempt
+and audit row): the edge then commits it, a keyed request with the error's answer stored.
 """
 
 from contextlib import contextmanager
@@ -15,6 +19,7 @@ from .extensions import commit_without_expiring, db
 
 DEFERRED = "gateway.commit_with_answer"
 UNIT = "gateway_unit_of_work"
+KEPT = "gateway_kept_despite_error"
 
 
 def defer_commit_to_answer():
@@ -53,13 +58,31 @@ def commit_work(keep_loaded=False):
         db.session.commit()
 
 
+def keep_despite_error():
+    """The work so far must commit although an error is about to end the request: at once outside a
+    unit of work; inside one (or in a keyed request) the edge commits it instead of rolling back.
+    """
+    if not commit_deferred():
+        commit_work()
+        return
+    db.session.flush()
+    # Tied to this transaction: should anything roll it back, nothing is kept.
+    db.session.info[KEPT] = db.session().get_transaction()
+
+
+def work_kept():
+    """Whether the open transaction holds work to commit though the request ends in an error."""
+    kept = db.session.info.get(KEPT)
+    return kept is not None and kept is db.session().get_transaction()
+
+
 @contextmanager
 def unit_of_work():
     """One transaction for the block: the services inside only flush, the block's end commits once
     (or rolls back).
 
     Nested, the inner block joins the outer one. In a keyed API request the final commit is still
-    the stored answer's.
+    the stored answer's. An error rolls the block back, unless its work was kept despite it.
     """
     session = db.session()
     if session.info.get(UNIT):
@@ -70,7 +93,10 @@ def unit_of_work():
         yield session
     except BaseException:
         session.info.pop(UNIT, None)
-        session.rollback()
+        if work_kept():
+            commit_work()  # a keyed request: flushed, committed with the error's stored answer
+        else:
+            session.rollback()
         raise
     session.info.pop(UNIT, None)
     commit_work()

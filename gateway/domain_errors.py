@@ -80,10 +80,14 @@ class Unavailable(DomainError):
 
 class RefundUndecided(Unavailable):
     """A refund sent on (a wallet's API) whose answer never came: it may have been made. Nothing of
-    the refund is recorded; its attempt stays pending until a later check settles it
+    the refund is recorded; its attempt (`pending_id`) stays pending until a later check settles it
     (REFUND_PENDING, 503)."""
 
     code = "REFUND_PENDING"
+
+    def __init__(self, message, pending_id=None):
+        super().__init__(message)
+        self.pending_id = pending_id
 
 
 class NotAuthenticated(DomainError):

@@ -16,6 +16,11 @@ finds nothing was made. A repeat while the first request runs is 409 in progress
   request it was taken from, should it still be alive, finds its reservation gone when it stores its
   answer and rolls its work back, so a takeover never makes a second object. A commit there is a
   call within the process, not a round trip.
+
+A refusal or failure is not stored: it made nothing, so the key is freed. The one error that made
+something is a refund the wallet left undecided (503 REFUND_PENDING, its pending attempt kept
+despite the error, answer_commit.keep_despite_error): that answer is stored with its work, and a
+repeat answers from the attempt as it stands (undecided_refunds.py).
 """
 
 import hashlib
@@ -29,11 +34,12 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from ..accounts.idempotency import RETENTION
 from ..accounts.models.idempotency import IdempotencyRecord
-from ..answer_commit import defer_commit_to_answer, end_deferral
+from ..answer_commit import defer_commit_to_answer, end_deferral, work_kept
 from ..clock import utcnow
 from ..errors import ApiError, error_response, internal_error_response
 from ..extensions import db
 from ..livemode import current_livemode
+from . import undecided_refunds
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +96,13 @@ def replay_or_reserve():
     else:
         reservation = reserve(key, fingerprint)
         if reservation is None:
-            return replay(key, fingerprint)
+            answer = replay(key, fingerprint)
+            if answer is not None:
+                return answer
+            # The record of a refund not made, deleted: reserved afresh with its deletion.
+            reservation = reserve(key, fingerprint)
+            if reservation is None:
+                raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     g.idempotency_reservation = reservation
     defer_commit_to_answer()
     return None
@@ -137,7 +149,9 @@ def lock_key(key, fingerprint):
     if not row.locked:
         raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
     if row.id is not None and not release_if_stale(row, utcnow()):
-        return replay(key, fingerprint)
+        answer = replay(key, fingerprint)
+        if answer is not None:
+            return answer  # else the record of a refund not made, deleted in this transaction
     return KeyLock(key, fingerprint)
 
 
@@ -193,7 +207,8 @@ def release_if_stale(seen, now):
 
 
 def replay(key, fingerprint):
-    """The stored answer of the first request with this key, or why there is none."""
+    """The stored answer of the first request with this key, or why there is none; None when the
+    record was of a wallet refund since settled not made (deleted: the key makes it afresh)."""
     record = db.session.execute(
         db.select(IdempotencyRecord).where(
             IdempotencyRecord.brand_id == g.brand_id, IdempotencyRecord.key == key
@@ -209,9 +224,31 @@ def replay(key, fingerprint):
         )
     if record.response_status is None:
         raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
-    response = current_response(record.response_body, record.response_status)
+    response = None
+    if record.wallet_refund_id is not None:
+        if undecided_refunds.not_made(record):
+            release_not_made(record)
+            return None
+        response = undecided_refunds.made_answer(record)
+    if response is None:
+        response = current_response(record.response_body, record.response_status)
     response.headers["Idempotent-Replayed"] = "true"
     return response
+
+
+def release_not_made(record):
+    """Delete the record of a refund the wallet did not make; guarded, so of two repeats one does
+    (the other is 409 in progress)."""
+    deleted = db.session.execute(
+        db.delete(IdempotencyRecord)
+        .where(
+            IdempotencyRecord.id == record.id,
+            IdempotencyRecord.wallet_refund_id == record.wallet_refund_id,
+        )
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if deleted != 1:
+        raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
 
 
 def current_response(body, status):
@@ -221,18 +258,19 @@ def current_response(body, status):
 
 def store_response(response):
     """Commit the view's work with its answer for replay; on a refusal (4xx) or failure (5xx),
-    release the key.
+    release the key, unless the work was kept despite the error (REFUND_PENDING).
 
     A refused request changed nothing, so its key stays free for a corrected body. Only the
     reservation this request made is touched: when a retry took it over after the lease, this
     request's work is rolled back (the retry makes it instead) and the answer is 409 in progress.
     """
     reservation = g.pop("idempotency_reservation", None)
+    kept = work_kept()
     end_deferral()
     if reservation is None:
         return response
     if isinstance(reservation, KeyLock):
-        return store_locked(reservation, response)
+        return store_locked(reservation, response, kept)
     record_id, reserved_at = reservation
     mine = (
         IdempotencyRecord.id == record_id,
@@ -240,21 +278,21 @@ def store_response(response):
         IdempotencyRecord.response_status.is_(None),
     )
     try:
-        if response.status_code >= 400:
+        if response.status_code >= 400 and not kept:
             release_reservation(mine)
             return response
-        return commit_with_answer(mine, response)
+        return commit_with_answer(mine, response, kept)
     except SQLAlchemyError:
         answer = answer_unstored(response)
         release_on_fresh_connection(mine)
         return answer
 
 
-def store_locked(held, response):
-    """PostgreSQL: commit the view's work with its record and answer; on a refusal or failure roll
-    back, which frees the key with the lock."""
+def store_locked(held, response, kept=False):
+    """PostgreSQL: commit the view's work with its record and answer; on a refusal or failure
+    (unless its work is kept) roll back, which frees the key with the lock."""
     try:
-        if response.status_code >= 400:
+        if response.status_code >= 400 and not kept:
             db.session.rollback()
             return response
         db.session.add(
@@ -265,6 +303,7 @@ def store_locked(held, response):
                 created_at=utcnow(),
                 response_status=response.status_code,
                 response_body=response.get_data(as_text=True),
+                wallet_refund_id=undecided_refunds.waited_on(),
             )
         )
         db.session.commit()
@@ -311,19 +350,25 @@ def release_reservation(mine):
     db.session.commit()
 
 
-def commit_with_answer(mine, response):
+def commit_with_answer(mine, response, kept=False):
     """Store the answer in the request's own transaction and commit the two together."""
     stored = db.session.execute(
         db.update(IdempotencyRecord)
         .where(*mine)
-        .values(response_status=response.status_code, response_body=response.get_data(as_text=True))
+        .values(
+            response_status=response.status_code,
+            response_body=response.get_data(as_text=True),
+            wallet_refund_id=undecided_refunds.waited_on(),
+        )
         .execution_options(synchronize_session=False)
     ).rowcount
-    if stored != 1:
+    if stored != 1 and not kept:
         # Taken over after the lease: the retry owns the key and makes the object; this work must
         # not commit.
         db.session.rollback()
         return error_response(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
+    # A kept attempt commits even then: the wallet may have refunded, and the retry that took the
+    # key over finds it pending (409 WALLET_REFUND_PENDING) instead of refunding again.
     db.session.commit()
     return response
 

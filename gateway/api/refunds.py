@@ -4,6 +4,7 @@ from flask import g
 
 from ..accounts.audit import record_audit
 from ..answer_commit import unit_of_work
+from ..domain_errors import RefundUndecided
 from ..livemode import current_livemode
 from ..money import format_amount
 from ..payments import refunds
@@ -12,6 +13,7 @@ from ..schemas.refund import RefundCreateSchema, RefundListArgs, RefundSchema
 from .auth import caller_brand
 from .paging import listing, paginate, single
 from .resource import resource_blueprint
+from .undecided_refunds import answer_waits_on
 
 URL = "refunds"
 blp = resource_blueprint("refunds", "Full and partial refunds of completed transactions.")
@@ -25,15 +27,21 @@ def create_refund(data):
     trx_ref = data["trx_id"] if "trx_id" in data else data["transaction_id"]
     brand = caller_brand()
     # Audited as the panel's refunds are, the entry committing with the refund (and its stored
-    # answer).
+    # answer). A refund the wallet leaves undecided keeps its pending attempt, audited as this
+    # key's, and a keyed request stores its 503 with it (undecided_refunds.py).
     with unit_of_work():
-        refund = refunds.create_refund(
-            brand,
-            trx_ref,
-            data.get("amount"),
-            data.get("reason"),
-            livemode=current_livemode(),
-        )
+        try:
+            refund = refunds.create_refund(
+                brand,
+                trx_ref,
+                data.get("amount"),
+                data.get("reason"),
+                livemode=current_livemode(),
+                asked_by=f"API key #{g.api_key.id}",
+            )
+        except RefundUndecided as undecided:
+            answer_waits_on(undecided.pending_id)
+            raise
         record_audit(
             None,
             "payment.refund",

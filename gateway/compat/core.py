@@ -360,9 +360,9 @@ def find_by_provider_trx(key, trx_id):
     return row
 
 
-def refund_dialect_payment(row, amount=None, reason=None):
+def refund_dialect_payment(row, amount=None, reason=None, asked_by=None):
     """Refund (all of, or `amount` of) a paid payment through the native refunds; REFUND_FAILED
-    else.
+    else. `asked_by` names the key for the audit row of a wallet refund left pending.
     """
     payment = row.payment
     if payment.status not in PAID_STATUSES or payment.transaction is None:
@@ -377,6 +377,7 @@ def refund_dialect_payment(row, amount=None, reason=None):
             amount,
             text_field(reason, 500),
             livemode=payment.livemode,  # found by the key, so of the key's mode
+            asked_by=asked_by,
         )
     except (InvalidState, RefundExceedsRemaining) as error:
         raise CompatError("REFUND_FAILED", error.message, ["amount"]) from error

@@ -60,6 +60,11 @@ def caller_key(dialect):
     return key
 
 
+def key_name(key):
+    """The key as the audit log's Who column names it."""
+    return f"Compatibility key #{key.id}"
+
+
 def speak(dialect, operation):
     """Run an operation for a dialect; its refusals leave in the dialect's shape, never ours."""
     g.compat_dialect = dialect
@@ -109,7 +114,7 @@ def refund_u(key):
         row = find_by_provider_trx(key, fields["transaction_id"])
     else:
         row = find_dialect_payment(key, fields["invoice_id"], "invoice_id")
-    refund_dialect_payment(row, fields["amount"], fields["reason"])
+    refund_dialect_payment(row, fields["amount"], fields["reason"], key_name(key))
     return {"status": True, "message": "Refund completed"}
 
 
@@ -117,7 +122,7 @@ def refund_p3(key):
     """PipraPay 3's refund: all of a completed payment, answered with the refunded object."""
     body = request_body()
     row = find_dialect_payment(key, body.get("pp_id"), "pp_id")
-    refund_dialect_payment(row, None, body.get("reason"))
+    refund_dialect_payment(row, None, body.get("reason"), key_name(key))
     return piprapay3.payment_object(row)
 
 

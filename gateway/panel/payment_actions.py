@@ -94,6 +94,7 @@ def refund_payment(payment_id):
                 refunded_by=current_user.id,
                 limit=refund_limit(current_user, current_brand()),
                 livemode=payment.livemode,
+                asked_by=current_user,
             )
             record_audit(
                 current_user,

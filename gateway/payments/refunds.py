@@ -42,6 +42,7 @@ def create_refund(
     limit=None,
     livemode=True,
     undecided_id=None,
+    asked_by=None,
 ):
     """Refund `amount` (default: the remainder) of a transaction, found by trx_id or integer id
     among the brand's of this mode (a test key's refund of a live payment is NotFound).
@@ -52,6 +53,8 @@ def create_refund(
     says it was made; its refusal (a DomainError) or its silence (RefundUndecided) writes nothing
     here. `undecided_id` records such an attempt confirmed since (the wallet's status query, the
     merchant): the listener settles that attempt instead of sending it again.
+    `asked_by` (the panel user, or a name such as "API key #3") is who the audit row of a refund the
+    wallet leaves undecided names.
     """
     if amount is not None and amount <= 0:
         raise field_error("amount", "Amount must be greater than zero.")
@@ -64,7 +67,7 @@ def create_refund(
     if undecided_id is None:
         # Made elsewhere first (a wallet's API), before any write of the refund: that call never
         # holds the database (on SQLite, its one write lock) for as long as the wallet takes.
-        undecided_id = made_elsewhere(transaction, amount, reason, refunded_by, limit)
+        undecided_id = made_elsewhere(transaction, amount, reason, refunded_by, limit, asked_by)
     now = utcnow()
     fee = refundable(transaction) - transaction.amount
     # Guarded UPDATEs: the limit is checked by the database against the row as it is now,
@@ -112,11 +115,16 @@ def create_refund(
     return refund
 
 
-def made_elsewhere(transaction, amount, reason, refunded_by, limit):
+def made_elsewhere(transaction, amount, reason, refunded_by, limit, asked_by=None):
     """The id of the attempt a refund_sending listener made elsewhere for this refund (a wallet's
     API), or None when no listener makes it (the refund is ours alone)."""
     sent = refund_sending.send(
-        transaction, amount=amount, reason=reason, refunded_by=refunded_by, limit=limit
+        transaction,
+        amount=amount,
+        reason=reason,
+        refunded_by=refunded_by,
+        limit=limit,
+        asked_by=asked_by,
     )
     return next((made for _, made in sent if made is not None), None)
 

@@ -20,11 +20,11 @@ payment_cancelled = _signals.signal("payment-cancelled")
 # Sent whenever an open payment ends unpaid (cancelled, expired or failed), after its status change.
 payment_closed = _signals.signal("payment-closed")
 # Sent by create_refund before any write of the refund, the request having written nothing yet:
-# (transaction, amount=..., reason=..., refunded_by=..., limit=...). A listener that makes the
-# refund elsewhere first (a wallet's API, gateway/wallets/refunds.py) commits its attempt on a
-# connection of its own, calls outside any database transaction and returns the attempt's id once
-# made; its refusal (a DomainError) or its silence (RefundUndecided) propagates and nothing of the
-# refund is written.
+# (transaction, amount=..., reason=..., refunded_by=..., limit=..., asked_by=...). A listener that
+# makes the refund elsewhere first (a wallet's API, gateway/wallets/refunds.py) commits its attempt
+# on a connection of its own, calls outside any database transaction and returns the attempt's id
+# once made; its refusal (a DomainError) or its silence (RefundUndecided) propagates and nothing of
+# the refund is written.
 refund_sending = _signals.signal("refund-sending")
 # Sent by create_refund once the refund is written, before commit: (refund, transaction=...,
 # undecided_id=...). `undecided_id` names the attempt made elsewhere (refund_sending, or a pending

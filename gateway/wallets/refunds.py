@@ -7,7 +7,7 @@ from datetime import timedelta
 from flask import current_app
 
 from ..accounts.audit import record_audit
-from ..answer_commit import commit_work, unit_of_work
+from ..answer_commit import commit_work, keep_despite_error, unit_of_work
 from ..clock import utcnow
 from ..domain_errors import DomainError, InvalidState, RefundUndecided, invalid_state
 from ..extensions import db
@@ -78,13 +78,15 @@ def pending_refund(payment_id):
     ).scalar_one_or_none()
 
 
-def send_through_wallet(transaction, amount, reason, refunded_by=None, limit=None):
+def send_through_wallet(transaction, amount, reason, refunded_by=None, limit=None, asked_by=None):
     """The refund_sending listener: a refund of a payment a wallet's API paid is made at the wallet
     first. Its attempt is committed pending on a connection of its own, the wallet called outside
     any database transaction, and the attempt's id returned once made (the refund's record then
     moves it to made). WalletRefused says why not (the attempt closed as not made);
     RefundUndecided leaves an unanswered one pending, the money untouched, and a second refund
-    refused until the wallet (or the merchant) says. A crash during the call leaves it pending too.
+    refused until the wallet (or the merchant) says; that is audited as asked by `asked_by` (a panel
+    user, or a name such as "API key #3"), kept although the request ends in the error. A crash
+    during the call leaves it pending too.
     """
     row = completing_wallet_payment(transaction.payment_id)
     if row is None:
@@ -95,7 +97,8 @@ def send_through_wallet(transaction, amount, reason, refunded_by=None, limit=Non
             transaction.payment, method_of(row), amount, reason, row=row
         )
     except WalletTimeout:
-        raise RefundUndecided(undecided_message(row.provider)) from None
+        audit_pending(attempt_id, transaction.payment, row.provider, amount, reason, asked_by)
+        raise RefundUndecided(undecided_message(row.provider), pending_id=attempt_id) from None
     except DomainError as refused:  # refused, or never reached: not made
         with db.engine.begin() as connection:
             connection.execute(close_attempt(attempt_id, REFUND_NOT_MADE, refused.message))
@@ -168,6 +171,30 @@ def record_wallet_refund(refund, transaction, undecided_id=None):
     """The refund_recording listener: the attempt made at the wallet is recorded as this refund."""
     if undecided_id is not None:
         record_confirmed(refund, undecided_id)
+
+
+def audit_pending(attempt_id, payment, provider, amount, reason, asked_by):
+    """The audit row of a refund left pending (who asked: a panel user or a named actor such as an
+    API key; the amount, the reason), kept although an error ends the request: the edge commits it,
+    a keyed request with its stored answer."""
+    user, who = (
+        (None, asked_by) if asked_by is None or isinstance(asked_by, str) else (asked_by, None)
+    )
+    with unit_of_work():
+        record_audit(
+            user,
+            "payment.wallet_refund_pending",
+            payment,
+            {
+                "wallet_refund_id": attempt_id,
+                "amount": format_amount(amount),
+                "reason": reason,
+                "wallet": provider_name(provider),
+            },
+            brand_id=payment.brand_id,
+            who=who,
+        )
+    keep_despite_error()
 
 
 def undecided_message(provider):

@@ -186,3 +186,37 @@ def test_a_panel_refund_is_made_at_bkash_and_a_refusal_says_why(
     assert "bKash refused the refund: Refund amount exceeds the paid amount (2071)" in page
     amounts = db.session.execute(db.select(Refund.amount)).scalars().all()
     assert [str(a) for a in amounts] == ["100.00"]
+
+
+def test_a_panel_refund_left_pending_is_audited_as_the_user_s(
+    app, as_admin, admin, brand, payment, bkash_api, standin, monkeypatch
+):
+    from gateway.wallets.models import WalletRefund
+    from tests.panel.test_payment_actions import refund
+    from tests.wallets.bkash_support import pay_through_bkash
+    from tests.wallets.test_bkash_refunds import pending_audits
+
+    pay_through_bkash(as_admin.application.test_client(), payment, bkash_api)
+    monkeypatch.setitem(app.config, "WALLET_HTTP_TIMEOUT", 0.5)
+    standin.refund_delay = 2
+    left = refund(as_admin, payment, {"amount": "100.00", "reason": "broken"}, True)
+    standin.refund_delay = 0
+    assert left.status_code == 503
+    assert "did not answer the refund in time" in html.unescape(left.get_data(as_text=True))
+    db.session.expire_all()
+    attempt = db.session.execute(db.select(WalletRefund)).scalar_one()
+    assert (attempt.state, attempt.refunded_by_id) == ("pending", admin.id)
+    assert pending_audits() == [
+        (
+            admin.id,
+            "owner@shop.test",
+            "payment",
+            payment.public_id,
+            {
+                "wallet_refund_id": attempt.id,
+                "amount": "100.00",
+                "reason": "broken",
+                "wallet": "bKash",
+            },
+        )
+    ]

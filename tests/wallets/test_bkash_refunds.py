@@ -1,17 +1,23 @@
 """Refunds of payments bKash's API paid: made at bKash first (full and partial), recorded like any
 refund with bKash's refund id; a refund bKash refuses is not recorded and says why; one bKash
-answers too late is pending until the settle job asks bKash's refund status query."""
+answers too late is pending until the settle job asks bKash's refund status query, and is audited
+(who asked, the amount, the reason). bKash is called outside any database transaction, its attempt
+committed pending first."""
 
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
 
 import psycopg
 import requests
+from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
+from gateway.accounts.models.api_key import ApiKey
+from gateway.accounts.models.audit import AuditLog
 from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.payments.models.payment import Refund, Transaction
@@ -280,3 +286,78 @@ def test_racing_refunds_are_sent_to_bkash_one_at_a_time(
     assert reloaded(transaction).amount_refunded == recorded
     states = db.session.execute(db.select(WalletRefund.state)).scalars().all()
     assert states == ["made"] * len(made)  # the refused ones never got an attempt
+
+
+def pending_audits():
+    """The audit rows of wallet refunds left pending: (who, target, details)."""
+    return [
+        (entry.user_id, entry.user_email, entry.target_type, entry.target_id, entry.details)
+        for entry in db.session.execute(
+            db.select(AuditLog)
+            .where(AuditLog.action == "payment.wallet_refund_pending")
+            .order_by(AuditLog.id)
+        ).scalars()
+    ]
+
+
+def test_a_refund_left_pending_is_audited_as_the_api_key_s(
+    app, client, auth, payment, bkash_api, standin, monkeypatch
+):
+    transaction = paid_transaction(client, payment, bkash_api)
+    pending = refund_sent_too_late(app, client, auth, transaction, standin, monkeypatch)
+    assert pending.status_code == 503
+    db.session.expire_all()
+    attempt = db.session.execute(db.select(WalletRefund)).scalar_one()
+    key = db.session.execute(db.select(ApiKey)).scalar_one()
+    assert pending_audits() == [
+        (
+            None,
+            f"API key #{key.id}",
+            "payment",
+            payment.public_id,
+            {
+                "wallet_refund_id": attempt.id,
+                "amount": "100.00",
+                "reason": "late",
+                "wallet": "bKash",
+            },
+        )
+    ]
+
+
+@contextmanager
+def writes_and_commits():
+    """The tables written to and the commits, in order, while the block runs."""
+    seen = []
+
+    def statement(conn, cursor, text, *args):
+        words = text.split()
+        verb = words[0].upper()
+        if verb in ("INSERT", "UPDATE", "DELETE"):
+            seen.append(words[1] if verb == "UPDATE" else words[2])
+
+    def commit(conn):
+        seen.append("COMMIT")
+
+    event.listen(db.engine, "before_cursor_execute", statement)
+    event.listen(db.engine, "commit", commit)
+    try:
+        yield seen
+    finally:
+        event.remove(db.engine, "before_cursor_execute", statement)
+        event.remove(db.engine, "commit", commit)
+
+
+def after_the_attempt(seen):
+    """What was written from the pending attempt on."""
+    return seen[seen.index("wallet_refunds") :]
+
+
+def test_the_attempt_commits_before_bkash_is_called_and_its_audit_row_with_the_answer(
+    app, client, auth, payment, bkash_api, standin, monkeypatch
+):
+    transaction = paid_transaction(client, payment, bkash_api)
+    with writes_and_commits() as seen:
+        pending = refund_sent_too_late(app, client, auth, transaction, standin, monkeypatch)
+    assert pending.status_code == 503
+    assert after_the_attempt(seen) == ["wallet_refunds", "COMMIT", "audit_logs", "COMMIT"], seen

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from gateway.compat.models.compat import CompatPayment
+from gateway.compat.models.compat import CompatKey, CompatPayment
 from gateway.extensions import db
 from gateway.invoices.lifecycle import mark_sent, paying_payment
 from gateway.invoices.models.invoice import Invoice
@@ -216,3 +216,46 @@ def test_an_invoice_paid_through_bkash_s_api_turns_paid_with_its_trx_id(
     assert paid.status == "paid" and paid.paid_at is not None
     assert paying_payment(paid).provider_trx_id == trx_id
     assert trx_id in client.get(path).get_data(as_text=True)
+
+
+def test_a_dialect_refund_left_pending_is_audited_as_the_compatibility_key_s(
+    app,
+    client,
+    brand,
+    compat_key,
+    ipn_receiver,
+    bkash_standin,
+    monkeypatch,  # noqa: F811
+):
+    from gateway.wallets.models import WalletRefund
+    from tests.wallets.test_bkash_refunds import pending_audits
+
+    method = api_method(brand, "bkash", bkash_standin)
+    secret = compat_key("uddoktapay")
+    status, _ = create(client, "uddoktapay", secret, create_body("uddoktapay", ipn_receiver.url))
+    assert status == 200
+    payment = db.session.execute(db.select(CompatPayment)).scalar_one().payment
+    _, trx_id = pay_in_wallet(client, payment, method, bkash_standin)
+    monkeypatch.setitem(app.config, "WALLET_HTTP_TIMEOUT", 0.5)
+    bkash_standin.refund_delay = 2
+    asked = {"transaction_id": trx_id, "amount": "200", "reason": "one item back"}
+    left = client.post("/api/refund-payment", json=asked, headers={HEADER["uddoktapay"]: secret})
+    bkash_standin.refund_delay = 0
+    assert "did not answer the refund in time" in left.get_data(as_text=True)
+    db.session.expire_all()
+    attempt = db.session.execute(db.select(WalletRefund)).scalar_one()
+    key = db.session.execute(db.select(CompatKey)).scalar_one()
+    assert pending_audits() == [
+        (
+            None,
+            f"Compatibility key #{key.id}",
+            "payment",
+            payment.public_id,
+            {
+                "wallet_refund_id": attempt.id,
+                "amount": "200.00",
+                "reason": "one item back",
+                "wallet": "bKash",
+            },
+        )
+    ]

@@ -19,3 +19,6 @@ class IdempotencyRecord(db.Model):
     response_status = db.Column(db.Integer)
     response_body = db.Column(db.Text)
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
+    # A refund the wallet left undecided (503 REFUND_PENDING): a repeat answers from this attempt as
+    # it stands (api/undecided_refunds.py).
+    wallet_refund_id = db.Column(db.Integer, db.ForeignKey("wallet_refunds.id", ondelete="CASCADE"))
