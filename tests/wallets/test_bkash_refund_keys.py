@@ -1,7 +1,8 @@
-"""A keyed refund (Idempotency-Key) bKash answers too late: its 503 REFUND_PENDING is stored with
-its pending attempt in one commit, and a repeat with the key answers from the attempt as it
-stands: the same 503 while pending, the refund it became (201) once made, a fresh refund once not
-made; never a second refund at bKash (docs/spec/CONTRACT.md, idempotency)."""
+"""A keyed refund (Idempotency-Key) bKash answers too late: its 503 REFUND_PENDING is stored, linked
+to its pending attempt, in one commit with the attempt's audit row, and a repeat with the key
+answers from the attempt as it stands: the same 503 while pending, the refund it became (201) once
+made, a fresh refund once not made; never a second refund at bKash (docs/spec/CONTRACT.md,
+idempotency)."""
 
 from datetime import timedelta
 from decimal import Decimal
@@ -75,17 +76,19 @@ def test_a_repeat_while_the_refund_is_pending_replays_the_503_and_refunds_nothin
     assert standin.calls(REFUND) == 1
 
 
-def test_the_attempt_its_audit_row_and_the_stored_503_commit_together(
+def test_the_audit_row_and_the_stored_503_commit_together_after_the_attempt(
     app, client, auth, payment, bkash_api, standin, monkeypatch
 ):
     transaction = paid_transaction(client, payment, bkash_api)
     with writes_and_commits() as seen:
         first = refund_left_pending(app, client, auth, transaction, standin, monkeypatch)
     assert first.status_code == 503
-    # One commit: on PostgreSQL the key's lock is held to it (the record written with the answer);
-    # on SQLite the reservation committed before the work is completed in it.
+    # The attempt commits on its own connection before bKash is called; then one commit: on
+    # PostgreSQL the key's lock is held to it (the record written with the answer); on SQLite the
+    # reservation committed before the work is completed in it.
     assert after_the_attempt(seen) == [
         "wallet_refunds",
+        "COMMIT",
         "audit_logs",
         "idempotency_records",
         "COMMIT",
