@@ -86,7 +86,7 @@ REDIS_SERVER ?= redis://127.0.0.1:6379
 # Each of the SQLite and PostgreSQL passes runs in two halves of the test files, side by side in
 # `make test` (one half's waits on processes overlap the other's work); each half has databases of
 # its own. `make test-sqlite` (or test-postgres) runs both halves.
-SECOND_HALF = tests/panel tests/sms tests/webhooks tests/invoices tests/links tests/api
+SECOND_HALF = tests/panel tests/sms tests/webhooks tests/invoices tests/links tests/api tests/payments
 FIRST_HALF = $(foreach dir,$(SECOND_HALF),--ignore=$(dir))
 
 # The whole suite on the embedded SQLite but for the browser tests and the files that mostly wait on
