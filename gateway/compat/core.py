@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
 
+from ..accounts.audit import record_audit
 from ..accounts.models.brand import Brand
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError, InvalidState, RefundExceedsRemaining, ValidationFailed
@@ -361,8 +362,8 @@ def find_by_provider_trx(key, trx_id):
 
 
 def refund_dialect_payment(row, amount=None, reason=None, asked_by=None):
-    """Refund (all of, or `amount` of) a paid payment through the native refunds; REFUND_FAILED
-    else. `asked_by` names the key for the audit row of a wallet refund left pending.
+    """Refund (all of, or `amount` of) a paid payment through the native refunds, audited as
+    `asked_by`'s (the key, "Compatibility key #3") as the API's refunds are; REFUND_FAILED else.
     """
     payment = row.payment
     if payment.status not in PAID_STATUSES or payment.transaction is None:
@@ -371,14 +372,18 @@ def refund_dialect_payment(row, amount=None, reason=None, asked_by=None):
             f"Only a completed payment can be refunded; this one is {payment.status}.",
         )
     try:
-        create_refund(
-            row.payment.brand,
-            payment.transaction.trx_id,
-            amount,
-            text_field(reason, 500),
-            livemode=payment.livemode,  # found by the key, so of the key's mode
-            asked_by=asked_by,
-        )
+        with unit_of_work():
+            refund = create_refund(
+                row.payment.brand,
+                payment.transaction.trx_id,
+                amount,
+                text_field(reason, 500),
+                livemode=payment.livemode,  # found by the key, so of the key's mode
+                asked_by=asked_by,
+            )
+            details = {"refund_id": refund.id, "amount": format_amount(refund.amount)}
+            details.update(reason=refund.reason, via="compat")
+            record_audit(None, "payment.refund", payment, details, payment.brand_id, asked_by)
     except (InvalidState, RefundExceedsRemaining) as error:
         raise CompatError("REFUND_FAILED", error.message, ["amount"]) from error
     except DomainError as error:

@@ -274,15 +274,12 @@ def settle_pending_wallet_refunds(now=None):
             continue  # the merchant settles it by hand (panel)
         api = provider_api(trip.provider)
         payment = db.session.get(Payment, attempt.payment_id)
+        name = provider_name(trip.provider)
         try:
             made_as = api.refund_status(payment, method_of(trip), attempt, row=trip)
-            if made_as is None:
-                name = provider_name(trip.provider)
-                if mark_not_made(attempt, f"{name} has no such refund."):
-                    settled.append(REFUND_NOT_MADE)
-            else:
-                record_made(attempt, made_as)
-                settled.append(REFUND_MADE)
+            made, note = made_as is not None, f"{name} has no such refund."
+            settle_attempt(attempt, payment, made, made_as, note, who=f"{name} refund status query")
+            settled.append(REFUND_MADE if made else REFUND_NOT_MADE)
         except DomainError as error:
             # The wallet out of reach again, or settled meanwhile: the next round sees it.
             db.session.rollback()
@@ -309,15 +306,22 @@ def resolve_by_hand(attempt, made, user, provider_refund_id=None):
             "its answer may yet come. Settle it in a minute if it is still pending."
         )
     payment = db.session.get(Payment, attempt.payment_id)
+    settle_attempt(attempt, payment, made, provider_refund_id, "Marked not made by hand.", user)
+
+
+def settle_attempt(attempt, payment, made, provider_refund_id=None, note=None, user=None, who=None):
+    """A pending refund recorded as made (the refund, once) or closed as not made (with `note`),
+    and its audit row naming who said so (a panel user, or `who`: the wallet's status query), in
+    one unit of work; InvalidState when it was settled meanwhile."""
     details = {"wallet_refund_id": attempt.id, "amount": format_amount(attempt.amount)}
     with unit_of_work():
         if made:
             refund = record_made(attempt, provider_refund_id)
             details.update(refund_id=refund.id, provider_refund_id=refund.provider_refund_id)
-        elif not mark_not_made(attempt, "Marked not made by hand."):
+        elif not mark_not_made(attempt, note):
             raise invalid_state("This wallet refund was already settled.")
         action = "payment.wallet_refund_made" if made else "payment.wallet_refund_not_made"
-        record_audit(user, action, payment, details)
+        record_audit(user, action, payment, details, brand_id=payment.brand_id, who=who)
 
 
 def settle_wallets(now=None):

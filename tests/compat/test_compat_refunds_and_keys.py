@@ -1,5 +1,6 @@
 """Refunds in each dialect through the native refunds, and what a compatibility key may do."""
 
+from gateway.accounts.models.audit import AuditLog
 from gateway.compat.keys import generate_compat_key, revoke_compat_key
 from gateway.compat.models.compat import CompatKey, CompatPayment
 from gateway.extensions import db
@@ -52,6 +53,22 @@ def test_u_refunds_by_provider_trx_id_in_parts_then_refuses_more(client, compat_
         "/api/verify-payment", json={"invoice_id": row.external_id}, headers={U_HEADER: secret}
     )
     assert verify.get_json()["status"] == "COMPLETED"  # UddoktaPay has no refunded state
+    key = db.session.execute(db.select(CompatKey)).scalar_one()
+    audited = db.session.execute(
+        db.select(AuditLog).where(AuditLog.action == "payment.refund").order_by(AuditLog.id)
+    ).scalars()
+    assert [(a.user_email, a.target_id, a.details) for a in audited] == [
+        (
+            f"Compatibility key #{key.id}",
+            db.session.get(Payment, row.payment_id).public_id,
+            {"refund_id": refund.id, "amount": amount, "reason": "downgrade", "via": "compat"},
+        )
+        for refund, amount in zip(
+            db.session.execute(db.select(Refund).order_by(Refund.id)).scalars(),
+            ("4.00", "6.00"),
+            strict=True,
+        )
+    ]
 
 
 def test_p3_refund_is_whole_answers_refunded_and_tells_the_ipn(client, compat_key, ipn_receiver):

@@ -210,6 +210,16 @@ def test_a_refund_bkash_answers_too_late_is_pending_then_recorded_once_by_the_jo
     db.session.refresh(attempt)
     assert (attempt.state, attempt.refund_id) == ("made", refund.id)
     assert standin.calls(REFUND) == 2  # the refund, then its status query: never a second refund
+    audited = db.session.execute(
+        db.select(AuditLog).where(AuditLog.action == "payment.wallet_refund_made")
+    ).scalar_one()
+    assert audited.user_email == "bKash refund status query"
+    assert audited.details == {
+        "wallet_refund_id": attempt.id,
+        "amount": "100.00",
+        "refund_id": refund.id,
+        "provider_refund_id": refund.provider_refund_id,
+    }
     assert bkash_payment(standin, payment)["refunded"] == Decimal("100.00")
     events = db.session.execute(
         db.select(db.func.count()).select_from(Event).where(Event.type == "refund.completed")
@@ -250,6 +260,13 @@ def test_a_refund_bkash_never_made_is_closed_and_may_be_made_again(
     attempt = db.session.execute(db.select(WalletRefund)).scalar_one()
     assert attempt.state == "not_made" and attempt.refund_id is None
     assert count(Refund) == 0 and reloaded(payment).amount_refunded == 0
+    audited = db.session.execute(
+        db.select(AuditLog).where(AuditLog.action == "payment.wallet_refund_not_made")
+    ).scalar_one()
+    assert (audited.user_email, audited.details) == (
+        "bKash refund status query",
+        {"wallet_refund_id": attempt.id, "amount": "100.00"},
+    )
     again = client.post(
         f"{API}/refunds", json={"trx_id": transaction.trx_id, "amount": "100.00"}, headers=auth
     )
