@@ -39,7 +39,9 @@ def phone(brand):
 
 
 def post_batch(client, phone, text):
-    """Forward one text as the phone does (encrypted afresh each time, as its retry would be)."""
+    """Forward one text as the phone does (encrypted afresh each time, as its retry would be). A
+    retry sends the stored text itself: bkash_text() prints the minute it is built, so a text built
+    again after the minute turned would be another text with the same TrxID."""
     _, headers, aes_key = phone
     return client.post(
         SMS, json={"messages": [sms_message(aes_key, text, local_id="m1")]}, headers=headers
@@ -106,7 +108,7 @@ def test_the_periodic_job_matches_a_stored_credit_a_claim_waits_for(client, bran
 def test_a_duplicate_forward_of_a_stranded_credit_completes_its_payment(client, brand, phone):
     payment, sms = stranded(client, brand, phone)
 
-    retry = post_batch(client, phone, bkash_text("500.00", TRX))
+    retry = post_batch(client, phone, sms.body)  # the same text again
 
     [result] = retry.get_json()["data"]["results"]
     assert (result["status"], result["server_ref"]) == ("duplicate", sms.public_id)
@@ -226,7 +228,7 @@ def test_after_a_lost_connection_the_phones_retry_is_duplicate_and_completes_the
         client, brand, phone, connection_killed_after_sms_insert
     )
 
-    retry = post_batch(client, phone, bkash_text("500.00", TRX))
+    retry = post_batch(client, phone, sms.body)  # the same text again
 
     assert retry.status_code == 200
     [result] = retry.get_json()["data"]["results"]
