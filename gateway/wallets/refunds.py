@@ -103,11 +103,7 @@ def send_through_wallet(transaction, amount, reason, refunded_by=None, limit=Non
         with db.engine.begin() as connection:
             connection.execute(close_attempt(attempt_id, REFUND_NOT_MADE, refused.message))
         raise
-    db.session.execute(
-        db.update(WalletRefund)
-        .where(WalletRefund.id == attempt_id, WalletRefund.state == REFUND_PENDING)
-        .values(provider_refund_id=str(made_as)[:100])
-    )
+    note_refund_id(attempt_id, made_as)
     return attempt_id
 
 
@@ -224,13 +220,21 @@ def record_confirmed(refund, undecided_id):
         db.update(WalletRefund)
         .where(WalletRefund.id == undecided_id, WalletRefund.state == REFUND_PENDING)
         .values(state=REFUND_MADE, refund_id=refund.id, updated_at=utcnow())
-    ).rowcount
-    if moved != 1:
+        .returning(WalletRefund.provider_refund_id)
+    ).first()
+    if moved is None:
         raise invalid_state("This wallet refund was already settled.")
-    refund.provider_refund_id = db.session.execute(
-        db.select(WalletRefund.provider_refund_id).where(WalletRefund.id == undecided_id)
-    ).scalar_one()
+    refund.provider_refund_id = moved.provider_refund_id
     return refund.provider_refund_id
+
+
+def note_refund_id(attempt_id, provider_refund_id):
+    """Keep the wallet's id of a pending attempt's refund, for the record that follows."""
+    db.session.execute(
+        db.update(WalletRefund)
+        .where(WalletRefund.id == attempt_id, WalletRefund.state == REFUND_PENDING)
+        .values(provider_refund_id=str(provider_refund_id)[:100])
+    )
 
 
 def record_made(attempt, provider_refund_id=None):
@@ -238,11 +242,7 @@ def record_made(attempt, provider_refund_id=None):
     event and webhook, the payment's money); InvalidState when it was settled meanwhile."""
     payment = db.session.get(Payment, attempt.payment_id)
     if provider_refund_id:
-        db.session.execute(
-            db.update(WalletRefund)
-            .where(WalletRefund.id == attempt.id, WalletRefund.state == REFUND_PENDING)
-            .values(provider_refund_id=str(provider_refund_id)[:100])
-        )
+        note_refund_id(attempt.id, provider_refund_id)
     return create_refund(
         payment.brand,
         payment.transaction.id,
