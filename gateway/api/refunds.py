@@ -6,7 +6,6 @@ from ..accounts.audit import record_audit
 from ..answer_commit import unit_of_work
 from ..domain_errors import RefundUndecided
 from ..livemode import current_livemode
-from ..money import format_amount
 from ..payments import refunds
 from ..schemas.common import envelope
 from ..schemas.refund import RefundCreateSchema, RefundListArgs, RefundSchema
@@ -46,13 +45,7 @@ def create_refund(data):
             None,
             "payment.refund",
             refund.transaction.payment,
-            {
-                "refund_id": refund.id,
-                "amount": format_amount(refund.amount),
-                "reason": refund.reason,
-                "via": "api",
-                "api_key_id": g.api_key.id,
-            },
+            refunds.audit_details(refund, via="api", api_key_id=g.api_key.id),
             brand_id=brand.id,
             who=f"API key #{g.api_key.id}",
         )

@@ -20,7 +20,7 @@ from ..payments.lifecycle import checkout_url, create_payment
 from ..payments.methods import PROVIDER_NAMES, normalize_mobile_number
 from ..payments.models.payment import PAID_STATUSES, Payment
 from ..payments.models.payment_method import ACCOUNT_PROVIDERS, API, PaymentMethod
-from ..payments.refunds import create_refund
+from ..payments.refunds import audit_details, create_refund
 from ..states import (
     PAYMENT_CANCELLED,
     PAYMENT_COMPLETED,
@@ -381,8 +381,7 @@ def refund_dialect_payment(row, amount=None, reason=None, asked_by=None):
                 livemode=payment.livemode,  # found by the key, so of the key's mode
                 asked_by=asked_by,
             )
-            details = {"refund_id": refund.id, "amount": format_amount(refund.amount)}
-            details.update(reason=refund.reason, via="compat")
+            details = audit_details(refund, via="compat")
             record_audit(None, "payment.refund", payment, details, payment.brand_id, asked_by)
     except (InvalidState, RefundExceedsRemaining) as error:
         raise CompatError("REFUND_FAILED", error.message, ["amount"]) from error

@@ -15,7 +15,13 @@ from ..errors import http_status
 from ..money import format_amount
 from ..payments.lifecycle import cancel_payment, get_payment
 from ..payments.manual import approve_manual, is_manual_review, reject_manual
-from ..payments.refunds import create_refund, refund_refusal, refund_remaining, refunded_by_user
+from ..payments.refunds import (
+    audit_details,
+    create_refund,
+    refund_refusal,
+    refund_remaining,
+    refunded_by_user,
+)
 from ..sms.late_money import complete_late_payment, return_late_sms
 from ..sms.review import approve_review, reject_review
 from . import bp
@@ -100,11 +106,7 @@ def refund_payment(payment_id):
                 current_user,
                 "payment.refund",
                 payment,
-                {
-                    "refund_id": refund.id,
-                    "amount": format_amount(refund.amount),
-                    "reason": refund.reason,
-                },
+                audit_details(refund),
             )
     except DomainError as error:
         attach_error(form, error)

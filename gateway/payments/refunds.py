@@ -115,6 +115,17 @@ def create_refund(
     return refund
 
 
+def audit_details(refund, **extra):
+    """What a `payment.refund` audit row records of the refund (the panel's, the API's, a plugin's),
+    with what its front door adds (`via`, the key)."""
+    return {
+        "refund_id": refund.id,
+        "amount": format_amount(refund.amount),
+        "reason": refund.reason,
+        **extra,
+    }
+
+
 def made_elsewhere(transaction, amount, reason, refunded_by, limit, asked_by=None):
     """The id of the attempt a refund_sending listener made elsewhere for this refund (a wallet's
     API), or None when no listener makes it (the refund is ours alone)."""
