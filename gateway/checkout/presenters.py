@@ -14,7 +14,7 @@ from ..i18n import lazy_gettext as _l
 from ..numerals import clock_time
 from ..payments.amounts import BDT, fee_charged
 from ..payments.fees import fee_for
-from ..payments.methods import PROVIDER_NAMES
+from ..payments.methods import provider_name
 from ..payments.models.payment import PAID_STATUSES
 from ..states import PAYMENT_COMPLETED, PAYMENT_CREATED, PAYMENT_EXPIRED
 
@@ -181,8 +181,3 @@ def trx_id_help(provider):
         label=label,
         example=example,
     )
-
-
-def provider_name(provider):
-    """The provider as it writes its own name."""
-    return PROVIDER_NAMES.get(provider, provider)

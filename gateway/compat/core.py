@@ -17,7 +17,7 @@ from ..domain_errors import DomainError, InvalidState, RefundExceedsRemaining, V
 from ..extensions import db
 from ..money import InvalidAmount, format_amount, parse_amount
 from ..payments.lifecycle import checkout_url, create_payment
-from ..payments.methods import PROVIDER_NAMES, normalize_mobile_number
+from ..payments.methods import normalize_mobile_number, provider_name
 from ..payments.models.payment import PAID_STATUSES, Payment
 from ..payments.models.payment_method import ACCOUNT_PROVIDERS, API, PaymentMethod
 from ..payments.refunds import audit_details, create_refund
@@ -101,7 +101,7 @@ def provider_label(payment, with_kind=False):
         return None
     if not with_kind:
         return payment.provider
-    name = PROVIDER_NAMES.get(payment.provider, payment.provider)
+    name = provider_name(payment.provider)
     if payment.provider in ACCOUNT_PROVIDERS:
         return name  # a manual or bank method: its kind is its name
     if completing_wallet_payment(payment.id) is not None:

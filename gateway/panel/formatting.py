@@ -14,8 +14,8 @@ from flask_login import current_user
 from ..checkout.presenters import CURRENCY_SYMBOLS, KIND_NAMES
 from ..i18n import lazy_gettext as _l
 from ..numerals import clock_style, grouped_number, money_pattern, native_digits, page_locale
+from ..payments import methods
 from ..payments.dashboard import brand_zone
-from ..payments.methods import PROVIDER_NAMES
 from ..states import (
     PAYMENT_CANCELLED,
     PAYMENT_COMPLETED,
@@ -117,7 +117,7 @@ def audit_value(value):
 
 def provider_name(provider):
     """A provider as it writes its own name (bKash), or a dash when none."""
-    return PROVIDER_NAMES.get(provider, provider) if provider else "—"
+    return methods.provider_name(provider) if provider else "—"
 
 
 def kind_name(kind):

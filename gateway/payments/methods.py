@@ -29,6 +29,13 @@ PROVIDER_NAMES = {
     MANUAL: "Manual",
     BANK: "Bank",
 }
+
+
+def provider_name(provider):
+    """The provider as it writes its own name (bKash), or as stored when it has none here."""
+    return PROVIDER_NAMES.get(provider, provider)
+
+
 MAX_INSTRUCTIONS = 1000
 # The banks whose credit alerts gateway/sms/parsing/bank.py reads (any other bank is typed in).
 LISTED_BANKS = (

@@ -30,7 +30,7 @@ from ..notifications.events import notify_wallet_unapplied
 from ..payments.amounts import fee_charged
 from ..payments.fees import fee_for
 from ..payments.lifecycle import complete_payment
-from ..payments.methods import PROVIDER_NAMES
+from ..payments.methods import provider_name
 from ..payments.models.payment import OPEN_STATUSES, Payment
 from ..payments.models.payment_method import PaymentMethod
 from ..states import PAYMENT_CREATED
@@ -198,7 +198,7 @@ def mark_unapplied(payment, row, outcome, reason):
         db.session.rollback()
         return
     db.session.refresh(row)
-    notify_wallet_unapplied(payment, row, PROVIDER_NAMES.get(row.provider, row.provider))
+    notify_wallet_unapplied(payment, row, provider_name(row.provider))
     commit_work()
 
 

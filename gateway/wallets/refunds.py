@@ -12,7 +12,7 @@ from ..clock import utcnow
 from ..domain_errors import DomainError, InvalidState, RefundUndecided, invalid_state
 from ..extensions import db
 from ..money import format_amount
-from ..payments.methods import PROVIDER_NAMES
+from ..payments.methods import provider_name
 from ..payments.models.payment import Payment, Transaction
 from ..payments.refunds import (
     beyond_staff_limit,
@@ -55,11 +55,6 @@ class WalletRefundPending(InvalidState):
     could refund the customer twice."""
 
     code = "WALLET_REFUND_PENDING"
-
-
-def provider_name(provider):
-    """The wallet's name as merchants know it."""
-    return PROVIDER_NAMES.get(provider, provider)
 
 
 def asks_refund_status(provider):
