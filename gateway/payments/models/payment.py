@@ -39,7 +39,21 @@ class Payment(db.Model):
         db.Index("ix_payments_brand_reference", "brand_id", "reference"),
         db.Index("ix_payments_status_expires", "status", "expires_at"),
         db.Index("ix_payments_customer", "customer_id"),
-        db.Index("ix_payments_provider_trx", "provider", "provider_trx_id"),
+        # Both are empty while a payment is open, and a lookup always names a value: partial
+        # indexes leave them out, one page fewer each in every create's commit.
+        db.Index(
+            "ix_payments_provider_trx",
+            "provider",
+            "provider_trx_id",
+            sqlite_where=db.text("provider_trx_id IS NOT NULL"),
+            postgresql_where=db.text("provider_trx_id IS NOT NULL"),
+        ),
+        db.Index(
+            "ix_payments_invoice_id",
+            "invoice_id",
+            sqlite_where=db.text("invoice_id IS NOT NULL"),
+            postgresql_where=db.text("invoice_id IS NOT NULL"),
+        ),
         db.CheckConstraint("amount > 0", name="amount_positive"),
         db.CheckConstraint(
             # A BDT payment's refunds may return its fee too (taka); another currency's, only its
@@ -82,7 +96,7 @@ class Payment(db.Model):
     sender_number = db.Column(db.String(20))
     review_reason = db.Column(db.String(255))
     # The invoice this payment pays (gateway/invoices): completing the payment marks it paid.
-    invoice_id = db.Column(db.Integer, db.ForeignKey("invoices.id"), index=True)
+    invoice_id = db.Column(db.Integer, db.ForeignKey("invoices.id"))
     created_at = db.Column(UTCDateTime, nullable=False, default=utcnow)
     updated_at = db.Column(UTCDateTime, nullable=False, default=utcnow, onupdate=utcnow)
     expires_at = db.Column(UTCDateTime, nullable=False)
