@@ -155,6 +155,28 @@ def lock_key(key, fingerprint):
     return KeyLock(key, fingerprint)
 
 
+def confirm_unanswered():
+    """Before work the database cannot take back (a refund sent to a wallet): 409 in progress when a
+    first request with this key has committed its answer since this one looked.
+
+    PostgreSQL only: the look and the lock are one statement, whose snapshot may predate the lock,
+    so a first request committing in between is not seen. For work within the database the
+    answer's INSERT meets that record and everything rolls back (store_locked); a wallet would
+    already have been paid twice. This read, after the lock, sees every commit before it. On
+    SQLite the committed reservation already made the repeat wait or replay.
+    """
+    held = g.get("idempotency_reservation")
+    if not isinstance(held, KeyLock):
+        return
+    answered = db.session.execute(
+        db.select(IdempotencyRecord.id).where(
+            IdempotencyRecord.brand_id == g.brand_id, IdempotencyRecord.key == held.key
+        )
+    ).first()
+    if answered is not None:
+        raise ApiError(409, "IDEMPOTENCY_IN_PROGRESS", IN_PROGRESS)
+
+
 def reserve(key, fingerprint):
     """Insert the in-progress record; (id, created_at) of it, or None when the key is already taken.
 

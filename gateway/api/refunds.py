@@ -10,6 +10,7 @@ from ..payments import refunds
 from ..schemas.common import envelope
 from ..schemas.refund import RefundCreateSchema, RefundListArgs, RefundSchema
 from .auth import caller_brand
+from .idempotency import confirm_unanswered
 from .paging import listing, paginate, single
 from .resource import resource_blueprint
 from .undecided_refunds import answer_waits_on
@@ -25,6 +26,7 @@ def create_refund(data):
     """Refund a transaction; without `amount`, everything that remains is refunded."""
     trx_ref = data["trx_id"] if "trx_id" in data else data["transaction_id"]
     brand = caller_brand()
+    confirm_unanswered()  # a wallet refund cannot be rolled back
     # Audited as the panel's refunds are, the entry committing with the refund (and its stored
     # answer). A refund the wallet leaves undecided keeps its pending attempt, audited as this
     # key's, and a keyed request stores its 503 with it (undecided_refunds.py).

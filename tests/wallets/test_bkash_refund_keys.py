@@ -8,9 +8,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 from freezegun import freeze_time
+from sqlalchemy import event
 
 from gateway.accounts.idempotency import prune_idempotency_records
 from gateway.accounts.models.idempotency import IdempotencyRecord
+from gateway.api.idempotency import request_fingerprint
 from gateway.clock import utcnow
 from gateway.extensions import db
 from gateway.payments.models.payment import Refund
@@ -18,6 +20,7 @@ from gateway.wallets.bkash import REFUND
 from gateway.wallets.models import WalletRefund
 from gateway.wallets.refunds import settle_wallets
 from tests.checkout_helpers import payment, reloaded  # noqa: F401 - fixtures
+from tests.conftest import ENGINE
 from tests.wallets.bkash_support import bkash_api, standin  # noqa: F401 - fixtures
 from tests.wallets.test_bkash_refunds import (
     after_the_attempt,
@@ -153,3 +156,48 @@ def test_a_pending_record_is_pruned_after_24_hours_and_the_key_still_refunds_not
 
     assert again.status_code == 409 and again.get_json()["code"] == "WALLET_REFUND_PENDING"
     assert standin.calls(REFUND) == 1 and count(IdempotencyRecord) == 0
+
+
+def test_a_first_request_answered_just_after_the_repeat_looked_is_not_refunded_again(
+    client, auth, payment, bkash_api, standin
+):
+    """The window between a repeat's look for a stored answer and its hold on the key: a first
+    request with the key commits its answer there. On PostgreSQL the look and the lock are one
+    statement whose snapshot predates that commit; the repeat must still see it before bKash is
+    asked for a second refund. On SQLite the repeat's reservation meets the record and replays
+    it."""
+    transaction = paid_transaction(client, payment, bkash_api)
+    answered = []
+
+    def first_request_answers(conn, cursor, statement, *args):
+        if answered or "idempotency_records" not in statement or not statement.startswith("SELECT"):
+            return
+        answered.append(True)
+        with db.engine.connect() as other:  # the first request's commit, on its own connection
+            other.execute(
+                IdempotencyRecord.__table__.insert().values(
+                    brand_id=transaction.brand_id,
+                    key=KEY,
+                    request_hash=request_fingerprint(),
+                    response_status=201,
+                    response_body='{"success": true, "data": {"refund_id": "first"}}',
+                    created_at=utcnow(),
+                )
+            )
+            other.commit()
+
+    event.listen(db.engine, "after_cursor_execute", first_request_answers)
+    try:
+        again = client.post(URL, json=body_of(transaction), headers=keyed(auth))
+    finally:
+        event.remove(db.engine, "after_cursor_execute", first_request_answers)
+
+    assert answered
+    if ENGINE == "postgres":
+        assert (again.status_code, again.get_json()["code"]) == (409, "IDEMPOTENCY_IN_PROGRESS")
+    else:
+        assert again.status_code == 201 and again.headers["Idempotent-Replayed"] == "true"
+        assert again.get_json()["data"] == {"refund_id": "first"}
+    assert standin.calls(REFUND) == 0
+    assert count(WalletRefund) == 0 and count(Refund) == 0
+    assert reloaded(payment).amount_refunded == 0
