@@ -37,5 +37,5 @@ def plan(statement):
     ("index", "statement"),
     [(index, statement) for index, statements in LOOKUPS.items() for statement in statements],
 )
-def test_a_lookup_probes_its_partial_index(app, index, statement):
+def test_a_lookup_probes_its_partial_index(index, statement):
     assert index in plan(statement)
