@@ -27,6 +27,14 @@ def target_reference(target):
     return kind, str(getattr(target, "public_id", None) or target.id)
 
 
+def asker(asked_by):
+    """record_audit's (user, who) for whoever asked: a panel user, or the name of an actor that is
+    no user (an API key: "API key #3"); (None, None) for nobody."""
+    if asked_by is None or isinstance(asked_by, str):
+        return None, asked_by
+    return asked_by, None
+
+
 def client_address():
     """The address the request came from (ProxyFix, when configured, makes it the real client's)."""
     return (request.remote_addr or "")[:45] or None

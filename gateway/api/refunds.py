@@ -2,8 +2,6 @@
 
 from flask import g
 
-from ..accounts.audit import record_audit
-from ..answer_commit import unit_of_work
 from ..domain_errors import RefundUndecided
 from ..livemode import current_livemode
 from ..payments import refunds
@@ -30,27 +28,19 @@ def create_refund(data):
     # Audited as the panel's refunds are, the entry committing with the refund (and its stored
     # answer). A refund the wallet leaves undecided keeps its pending attempt, audited as this
     # key's, and a keyed request stores its 503 with it (undecided_refunds.py).
-    with unit_of_work():
-        try:
-            refund = refunds.create_refund(
-                brand,
-                trx_ref,
-                data.get("amount"),
-                data.get("reason"),
-                livemode=current_livemode(),
-                asked_by=f"API key #{g.api_key.id}",
-            )
-        except RefundUndecided as undecided:
-            answer_waits_on(undecided.pending_id)
-            raise
-        record_audit(
-            None,
-            "payment.refund",
-            refund.transaction.payment,
-            refunds.audit_details(refund, via="api", api_key_id=g.api_key.id),
-            brand_id=brand.id,
-            who=f"API key #{g.api_key.id}",
+    try:
+        refund = refunds.create_refund(
+            brand,
+            trx_ref,
+            data.get("amount"),
+            data.get("reason"),
+            livemode=current_livemode(),
+            asked_by=f"API key #{g.api_key.id}",
+            audit_extra={"via": "api", "api_key_id": g.api_key.id},
         )
+    except RefundUndecided as undecided:
+        answer_waits_on(undecided.pending_id)
+        raise
     return single(refund)
 
 

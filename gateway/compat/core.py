@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
 
-from ..accounts.audit import record_audit
 from ..accounts.models.brand import Brand
 from ..answer_commit import unit_of_work
 from ..domain_errors import DomainError, InvalidState, RefundExceedsRemaining, ValidationFailed
@@ -20,7 +19,7 @@ from ..payments.lifecycle import checkout_url, create_payment
 from ..payments.methods import normalize_mobile_number, provider_name
 from ..payments.models.payment import PAID_STATUSES, Payment
 from ..payments.models.payment_method import ACCOUNT_PROVIDERS, API, PaymentMethod
-from ..payments.refunds import audit_details, create_refund
+from ..payments.refunds import create_refund
 from ..states import (
     PAYMENT_CANCELLED,
     PAYMENT_COMPLETED,
@@ -372,17 +371,15 @@ def refund_dialect_payment(row, amount=None, reason=None, asked_by=None):
             f"Only a completed payment can be refunded; this one is {payment.status}.",
         )
     try:
-        with unit_of_work():
-            refund = create_refund(
-                row.payment.brand,
-                payment.transaction.trx_id,
-                amount,
-                text_field(reason, 500),
-                livemode=payment.livemode,  # found by the key, so of the key's mode
-                asked_by=asked_by,
-            )
-            details = audit_details(refund, via="compat")
-            record_audit(None, "payment.refund", payment, details, payment.brand_id, asked_by)
+        create_refund(
+            row.payment.brand,
+            payment.transaction.trx_id,
+            amount,
+            text_field(reason, 500),
+            livemode=payment.livemode,  # found by the key, so of the key's mode
+            asked_by=asked_by,
+            audit_extra={"via": "compat"},
+        )
     except (InvalidState, RefundExceedsRemaining) as error:
         raise CompatError("REFUND_FAILED", error.message, ["amount"]) from error
     except DomainError as error:

@@ -15,13 +15,7 @@ from ..errors import http_status
 from ..money import format_amount
 from ..payments.lifecycle import cancel_payment, get_payment
 from ..payments.manual import approve_manual, is_manual_review, reject_manual
-from ..payments.refunds import (
-    audit_details,
-    create_refund,
-    refund_refusal,
-    refund_remaining,
-    refunded_by_user,
-)
+from ..payments.refunds import create_refund, refund_refusal, refund_remaining, refunded_by_user
 from ..sms.late_money import complete_late_payment, return_late_sms
 from ..sms.review import approve_review, reject_review
 from . import bp
@@ -91,23 +85,16 @@ def refund_payment(payment_id):
     if not form.confirmed.data:
         return ask_refund_confirmation(payment, form)
     try:
-        with unit_of_work():
-            refund = create_refund(
-                current_brand(),
-                payment.transaction.trx_id,
-                form.amount.data,
-                form.reason.data,
-                refunded_by=current_user.id,
-                limit=refund_limit(current_user, current_brand()),
-                livemode=payment.livemode,
-                asked_by=current_user,
-            )
-            record_audit(
-                current_user,
-                "payment.refund",
-                payment,
-                audit_details(refund),
-            )
+        refund = create_refund(
+            current_brand(),
+            payment.transaction.trx_id,
+            form.amount.data,
+            form.reason.data,
+            refunded_by=current_user.id,
+            limit=refund_limit(current_user, current_brand()),
+            livemode=payment.livemode,
+            asked_by=current_user,
+        )
     except DomainError as error:
         attach_error(form, error)
         return render_payment(

@@ -1,7 +1,8 @@
 """Refunds: full or partial, never more than what remains of what was paid (the fee included where
 the brand refunds it), also under concurrent requests."""
 
-from ..answer_commit import commit_work
+from ..accounts.audit import asker, record_audit
+from ..answer_commit import unit_of_work
 from ..clock import utcnow
 from ..db_types import row_id
 from ..domain_errors import (
@@ -43,6 +44,7 @@ def create_refund(
     livemode=True,
     undecided_id=None,
     asked_by=None,
+    audit_extra=None,
 ):
     """Refund `amount` (default: the remainder) of a transaction, found by trx_id or integer id
     among the brand's of this mode (a test key's refund of a live payment is NotFound).
@@ -53,8 +55,11 @@ def create_refund(
     says it was made; its refusal (a DomainError) or its silence (RefundUndecided) writes nothing
     here. `undecided_id` records such an attempt confirmed since (the wallet's status query, the
     merchant): the listener settles that attempt instead of sending it again.
-    `asked_by` (the panel user, or a name such as "API key #3") is who the audit row of a refund the
-    wallet leaves undecided names.
+    `asked_by` (the panel user, or a name such as "API key #3") is who asked: the refund's
+    `payment.refund` audit row (with `audit_extra`, what the front door adds: {"via": "api", …})
+    commits with it, and the audit row of a refund the wallet leaves undecided names them too. A
+    refund nobody asks for here (a pending one recorded once confirmed) is audited by whoever
+    settles it.
     """
     if amount is not None and amount <= 0:
         raise field_error("amount", "Amount must be greater than zero.")
@@ -110,20 +115,21 @@ def create_refund(
         transaction=transaction,
         refund=refund,
     )
-    # With an Idempotency-Key, the refund commits together with its stored answer.
-    commit_work()
+    # One commit for the refund and its audit row; with an Idempotency-Key, with its stored answer
+    # too.
+    with unit_of_work():
+        if asked_by is not None:
+            user, who = asker(asked_by)
+            details = {
+                "refund_id": refund.id,
+                "amount": format_amount(refund.amount),
+                "reason": refund.reason,
+                **(audit_extra or {}),
+            }
+            record_audit(
+                user, "payment.refund", transaction.payment, details, brand_id=brand.id, who=who
+            )
     return refund
-
-
-def audit_details(refund, **extra):
-    """What a `payment.refund` audit row records of the refund (the panel's, the API's, a plugin's),
-    with what its front door adds (`via`, the key)."""
-    return {
-        "refund_id": refund.id,
-        "amount": format_amount(refund.amount),
-        "reason": refund.reason,
-        **extra,
-    }
 
 
 def made_elsewhere(transaction, amount, reason, refunded_by, limit, asked_by=None):

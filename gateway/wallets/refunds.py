@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from flask import current_app
 
-from ..accounts.audit import record_audit
+from ..accounts.audit import asker, record_audit
 from ..answer_commit import commit_work, keep_despite_error, unit_of_work
 from ..clock import utcnow
 from ..domain_errors import DomainError, InvalidState, RefundUndecided, invalid_state
@@ -168,9 +168,7 @@ def audit_pending(attempt_id, payment, provider, amount, reason, asked_by):
     """The audit row of a refund left pending (who asked: a panel user or a named actor such as an
     API key; the amount, the reason), kept although an error ends the request: the edge commits it,
     a keyed request with its stored answer."""
-    user, who = (
-        (None, asked_by) if asked_by is None or isinstance(asked_by, str) else (asked_by, None)
-    )
+    user, who = asker(asked_by)
     with unit_of_work():
         record_audit(
             user,

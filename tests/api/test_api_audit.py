@@ -79,12 +79,12 @@ def test_a_refund_through_the_api_is_audited(client, brand, auth):
 def test_a_refund_whose_audit_entry_cannot_be_written_is_not_made(
     app, client, brand, auth, monkeypatch
 ):
-    from gateway.api import refunds as api_refunds
+    from gateway.payments import refunds as payment_refunds
 
     def broken_audit(*args, **kwargs):
         raise RuntimeError("the audit log is unavailable")
 
-    monkeypatch.setattr(api_refunds, "record_audit", broken_audit)
+    monkeypatch.setattr(payment_refunds, "record_audit", broken_audit)
     payment = completed_payment(brand=brand, amount=Decimal("500.00"))
     response = client.post(
         "/api/v1/refunds", json={"trx_id": payment.transaction.trx_id}, headers=auth
