@@ -31,11 +31,12 @@ def bearer_token():
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def authenticate(extra_scopes=(), companion=None, params=None):
+def authenticate(extra_scopes=(), companion=None, params=None, with_brand=False):
     """Resolve the key, its brand and check the scopes this request needs.
 
     With a `companion` subquery (accounts.api_keys.key_with) and its `params`, the key's row also
-    carries what the view reads (g.api_key), in the same round trip.
+    carries what the view reads (g.api_key), in the same round trip; `with_brand`, the brand that
+    caller_brand() then returns.
     """
     token = bearer_token()
     if token is None:
@@ -43,7 +44,7 @@ def authenticate(extra_scopes=(), companion=None, params=None):
         raise ApiError(
             401, "MISSING_TOKEN", "Send your API key as `Authorization: Bearer <API_KEY>`."
         )
-    key = find_active_key(token, companion, params) if token else None
+    key = find_active_key(token, companion, params, with_brand) if token else None
     if key is None:
         count_refused_key()
         raise ApiError(401, "INVALID_TOKEN", "The API key does not exist or has been revoked.")
@@ -59,15 +60,16 @@ def authenticate(extra_scopes=(), companion=None, params=None):
     g.api_key = key
     g.brand_id = key.brand_id
     use_livemode(key.livemode)  # what the request may see and make (gateway/livemode.py)
-    g.pop(
-        "brand", None
-    )  # an app context shared by several requests (a test, a CLI command) must not keep it
+    # Set on every request: an app context shared by several (a test, a CLI command) must not keep
+    # another request's brand.
+    g.brand = key.Brand if with_brand else None
     touch_last_used(key)
 
 
 def caller_brand():
-    """The calling key's brand, loaded on first use: reading a payment back needs only
-    `g.brand_id`."""
+    """The calling key's brand: read with the key for a view registered with
+    `resource.brand_with_key`, else loaded on first use (reading a payment back needs only
+    `g.brand_id`)."""
     brand = g.get("brand")
     if brand is None:
         brand = g.brand = db.session.execute(BRAND_BY_ID, {"brand_id": g.brand_id}).scalar_one()

@@ -16,7 +16,7 @@ from ..schemas.payment import (
 )
 from .auth import caller_brand
 from .paging import listing, paginate, single
-from .resource import read_with_key, resource_blueprint
+from .resource import brand_with_key, read_with_key, resource_blueprint
 
 URL = "payments"
 # Argument schemas are passed as instances: given a class, webargs builds a new instance per
@@ -30,6 +30,9 @@ blp = resource_blueprint("payments", "Payment intents and their status.")
 def create_payment(data):
     """Initiate a payment; redirect the customer to the returned checkout_url."""
     return single(payments.create_payment(caller_brand(), data, livemode=current_livemode()))
+
+
+brand_with_key(blp, create_payment)
 
 
 @blp.get("")

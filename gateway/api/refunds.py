@@ -10,7 +10,7 @@ from ..schemas.refund import RefundCreateSchema, RefundListArgs, RefundSchema
 from .auth import caller_brand
 from .idempotency import confirm_unanswered
 from .paging import listing, paginate, single
-from .resource import resource_blueprint
+from .resource import brand_with_key, resource_blueprint
 from .undecided_refunds import answer_waits_on
 
 URL = "refunds"
@@ -42,6 +42,9 @@ def create_refund(data):
         answer_waits_on(undecided.pending_id)
         raise
     return single(refund)
+
+
+brand_with_key(blp, create_refund)
 
 
 @blp.get("")

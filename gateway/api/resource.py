@@ -25,13 +25,15 @@ def resource_blueprint(
     blp = Blueprint(name, __name__ + "." + name, description=description)
     blp.thing = thing or name.replace("-", "_").removesuffix("s")
     blp.read_with_key = {}  # endpoint: (companion subquery, view args -> its bind parameters)
+    blp.brand_with_key = set()  # endpoints whose key is read with its brand
 
     @blp.before_request
     def guard():
         companion, params = companion_of(blp)
         if companion is not None and request.method == "GET":
             read_outside_a_transaction()  # the key with its companion is all the request reads
-        authenticate(extra_scopes, companion, params)  # counts it against the key's rate limit
+        # Counts it against the key's rate limit.
+        authenticate(extra_scopes, companion, params, request.endpoint in blp.brand_with_key)
         if super_admin:
             require_super_admin()
         check_path_arguments()
@@ -49,6 +51,12 @@ def read_with_key(blp, view, companion, params):
     the bind parameters `params(view_args)`. The view reads its columns from `g.api_key`.
     """
     blp.read_with_key[f"{blp.name}.{view.__name__}"] = (companion, params)
+
+
+def brand_with_key(blp, view):
+    """Have `view` of `blp`, which works on its brand (caller_brand), find the brand in its API
+    key's round trip."""
+    blp.brand_with_key.add(f"{blp.name}.{view.__name__}")
 
 
 def companion_of(blp):

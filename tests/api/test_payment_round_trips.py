@@ -7,6 +7,7 @@ from sqlalchemy import event
 
 from gateway.accounts.api_keys import generate_key, revoke_key
 from gateway.extensions import db
+from gateway.payments.models.payment import Payment
 from tests.conftest import ENGINE
 from tests.factories import completed_payment
 
@@ -81,8 +82,8 @@ def test_creating_a_payment_is_one_commit(client, warm_auth, trail):
 
     assert response.status_code == 201
     assert trail.commits == 1, trail.events
-    # The key, the brand, the customer's upsert, the payment's INSERT.
-    assert len(trail.statements) == 4, trail.events
+    # The key with its brand, the customer's upsert, the payment's INSERT.
+    assert len(trail.statements) == 3, trail.events
     assert trail.events[-1] == "COMMIT"
 
 
@@ -98,7 +99,7 @@ def test_a_keyed_create_commits_its_payment_with_its_answer(client, warm_auth, t
     answer = (
         "INSERT INTO idempotency_records" if ENGINE == "postgres" else "UPDATE idempotency_records"
     )
-    assert (trail.commits, len(trail.statements)) == ((1, 6) if ENGINE == "postgres" else (2, 7)), (
+    assert (trail.commits, len(trail.statements)) == ((1, 5) if ENGINE == "postgres" else (2, 7)), (
         trail.events
     )
     payment_insert = next(
@@ -151,3 +152,37 @@ def test_a_key_without_the_read_scope_reads_no_payment(client, brand, make_key):
 
     assert (response.status_code, response.get_json()["code"]) == (403, "INSUFFICIENT_SCOPE")
     assert "data" not in response.get_json()
+
+
+def test_a_create_reading_its_brand_with_its_key_keeps_revocation_brand_and_scope(
+    client, brand, other_brand, make_key
+):
+    """POST /payments reads the key's brand in the key's statement: each key creates for its own
+    brand, one after the other in one application context, and a revoked or read-only key creates
+    nothing."""
+    ours, theirs = make_key(brand), make_key(other_brand)
+    other_brand.currencies = "BDT"
+    db.session.commit()
+    created = [
+        client.post("/api/v1/payments", json=FULL_BODY, headers=headers).get_json()["data"]
+        for headers in (ours, theirs, ours)
+    ]
+    owners = [
+        db.session.execute(
+            db.select(Payment.brand_id).where(Payment.public_id == data["payment_id"])
+        ).scalar_one()
+        for data in created
+    ]
+    assert owners == [brand.id, other_brand.id, brand.id]
+
+    key, secret = generate_key(brand, "soon revoked", ["read", "write"])
+    revoke_key(brand, key_id=key.id)
+    refused = [
+        client.post("/api/v1/payments", json=FULL_BODY, headers=headers)
+        for headers in ({"Authorization": f"Bearer {secret}"}, make_key(brand, ["read"]))
+    ]
+    assert [(r.status_code, r.get_json()["code"]) for r in refused] == [
+        (401, "INVALID_TOKEN"),
+        (403, "INSUFFICIENT_SCOPE"),
+    ]
+    assert db.session.execute(db.select(db.func.count(Payment.id))).scalar_one() == 3
