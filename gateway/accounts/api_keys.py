@@ -31,11 +31,7 @@ KEY_BY_HASH = db.select(
 ).where(_KEYS.c.key_hash == db.bindparam("digest"))
 # KEY_BY_HASH with the key's brand loaded as a Brand (`row.Brand`), for a call that works on its
 # brand (creating a payment): one round trip where the key and then its brand were two.
-KEY_WITH_BRAND = (
-    db.select(Brand, *KEY_BY_HASH.selected_columns)
-    .select_from(_KEYS.join(Brand, Brand.id == _KEYS.c.brand_id))
-    .where(_KEYS.c.key_hash == db.bindparam("digest"))
-)
+KEY_WITH_BRAND = KEY_BY_HASH.join(Brand, Brand.id == _KEYS.c.brand_id).add_columns(Brand)
 
 
 def hash_secret(secret):
@@ -55,11 +51,7 @@ def key_with(companion):
     if "livemode" in companion.c:
         on = db.and_(on, companion.c.livemode == _KEYS.c.livemode)
     columns = [column for column in companion.c if column.key not in ("brand_id", "livemode")]
-    return (
-        db.select(*KEY_BY_HASH.selected_columns, *columns)
-        .select_from(_KEYS.outerjoin(companion, on))
-        .where(_KEYS.c.key_hash == db.bindparam("digest"))
-    )
+    return KEY_BY_HASH.outerjoin(companion, on).add_columns(*columns)
 
 
 def find_active_key(secret, companion=None, params=None, with_brand=False):
