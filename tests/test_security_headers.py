@@ -9,8 +9,11 @@ import pytest
 
 from gateway import create_app
 from gateway.extensions import db
+from gateway.invoices.lifecycle import mark_sent
 from gateway.security_headers import csp_source
 from tests.factories import PaymentFactory
+from tests.invoices.conftest import an_invoice
+from tests.links.support import make_link
 
 
 def assert_protected(response, where):
@@ -133,31 +136,44 @@ def test_behind_a_trusted_proxy_hsts_follows_x_forwarded_proto(app):
         db.engine.dispose()
 
 
+def brand_pages(brand):
+    """Every public page dressed in the brand's look: the checkout, a payment link, an invoice."""
+    payment = PaymentFactory(brand=brand)
+    link = make_link(brand)
+    invoice = an_invoice(brand)
+    mark_sent(invoice)
+    db.session.commit()
+    return [f"/checkout/{payment.token}", f"/pay/{link.slug}", f"/invoice/{invoice.token}"]
+
+
 @pytest.mark.parametrize(
     "logo_url",
     [
         "https://cdn.example;script-src *",
+        "https://cdn.example;frame-ancestors *;form-action *;base-uri */logo.png",
         "https://cdn.example;script-src 'unsafe-inline'/logo.png",
         "https://cdn.example,evil.example/logo.png",
     ],
 )
-def test_a_stored_logo_url_cannot_add_directives_to_the_checkout_policy(client, brand, logo_url):
+def test_a_stored_logo_url_cannot_add_directives_to_a_brand_page_policy(client, brand, logo_url):
     brand.logo_url = logo_url  # written before validation existed, or straight into the table
     db.session.commit()
-    payment = PaymentFactory(brand=brand)
-    policy = client.get(f"/checkout/{payment.token}").headers["Content-Security-Policy"]
-    directives = [part.strip().split()[0] for part in policy.split(";")]
-    assert directives.count("script-src") == 1
-    assert "img-src 'self' data:;" in policy and "evil.example" not in policy
-    assert "*" not in policy and "unsafe-inline'/" not in policy
+    for url in brand_pages(brand):
+        answer = client.get(url)
+        assert answer.status_code == 200, url
+        policy = answer.headers["Content-Security-Policy"]
+        directives = [part.strip().split()[0] for part in policy.split(";")]
+        assert all(directives.count(name) == 1 for name in directives), (url, policy)
+        assert "img-src 'self' data:;" in policy and "evil.example" not in policy, url
+        assert "*" not in policy and "unsafe-inline'/" not in policy, url
 
 
 def test_a_good_logo_url_names_its_origin_in_img_src(client, brand):
     brand.logo_url = "https://cdn.example:8443/brand/logo.png"
     db.session.commit()
-    payment = PaymentFactory(brand=brand)
-    policy = client.get(f"/checkout/{payment.token}").headers["Content-Security-Policy"]
-    assert "img-src 'self' data: https://cdn.example:8443;" in policy
+    for url in brand_pages(brand):
+        policy = client.get(url).headers["Content-Security-Policy"]
+        assert "img-src 'self' data: https://cdn.example:8443;" in policy, url
 
 
 @pytest.mark.parametrize(

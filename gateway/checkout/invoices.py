@@ -1,11 +1,8 @@
 """The customer's invoice at /invoice/<token>: read it, download the PDF, pay it at the checkout."""
 
-from urllib.parse import urlsplit
-
 from flask import (
     Blueprint,
     abort,
-    g,
     make_response,
     redirect,
     render_template,
@@ -21,7 +18,13 @@ from ..invoices.lifecycle import pay_invoice, paying_payment
 from ..invoices.pdf import pdf_filename, render_invoice_pdf
 from ..invoices.texts import date_text, money_text, quantity_text, status_names
 from ..states import INVOICE_PAID
-from .pages import language_url, protect_response, render_checkout, render_http_error
+from .pages import (
+    allow_brand_logo,
+    language_url,
+    protect_response,
+    render_checkout,
+    render_http_error,
+)
 from .theme import brand_theme
 
 bp = Blueprint("invoice_page", __name__, url_prefix="/invoice")
@@ -56,8 +59,7 @@ def render_invoice(invoice, status=200):
     """The invoice page in the brand's look."""
     brand = invoice.brand
     language = str(get_locale() or "en")  # Bangla pages show Bangla digits, as the PDF does
-    if brand.logo_url:
-        g.checkout_logo_origin = "{0.scheme}://{0.netloc}".format(urlsplit(brand.logo_url))
+    allow_brand_logo(brand)
     return render_template(
         "invoice/invoice.html",
         invoice=invoice,

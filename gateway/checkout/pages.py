@@ -58,12 +58,18 @@ def taka_line(payment):
     return format_money(payment.amount_bdt, BDT), f"৳{plain_decimal(payment.exchange_rate)}"
 
 
+def allow_brand_logo(brand):
+    """Let the page's policy load the brand's logo from its origin: only a plain origin passes
+    (security_headers.csp_source), whatever an older row stored."""
+    g.checkout_logo_origin = csp_source(brand.logo_url)
+
+
 def render_checkout(template, payment=None, status=200, brand=None, **context):
     """A checkout template in the brand's name and colours (the payment's brand, or `brand` when
     there is no payment), with the payment's amount ready to show."""
     brand = payment.brand if payment is not None else brand
     if brand is not None:
-        g.checkout_logo_origin = csp_source(brand.logo_url)
+        allow_brand_logo(brand)
     if payment is not None:
         # The cancel and claim forms end in a 303 to the shop, which form-action also governs.
         g.checkout_form_origins = [

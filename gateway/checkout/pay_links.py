@@ -1,9 +1,7 @@
 """The public page of a payment link, /pay/<slug>: the customer's answers, then the hosted
 checkout."""
 
-from urllib.parse import urlsplit
-
-from flask import Blueprint, abort, g, redirect, render_template, request
+from flask import Blueprint, abort, redirect, render_template, request
 from flask_wtf import FlaskForm
 from werkzeug.exceptions import HTTPException
 
@@ -15,7 +13,7 @@ from ..links.paying import bounds_text, pay_through_link, unavailable_reason
 from ..payments.lifecycle import checkout_url
 from ..payments.methods import PROVIDER_NAMES
 from ..rate_limits import limited
-from .pages import language_url, protect_response, render_http_error
+from .pages import allow_brand_logo, language_url, protect_response, render_http_error
 from .presenters import KIND_NAMES, format_money, trx_id_help
 from .theme import brand_theme
 
@@ -63,8 +61,7 @@ class LinkForm(FlaskForm):
 def render_link(link, status=200, **context):
     """A link page in the brand's name and colours."""
     brand = link.brand
-    if brand.logo_url:
-        g.checkout_logo_origin = "{0.scheme}://{0.netloc}".format(urlsplit(brand.logo_url))
+    allow_brand_logo(brand)
     context.setdefault("errors", {})
     context.setdefault("values", {})
     return render_template(
