@@ -1,5 +1,7 @@
 """The merchant panel: server-rendered pages under /panel over the services the API uses."""
 
+from urllib.parse import urlencode
+
 from flask import Blueprint, current_app, render_template, request, url_for
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError
@@ -84,8 +86,14 @@ def language_url(code):
     rule = request.url_rule
     if rule is None or "GET" not in rule.methods:
         return url_for("panel.dashboard", lang=code)
-    return url_for(
-        request.endpoint, **{**(request.view_args or {}), **request.args.to_dict(), "lang": code}
+    # The query is kept as sent (every value of a repeated filter) and never read as url_for's own
+    # options (`?_external=1&_scheme=x` would be), nor as the page's path arguments.
+    query = request.args.copy()
+    query["lang"] = code
+    return (
+        url_for(request.endpoint, **(request.view_args or {}))
+        + "?"
+        + urlencode(list(query.items(multi=True)))
     )
 
 

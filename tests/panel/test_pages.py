@@ -302,3 +302,25 @@ def test_an_unknown_panel_page_is_a_panel_404(as_admin):
 
 def test_panel_root_opens_the_dashboard(as_admin):
     assert as_admin.get("/panel/").headers["Location"] == "/panel/dashboard"
+
+
+def language_links(html):
+    return dict(re.findall(r'<a class="language" lang="(\w+)" hreflang="\w+" href="([^"]*)"', html))
+
+
+def test_the_language_links_keep_the_page_s_query_whole(as_admin):
+    html = as_admin.get("/panel/payments?status=completed&status=refunded&q=ORDER&lang=en")
+    assert language_links(html.get_data(as_text=True))["bn"] == (
+        "/panel/payments?status=completed&amp;status=refunded&amp;q=ORDER&amp;lang=bn"
+    )
+
+
+@pytest.mark.parametrize(
+    "query", ["_scheme=x&_external=", "_external=1", "_anchor=%0Aalert(1)", "_method=POST"]
+)
+def test_url_building_options_in_a_query_are_only_carried_along(as_admin, query):
+    answer = as_admin.get(f"/panel/payments?{query}")
+    assert answer.status_code == 200
+    link = language_links(answer.get_data(as_text=True))["bn"]
+    assert link.startswith("/panel/payments?_") and link.endswith("&amp;lang=bn")
+    assert "#" not in link
