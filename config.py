@@ -381,6 +381,13 @@ SETTINGS = {
             "failed panel sign-ins per address, and per e-mail (each counted apart)",
         ),
         S(
+            "TWO_FACTOR_RATE_LIMIT",
+            rate_limit,
+            "10/minute;30/hour;100/day",
+            "wrong two-factor codes per user (only someone with the password reaches that step); "
+            "the hour and day caps keep a six-digit code out of reach of patient guessing",
+        ),
+        S(
             "RATELIMIT_ENABLED",
             boolean,
             True,

@@ -57,12 +57,13 @@ class LocalFixedWindow:
             window[0] += 1
             return window[0] <= self.amount, window[1]
 
-    def test(self, identity):
-        """(allowed, reset_at) of one more request of this identity, without counting it."""
-        window = self.windows.get(identity)
-        if window is None or window[1] <= time.time():
-            return True, None
-        return window[0] < self.amount, window[1]
+    def give_back(self, identity):
+        """Uncount one request of this identity's open window (never below zero, never in a window
+        opened after it was counted)."""
+        with self.lock:
+            window = self.windows.get(identity)
+            if window is not None and window[1] > time.time() and window[0] > 0:
+                window[0] -= 1
 
 
 class SharedFixedWindow:
@@ -79,11 +80,12 @@ class SharedFixedWindow:
             return True, None
         return False, self.reset_at(identity)
 
-    def test(self, identity):
-        """(allowed, reset_at) of one more request of this identity, without counting it."""
-        if self.limiter.test(self.limit, self.namespace, identity):
-            return True, None
-        return False, self.reset_at(identity)
+    def give_back(self, identity):
+        """Uncount one request of this identity's open window, in the gateway's stores (a store of
+        another kind keeps it: every attempt counts there)."""
+        give_back = getattr(self.limiter.storage, "give_back", None)
+        if give_back is not None:
+            give_back(self.limit.key_for(self.namespace, identity))
 
     def reset_at(self, identity):
         return self.limiter.get_window_stats(self.limit, self.namespace, identity).reset_time
@@ -150,12 +152,16 @@ def client_address():
     return request.remote_addr or "unknown"
 
 
-def first_full(verdicts):
-    """The end of the first window without room, or None; the windows after it are not asked."""
-    for allowed, reset_at in verdicts:
+def count_request(windows, identity):
+    """Count the request in each window, shortest first: (the end of the first window it overfills
+    or None, the windows that counted it). The windows after a full one are not counted."""
+    counted = []
+    for window in windows:
+        allowed, reset_at = window.hit(identity)
+        counted.append(window)
         if not allowed:
-            return reset_at
-    return None
+            return reset_at, counted
+    return None, counted
 
 
 def refusal(app, reset_at):
@@ -173,11 +179,12 @@ def limited(limit, key=client_address, *, scope, methods=None, counts=None):
     bucket `key()`, counted under `scope` (routes naming one scope share its budget), for `methods`
     only (default: every method).
 
-    Without `counts`, each request is counted before the view and refused with 429 past the limit.
-    With it, a full window still refuses before the view, but a request is counted after the view
-    and only when counts(response) is true (a failed sign-in, a refused code): a view that raises
-    counts nothing, and neither does a refusal. The 429 is the blueprint's own error page or
-    envelope (its 429 handler), with Retry-After.
+    Each request is counted before the view and refused with 429 past the limit. With `counts`, the
+    count is given back afterwards unless counts(response) is true (a failed sign-in, a refused
+    code): a view that raises counts nothing, and neither does a refusal. Counting first means
+    requests sent side by side cannot all pass a window with one place left before any of them is
+    counted. The 429 is the blueprint's own error page or envelope (its 429 handler), with
+    Retry-After.
     """
     methods = frozenset(method.upper() for method in methods) if methods else None
 
@@ -189,18 +196,18 @@ def limited(limit, key=client_address, *, scope, methods=None, counts=None):
                 return view(*args, **kwargs)
             windows = windows_for(app, limit() if callable(limit) else limit, scope)
             identity = key()
-            full = first_full(
-                (window.hit if counts is None else window.test)(identity) for window in windows
-            )
-            if full is not None:
-                return refusal(app, full)
+            full, counted = count_request(windows, identity)
             if counts is None:
-                return view(*args, **kwargs)
-            response = app.make_response(view(*args, **kwargs))
-            if counts(response):
-                for window in windows:
-                    window.hit(identity)
-            return response
+                return refusal(app, full) if full is not None else view(*args, **kwargs)
+            response = None
+            try:
+                if full is None:
+                    response = app.make_response(view(*args, **kwargs))
+            finally:
+                if response is None or not counts(response):
+                    for window in counted:
+                        window.give_back(identity)
+            return response if response is not None else refusal(app, full)
 
         return limited_view
 

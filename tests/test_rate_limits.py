@@ -3,17 +3,23 @@ methods, what counts, shared scopes, the per-app switch, the shared store, Retry
 request that runs none of it.
 """
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from flask import request
 
 from gateway import create_app
 from gateway.accounts.models.rate_limit import RateLimitCounter
+from gateway.accounts.rate_limit_store import DatabaseStorage, RedisWithDatabaseFallback
 from gateway.extensions import db
 from gateway.rate_limits import limited
 from tests.factories import UserFactory
 from tests.limited_apps import limited_settings
 from tests.panel.conftest import panel_client, sign_in
 from tests.redis_server import own_redis  # noqa: F401 - fixture
+from tests.services import REDIS_URL, redis_client
 
 
 @pytest.fixture
@@ -91,12 +97,73 @@ def test_successful_sign_ins_are_not_counted_and_the_fourth_failure_is_429(build
     assert sign_in(panel_client(served), user).status_code == 429
 
 
-def test_a_full_window_refuses_before_the_view_and_only_counted_answers_use_it(build):
-    client = with_test_routes(build()).test_client()
+# Where the limits count: in this process, the database, Redis (with the database as fallback).
+STORES = {"memory": "memory://", "database": "gateway+db://", "redis": "gateway+" + REDIS_URL}
+
+
+@pytest.fixture(params=sorted(STORES))
+def store(request):
+    """Each store a limit can count in; the suite's Redis database emptied before and after."""
+    if request.param == "redis":
+        redis_client().flushdb()
+        request.addfinalizer(lambda: redis_client().flushdb())
+    return STORES[request.param]
+
+
+def test_a_full_window_refuses_before_the_view_and_only_counted_answers_use_it(build, store):
+    client = with_test_routes(build(RATELIMIT_STORAGE_URI=store)).test_client()
 
     assert statuses(client, ["/_test/attempt"] * 5) == [200] * 5
     assert statuses(client, ["/_test/attempt?fail=1"] * 2) == [401] * 2
     assert statuses(client, ["/_test/attempt", "/_test/attempt?fail=1"]) == [429] * 2
+
+
+def test_requests_side_by_side_cannot_all_take_a_window_s_last_places(build, store):
+    """Six failures at once against 2/minute: two reach the view, four are refused before it, even
+    while the first two are still inside (counted before the view, given back only if they do not
+    count)."""
+    served = build(RATELIMIT_STORAGE_URI=store)
+    inside, release = threading.Semaphore(0), threading.Event()
+
+    @served.get("/_test/slow-attempt")
+    @limited("2/minute", scope="slow", counts=lambda response: response.status_code == 401)
+    def slow_attempt():
+        inside.release()
+        release.wait(10)
+        return "refused", 401
+
+    with ThreadPoolExecutor(6) as pool:
+        answers = [pool.submit(served.test_client().get, "/_test/slow-attempt") for _ in range(6)]
+        assert inside.acquire(timeout=10) and inside.acquire(timeout=10)
+        deadline = time.monotonic() + 10  # the four past the window answer without waiting
+        while sum(answer.done() for answer in answers) < 4 and time.monotonic() < deadline:
+            release.wait(0.05)
+        refused_while_inside = sum(answer.done() for answer in answers)
+        release.set()
+        codes = sorted(answer.result().status_code for answer in answers)
+    assert (refused_while_inside, codes) == (4, [401, 401, 429, 429, 429, 429])
+
+
+@pytest.mark.parametrize("storage", ["database", "redis"])
+def test_a_hit_is_given_back_only_to_its_own_open_window_and_never_below_zero(app, storage):
+    if storage == "redis":
+        redis_client().flushdb()
+        counters = RedisWithDatabaseFallback(STORES["redis"])
+    else:
+        counters = DatabaseStorage()
+    counters.incr("limit/key", 60, 2)
+    counters.give_back("limit/key")
+    assert counters.get("limit/key") == 1
+    for _ in range(3):
+        counters.give_back("limit/key")
+    assert counters.get("limit/key") == 0
+
+    counters.incr("short/key", 1)  # a one-second window: ended before its hit comes back
+    time.sleep(1.1)
+    counters.give_back("short/key")
+    assert counters.incr("short/key", 60) == 1  # the next window starts at one, not at zero
+    if storage == "redis":
+        redis_client().flushdb()
 
 
 def test_routes_naming_one_scope_share_its_budget(build):

@@ -73,6 +73,25 @@ def count_hit(key, expiry, amount=1):
     return hits, window_ends
 
 
+# One hit given back (gateway.rate_limits: an attempt that turned out not to count): one less in the
+# window still open, never below zero, never in a window opened after the hit.
+GIVE_BACK = text("""
+    UPDATE rate_limit_counters SET hits = hits - 1
+    WHERE key = :key AND window_ends > :now AND hits > 0
+""")
+# The same in Redis, where a window's key lives exactly as long as the window.
+GIVE_BACK_SCRIPT = """
+if tonumber(redis.call('get', KEYS[1]) or '0') > 0 then return redis.call('decr', KEYS[1]) end
+return 0
+"""
+
+
+def give_back_hit(key):
+    """Take one hit off the key's open window, in a transaction of its own (as count_hit)."""
+    with db.engine.begin() as connection:
+        connection.execute(GIVE_BACK, {"key": stored_key(key), "now": time.time()})
+
+
 def current_window(key):
     """(hits, ends) of the key's open window, or None."""
     with db.engine.connect() as connection:
@@ -106,6 +125,9 @@ class DatabaseStorage(Storage):
     def incr(self, key, expiry, amount=1):
         return count_hit(key, expiry, amount)[0]
 
+    def give_back(self, key):
+        give_back_hit(key)
+
     def get(self, key):
         window = current_window(key)
         return window.hits if window else 0
@@ -128,6 +150,17 @@ class DatabaseStorage(Storage):
             connection.execute(db.delete(COUNTERS).where(COUNTERS.c.key == stored_key(key)))
 
 
+class RedisCounters(RedisStorage):
+    """`limits`' Redis storage that can also give a hit back (GIVE_BACK_SCRIPT)."""
+
+    def initialize_storage(self, uri):
+        super().initialize_storage(uri)
+        self.lua_give_back = self.get_connection().register_script(GIVE_BACK_SCRIPT)
+
+    def give_back(self, key):
+        self.lua_give_back([self.prefixed_key(key)])
+
+
 class RedisWithDatabaseFallback(Storage):
     """Counters in Redis while it answers, in the database while it does not (warned once per
     outage).
@@ -140,7 +173,7 @@ class RedisWithDatabaseFallback(Storage):
         redis_uri = uri.removeprefix("gateway+")
         # Short timeouts: a request must not wait long on a Redis that does not answer.
         options = {"socket_connect_timeout": 1, "socket_timeout": 1, **options}
-        self.redis = RedisStorage(redis_uri, **options)
+        self.redis = RedisCounters(redis_uri, **options)
         self.database = DatabaseStorage()
         self.outage = outage_for(redis_uri)
 
@@ -162,6 +195,9 @@ class RedisWithDatabaseFallback(Storage):
 
     def incr(self, key, expiry, amount=1):
         return self._counted("incr", key, expiry, amount)
+
+    def give_back(self, key):
+        return self._counted("give_back", key)
 
     def get(self, key):
         return self._counted("get", key)

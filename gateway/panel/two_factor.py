@@ -3,8 +3,8 @@ recovery codes.
 
 The code step is a page of its own for a visitor who is NOT signed in: the session only names them
 as pending (gateway/panel/auth.py:ask_for_second_factor), so no other panel address opens until the
-code passes. Code attempts are limited per user (LOGIN_RATE_LIMIT) in the shared rate-limit store,
-so changing address does not buy more guesses.
+code passes. Code attempts are limited per user (TWO_FACTOR_RATE_LIMIT: per minute, hour and day) in
+the shared rate-limit store, so changing address does not buy more guesses.
 """
 
 from flask import current_app, g, redirect, render_template, session, url_for
@@ -37,8 +37,8 @@ from .forms_security import CodeForm, ConfirmEnrolmentForm, PasswordAndCodeForm
 
 
 def code_limit():
-    """Code attempts allowed per user: the sign-in limit (LOGIN_RATE_LIMIT)."""
-    return current_app.config["LOGIN_RATE_LIMIT"]
+    """Wrong codes allowed per user (TWO_FACTOR_RATE_LIMIT, e.g. 10/minute;30/hour;100/day)."""
+    return current_app.config["TWO_FACTOR_RATE_LIMIT"]
 
 
 def pending_user():

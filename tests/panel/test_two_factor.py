@@ -217,8 +217,9 @@ def test_new_recovery_codes_replace_the_old_ones(app, owner):
 
 @pytest.fixture
 def limited_app(app):
-    """The same database behind an app enforcing LOGIN_RATE_LIMIT=3/minute (see test_auth.py)."""
-    with rate_limited(app, LOGIN_RATE_LIMIT="3/minute") as limited:
+    """The same database behind an app enforcing TWO_FACTOR_RATE_LIMIT=3/minute (see
+    test_auth.py)."""
+    with rate_limited(app, TWO_FACTOR_RATE_LIMIT="3/minute") as limited:
         yield limited
 
 
@@ -232,6 +233,21 @@ def test_wrong_codes_are_limited_per_user_whatever_the_browser(limited_app, owne
     sign_in(client, owner)
     blocked = give_code(client, pyotp.TOTP(secret).now())
     assert blocked.status_code == 429 and "Retry-After" in blocked.headers
+    assert client.get("/panel/dashboard").status_code == 302
+
+
+def test_wrong_codes_meet_the_day_s_cap_after_the_minute_s_room(app, owner):
+    """The minute's window has room, the day's has not: the code step waits for the day's end."""
+    secret, _ = enrolled(owner)
+    with rate_limited(app, TWO_FACTOR_RATE_LIMIT="10/minute;30/hour;2/day") as limited:
+        for _ in range(2):
+            client = panel_client(limited)
+            sign_in(client, owner)
+            assert give_code(client, "000000").status_code == 200
+        client = panel_client(limited)
+        sign_in(client, owner)
+        blocked = give_code(client, pyotp.TOTP(secret).now())
+    assert blocked.status_code == 429 and int(blocked.headers["Retry-After"]) > 3600
     assert client.get("/panel/dashboard").status_code == 302
 
 
