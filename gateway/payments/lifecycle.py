@@ -240,6 +240,7 @@ def complete_payment(
     sender_number=None,
     from_states=OPEN_STATUSES,
     charged=None,
+    claims=None,
 ):
     """The one place a payment becomes completed: guarded transition plus its transaction and
     trx_id.
@@ -249,15 +250,23 @@ def complete_payment(
     `from_states` is widened only by sms/late_money.py complete_late_payment (money that came
     after a cancel or expiry; docs/payment-states.md). `charged`: the {fee, amount_paid} of the
     way it was paid, written by the same guarded UPDATE (a wallet trip's, wallets/__init__.py).
+    `claims`: as complete_payments'.
     """
     (transaction,) = complete_payments(
-        [(payment, provider, provider_trx_id, sender_number)], from_states, charged
+        [(payment, provider, provider_trx_id, sender_number)], from_states, charged, claims
     )
     db.session.refresh(payment)
     return transaction
 
 
-def complete_payments(completions, from_states=OPEN_STATUSES, charged=None):
+def same_claims(claims):
+    """SQL: each payment still carries the claim it was judged by ({payment id: its claimed_at})."""
+    return db.or_(
+        *(db.and_(Payment.id == id_, Payment.claimed_at == at) for id_, at in claims.items())
+    )
+
+
+def complete_payments(completions, from_states=OPEN_STATUSES, charged=None, claims=None):
     """complete_payment for several payments at once (a phone's batch): one guarded UPDATE moves
     them all, each gets its transaction and its `payment.completed` event, then one
     payments_completed signal carries them all; one commit.
@@ -265,7 +274,10 @@ def complete_payments(completions, from_states=OPEN_STATUSES, charged=None):
     `completions` holds (payment, provider, provider_trx_id, sender_number); None keeps the column.
     All or nothing: when any payment is no longer open, the caller's transaction is rolled back and
     INVALID_STATE raised. Returns the transactions, in order. `charged` ({fee, amount_paid}) is
-    written with the completion of a single payment.
+    written with the completion of a single payment. `claims` ({payment id: claimed_at}, an SMS's
+    verdict): the claim each completion was judged against, so a claim taken back and replaced
+    meanwhile (sms/claims.py reopen_claim, a correction at checkout) is not completed with the old
+    claim's money; on PostgreSQL the correction can commit while an SMS's bind is still in flight.
     """
     now = utcnow()
     ids = [payment.id for payment, *_ in completions]
@@ -278,9 +290,8 @@ def complete_payments(completions, from_states=OPEN_STATUSES, charged=None):
             values[column] = given[ids[0]]
         elif given:  # each payment its own value, one statement
             values[column] = db.case(given, value=Payment.id, else_=getattr(Payment, column))
-    moved = write_status(
-        PAYMENT, (Payment.id.in_(ids),), from_states, PAYMENT_COMPLETED, updated_at=now, **values
-    )
+    where = (Payment.id.in_(ids),) + ((same_claims(claims),) if claims else ())
+    moved = write_status(PAYMENT, where, from_states, PAYMENT_COMPLETED, updated_at=now, **values)
     if moved != len(ids):
         db.session.rollback()
         raise invalid_state("Only a created or processing payment can be completed.")

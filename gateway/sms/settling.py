@@ -29,6 +29,7 @@ def settle(sms, payment):
     (sms_pays_payment); "matched", "review", or None when a rival won. Commits (commit_work).
     """
     verdict = sms_pays_payment(sms, payment)
+    judged = {payment.id: payment.claimed_at}  # the claim the verdict is about
     if verdict.has(WRONG_MODE):
         return None  # a test text and a live payment (or the reverse) are never bound, even held
     try:
@@ -50,8 +51,8 @@ def settle(sms, payment):
     if not verdict.pays:
         return hold_for_review(payment, verdict.why())
     try:
-        complete_with_sms(payment, sms)
-    except DomainError:  # cancelled or expired meanwhile; complete_payment rolled the SMS back too
+        complete_with_sms(payment, sms, claims=judged)
+    except DomainError:  # cancelled, expired or claimed anew meanwhile; the SMS rolled back too
         return None
     return SMS_MATCHED
 
@@ -62,6 +63,7 @@ def settle_together(pairs):
     """
     if not pairs:
         return 0
+    judged = {payment.id: payment.claimed_at for _, payment in pairs}
     try:
         won = write_status(
             INBOUND_SMS,
@@ -87,16 +89,18 @@ def settle_together(pairs):
                     payment.sender_number or sms.counterparty,
                 )
                 for sms, payment in pairs
-            ]
+            ],
+            claims=judged,
         )
-    except DomainError:  # one was cancelled or expired meanwhile; everything was rolled back
+    except DomainError:  # one moved meanwhile (complete_payments); everything was rolled back
         return None
     return len(pairs)
 
 
-def complete_with_sms(payment, sms, from_states=OPEN_STATUSES):
+def complete_with_sms(payment, sms, from_states=OPEN_STATUSES, claims=None):
     """Complete a payment with the SMS that paid it (provider, TrxID, sender), and tell rivals
-    claiming that TrxID why they will not complete; commits (commit_work).
+    claiming that TrxID why they will not complete; commits (commit_work). `claims`: the claim
+    the SMS was judged against (complete_payments).
     """
     transaction = complete_payment(
         payment,
@@ -104,6 +108,7 @@ def complete_with_sms(payment, sms, from_states=OPEN_STATUSES):
         provider_trx_id=sms.provider_trx_id,
         sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None,
         from_states=from_states,
+        claims=claims,
     )
     flag_rival_claims(payment)
     return transaction

@@ -16,7 +16,8 @@ from sqlalchemy import event
 from gateway.domain_errors import DomainError
 from gateway.errors import http_status
 from gateway.extensions import db
-from gateway.payments.models.payment import Payment
+from gateway.payments.models.payment import Payment, Transaction
+from gateway.sms.claims import reopen_claim
 from gateway.sms.matching import heal_matching, submit_claim
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.sms.settling import settle
@@ -170,3 +171,62 @@ def test_the_periodic_job_flags_a_claim_left_silent_by_a_lost_race(brand, phone)
     [silent] = committed(silent)
     assert silent.review_reason == f"TrxID {TRX} was already used by payment {winner.public_id}"
     assert heal_matching() == 0
+
+
+def test_a_correction_committed_while_the_old_claim_s_sms_is_bound_is_not_completed_by_it(
+    app, brand, phone
+):
+    """The customer corrects the claim (another TrxID, a method with a fee) while the SMS of the
+    old TrxID is being bound: the SMS must not complete the corrected claim with the old claim's
+    money. On PostgreSQL the correction's "no SMS bound yet" check cannot see the bind in flight;
+    SQLite's single writer makes the correction wait for the ingest instead."""
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite's one writer cannot interleave a correction with an ingest's bind")
+    old, new = TRX, "1A2B3C4D5E"
+    payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
+    submit_claim(payment, "bkash", old)
+    bound, corrected = threading.Event(), threading.Event()
+
+    def pause_ingest(conn, cursor, statement, *args):
+        # The SMS is bound to the old claim, uncommitted; the payment's completion is next.
+        if (
+            threading.current_thread().name == "ingest"
+            and statement.lstrip().upper().startswith("UPDATE PAYMENTS")
+            and not bound.is_set()
+        ):
+            bound.set()
+            corrected.wait(30)
+
+    def correct():
+        claimed = db.session.get(Payment, payment.id)
+        assert reopen_claim(claimed)
+        return submit_claim(claimed, "bkash", new, fee=Decimal("10.00"))
+
+    event.listen(db.engine, "before_cursor_execute", pause_ingest)
+    try:
+        outcome = {}
+        ingesting = threading.Thread(
+            name="ingest",
+            target=lambda: outcome.setdefault(
+                "ingest", in_own_session(app, lambda: forward(phone, bkash_text("500.00", old)))
+            ),
+        )
+        ingesting.start()
+        assert bound.wait(30)
+        outcome["correction"] = in_own_session(app, correct)
+        corrected.set()
+        ingesting.join(30)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", pause_ingest)
+
+    assert not any(isinstance(result, DomainError) for result in outcome.values()), outcome
+    [payment] = committed(payment)
+    assert (payment.status, payment.provider_trx_id, payment.fee, payment.amount_paid) == (
+        "processing",
+        new,
+        Decimal("10.00"),
+        Decimal("510.00"),
+    )
+    assert db.session.execute(db.select(db.func.count()).select_from(Transaction)).scalar() == 0
+    sms = db.session.execute(db.select(InboundSms)).scalar_one()
+    assert (sms.status, sms.payment_id) == ("unmatched", None)  # kept for a claim of its TrxID
