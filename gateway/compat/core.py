@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..accounts.models.brand import Brand
 from ..answer_commit import unit_of_work
+from ..db_types import UNSTORABLE_MESSAGE, unstorable
 from ..domain_errors import DomainError, InvalidState, RefundExceedsRemaining, ValidationFailed
 from ..extensions import db
 from ..money import InvalidAmount, format_amount, parse_amount
@@ -146,6 +147,8 @@ def parse_metadata(value):
             raise CompatError(
                 "INVALID_METADATA", "metadata is not valid JSON.", ["metadata"]
             ) from error
+        if unstorable(value):  # the body's check saw only the text, not what it decodes to
+            raise CompatError("INVALID_METADATA", f"metadata: {UNSTORABLE_MESSAGE}", ["metadata"])
     if not isinstance(value, dict):
         raise CompatError("INVALID_METADATA", "metadata must be an object.", ["metadata"])
     if len(json.dumps(value, ensure_ascii=False)) > METADATA_MAX_CHARS:

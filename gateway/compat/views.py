@@ -8,6 +8,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from flask import Blueprint, abort, g, make_response, redirect, render_template, request
 from werkzeug.exceptions import HTTPException
 
+from ..db_types import UNSTORABLE_MESSAGE, unstorable
+from ..errors import render_http_exception, render_unexpected
 from ..extensions import db
 from ..livemode import use_livemode
 from ..payments.lifecycle import checkout_url
@@ -37,12 +39,20 @@ U_CREATE = (
 
 
 def request_body():
-    """The JSON object sent (or a form's fields); INVALID_JSON_PAYLOAD for anything else."""
+    """The JSON object sent (or a form's fields); INVALID_JSON_PAYLOAD for anything else, and
+    INVALID_REQUEST naming the fields holding a value no column can take (NUL, NaN, …)."""
     body = request.get_json(silent=True, force=True) if request.data else None
     if body is None and request.form:
         body = request.form.to_dict()
     if not isinstance(body, dict):
         raise CompatError("INVALID_JSON_PAYLOAD", "The request body must be a JSON object.")
+    bad = [
+        ascii(name)[1:-1] if unstorable(name) else name  # a bad name is shown escaped
+        for name, value in body.items()
+        if unstorable(name) or unstorable(value)
+    ]
+    if bad:
+        raise CompatError("INVALID_REQUEST", f"{', '.join(bad)}: {UNSTORABLE_MESSAGE}", bad)
     return body
 
 
@@ -151,16 +161,27 @@ def refund_payment():
     return speak(dialect, refund_u if dialect is uddoktapay else refund_p3)
 
 
+def customer_page():
+    """Whether this request is the customer's browser returning, not a plugin calling."""
+    return request.endpoint == "compat.customer_return"
+
+
 @bp.errorhandler(HTTPException)
 def dialect_http_error(error):
-    """A too large body or a rate limit on these paths, in the dialect's shape."""
+    """A too large body or a rate limit on the plugins' paths, in the dialect's shape; the
+    customer's return gets the site's own error page."""
+    if customer_page():
+        return render_http_exception(error)
     dialect = g.get("compat_dialect") or uddoktapay
     return dialect.error_response(CompatError("INVALID_REQUEST", error.description or error.name))
 
 
 @bp.errorhandler(Exception)
 def dialect_unexpected(error):
-    """Anything unforeseen: logged with its trace, answered in the dialect's shape."""
+    """Anything unforeseen: logged with its trace, answered in the dialect's shape (or the site's
+    page)."""
+    if customer_page():
+        return render_unexpected(error)
     log.exception("compatibility request failed")
     db.session.rollback()
     dialect = g.get("compat_dialect") or uddoktapay
@@ -172,9 +193,11 @@ def dialect_unexpected(error):
 @bp.route("/compat/return/<token>", methods=["GET", "POST"])
 def customer_return(token):
     """Send the customer back to the shop the way the dialect's plugin expects."""
-    row = db.session.execute(
-        db.select(CompatPayment).where(CompatPayment.return_token == token)
-    ).scalar_one_or_none()
+    row = None
+    if not unstorable(token):  # a NUL names no row, and PostgreSQL refuses it in a query
+        row = db.session.execute(
+            db.select(CompatPayment).where(CompatPayment.return_token == token)
+        ).scalar_one_or_none()
     if row is None:
         abort(404)
     db.session.refresh(row.payment)
