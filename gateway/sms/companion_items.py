@@ -9,25 +9,38 @@ from marshmallow import fields, validate
 from ..db_types import UNSTORABLE_MESSAGE, unstorable
 
 MAX_PAYLOAD = 16 * 1024
+# The moments a phone's stamp may hold: any a phone's clock can show, wrong or not (one reset to
+# 1970 still forwards real payments, so its texts are kept), and none that no brand's zone can print
+# (the balance chain's times): year 1 or 9999 overflows the conversion and would fail the batch.
+EARLIEST_RECEIVED = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST_RECEIVED = datetime(9000, 1, 1, tzinfo=timezone.utc)
 
 
 class ReceivedAt(fields.Field):
-    """When the phone received an SMS: ISO 8601 (naive means UTC) or epoch milliseconds."""
+    """When the phone received an SMS: ISO 8601 (naive means UTC) or epoch milliseconds, from
+    EARLIEST_RECEIVED up to LATEST_RECEIVED.
+
+    The companion app, both forwarders and heartbeats read their times through this one field.
+    """
 
     def _deserialize(self, value, attr, data, **kwargs):
         try:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
-            parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+                moment = datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+            else:
+                parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+                moment = (
+                    parsed.replace(tzinfo=timezone.utc)
+                    if parsed.tzinfo is None
+                    else parsed.astimezone(timezone.utc)
+                )
         except (TypeError, ValueError, OverflowError, OSError) as error:
+            raise ma.ValidationError("Send the time as ISO 8601 or epoch milliseconds.") from error
+        if not EARLIEST_RECEIVED <= moment < LATEST_RECEIVED:
             raise ma.ValidationError(
-                "Send received_at as ISO 8601 or epoch milliseconds."
-            ) from error
-        return (
-            parsed.replace(tzinfo=timezone.utc)
-            if parsed.tzinfo is None
-            else parsed.astimezone(timezone.utc)
-        )
+                "The time is before 1970 or after 8999: check the phone's date and time."
+            )
+        return moment
 
 
 class LocalId(fields.Field):

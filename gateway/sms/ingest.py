@@ -40,6 +40,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
+from ..db_types import UNSTORABLE_MESSAGE, unstorable
 from ..devices.crypto import PayloadError, decrypt_payload, seal_device_key, unseal_device_key
 from ..devices.models.device import Device
 from ..extensions import db
@@ -348,6 +349,10 @@ def open_message(key, item):
     except PayloadError as error:
         return rejected(item, str(error))
     body = message_text(plaintext)
+    if unstorable(body):
+        # The schema saw only the ciphertext; a NUL or lone surrogate (JSON-escaped too) fits no
+        # column, and failing the batch on it would make the phone resend its good texts forever.
+        return rejected(item, f"invalid fields: encrypted_payload ({UNSTORABLE_MESSAGE})")
     if not body.strip():
         return rejected(item, "The decrypted text is empty.")
     return ForwardedText(
