@@ -4,7 +4,7 @@ import logging
 
 from flask import current_app
 
-from ..answer_commit import unit_of_work
+from ..answer_commit import commit_work, unit_of_work
 from ..clock import isoformat, utcnow
 from ..domain_errors import invalid_state
 from ..extensions import db
@@ -98,30 +98,49 @@ def open_payment(invoice):
     ).scalar_one_or_none()
 
 
+def hold_payable(invoice):
+    """Lock the invoice's row while it is payable, by a guarded UPDATE that keeps its status; True
+    when it is sent or overdue.
+
+    Held until the caller commits (PostgreSQL's row lock, SQLite's write lock): a void, or a
+    second Pay, waits for the payment made meanwhile and then sees it.
+    """
+    where = (Invoice.id == invoice.id,)
+    return any(
+        write_status(INVOICE, where, (status,), status) == 1 for status in OPEN_INVOICE_STATUSES
+    )
+
+
 def pay_invoice(invoice):
-    """The payment the customer pays the invoice with: a live one, or a new one for the total."""
-    if invoice.status not in OPEN_INVOICE_STATUSES:
+    """The payment the customer pays the invoice with: a live one, or a new one for the total.
+
+    The invoice is held payable (hold_payable) from the check to the payment's commit: a void that
+    commits first is refused here, one that comes after cancels this payment, and of two Pay
+    clicks the second reuses the first's payment.
+    """
+    customer = invoice.customer
+    data = {
+        "amount": invoice.total,
+        "currency": invoice.currency,
+        "reference": invoice.number_text,
+        "customer_name": customer.name,
+        "customer_mail": customer.email,
+        "customer_phone": customer.phone,
+        "redirect_url": invoice_url(invoice),
+        "cancel_url": invoice_url(invoice),
+        "metadata": {"invoice_id": invoice.public_id, "invoice_number": invoice.number_text},
+        "invoice_id": invoice.id,
+    }
+    if not hold_payable(invoice):
+        db.session.rollback()
+        db.session.refresh(invoice)
         raise invalid_state(f"A {invoice.status} invoice cannot be paid.")
     payment = open_payment(invoice)
     if payment is not None:
+        commit_work(keep_loaded=True)  # ends the hold
         return payment
-    customer = invoice.customer
-    return create_payment(
-        invoice.brand,
-        {
-            "amount": invoice.total,
-            "currency": invoice.currency,
-            "reference": invoice.number_text,
-            "customer_name": customer.name,
-            "customer_mail": customer.email,
-            "customer_phone": customer.phone,
-            "redirect_url": invoice_url(invoice),
-            "cancel_url": invoice_url(invoice),
-            "metadata": {"invoice_id": invoice.public_id, "invoice_number": invoice.number_text},
-            "invoice_id": invoice.id,
-        },
-        livemode=invoice.livemode,  # a test invoice is paid by a test payment
-    )
+    # A test invoice is paid by a test payment; create_payment's commit ends the hold.
+    return create_payment(invoice.brand, data, livemode=invoice.livemode)
 
 
 def invoice_event_data(invoice, payment=None, transaction=None):

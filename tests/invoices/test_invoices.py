@@ -12,11 +12,13 @@ from pypdf import PdfReader
 
 from gateway.domain_errors import InvalidState, ValidationFailed
 from gateway.extensions import db
+from gateway.invoices import lifecycle
 from gateway.invoices.drafting import create_invoice, update_invoice
 from gateway.invoices.lifecycle import mark_sent, pay_invoice, void_invoice
 from gateway.invoices.models.invoice import Invoice
 from gateway.invoices.numbering import set_prefix, take_number
 from gateway.invoices.pdf import render_invoice_pdf
+from gateway.payments.models.payment import Payment
 from tests.invoices.conftest import ITEMS, an_invoice
 
 
@@ -121,6 +123,80 @@ def test_paying_twice_reuses_the_open_payment(invoice):
         invoice.id,
     )
     assert pay_invoice(invoice).id == payment.id
+
+
+class Racer(threading.Thread):
+    """`work()` in a thread with its own application context and session: another request."""
+
+    def __init__(self, app, work):
+        super().__init__(daemon=True)
+        self.app, self.work, self.result, self.error = app, work, None, None
+
+    def run(self):
+        with self.app.app_context():
+            try:
+                self.result = self.work()
+            except Exception as error:  # noqa: BLE001 - the test asserts on it
+                self.error = error
+            finally:
+                db.session.remove()
+
+
+def race_before_the_payment_insert(monkeypatch, racer):
+    """Run `racer` when pay_invoice is about to create its payment (it has decided the invoice is
+    payable and has no open payment): a racer that is not made to wait commits before the insert."""
+    create_payment = lifecycle.create_payment
+
+    def create_after_the_racer(*args, **kwargs):
+        if racer.ident is None:  # the first call only: the racer's own goes straight on
+            racer.start()
+            racer.join(timeout=0.5)
+        return create_payment(*args, **kwargs)
+
+    monkeypatch.setattr(lifecycle, "create_payment", create_after_the_racer)
+
+
+def invoice_payments(invoice):
+    db.session.expire_all()
+    return db.session.execute(
+        db.select(Payment).where(Payment.invoice_id == invoice.id).order_by(Payment.id)
+    ).scalars().all()  # fmt: skip
+
+
+def test_a_void_racing_pay_leaves_no_payable_payment_for_the_void_invoice(
+    app, invoice, monkeypatch
+):
+    mark_sent(invoice)
+    db.session.commit()
+    invoice_id = invoice.id
+    voider = Racer(app, lambda: void_invoice(db.session.get(Invoice, invoice_id)).status)
+    race_before_the_payment_insert(monkeypatch, voider)
+
+    try:
+        pay_invoice(invoice)
+    except InvalidState:
+        pass  # the void came first: nothing to pay
+    voider.join(timeout=30)
+
+    assert not voider.is_alive() and voider.error is None and voider.result == "void"
+    db.session.expire_all()
+    assert db.session.get(Invoice, invoice_id).status == "void"
+    assert [payment.status for payment in invoice_payments(invoice)] in ([], ["cancelled"])
+
+
+def test_two_pay_clicks_at_once_make_one_payment(app, invoice, monkeypatch):
+    mark_sent(invoice)
+    db.session.commit()
+    invoice_id = invoice.id
+    second = Racer(app, lambda: pay_invoice(db.session.get(Invoice, invoice_id)).id)
+    race_before_the_payment_insert(monkeypatch, second)
+
+    first = pay_invoice(invoice)
+    second.join(timeout=30)
+
+    assert not second.is_alive() and second.error is None
+    assert second.result == first.id
+    assert [payment.id for payment in invoice_payments(invoice)] == [first.id]
 
 
 def pdf_text(data):
