@@ -13,6 +13,7 @@ from flask import current_app, has_request_context, request
 from ..answer_commit import commit_work
 from ..extensions import db
 from ..payments.amounts import in_taka
+from ..payments.models.payment import Transaction
 from . import (
     BDT,
     CANCELLED,
@@ -187,6 +188,25 @@ def query(payment, method, row=None):
     return verified(payment, method, row)
 
 
+def refund_in_taka(payment, amount, original):
+    """The taka of refunding `amount` of a payment in another currency: what all its refunds with
+    this one come to at its rate, less what those before came to.
+
+    Each converted alone, rounded up to the paisa, parts would add up to more than the whole: the
+    last one refused, or the fee (taka, never refunded: docs/methods.md) returned. Converted this
+    way, a refund in parts returns exactly amount_bdt, and never more than the trip took.
+    """
+    # Our refund's attempt is pending (refunds.py:reserve_attempt), so no other refund of the
+    # payment is recorded until this one is: this is what that guard read.
+    refunded = db.session.execute(
+        db.select(Transaction.amount_refunded).where(Transaction.payment_id == payment.id)
+    ).scalar_one()
+    rate = payment.exchange_rate
+    ceiling = min(payment.amount_bdt or original, original)
+    taka = min(in_taka(refunded + amount, rate), ceiling) - in_taka(refunded, rate)
+    return max(taka, Decimal("0.00"))
+
+
 def refund(payment, method, amount, reason, row=None, amount_is_taka=False):
     """Nagad's purchase cancel for `amount` of the payment's settled Nagad trip (`row`, or the
     newest settled one; or an unapplied trip, `amount` then in taka): Nagad's id for the refund;
@@ -207,7 +227,7 @@ def refund(payment, method, amount, reason, row=None, amount_is_taka=False):
     # What the trip took (a row older than 0025: its payment's amount_paid).
     original = row.paid_amount or row.amount or payment.amount_paid
     if payment.currency != BDT and payment.exchange_rate is not None and not amount_is_taka:
-        taka = min(in_taka(taka, payment.exchange_rate), original)
+        taka = refund_in_taka(payment, taka, original)
     try:
         # Nagad's cancel names the order: read it back from Nagad's own record (a safe read).
         paid = wire.verify(keys, row.provider_payment_id, timeout())

@@ -12,6 +12,7 @@ import pytest
 from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
 from gateway.extensions import db
+from gateway.payments.amounts import in_taka
 from gateway.payments.models.payment import Payment, Refund, Transaction
 from gateway.payments.refunds import create_refund
 from gateway.wallets import nagad as nagad_api
@@ -460,6 +461,41 @@ def test_a_payment_in_another_currency_goes_to_nagad_in_taka(client, brand, naga
     assert nagad.checkouts[reference].amount == Decimal("1215.00")
     come_back(client, nagad.callback_for(reference, "Success"))
     assert reload(dollars).status == "completed"
+
+
+@pytest.mark.parametrize("fee_percent", ["0", "1.85"])
+@pytest.mark.parametrize(
+    "rate,parts",
+    [
+        ("110.001", ["5.00"]),
+        ("121.456789", ["3.33", "3.33"]),
+        ("84.333333", ["0.01", "9.98"]),
+        ("0.999999", ["1.11", "2.22", "3.33"]),
+        ("117.77", ["0.07", "0.07", "0.07"]),
+    ],
+)
+def test_a_foreign_payment_refunded_in_parts_returns_exactly_its_taka_amount(
+    client, brand, nagad, method, rate, parts, fee_percent
+):
+    method.fee_percent = Decimal(fee_percent)  # a foreign payment's fee is never refunded
+    dollars = PaymentFactory(
+        brand=brand,
+        amount=Decimal("10.00"),
+        currency="USD",
+        amount_bdt=in_taka(Decimal("10.00"), rate),
+        exchange_rate=Decimal(rate),
+    )
+    db.session.commit()
+    reference, _ = paid(client, dollars, method, nagad)
+    assert nagad.checkouts[reference].amount == reload(dollars).amount_paid
+    trx_id = db.session.execute(db.select(Transaction.trx_id)).scalar_one()
+
+    for part in parts:
+        create_refund(brand, trx_id, Decimal(part))
+    create_refund(brand, trx_id)  # the rest
+
+    assert nagad.checkouts[reference].cancelled == dollars.amount_bdt
+    assert (reload(dollars).status, dollars.amount_refunded) == ("refunded", Decimal("10.00"))
 
 
 def test_no_key_reaches_the_log(client, nagad, method, payment, caplog):  # noqa: F811
