@@ -19,7 +19,7 @@ from .errors import register_error_handlers
 from .extensions import babel, csrf, db, login_manager, migrate
 from .i18n import init_i18n
 from .jobs.redis_health import redis_state
-from .request_limits import limit_chunked_bodies
+from .request_limits import guard_path_arguments, limit_chunked_bodies
 from .request_log import configure_logging, register_request_log
 from .security_headers import register_security_headers
 from .states import register_template_helpers
@@ -145,6 +145,7 @@ def register_blueprints(app):
     from .api import register_api
 
     register_api(app)
+    merchant_api = set(app.blueprints)  # its resources check their own path arguments
     from .checkout import register_checkout
 
     register_checkout(app)
@@ -157,6 +158,7 @@ def register_blueprints(app):
     from .compat import register_compat
 
     register_compat(app)
+    guard_path_arguments(app, [name for name in app.blueprints if name not in merchant_api])
 
     @app.get("/healthz")
     def healthz():

@@ -1,4 +1,5 @@
-"""A chunked request body is held to MAX_CONTENT_LENGTH like one that declares its length.
+"""Rules on a request's shape before any view: a chunked body is held to MAX_CONTENT_LENGTH like one
+that declares its length, and a path argument no row can hold is 404.
 
 Werkzeug enforces the limit through Content-Length. A chunked body has none: Werkzeug then reads it
 through a stream that stops at the limit without complaint, so an oversized body arrived cut short
@@ -17,7 +18,9 @@ import io
 import re
 
 from flask import current_app, request
-from werkzeug.exceptions import ClientDisconnected
+from werkzeug.exceptions import ClientDisconnected, NotFound
+
+from .db_types import unstorable
 
 # The routes allowed a larger body than MAX_CONTENT_LENGTH, and the setting that holds their limit:
 # only the manual checkout's proof upload (gateway/checkout/manual.py).
@@ -108,3 +111,25 @@ def limit_chunked_bodies(app):
     app.wsgi_app = ChunkedBodyLimit(app.wsgi_app, app.config)
     app.before_request(apply_body_limit)  # registered before CSRFProtect's, which reads the form
     app.teardown_request(read_unread_body)
+
+
+def unstorable_path(view_args):
+    """Whether a path argument holds text no column can take (NUL, a lone surrogate): it names no
+    row, and PostgreSQL cannot even compare it (a 500 where SQLite finds nothing)."""
+    return bool(view_args) and any(unstorable(value) for value in view_args.values())
+
+
+def refuse_unstorable_path():
+    """404 for a path argument no row can hold, before the view queries with it."""
+    if unstorable_path(request.view_args):
+        raise NotFound()
+
+
+def guard_path_arguments(app, blueprints):
+    """Answer 404 for a path argument no row can hold on these blueprints' routes.
+
+    Per blueprint, not app-wide: the merchant API checks its own (after the key, with the
+    resource's own 404 code, api/resource.py), and an API request pays for no other hook.
+    """
+    for name in blueprints:
+        app.before_request_funcs.setdefault(name, []).append(refuse_unstorable_path)

@@ -7,6 +7,7 @@ from flask_smorest import Blueprint
 
 from ..answer_commit import read_outside_a_transaction
 from ..errors import ApiError, not_found
+from ..request_limits import unstorable_path
 from . import idempotency
 from .auth import authenticate, require_super_admin
 
@@ -62,18 +63,16 @@ def brand_with_key(blp, view):
 def companion_of(blp):
     """(companion, params) the current request reads with its key, or (None, None)."""
     companion = blp.read_with_key.get(request.endpoint)
-    view_args = request.view_args or {}
-    if companion is None or any("\x00" in str(value) for value in view_args.values()):
+    if companion is None or unstorable_path(request.view_args):
         return None, None  # a NUL id is the guard's 404, after the key (check_path_arguments)
-    return companion[0], companion[1](view_args)
+    return companion[0], companion[1](request.view_args or {})
 
 
 def check_path_arguments():
     """No id holds a NUL character, and PostgreSQL cannot even compare one: the resource's 404
     before a query.
     """
-    view_args = request.view_args
-    if view_args and any("\x00" in str(value) for value in view_args.values()):
+    if unstorable_path(request.view_args):
         raise not_found(current_app.blueprints[request.blueprint].thing)
 
 

@@ -193,11 +193,9 @@ def dialect_unexpected(error):
 @bp.route("/compat/return/<token>", methods=["GET", "POST"])
 def customer_return(token):
     """Send the customer back to the shop the way the dialect's plugin expects."""
-    row = None
-    if not unstorable(token):  # a NUL names no row, and PostgreSQL refuses it in a query
-        row = db.session.execute(
-            db.select(CompatPayment).where(CompatPayment.return_token == token)
-        ).scalar_one_or_none()
+    row = db.session.execute(
+        db.select(CompatPayment).where(CompatPayment.return_token == token)
+    ).scalar_one_or_none()  # a token no row can hold is 404 before (request_limits.py)
     if row is None:
         abort(404)
     db.session.refresh(row.payment)

@@ -205,3 +205,24 @@ def test_a_body_over_the_limit_is_left_unread(client):
     answer, stream = post_with_unknown_key(client, b"x" * (LIMIT + 1))
     assert answer.status_code == 401
     assert stream.tell() == 0
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("get", "/checkout/%00"),
+        ("get", "/pay/%00"),
+        ("get", "/invoice/%00"),
+        ("get", "/invoice/%00/pdf"),
+        ("get", "/compat/return/%00"),
+        ("post", "/compat/return/%00"),
+        ("post", "/api/forwarders/%00/sms"),
+    ],
+)
+def test_a_path_argument_no_row_can_hold_is_404_before_any_query(
+    client, brand, sql_statements, method, path
+):
+    response = getattr(client, method)(path)
+
+    assert response.status_code == 404
+    assert sql_statements == []
