@@ -284,3 +284,11 @@ def test_trx_id_guesses_for_one_payment_are_limited_across_workers(gunicorn, bra
     assert served_by(first, second, claim, 1) == [422]
     assert served_by(second, first, claim, 1) == [422]
     assert served_by(second, first, lambda: claim("GOOD000001"), 1) == [429]
+
+
+def test_a_key_holding_a_nul_is_counted_under_its_digest():
+    key = "LIMITER/sign-in/sign-in-email:a\x00@example.com"
+    storage = DatabaseStorage()
+    assert [storage.incr(key, 60) for _ in range(2)] == [1, 2]
+    [stored] = db.session.execute(db.select(RateLimitCounter.key)).scalars().all()
+    assert stored.startswith("sha256:")

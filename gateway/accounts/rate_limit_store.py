@@ -14,6 +14,7 @@ from limits.storage import RedisStorage, Storage
 from sqlalchemy import func, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from ..db_types import unstorable
 from ..extensions import db
 from ..jobs.redis_health import outage_for
 from .models.rate_limit import RateLimitCounter
@@ -35,8 +36,11 @@ def init_app(app):
 
 
 def stored_key(key):
-    """The key as stored: itself, or its digest when longer than the column."""
-    return key if len(key) <= KEY_LENGTH else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+    """The key as stored: itself, or its digest when longer than the column or holding text no
+    column can take (a NUL from a form's e-mail)."""
+    if len(key) <= KEY_LENGTH and not unstorable(key):
+        return key
+    return "sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # One statement, the same on PostgreSQL and SQLite: a first hit opens the window, a hit after it

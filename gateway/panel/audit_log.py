@@ -1,6 +1,6 @@
 """The audit log page: who changed what, when and from where (super-administrators only)."""
 
-from flask import render_template, request
+from flask import render_template
 
 from ..accounts.models.audit import AuditLog
 from ..api.paging import paginate
@@ -8,7 +8,7 @@ from ..extensions import db
 from . import bp
 from .access import AUDIT_LOG_VIEW, current_brand, requires
 from .formatting import current_zone
-from .payments import page_number
+from .payments import filter_text, page_number
 
 PER_PAGE = 50
 
@@ -17,7 +17,7 @@ PER_PAGE = 50
 @requires(AUDIT_LOG_VIEW)
 def audit_log():
     """The brand's audit entries, newest first, narrowed by action when asked."""
-    action = (request.args.get("action") or "").strip()[:60]
+    action = filter_text("action", 60)
     query = db.select(AuditLog).where(AuditLog.brand_id == current_brand().id)
     if action:
         query = query.where(AuditLog.action == action)

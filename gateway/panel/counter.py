@@ -11,7 +11,6 @@ import marshmallow as ma
 import segno
 from flask import jsonify, redirect, render_template, url_for
 from flask_login import current_user
-from flask_wtf import FlaskForm
 from markupsafe import Markup
 from wtforms import SelectField, StringField
 from wtforms.validators import DataRequired, Length, Optional, ValidationError
@@ -30,7 +29,7 @@ from ..states import PAYMENT_COMPLETED
 from . import bp
 from .access import PAYMENTS_ACT, current_brand, panel_livemode, requires
 from .audit import record_audit
-from .forms import strip
+from .forms import PanelForm, strip
 
 REFERENCE_PREFIX = "COUNTER-"
 NOTE_MAX = 200  # well inside a metadata value's 500 characters
@@ -51,7 +50,7 @@ def checked_amount(form, field):
         raise ValidationError(_l("Amount must be greater than zero."))
 
 
-class CounterSaleForm(FlaskForm):
+class CounterSaleForm(PanelForm):
     """What the cashier types: the amount, a note for themselves, the number the customer pays."""
 
     amount = StringField(

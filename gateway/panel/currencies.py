@@ -5,7 +5,6 @@ one's rate to the taka (by hand or from the brand's rate feed), and the feed's U
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
-from flask_wtf import FlaskForm
 from wtforms import StringField
 from wtforms.validators import DataRequired, Length, Optional
 
@@ -19,10 +18,10 @@ from ..payments.rate_feed import feed_of, refresh_brand_rates, set_feed_url
 from . import bp
 from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
-from .forms import ActionForm, attach_error, strip
+from .forms import ActionForm, PanelForm, attach_error, strip
 
 
-class CurrencyForm(FlaskForm):
+class CurrencyForm(PanelForm):
     code = StringField(_l("Currency"), filters=[strip], validators=[DataRequired(), Length(max=20)])
     rate = StringField(
         _l("Taka per unit"),
@@ -32,7 +31,7 @@ class CurrencyForm(FlaskForm):
     )
 
 
-class FeedForm(FlaskForm):
+class FeedForm(PanelForm):
     feed_url = StringField(
         _l("Rate feed URL"),
         filters=[strip],

@@ -1,6 +1,6 @@
 """Customers: the list, a profile with its payments, editing and deleting."""
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
@@ -21,7 +21,7 @@ from . import bp
 from .access import CUSTOMERS_DELETE, CUSTOMERS_EDIT, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import ActionForm, CustomerForm, attach_error
-from .payments import PER_PAGE, page_number
+from .payments import PER_PAGE, filter_text, page_number
 
 
 def customer_by_id(customer_id):
@@ -35,7 +35,7 @@ def customer_by_id(customer_id):
 @requires(VIEW)
 def customers():
     """Every customer of the brand with their payment count and paid total."""
-    text = (request.args.get("q") or "").strip()[:100]
+    text = filter_text("q", 100)
     rows, meta = paginate(
         list_customers_query(current_brand(), {"q": text}, panel_livemode()),
         {"page": page_number(), "per_page": PER_PAGE},

@@ -1,4 +1,5 @@
-"""The panel's forms (Flask-WTF): every form that changes something carries a CSRF token."""
+"""The panel's forms (Flask-WTF): every form that changes something carries a CSRF token, and no
+form takes a value no column can hold."""
 
 import marshmallow as ma
 from flask import flash
@@ -9,6 +10,7 @@ from wtforms import (
     DateField,
     EmailField,
     Form,
+    FormField,
     IntegerField,
     PasswordField,
     SelectChoice,
@@ -16,8 +18,17 @@ from wtforms import (
     StringField,
     TextAreaField,
 )
-from wtforms.validators import DataRequired, EqualTo, Length, NumberRange, Optional, ValidationError
+from wtforms.validators import (
+    DataRequired,
+    EqualTo,
+    Length,
+    NumberRange,
+    Optional,
+    StopValidation,
+    ValidationError,
+)
 
+from ..db_types import UNSTORABLE_MESSAGE, unstorable
 from ..i18n import lazy_gettext as _l
 from ..money import InvalidAmount, parse_amount
 from ..payments.methods import PROVIDER_NAMES
@@ -50,11 +61,39 @@ def read_optional_amount(field, refusal):
         raise ValidationError(refusal) from None
 
 
-class ActionForm(FlaskForm):
+def refuse_unstorable(form, field):
+    """A value no column can take (NUL, a lone surrogate) is the field's error, and nothing else
+    reads it: PostgreSQL refuses it with a 500 where SQLite would store it."""
+    if any(unstorable(value) for value in field.raw_data or ()):
+        raise StopValidation(UNSTORABLE_MESSAGE)
+
+
+class RefusesUnstorableValues:
+    """Every field of the form checked by refuse_unstorable, after its own validators and before
+    the form's validate_<field> methods (which may query with the value)."""
+
+    def validate(self, extra_validators=None):
+        extra = {name: list(checks) for name, checks in (extra_validators or {}).items()}
+        for name, field in self._fields.items():
+            if not isinstance(field, FormField):  # the enclosed form checks its own fields
+                extra.setdefault(name, []).insert(0, refuse_unstorable)
+        return super().validate(extra)
+
+
+class PanelForm(RefusesUnstorableValues, FlaskForm):
+    """A panel form that changes something: a CSRF token, and no value no column can take."""
+
+
+class QueryForm(RefusesUnstorableValues, Form):
+    """A panel form without a token (a list's filters, read from the query string, or a form inside
+    another): no value no column can take; a filter with an error is ignored."""
+
+
+class ActionForm(PanelForm):
     """A button that changes something (sign out, cancel, approve, delete…): just the CSRF token."""
 
 
-class PaymentFilterForm(Form):
+class PaymentFilterForm(QueryForm):
     """The payment list's filters, read from the query string (a GET form changes nothing: no
     token).
     """
@@ -84,12 +123,12 @@ class PaymentFilterForm(Form):
     date_to = DateField(_l("To"), validators=[Optional()])
 
 
-class SignInForm(FlaskForm):
+class SignInForm(PanelForm):
     email = EmailField(_l("E-mail"), filters=[strip], validators=[DataRequired(), Length(max=254)])
     password = PasswordField(_l("Password"), validators=[DataRequired(), Length(max=200)])
 
 
-class PasswordForm(FlaskForm):
+class PasswordForm(PanelForm):
     current_password = PasswordField(_l("Current password"), validators=[DataRequired()])
     new_password = PasswordField(_l("New password"), validators=[DataRequired(), Length(max=200)])
     confirm_password = PasswordField(
@@ -101,7 +140,7 @@ class PasswordForm(FlaskForm):
     )
 
 
-class WalletRefundForm(FlaskForm):
+class WalletRefundForm(PanelForm):
     """Settling a wallet refund left pending by hand: the wallet's refund id when it was made."""
 
     reference = StringField(
@@ -109,7 +148,7 @@ class WalletRefundForm(FlaskForm):
     )
 
 
-class RefundForm(FlaskForm):
+class RefundForm(PanelForm):
     amount = StringField(
         _l("Amount"),
         filters=[strip],
@@ -127,13 +166,13 @@ class RefundForm(FlaskForm):
             raise ValidationError(_l("Amount must be greater than zero."))
 
 
-class RejectForm(FlaskForm):
+class RejectForm(PanelForm):
     reason = StringField(
         _l("Why (kept on the payment)"), filters=[strip], validators=[Optional(), Length(max=255)]
     )
 
 
-class CustomerForm(FlaskForm):
+class CustomerForm(PanelForm):
     name = StringField(_l("Name"), filters=[strip], validators=[Optional(), Length(max=200)])
     email = EmailField(_l("E-mail"), filters=[strip], validators=[Length(max=254)])
     phone = StringField(
@@ -163,7 +202,7 @@ class CustomerForm(FlaskForm):
                 raise ValidationError(_l("Enter a valid e-mail address.")) from None
 
 
-class SettingsForm(FlaskForm):
+class SettingsForm(PanelForm):
     name = StringField(
         _l("Brand name"), filters=[strip], validators=[DataRequired(), Length(max=120)]
     )
@@ -196,7 +235,7 @@ class SettingsForm(FlaskForm):
     )
 
 
-class MethodFeeForm(FlaskForm):
+class MethodFeeForm(PanelForm):
     """One method's fee passed to the customer (payments/fees.py): the domain checks the values."""
 
     fee_fixed = StringField(_l("Fixed fee (৳)"), filters=[strip], validators=[Length(max=20)])
@@ -223,7 +262,7 @@ class MethodForm(MethodFeeForm):
     ask_sender_number = BooleanField(_l("Ask for the sender's number"))
 
 
-class AccountMethodForm(FlaskForm):
+class AccountMethodForm(PanelForm):
     """A manual or bank method (docs/methods.md); the service checks each field again."""
 
     kind = SelectField(
@@ -262,7 +301,7 @@ class AccountMethodForm(FlaskForm):
     )
 
 
-class InviteForm(FlaskForm):
+class InviteForm(PanelForm):
     email = EmailField(_l("E-mail"), filters=[strip], validators=[DataRequired(), Length(max=254)])
     name = StringField(_l("Name"), filters=[strip], validators=[Optional(), Length(max=120)])
     # The choices are the roles the signed-in user may give, set by gateway/panel/users.py.

@@ -3,7 +3,6 @@ endpoints."""
 
 from urllib.parse import urlsplit
 
-from flask_wtf import FlaskForm
 from wtforms import SelectField, SelectMultipleField, StringField
 from wtforms.validators import DataRequired, Length, Optional, ValidationError
 from wtforms.widgets import CheckboxInput, ListWidget
@@ -12,7 +11,7 @@ from ..accounts.models.api_key import SCOPES
 from ..i18n import lazy_gettext as _l
 from ..webhooks.endpoints import CHOICES as ENDPOINT_CHOICES
 from ..webhooks.models.endpoint import ALL_EVENTS
-from .forms import options, strip
+from .forms import PanelForm, options, strip
 
 SCOPE_NAMES = {
     "read": _l("read: look up payments, refunds, customers"),
@@ -28,7 +27,7 @@ class CheckboxesField(SelectMultipleField):
     option_widget = CheckboxInput()
 
 
-class ApiKeyForm(FlaskForm):
+class ApiKeyForm(PanelForm):
     label = StringField(
         _l("Label"),
         filters=[strip],
@@ -48,7 +47,7 @@ class ApiKeyForm(FlaskForm):
             raise ValidationError(_l("Choose at least one scope."))
 
 
-class RevokeKeyForm(FlaskForm):
+class RevokeKeyForm(PanelForm):
     """Revocation by label, confirmed by typing the label again."""
 
     label = StringField(_l("Label"), filters=[strip], validators=[DataRequired(), Length(max=100)])
@@ -62,7 +61,7 @@ class RevokeKeyForm(FlaskForm):
             raise ValidationError(_l("This is not the key's label."))
 
 
-class WebhookUrlForm(FlaskForm):
+class WebhookUrlForm(PanelForm):
     webhook_url = StringField(
         _l("Default webhook URL"),
         filters=[strip],
@@ -80,7 +79,7 @@ class WebhookUrlForm(FlaskForm):
 MODE_NAMES = {"live": _l("Live: real payments"), "test": _l("Test: test-mode payments only")}
 
 
-class WebhookEndpointForm(FlaskForm):
+class WebhookEndpointForm(PanelForm):
     """A new webhook endpoint: where, which events, live or test (the service checks the rest)."""
 
     url = StringField(

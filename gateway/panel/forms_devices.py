@@ -4,15 +4,14 @@ key.
 
 import secrets
 
-from flask_wtf import FlaskForm
 from wtforms import HiddenField, StringField
 from wtforms.validators import DataRequired, Length, Optional
 
 from ..i18n import lazy_gettext as _l
-from .forms import strip
+from .forms import PanelForm, strip
 
 
-class ForwarderForm(FlaskForm):
+class ForwarderForm(PanelForm):
     # One per rendered form: the same form sent again (a reload of the steps page) adds no second
     # phone (gateway/panel/add_phone.py).
     once = HiddenField(default=lambda: secrets.token_urlsafe(16), validators=[Length(max=64)])

@@ -1,11 +1,10 @@
 """Forms of two-factor sign-in, the users page's roles and the brand's security policy."""
 
-from flask_wtf import FlaskForm
 from wtforms import BooleanField, PasswordField, SelectField, StringField
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from ..i18n import lazy_gettext as _l
-from .forms import options, read_optional_amount, strip
+from .forms import PanelForm, options, read_optional_amount, strip
 
 ROLE_NAMES = {
     "owner": _l("Owner"),
@@ -20,7 +19,7 @@ def role_choices(roles):
     return options((role, ROLE_NAMES[role]) for role in roles)
 
 
-class CodeForm(FlaskForm):
+class CodeForm(PanelForm):
     code = StringField(
         _l("Code"),
         filters=[strip],
@@ -31,7 +30,7 @@ class CodeForm(FlaskForm):
     )
 
 
-class ConfirmEnrolmentForm(FlaskForm):
+class ConfirmEnrolmentForm(PanelForm):
     code = StringField(
         _l("Code"),
         filters=[strip],
@@ -40,7 +39,7 @@ class ConfirmEnrolmentForm(FlaskForm):
     )
 
 
-class PasswordAndCodeForm(FlaskForm):
+class PasswordAndCodeForm(PanelForm):
     password = PasswordField(_l("Password"), validators=[DataRequired(), Length(max=200)])
     code = StringField(
         _l("Code"),
@@ -50,11 +49,11 @@ class PasswordAndCodeForm(FlaskForm):
     )
 
 
-class RoleForm(FlaskForm):
+class RoleForm(PanelForm):
     role = SelectField(_l("Role"), choices=role_choices(ROLE_NAMES))
 
 
-class SecurityForm(FlaskForm):
+class SecurityForm(PanelForm):
     require_two_factor = BooleanField(
         _l("Require two-factor sign-in for owners and admins"),
         description=_l("In production, owners and admins must set it up before using the panel."),

@@ -2,8 +2,7 @@
 outbound queue.
 """
 
-from flask_wtf import FlaskForm
-from wtforms import Form, SelectField, StringField, TextAreaField
+from wtforms import SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
 from ..i18n import lazy_gettext as _l
@@ -12,7 +11,7 @@ from ..payments.models.payment_method import PROVIDERS
 from ..sms.models.inbound_sms import SMS_STATUSES
 from ..sms.parsing import MAX_TEMPLATE
 from ..sms.templates import MAX_SAMPLE
-from .forms import options, read_optional_amount, strip
+from .forms import PanelForm, QueryForm, options, read_optional_amount, strip
 
 SMS_STATUS_NAMES = {
     "matched": _l("Matched"),
@@ -37,7 +36,7 @@ PATTERN_HINT = _l(
 )
 
 
-class SmsFilterForm(Form):
+class SmsFilterForm(QueryForm):
     """The inbox's filters, read from the query string."""
 
     q = StringField(
@@ -61,7 +60,7 @@ class SmsFilterForm(Form):
     )
 
 
-class MatchForm(FlaskForm):
+class MatchForm(PanelForm):
     payment = StringField(
         _l("Payment ID or order reference"),
         filters=[strip],
@@ -95,7 +94,7 @@ CHAIN_MODE_CHOICES = [
 ]
 
 
-class StartingBalanceForm(FlaskForm):
+class StartingBalanceForm(PanelForm):
     # A phone (its uuid), or a wallet number its phones named ("number:01711…").
     device = SelectField(_l("Phone or wallet number"), coerce=str, validators=[DataRequired()])
     provider = SelectField(_l("Provider"), choices=options(PROVIDER_CHOICES))
@@ -120,7 +119,7 @@ CHAIN_WALLET_CHOICES = [
 ]
 
 
-class ChainModeForm(FlaskForm):
+class ChainModeForm(PanelForm):
     mode = SelectField(
         _l("When a credit's balance does not follow or is not printed"),
         choices=options(CHAIN_MODE_CHOICES),
@@ -137,7 +136,7 @@ class ChainModeForm(FlaskForm):
     )
 
 
-class TemplateForm(FlaskForm):
+class TemplateForm(PanelForm):
     name = StringField(
         _l("Name"),
         filters=[strip],
@@ -156,7 +155,7 @@ class TemplateForm(FlaskForm):
     )
 
 
-class TemplateTestForm(FlaskForm):
+class TemplateTestForm(PanelForm):
     provider = SelectField(_l("Provider"), choices=options(PROVIDER_CHOICES))
     pattern = TextAreaField(
         _l("Regular expression"),
@@ -176,7 +175,7 @@ class TemplateTestForm(FlaskForm):
     )
 
 
-class OutboundSmsForm(FlaskForm):
+class OutboundSmsForm(PanelForm):
     to = StringField(
         _l("To"),
         filters=[strip],

@@ -1,12 +1,11 @@
 """The panel's form of a wallet's API method (docs/wallet-apis.md): the provider, its API root and
 its secrets, which are sealed and never shown again in full."""
 
-from flask_wtf import FlaskForm
 from wtforms import PasswordField, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
 from ..i18n import lazy_gettext as _l
-from .forms import options, strip
+from .forms import PanelForm, options, strip
 
 
 class KeyField(TextAreaField):
@@ -16,7 +15,7 @@ class KeyField(TextAreaField):
         return ""
 
 
-class WalletApiMethodForm(FlaskForm):
+class WalletApiMethodForm(PanelForm):
     """bKash's tokenized checkout or Nagad's merchant API credentials (the service checks each
     field again)."""
 

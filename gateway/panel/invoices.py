@@ -5,11 +5,9 @@ actions.
 from flask import flash, make_response, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
-from flask_wtf import FlaskForm
 from wtforms import (
     DateField,
     FieldList,
-    Form,
     FormField,
     SelectField,
     SelectMultipleField,
@@ -39,8 +37,8 @@ from ..states import INVOICE_DRAFT, INVOICE_OVERDUE, INVOICE_PAID, INVOICE_SENT,
 from . import bp
 from .access import INVOICES_MANAGE, SETTINGS_MANAGE, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
-from .forms import ActionForm, attach_error, options, strip
-from .payments import PER_PAGE, page_number
+from .forms import ActionForm, PanelForm, QueryForm, attach_error, options, strip
+from .payments import PER_PAGE, filter_text, page_number
 
 BLANK_ROWS = 3  # empty line-item rows offered below the filled ones (more with "Add lines")
 MAX_ROWS = 100
@@ -54,7 +52,7 @@ STATUS_BADGES = {
 }
 
 
-class ItemForm(Form):
+class ItemForm(QueryForm):
     """One line item; an entirely empty row is skipped."""
 
     description = StringField(_l("Description"), filters=[strip], validators=[Length(max=500)])
@@ -65,7 +63,7 @@ class ItemForm(Form):
         return not (self.description.data or self.quantity.data or self.unit_price.data)
 
 
-class InvoiceForm(FlaskForm):
+class InvoiceForm(PanelForm):
     customer_id = SelectField(_l("Customer"), validators=[Optional()])
     customer_name = StringField(
         _l("New customer's name"), filters=[strip], validators=[Optional(), Length(max=200)]
@@ -87,7 +85,7 @@ class InvoiceForm(FlaskForm):
     items = FieldList(FormField(ItemForm), min_entries=1, max_entries=MAX_ROWS)
 
 
-class SendForm(FlaskForm):
+class SendForm(PanelForm):
     channels = SelectMultipleField(
         _l("Send by"),
         choices=options(CHANNEL_NAMES.items()),
@@ -98,7 +96,7 @@ class SendForm(FlaskForm):
     language = SelectField(_l("Language"), choices=options(LANGUAGE_NAMES.items()))
 
 
-class PrefixForm(FlaskForm):
+class PrefixForm(PanelForm):
     prefix = StringField(_l("Number prefix"), filters=[strip], validators=[Length(max=20)])
 
 
@@ -202,7 +200,7 @@ def invoices():
     """The brand's invoices, newest first, by status, with a search."""
     brand = current_brand()
     status = request.args.get("status") if request.args.get("status") in INVOICE_STATUSES else None
-    text = (request.args.get("q") or "").strip()[:100]
+    text = filter_text("q", 100)
     filters = {k: v for k, v in (("status", status), ("q", text)) if v}
     rows, meta = paginate(
         list_invoices_query(brand.id, filters, panel_livemode()),

@@ -9,7 +9,6 @@ import segno
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
-from flask_wtf import FlaskForm
 from markupsafe import Markup
 from wtforms import DateField, IntegerField, SelectField, StringField, TextAreaField
 from wtforms.validators import URL, DataRequired, Length, NumberRange, Optional, ValidationError
@@ -27,7 +26,7 @@ from .access import LINKS_MANAGE, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .devices import unreachable_by_phone
 from .formatting import current_zone
-from .forms import ActionForm, attach_error, options, strip
+from .forms import ActionForm, PanelForm, attach_error, options, strip
 from .payments import PER_PAGE, page_number
 
 ASK_CHOICES = [("off", _l("Don't ask")), ("optional", _l("Optional")), ("required", _l("Required"))]
@@ -88,7 +87,7 @@ def amount_or_none(field):
         raise ValidationError(_l("Amount must be greater than zero."))
 
 
-class LinkForm(FlaskForm):
+class LinkForm(PanelForm):
     """What a link asks for: title, amount (fixed or entered), the customer's details, limits."""
 
     title = StringField(_l("Title"), filters=[strip], validators=[DataRequired(), Length(max=200)])

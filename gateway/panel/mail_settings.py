@@ -5,7 +5,6 @@ test.
 from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
-from flask_wtf import FlaskForm
 from wtforms import BooleanField, EmailField, IntegerField, PasswordField, SelectField, StringField
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
@@ -19,7 +18,7 @@ from ..mail.settings import get_mail_settings, normalise_address, save_mail_sett
 from . import bp
 from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
-from .forms import attach_error, options, strip
+from .forms import PanelForm, attach_error, options, strip
 
 SECURITY_NAMES = {
     "starttls": _l("STARTTLS (usually port 587)"),
@@ -28,7 +27,7 @@ SECURITY_NAMES = {
 }
 
 
-class MailSettingsForm(FlaskForm):
+class MailSettingsForm(PanelForm):
     host = StringField(
         _l("SMTP server"), filters=[strip], validators=[DataRequired(), Length(max=255)]
     )
@@ -53,7 +52,7 @@ class MailSettingsForm(FlaskForm):
     )
 
 
-class TestMailForm(FlaskForm):
+class TestMailForm(PanelForm):
     to = EmailField(
         _l("Send a test to"), filters=[strip], validators=[DataRequired(), Length(max=254)]
     )

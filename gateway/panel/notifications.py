@@ -8,7 +8,6 @@ latest deliveries shows what became of each (failures included, with a "send aga
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
-from flask_wtf import FlaskForm
 from wtforms import BooleanField, IntegerField, PasswordField, StringField
 from wtforms.validators import InputRequired, Length, Optional
 
@@ -28,10 +27,10 @@ from ..notifications.settings import chosen_channels, settings_for, update_setti
 from . import bp
 from .access import SETTINGS_MANAGE, current_brand, requires
 from .audit import record_audit
-from .forms import ActionForm, attach_error, strip
+from .forms import ActionForm, PanelForm, attach_error, strip
 
 
-class NotificationSettingsForm(FlaskForm):
+class NotificationSettingsForm(PanelForm):
     email_to = StringField(
         _l("Send e-mail to"),
         filters=[strip],

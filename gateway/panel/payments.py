@@ -5,6 +5,7 @@ import re
 from flask import render_template, request
 
 from ..api.paging import paginate
+from ..db_types import unstorable
 from ..extensions import db
 from ..payments.lifecycle import checkout_url, get_payment, list_payments_query
 from ..payments.models.payment import OPEN_STATUSES, Payment, Transaction
@@ -80,6 +81,13 @@ def page_number():
     """The ?page= asked for, 1 when missing or nonsense."""
     page = request.args.get("page", "1")
     return min(int(page), 100000) if page.isdigit() and int(page) > 0 else 1
+
+
+def filter_text(name, max_length):
+    """The ?<name>= text a list is narrowed by, trimmed and cut to `max_length`; empty when no
+    column could hold it (an invalid filter is ignored, as the filter forms' are)."""
+    text = (request.args.get(name) or "").strip()[:max_length]
+    return "" if unstorable(text) else text
 
 
 @bp.get("/payments")

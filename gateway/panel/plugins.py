@@ -4,7 +4,6 @@ IPN."""
 from flask import abort, flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
-from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField
 from wtforms.validators import URL, DataRequired, Length
 
@@ -19,17 +18,17 @@ from ..i18n import lazy_gettext as _l
 from . import bp
 from .access import API_KEYS_MANAGE, current_brand, requires
 from .audit import record_audit
-from .forms import attach_error, options, strip
+from .forms import PanelForm, attach_error, options, strip
 
 DIALECT_CHOICES = [(name, module.TITLE) for name, module in DIALECTS.items()]
 
 
-class CompatKeyForm(FlaskForm):
+class CompatKeyForm(PanelForm):
     label = StringField(_l("Label"), filters=[strip], validators=[DataRequired(), Length(max=100)])
     dialect = SelectField(_l("Plugin family"), choices=options(DIALECT_CHOICES))
 
 
-class TestIpnForm(FlaskForm):
+class TestIpnForm(PanelForm):
     key_id = SelectField(_l("Key"), coerce=str, validate_choice=False)
     url = StringField(
         _l("Your plugin's IPN address"),

@@ -1,19 +1,19 @@
 """Refunds: every refund of the brand, newest first, with the payment it returned money from."""
 
-from flask import render_template, request
+from flask import render_template
 
 from ..api.paging import paginate
 from ..payments.refunds import list_refunds_query
 from . import bp
 from .access import VIEW, current_brand, panel_livemode, requires
-from .payments import PER_PAGE, page_number
+from .payments import PER_PAGE, filter_text, page_number
 
 
 @bp.get("/refunds")
 @requires(VIEW)
 def refunds():
     """The brand's refunds, narrowed by TrxID when one is given."""
-    trx_id = (request.args.get("trx_id") or "").strip()[:20]
+    trx_id = filter_text("trx_id", 20)
     query = list_refunds_query(
         current_brand(), {"trx_id": trx_id} if trx_id else {}, panel_livemode()
     )

@@ -1,7 +1,7 @@
 """Reports: CSV downloads of payments and refunds for a range of days, in the brand's time zone."""
 
 from flask import Response, abort, render_template, request, stream_with_context
-from wtforms import DateField, Form
+from wtforms import DateField
 from wtforms.validators import Optional
 
 from ..i18n import lazy_gettext as _l
@@ -9,11 +9,12 @@ from ..reports.exports import EXPORTS, csv_chunks, file_name
 from . import bp
 from .access import VIEW, current_brand, panel_livemode, requires
 from .formatting import current_zone
+from .forms import QueryForm
 
 KIND_NAMES = {"payments": _l("Payments"), "refunds": _l("Refunds"), "invoices": _l("Invoices")}
 
 
-class RangeForm(Form):
+class RangeForm(QueryForm):
     """The days to export, read from the query string (a download changes nothing: no token)."""
 
     date_from = DateField(_l("From"), validators=[Optional()])

@@ -4,7 +4,6 @@ brand's test data (docs/testing-your-integration.md)."""
 from flask import flash, redirect, render_template, request, session, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
-from flask_wtf import FlaskForm
 from wtforms import HiddenField
 from wtforms.validators import AnyOf, DataRequired
 
@@ -15,7 +14,7 @@ from . import bp
 from .access import TEST_MODE, panel_livemode, requires
 from .audit import record_audit
 from .auth import safe_next
-from .forms import ActionForm
+from .forms import ActionForm, PanelForm
 
 VIEW_TEST, VIEW_LIVE = "test", "live"
 
@@ -25,7 +24,7 @@ def viewing_test_data():
     return not panel_livemode()
 
 
-class TestModeForm(FlaskForm):
+class TestModeForm(PanelForm):
     """The switch: which data to show next, and the page to come back to."""
 
     view = HiddenField(validators=[DataRequired(), AnyOf((VIEW_TEST, VIEW_LIVE))])
