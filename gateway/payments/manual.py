@@ -4,6 +4,7 @@ rejects (docs/methods.md).
 
 from ..answer_commit import commit_work
 from ..clock import utcnow
+from ..db_types import UNSTORABLE_MESSAGE, unstorable
 from ..domain_errors import field_error, invalid_state
 from ..extensions import db
 from ..states import PAYMENT_CREATED, PAYMENT_PROCESSING, payment_in_review
@@ -56,8 +57,10 @@ def claim_with_reference(payment, method, reference, review_reason=None):
     """A manual or bank method's claim: created → processing with the customer's reference and the
     method's fee (as a wallet claim records it, sms/matching.py), by one guarded UPDATE; not
     committed. Refused (INVALID_STATE) once expired or no longer `created`: a racing second submit
-    loses and writes nothing.
+    loses and writes nothing; refused naming `reference` when no column can take it (a NUL).
     """
+    if unstorable(reference):
+        raise field_error("reference", UNSTORABLE_MESSAGE)
     now = utcnow()
     if payment.status == PAYMENT_CREATED and payment.expires_at <= now:
         raise invalid_state("This payment has expired.")

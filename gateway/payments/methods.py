@@ -58,8 +58,9 @@ ACCOUNT_FIELDS = (
     ("instructions", False, False, MAX_INSTRUCTIONS),
     ("instructions_bn", False, False, 1000),
 )
-# Bangladeshi mobile numbers: 01, an operator digit 3-9, eight more digits.
-MOBILE_NUMBER = re.compile(r"^01[3-9]\d{8}$")
+# Bangladeshi mobile numbers: 01, an operator digit 3-9, eight more digits, in ASCII digits only (as
+# the TrxID and the amount): one typed in Bangla digits could never equal an SMS's counterparty.
+MOBILE_NUMBER = re.compile(r"^01[3-9][0-9]{8}$")
 EDITABLE = ("kind", "instructions", "ask_sender_number", "enabled", "position", *FEE_FIELDS)
 
 

@@ -4,6 +4,7 @@ polls."""
 import pytest
 
 from gateway.extensions import db
+from gateway.payments.methods import add_account_method
 from gateway.payments.models.payment import Payment
 from tests.checkout_helpers import (  # noqa: F401 - fixtures
     CART,
@@ -208,3 +209,40 @@ def test_cancelling_a_completed_payment_changes_nothing(client, payment, brand):
     response = client.post(f"/checkout/{paid.token}/cancel", data={"csrf_token": token})
     assert response.status_code == 303 and response.headers["Location"] == f"/checkout/{paid.token}"
     assert reloaded(paid).status == "completed"
+
+
+def test_a_sender_number_in_bangla_digits_is_refused_like_the_trx_id(client, payment, brand):
+    method = PaymentMethodFactory(brand=brand, ask_sender_number=True)
+
+    response = submit_trx_id(client, payment, method, sender_number="017১২৩৪৫৬৭৮")
+
+    assert response.status_code == 422 and "11-digit mobile number" in text_of(response)
+    assert (reloaded(payment).status, reloaded(payment).sender_number) == ("created", None)
+
+
+@pytest.mark.parametrize("kind", ["manual", "bank"])
+def test_a_nul_in_the_reference_is_the_field_s_error_and_claims_nothing(
+    client, payment, brand, kind
+):
+    method = add_account_method(
+        brand,
+        kind,
+        display_name="Cash",
+        bank_name="BRAC Bank",
+        account_name="Shop",
+        account_number="ACC-0042",
+    )
+
+    response = client.post(
+        f"/checkout/{payment.token}/manual",
+        data={
+            "csrf_token": csrf_token(client, payment),
+            "method_id": method.id,
+            "reference": "DEP\x00123",
+        },
+        content_type="multipart/form-data",
+    )
+
+    assert response.status_code == 422
+    assert f'id="reference-error-{method.id}"' in response.get_data(as_text=True)
+    assert (reloaded(payment).status, reloaded(payment).provider_trx_id) == ("created", None)

@@ -5,8 +5,10 @@ import pytest
 
 from gateway.domain_errors import DomainError, ValidationFailed
 from gateway.extensions import db
+from gateway.payments.manual import submit_manual_claim
 from gateway.payments.methods import add_account_method, add_method, update_method
 from gateway.payments.models.payment_method import PaymentMethod
+from tests.factories import PaymentFactory, reload
 
 
 def rows():
@@ -161,3 +163,16 @@ def test_cli_bad_input_fails_naming_the_option(runner, brand, args, message):
     assert result.exit_code != 0
     assert message in result.output
     assert rows() == []
+
+
+@pytest.mark.parametrize("reference", ["DEP\x00123", "DEP\ud800123", "ab"])
+def test_a_manual_claim_refuses_a_reference_no_column_can_take(brand, reference):
+    method = add_account_method(
+        brand, "manual", display_name="Cash", account_name="Shop", account_number="A-1"
+    )
+    payment = PaymentFactory(brand=brand)
+    with pytest.raises(ValidationFailed) as caught:
+        submit_manual_claim(payment, method, reference)
+    assert caught.value.errors[0]["field"] == "reference"
+    db.session.rollback()
+    assert (reload(payment).status, reload(payment).provider_trx_id) == ("created", None)

@@ -38,6 +38,9 @@ def methods_in_database():
         ("", None),
         (None, None),
         ("01712abc678", None),
+        ("017১২৩৪৫৬৭৮", None),
+        ("০১৭১২৩৪৫৬৭৮", None),
+        ("+৮৮০১৭১২৩৪৫৬৭৮", None),
     ],
 )
 def test_only_bangladeshi_mobile_numbers_are_accepted(raw, expected):

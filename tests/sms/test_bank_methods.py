@@ -111,7 +111,7 @@ def test_another_brands_alert_does_not_pay(brand, other_brand, bank):
     assert reload(payment).status == "processing"
 
 
-@pytest.mark.parametrize("reference", ["", "ab", "x" * 65])
+@pytest.mark.parametrize("reference", ["", "ab", "x" * 65, "FT\x00-1", "FT\ud800-1"])
 def test_a_bank_claim_needs_a_reference(brand, bank, reference):
     from gateway.domain_errors import ValidationFailed
 
