@@ -439,6 +439,7 @@ OWN_COMMITS = {
     "answer_commit.commit_work": "the one commit of a unit of work, or of a service outside one",
     "extensions.commit_without_expiring": "commit_work(keep_loaded=True): rows stay loaded",
     "accounts.rate_limit_store.count_hit": "own connection: a hit counts whatever the request does",
+    "accounts.rate_limit_store.give_back_hit": "own connection: as count_hit, the hit it undoes",
     "accounts.rate_limit_store.reset": "own connection: the limiter's store",
     "accounts.rate_limit_store.clear": "own connection: the limiter's store",
     "accounts.rate_limit_store.prune_rate_limit_counters": "the pruning job, own connection",
