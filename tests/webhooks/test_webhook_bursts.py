@@ -39,7 +39,12 @@ def deliveries():
     return db.session.execute(db.select(WebhookDelivery).order_by(WebhookDelivery.id)).scalars()
 
 
-def eventually(check, timeout=20):
+# Generous: each worker is a process of its own, slow to start on a loaded machine (CI runs five
+# passes side by side on two cores).
+PATIENCE = 60
+
+
+def eventually(check, timeout=PATIENCE):
     pause = threading.Event()
     for _ in range(int(timeout / 0.1)):
         if check():
@@ -76,10 +81,11 @@ def test_a_second_worker_delivers_a_burst_while_the_first_is_held(
     paid = complete(brand, receiver.url, 10)
     assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 11
     first = start_worker("--queues", jobs.WEBHOOKS)
-    assert held.wait_for(1), first.output()  # the first worker is inside the held delivery
+    # The first worker is inside the held delivery.
+    assert held.wait_for(1, PATIENCE), first.output()
 
     second = start_worker("--queues", jobs.WEBHOOKS)  # the ten that wait
-    assert receiver.wait_for(10), second.output()
+    assert receiver.wait_for(10, PATIENCE), second.output()
     assert sorted(arrived(receiver)) == sorted(paid)
     assert arrived(held) == [slow]  # still held: the burst did not wait for it
     held.hold.set()
@@ -103,13 +109,14 @@ def test_a_worker_killed_mid_burst_loses_no_delivery(brand, receiver, held, rq_r
     paid += complete(brand, receiver.url, 3)
     assert Queue(jobs.WEBHOOKS, connection=rq_redis).count == 6
     first = start_worker("--queues", jobs.WEBHOOKS)
-    assert held.wait_for(1), first.output()  # two delivered, the third held, three waiting
+    # Two delivered, the third held, three waiting.
+    assert held.wait_for(1, PATIENCE), first.output()
     assert arrived(receiver) == paid[:2]
     first.kill()
     held.hold.set()
 
     second = start_worker()  # the waiting three from the queue; the abandoned one from the sweep
-    assert receiver.wait_for(5), second.output()
+    assert receiver.wait_for(5, PATIENCE), second.output()
     assert arrived(receiver) == paid
     assert eventually(lambda: all(d.status == "sent" for d in deliveries())), second.output()
     [killed] = [d for d in deliveries() if d.url == held.url]
