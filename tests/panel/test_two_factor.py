@@ -223,15 +223,21 @@ def limited_app(app):
         yield limited
 
 
-def test_wrong_codes_are_limited_per_user_whatever_the_browser(limited_app, owner):
-    secret, _ = enrolled(owner)
-    for _ in range(3):
-        client = panel_client(limited_app)
+def right_code_after_wrong_ones(served, owner, secret, wrong):
+    """`wrong` wrong codes, each from a fresh browser after the right password, then the right code
+    from another: (that browser, the answer to the right code)."""
+    for _ in range(wrong):
+        client = panel_client(served)
         sign_in(client, owner)
         assert give_code(client, "000000").status_code == 200
-    client = panel_client(limited_app)
+    client = panel_client(served)
     sign_in(client, owner)
-    blocked = give_code(client, pyotp.TOTP(secret).now())
+    return client, give_code(client, pyotp.TOTP(secret).now())
+
+
+def test_wrong_codes_are_limited_per_user_whatever_the_browser(limited_app, owner):
+    secret, _ = enrolled(owner)
+    client, blocked = right_code_after_wrong_ones(limited_app, owner, secret, 3)
     assert blocked.status_code == 429 and "Retry-After" in blocked.headers
     assert client.get("/panel/dashboard").status_code == 302
 
@@ -240,13 +246,7 @@ def test_wrong_codes_meet_the_day_s_cap_after_the_minute_s_room(app, owner):
     """The minute's window has room, the day's has not: the code step waits for the day's end."""
     secret, _ = enrolled(owner)
     with rate_limited(app, TWO_FACTOR_RATE_LIMIT="10/minute;30/hour;2/day") as limited:
-        for _ in range(2):
-            client = panel_client(limited)
-            sign_in(client, owner)
-            assert give_code(client, "000000").status_code == 200
-        client = panel_client(limited)
-        sign_in(client, owner)
-        blocked = give_code(client, pyotp.TOTP(secret).now())
+        client, blocked = right_code_after_wrong_ones(limited, owner, secret, 2)
     assert blocked.status_code == 429 and int(blocked.headers["Retry-After"]) > 3600
     assert client.get("/panel/dashboard").status_code == 302
 

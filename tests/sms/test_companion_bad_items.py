@@ -11,7 +11,8 @@ from gateway.clock import isoformat, utcnow
 from gateway.devices.models.device import Device
 from gateway.extensions import db
 from gateway.sms.models.inbound_sms import InboundSms
-from tests.factories import bkash_text, paired_device, sms_message
+from tests.factories import bkash_text, sms_message
+from tests.sms.test_mobile_sms import phone, stored  # noqa: F401 - a fixture and a helper
 
 SMS = "/api/mobile/v1/sms"
 HEARTBEATS = "/api/mobile/v1/devices/heartbeats"
@@ -25,17 +26,6 @@ EDGE_TIMES = [
     "1969-12-31T23:59:59Z",
     "9000-01-01T00:00:00Z",
 ]
-
-
-@pytest.fixture
-def phone(brand):
-    """A paired device of `brand`: (device, headers, aes_key)."""
-    device, tokens, aes_key = paired_device(brand)
-    return device, {"Authorization": f"Bearer {tokens['access_token']}"}, aes_key
-
-
-def stored():
-    return db.session.execute(db.select(InboundSms).order_by(InboundSms.id)).scalars().all()
 
 
 def post_batch(client, phone, messages):
