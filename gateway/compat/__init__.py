@@ -2,8 +2,9 @@
 docs/spec/COMPAT.md).
 
 Three dialects (UddoktaPay, PipraPay 2.x and 3.x) over the same payments, checkout, matching,
-refunds and webhook outbox as the native API: `views.py` is the one blueprint, `core.py` the shared
-rules, one small module per dialect, `ipn.py` their notifications, `keys.py` their keys.
+refunds and webhook outbox as the native API: `views.py` the plugins' blueprint and the customer's
+return, `core.py` the shared rules, one small module per dialect, `ipn.py` their notifications,
+`keys.py` their keys.
 """
 
 from ..extensions import csrf
@@ -14,7 +15,8 @@ def register_compat(app):
 
     Its IPNs are connected to the webhooks signals in gateway/__init__.py:connect_listeners.
     """
-    from .views import bp
+    from .views import bp, return_bp
 
-    csrf.exempt(bp)
-    app.register_blueprint(bp)
+    for blueprint in (bp, return_bp):
+        csrf.exempt(blueprint)
+        app.register_blueprint(blueprint)

@@ -9,7 +9,6 @@ from flask import Blueprint, abort, g, make_response, redirect, render_template,
 from werkzeug.exceptions import HTTPException
 
 from ..db_types import UNSTORABLE_MESSAGE, unstorable
-from ..errors import render_http_exception, render_unexpected
 from ..extensions import db
 from ..livemode import use_livemode
 from ..payments.lifecycle import checkout_url
@@ -161,27 +160,16 @@ def refund_payment():
     return speak(dialect, refund_u if dialect is uddoktapay else refund_p3)
 
 
-def customer_page():
-    """Whether this request is the customer's browser returning, not a plugin calling."""
-    return request.endpoint == "compat.customer_return"
-
-
 @bp.errorhandler(HTTPException)
 def dialect_http_error(error):
-    """A too large body or a rate limit on the plugins' paths, in the dialect's shape; the
-    customer's return gets the site's own error page."""
-    if customer_page():
-        return render_http_exception(error)
+    """A too large body or a rate limit on these paths, in the dialect's shape."""
     dialect = g.get("compat_dialect") or uddoktapay
     return dialect.error_response(CompatError("INVALID_REQUEST", error.description or error.name))
 
 
 @bp.errorhandler(Exception)
 def dialect_unexpected(error):
-    """Anything unforeseen: logged with its trace, answered in the dialect's shape (or the site's
-    page)."""
-    if customer_page():
-        return render_unexpected(error)
+    """Anything unforeseen: logged with its trace, answered in the dialect's shape."""
     log.exception("compatibility request failed")
     db.session.rollback()
     dialect = g.get("compat_dialect") or uddoktapay
@@ -190,7 +178,12 @@ def dialect_unexpected(error):
     return response
 
 
-@bp.route("/compat/return/<token>", methods=["GET", "POST"])
+# The customer's browser coming back, not a plugin calling: a blueprint of its own, so an unknown
+# token gets the site's own 404 page rather than the dialects' JSON errors above.
+return_bp = Blueprint("compat_return", __name__)
+
+
+@return_bp.route("/compat/return/<token>", methods=["GET", "POST"])
 def customer_return(token):
     """Send the customer back to the shop the way the dialect's plugin expects."""
     row = db.session.execute(
