@@ -197,17 +197,19 @@ def limited(limit, key=client_address, *, scope, methods=None, counts=None):
             windows = windows_for(app, limit() if callable(limit) else limit, scope)
             identity = key()
             full, counted = count_request(windows, identity)
-            if counts is None:
-                return refusal(app, full) if full is not None else view(*args, **kwargs)
-            response = None
+            kept = counts is None  # without `counts` every request keeps its count
             try:
-                if full is None:
-                    response = app.make_response(view(*args, **kwargs))
+                if full is not None:
+                    return refusal(app, full)
+                if kept:
+                    return view(*args, **kwargs)
+                response = app.make_response(view(*args, **kwargs))
+                kept = counts(response)
+                return response
             finally:
-                if response is None or not counts(response):
+                if not kept:
                     for window in counted:
                         window.give_back(identity)
-            return response if response is not None else refusal(app, full)
 
         return limited_view
 
