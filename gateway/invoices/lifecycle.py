@@ -118,19 +118,6 @@ def pay_invoice(invoice):
     commits first is refused here, one that comes after cancels this payment, and of two Pay
     clicks the second reuses the first's payment.
     """
-    customer = invoice.customer
-    data = {
-        "amount": invoice.total,
-        "currency": invoice.currency,
-        "reference": invoice.number_text,
-        "customer_name": customer.name,
-        "customer_mail": customer.email,
-        "customer_phone": customer.phone,
-        "redirect_url": invoice_url(invoice),
-        "cancel_url": invoice_url(invoice),
-        "metadata": {"invoice_id": invoice.public_id, "invoice_number": invoice.number_text},
-        "invoice_id": invoice.id,
-    }
     if not hold_payable(invoice):
         db.session.rollback()
         db.session.refresh(invoice)
@@ -139,8 +126,24 @@ def pay_invoice(invoice):
     if payment is not None:
         commit_work(keep_loaded=True)  # ends the hold
         return payment
-    # A test invoice is paid by a test payment; create_payment's commit ends the hold.
-    return create_payment(invoice.brand, data, livemode=invoice.livemode)
+    customer = invoice.customer
+    # create_payment's commit ends the hold.
+    return create_payment(
+        invoice.brand,
+        {
+            "amount": invoice.total,
+            "currency": invoice.currency,
+            "reference": invoice.number_text,
+            "customer_name": customer.name,
+            "customer_mail": customer.email,
+            "customer_phone": customer.phone,
+            "redirect_url": invoice_url(invoice),
+            "cancel_url": invoice_url(invoice),
+            "metadata": {"invoice_id": invoice.public_id, "invoice_number": invoice.number_text},
+            "invoice_id": invoice.id,
+        },
+        livemode=invoice.livemode,  # a test invoice is paid by a test payment
+    )
 
 
 def invoice_event_data(invoice, payment=None, transaction=None):
