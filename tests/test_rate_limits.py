@@ -101,12 +101,17 @@ def test_successful_sign_ins_are_not_counted_and_the_fourth_failure_is_429(build
 STORES = {"memory": "memory://", "database": "gateway+db://", "redis": "gateway+" + REDIS_URL}
 
 
+def empty_redis_around(request):
+    """The suite's Redis database emptied now and after the test."""
+    redis_client().flushdb()
+    request.addfinalizer(lambda: redis_client().flushdb())
+
+
 @pytest.fixture(params=sorted(STORES))
 def store(request):
-    """Each store a limit can count in; the suite's Redis database emptied before and after."""
+    """Each store a limit can count in (Redis emptied around the test)."""
     if request.param == "redis":
-        redis_client().flushdb()
-        request.addfinalizer(lambda: redis_client().flushdb())
+        empty_redis_around(request)
     return STORES[request.param]
 
 
@@ -145,9 +150,11 @@ def test_requests_side_by_side_cannot_all_take_a_window_s_last_places(build, sto
 
 
 @pytest.mark.parametrize("storage", ["database", "redis"])
-def test_a_hit_is_given_back_only_to_its_own_open_window_and_never_below_zero(app, storage):
+def test_a_hit_is_given_back_only_to_its_own_open_window_and_never_below_zero(
+    app, request, storage
+):
     if storage == "redis":
-        redis_client().flushdb()
+        empty_redis_around(request)
         counters = RedisWithDatabaseFallback(STORES["redis"])
     else:
         counters = DatabaseStorage()
@@ -162,8 +169,6 @@ def test_a_hit_is_given_back_only_to_its_own_open_window_and_never_below_zero(ap
     time.sleep(1.1)
     counters.give_back("short/key")
     assert counters.incr("short/key", 60) == 1  # the next window starts at one, not at zero
-    if storage == "redis":
-        redis_client().flushdb()
 
 
 def test_routes_naming_one_scope_share_its_budget(build):
