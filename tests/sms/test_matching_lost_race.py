@@ -55,37 +55,47 @@ def committed(*payments):
     return [db.session.get(Payment, payment.id) for payment in payments]
 
 
+def interleaved(app, paused, meanwhile):
+    """Run `paused` in a thread (its own session) up to its first UPDATE of payments, run
+    `meanwhile` to its end in another session, then let `paused` go on: {"paused": its result,
+    "meanwhile": its result}, DomainErrors as values."""
+    at_gate, done = threading.Event(), threading.Event()
+
+    def pause(conn, cursor, statement, *args):
+        if (
+            threading.current_thread().name == "paused"
+            and statement.lstrip().upper().startswith("UPDATE PAYMENTS")
+            and not at_gate.is_set()
+        ):
+            at_gate.set()
+            done.wait(30)
+
+    event.listen(db.engine, "before_cursor_execute", pause)
+    try:
+        outcome = {}
+        thread = threading.Thread(
+            name="paused",
+            target=lambda: outcome.setdefault("paused", in_own_session(app, paused)),
+        )
+        thread.start()
+        assert at_gate.wait(30)
+        outcome["meanwhile"] = in_own_session(app, meanwhile)
+        done.set()
+        thread.join(30)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", pause)
+    return outcome
+
+
 def test_a_claim_that_loses_the_sms_by_a_moment_is_held_for_review_naming_the_winner(
     app, brand, phone
 ):
     forward(phone, bkash_text("500.00", TRX))
     slow, fast = PaymentFactory(brand=brand), PaymentFactory(brand=brand)
-    slow_claim, fast_claim = claim(slow.id), claim(fast.id)
-    at_gate, fast_done = threading.Event(), threading.Event()
-
-    def pause_slow_claim(conn, cursor, statement, *args):
-        # The slow claim has passed its "already used?" check and is about to take the TrxID.
-        if (
-            threading.current_thread().name == "slow"
-            and statement.lstrip().upper().startswith("UPDATE PAYMENTS")
-            and not at_gate.is_set()
-        ):
-            at_gate.set()
-            fast_done.wait(30)
-
-    event.listen(db.engine, "before_cursor_execute", pause_slow_claim)
-    try:
-        outcome = {}
-        slow_thread = threading.Thread(
-            name="slow", target=lambda: outcome.setdefault("slow", in_own_session(app, slow_claim))
-        )
-        slow_thread.start()
-        assert at_gate.wait(30)
-        outcome["fast"] = in_own_session(app, fast_claim)
-        fast_done.set()
-        slow_thread.join(30)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", pause_slow_claim)
+    # The slow claim has passed its "already used?" check and is about to take the TrxID when the
+    # fast one runs.
+    outcome = interleaved(app, paused=claim(slow.id), meanwhile=claim(fast.id))
+    outcome = {"slow": outcome["paused"], "fast": outcome["meanwhile"]}
 
     assert not isinstance(outcome["slow"], DomainError) and not isinstance(
         outcome["fast"], DomainError
@@ -185,39 +195,17 @@ def test_a_correction_committed_while_the_old_claim_s_sms_is_bound_is_not_comple
     old, new = TRX, "1A2B3C4D5E"
     payment = PaymentFactory(brand=brand, amount=Decimal("500.00"))
     submit_claim(payment, "bkash", old)
-    bound, corrected = threading.Event(), threading.Event()
-
-    def pause_ingest(conn, cursor, statement, *args):
-        # The SMS is bound to the old claim, uncommitted; the payment's completion is next.
-        if (
-            threading.current_thread().name == "ingest"
-            and statement.lstrip().upper().startswith("UPDATE PAYMENTS")
-            and not bound.is_set()
-        ):
-            bound.set()
-            corrected.wait(30)
 
     def correct():
         claimed = db.session.get(Payment, payment.id)
         assert reopen_claim(claimed)
         return submit_claim(claimed, "bkash", new, fee=Decimal("10.00"))
 
-    event.listen(db.engine, "before_cursor_execute", pause_ingest)
-    try:
-        outcome = {}
-        ingesting = threading.Thread(
-            name="ingest",
-            target=lambda: outcome.setdefault(
-                "ingest", in_own_session(app, lambda: forward(phone, bkash_text("500.00", old)))
-            ),
-        )
-        ingesting.start()
-        assert bound.wait(30)
-        outcome["correction"] = in_own_session(app, correct)
-        corrected.set()
-        ingesting.join(30)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", pause_ingest)
+    # The SMS is bound to the old claim, uncommitted, and the payment's completion is next when the
+    # customer corrects the claim.
+    outcome = interleaved(
+        app, paused=lambda: forward(phone, bkash_text("500.00", old)), meanwhile=correct
+    )
 
     assert not any(isinstance(result, DomainError) for result in outcome.values()), outcome
     [payment] = committed(payment)
