@@ -113,15 +113,11 @@ def limit_chunked_bodies(app):
     app.teardown_request(read_unread_body)
 
 
-def unstorable_path(view_args):
-    """Whether a path argument holds text no column can take (NUL, a lone surrogate): it names no
-    row, and PostgreSQL cannot even compare it (a 500 where SQLite finds nothing)."""
-    return bool(view_args) and any(unstorable(value) for value in view_args.values())
-
-
 def refuse_unstorable_path():
-    """404 for a path argument no row can hold, before the view queries with it."""
-    if unstorable_path(request.view_args):
+    """404 for a path argument holding text no column can take (NUL, a lone surrogate), before the
+    view queries with it: it names no row, and PostgreSQL cannot even compare it (a 500 where
+    SQLite finds nothing)."""
+    if unstorable(request.view_args):
         raise NotFound()
 
 

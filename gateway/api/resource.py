@@ -6,8 +6,8 @@ from flask import current_app, request
 from flask_smorest import Blueprint
 
 from ..answer_commit import read_outside_a_transaction
+from ..db_types import unstorable
 from ..errors import ApiError, not_found
-from ..request_limits import unstorable_path
 from . import idempotency
 from .auth import authenticate, require_super_admin
 
@@ -63,7 +63,7 @@ def brand_with_key(blp, view):
 def companion_of(blp):
     """(companion, params) the current request reads with its key, or (None, None)."""
     companion = blp.read_with_key.get(request.endpoint)
-    if companion is None or unstorable_path(request.view_args):
+    if companion is None or unstorable(request.view_args):
         return None, None  # a NUL id is the guard's 404, after the key (check_path_arguments)
     return companion[0], companion[1](request.view_args or {})
 
@@ -72,7 +72,7 @@ def check_path_arguments():
     """No id holds a NUL character, and PostgreSQL cannot even compare one: the resource's 404
     before a query.
     """
-    if unstorable_path(request.view_args):
+    if unstorable(request.view_args):
         raise not_found(current_app.blueprints[request.blueprint].thing)
 
 
