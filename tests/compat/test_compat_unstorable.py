@@ -12,7 +12,12 @@ from gateway.extensions import db
 from gateway.payments.models.customer import Customer
 from gateway.payments.models.payment import Payment
 from tests.compat.conftest import P2_HEADER, P3_HEADER, U_HEADER
-from tests.compat.test_compat_errors import P2_BODY, P3_BODY, U_BODY
+from tests.compat.test_compat_errors import (  # noqa: F401 - keys: a fixture
+    P2_BODY,
+    P3_BODY,
+    U_BODY,
+    keys,
+)
 
 # JSON text json.dumps would not write: an escaped NUL and lone surrogate, non-finite numbers.
 NUL, SURROGATE = '"a\\u0000b"', '"a\\ud800b"'
@@ -66,11 +71,6 @@ def assert_refused(dialect, response, field, code="INVALID_REQUEST"):
         else {"status": False, "message": message}
     )
     assert (response.status_code, response.get_json()) == (400, expected)
-
-
-@pytest.fixture
-def keys(compat_key):
-    return {name: compat_key(name) for name in CREATES}
 
 
 @pytest.mark.parametrize("dialect, field, raw", CREATE_CASES)
