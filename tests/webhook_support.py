@@ -21,6 +21,13 @@ from tests.services import REDIS_URL, redis_client, unavailable
 ROOT = Path(__file__).resolve().parent.parent
 TOLERANCE = 300
 
+# Settings for sweeping workers whose receiver holds a request for as long as a test runs. A
+# worker's test lease is 2 s (WorkerProcess), so that a killed worker's row is taken over quickly;
+# with it a held attempt's place lapsed within 7 s and the sweep sent the webhook again, and a
+# loaded machine still busy with the rest of the test saw a second request. These are production's
+# lease and a timeout below the RQ job's 30 s, as in production.
+HOLDING = {"WEBHOOK_LEASE_SECONDS": "60", "WEBHOOK_TIMEOUT": "25"}
+
 
 class WebhookReceiver:
     """A local HTTP endpoint that checks every webhook's signature and timestamp

@@ -12,6 +12,7 @@ from gateway.payments.lifecycle import complete_payment
 from gateway.webhooks.models.webhook import WebhookDelivery
 from tests.factories import PaymentFactory
 from tests.webhook_support import (  # noqa: F401,F811 - fixtures
+    HOLDING,
     WebhookReceiver,
     receiver,
     rq_redis,
@@ -19,12 +20,6 @@ from tests.webhook_support import (  # noqa: F401,F811 - fixtures
 )
 
 pytestmark = pytest.mark.slow
-
-# The hanging receivers hold their requests for the whole test. With the workers' 2 s test lease a
-# hanging attempt's place lapsed within 7 s, and the sweep sent it again: a loaded machine still
-# delivering the healthy webhooks then saw a second hanging request. Here the lease is production's
-# and the timeout stays below the RQ job's 30 s, as in production.
-HOLD_OPEN = {"WEBHOOK_LEASE_SECONDS": "60", "WEBHOOK_TIMEOUT": "25"}
 
 
 class HangingReceiver(WebhookReceiver):
@@ -69,7 +64,7 @@ def statuses_for(url):
 def test_a_hanging_receiver_does_not_hold_back_another_hosts_webhooks(
     brand, receiver, hanging, start_worker
 ):
-    workers = [start_worker(**HOLD_OPEN), start_worker(**HOLD_OPEN)]
+    workers = [start_worker(**HOLDING), start_worker(**HOLDING)]
     for _ in range(6):  # queued first: without a fair share both workers would sit on these
         complete_payment(PaymentFactory(brand=brand, callback_url=hanging.url))
     assert hanging.wait_for(1), workers[0].output()
@@ -156,7 +151,7 @@ def test_one_brands_slow_receivers_do_not_hold_back_another_brands_webhooks(
     hanging = [HangingReceiver(brand.webhook_secret) for _ in range(3)]
     fast = WebhookReceiver(other_brand.webhook_secret)
     try:
-        workers = [start_worker(**HOLD_OPEN) for _ in range(3)]
+        workers = [start_worker(**HOLDING) for _ in range(3)]
         for (
             server
         ) in hanging:  # three hosts, each within its own share: only the brand's share stops them
