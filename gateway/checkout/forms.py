@@ -6,6 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import FileField, HiddenField, StringField
 from wtforms.validators import DataRequired, Length, Regexp, ValidationError
 
+from ..db_types import UNSTORABLE_MESSAGE
 from ..i18n import lazy_gettext as _l
 from ..payments.methods import normalize_mobile_number
 
@@ -42,6 +43,9 @@ MANUAL_REFUSALS = {
     ),
     "Enter your transfer's reference (3 to 64 characters).": _l(
         "Enter your transfer's reference (3 to 64 characters)."
+    ),
+    UNSTORABLE_MESSAGE: _l(
+        "Must not contain NUL characters, unpaired surrogates, NaN or Infinity."
     ),
 }
 METHOD_GONE = _l("That way to pay is no longer offered; please choose another.")

@@ -28,7 +28,7 @@ from wtforms.validators import (
     ValidationError,
 )
 
-from ..db_types import UNSTORABLE_MESSAGE, unstorable
+from ..db_types import unstorable
 from ..i18n import lazy_gettext as _l
 from ..money import InvalidAmount, parse_amount
 from ..payments.methods import PROVIDER_NAMES
@@ -65,7 +65,9 @@ def refuse_unstorable(form, field):
     """A value no column can take (NUL, a lone surrogate) is the field's error, and nothing else
     reads it: PostgreSQL refuses it with a 500 where SQLite would store it."""
     if any(unstorable(value) for value in field.raw_data or ()):
-        raise StopValidation(UNSTORABLE_MESSAGE)
+        raise StopValidation(
+            _l("Must not contain NUL characters, unpaired surrogates, NaN or Infinity.")
+        )
 
 
 class RefusesUnstorableValues:

@@ -19,6 +19,7 @@ from tests.checkout_helpers import (  # noqa: F401 - fixtures
     text_of,
 )
 from tests.factories import PaymentFactory, PaymentMethodFactory, completed_payment
+from tests.fresh_catalogue import app_with_fresh_catalogue, dispose
 
 
 def test_a_trx_id_moves_the_payment_to_processing_and_shows_the_waiting_page(
@@ -246,3 +247,25 @@ def test_a_nul_in_the_reference_is_the_field_s_error_and_claims_nothing(
     assert response.status_code == 422
     assert f'id="reference-error-{method.id}"' in response.get_data(as_text=True)
     assert (reloaded(payment).status, reloaded(payment).provider_trx_id) == ("created", None)
+
+
+def test_the_refusal_of_a_nul_in_the_reference_speaks_bangla(app, payment, brand, tmp_path):
+    method = add_account_method(
+        brand, "manual", display_name="Cash", account_name="Shop", account_number="ACC-0042"
+    )
+    bangla = app_with_fresh_catalogue(app, tmp_path)
+    try:
+        client = bangla.test_client()
+        client.get(f"/checkout/{payment.token}?lang=bn")
+        page = client.post(
+            f"/checkout/{payment.token}/manual",
+            data={
+                "csrf_token": csrf_token(client, payment),
+                "method_id": method.id,
+                "reference": "DEP\x00123",
+            },
+            content_type="multipart/form-data",
+        ).get_data(as_text=True)
+    finally:
+        dispose(bangla)
+    assert "NUL অক্ষর" in page and "Must not contain" not in page

@@ -15,7 +15,8 @@ from gateway.extensions import db
 from gateway.panel.forms import RefusesUnstorableValues
 from gateway.payments.models.payment_method import PaymentMethod
 from tests.factories import UserFactory
-from tests.panel.conftest import csrf_token, post_form, reloaded
+from tests.fresh_catalogue import app_with_fresh_catalogue, dispose
+from tests.panel.conftest import csrf_token, panel_client, post_form, reloaded, sign_in
 
 
 def count(model):
@@ -58,6 +59,22 @@ def test_a_nul_in_a_settings_value_is_the_field_s_error(as_admin, brand):
 
     assert response.status_code == 422 and 'id="name-error"' in response.get_data(as_text=True)
     assert reloaded(brand).name == "Test Shop"
+
+
+def test_the_refusal_speaks_bangla(app, brand, admin, tmp_path):
+    bangla = app_with_fresh_catalogue(app, tmp_path)
+    try:
+        client = panel_client(bangla)
+        sign_in(client, admin)
+        client.get("/panel/settings?lang=bn")
+        page = post_form(
+            client,
+            "/panel/settings",
+            {"name": "Shop\x00", "primary_color": "#1d4ed8", "timezone": "Asia/Dhaka"},
+        ).get_data(as_text=True)
+    finally:
+        dispose(bangla)
+    assert "NUL অক্ষর" in page and "Must not contain" not in page
 
 
 @pytest.mark.parametrize(
