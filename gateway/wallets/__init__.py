@@ -281,13 +281,17 @@ def finish_wallet_payment(payment, args):
     return settle_wallet_outcome(payment, outcome, row)
 
 
-def left_since(model, state, before):
+def left_since(model, state, before, *where):
     """The periodic jobs' batch: up to 100 rows of `model` (a wallet payment or refund) still in
-    `state` and untouched since `before`, oldest first."""
+    `state` and untouched since `before` (and meeting `where`), oldest first.
+
+    The job must be able to act on every row it is given: a row it skips stays at the front of the
+    batch for good, and 100 of them would hide every other row.
+    """
     with unit_of_work():
         query = (
             db.select(model)
-            .where(model.state == state, model.updated_at <= before)
+            .where(model.state == state, model.updated_at <= before, *where)
             .order_by(model.id)
             .limit(100)
         )

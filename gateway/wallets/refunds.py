@@ -23,7 +23,7 @@ from ..payments.refunds import (
     refunded_by_user,
     reload,
 )
-from . import completing_wallet_payment, left_since, method_of, provider_api
+from . import PROVIDER_MODULES, completing_wallet_payment, left_since, method_of, provider_api
 from .http import CONNECT_TIMEOUT, WalletTimeout
 from .models import (
     REFUND_MADE,
@@ -261,10 +261,14 @@ def settle_pending_wallet_refunds(now=None):
     sending window is left to the request that sent it."""
     settled = []
     before = (now or utcnow()) - max(CHECK_AFTER, sending_window())
-    for attempt in left_since(WalletRefund, REFUND_PENDING, before):
+    # A wallet without a refund status query leaves its pending refunds to the merchant (panel).
+    askable = db.select(WalletPayment.id).where(
+        WalletPayment.provider.in_([p for p in PROVIDER_MODULES if asks_refund_status(p)])
+    )
+    for attempt in left_since(
+        WalletRefund, REFUND_PENDING, before, WalletRefund.wallet_payment_id.in_(askable)
+    ):
         trip = trip_of(attempt)
-        if not asks_refund_status(trip.provider):
-            continue  # the merchant settles it by hand (panel)
         api = provider_api(trip.provider)
         payment = db.session.get(Payment, attempt.payment_id)
         name = provider_name(trip.provider)

@@ -26,6 +26,7 @@ from gateway.wallets.models import WalletPayment, WalletRefund
 from gateway.wallets.refunds import settle_wallets
 from gateway.webhooks.models.event import Event
 from tests.checkout_helpers import payment, reloaded  # noqa: F401 - fixtures
+from tests.factories import PaymentFactory, PaymentMethodFactory
 from tests.wallets.bkash_support import bkash_api, pay_through_bkash, standin  # noqa: F401
 
 API = "/api/v1"
@@ -225,6 +226,52 @@ def test_a_refund_bkash_answers_too_late_is_pending_then_recorded_once_by_the_jo
         db.select(db.func.count()).select_from(Event).where(Event.type == "refund.completed")
     ).scalar()
     assert events == 1
+
+
+def nagad_refunds_left_to_the_merchant(brand, how_many):
+    """`how_many` refunds pending at Nagad for days: it has no refund status query, so they wait
+    for the merchant to settle them in the panel."""
+    method = PaymentMethodFactory(brand=brand, provider="nagad", kind="api")
+    long_ago = utcnow() - timedelta(days=3)
+    for number in range(how_many):
+        paid = PaymentFactory(brand=brand, status="completed")
+        trip = WalletPayment(
+            payment_id=paid.id,
+            method_id=method.id,
+            provider="nagad",
+            provider_payment_id=f"NGD{number}",
+            state="settled",
+            amount=Decimal("500.00"),
+            created_at=long_ago,
+            updated_at=long_ago,
+        )
+        db.session.add(trip)
+        db.session.flush()
+        db.session.add(
+            WalletRefund(
+                payment_id=paid.id,
+                wallet_payment_id=trip.id,
+                amount=Decimal("100.00"),
+                state="pending",
+                created_at=long_ago,
+                updated_at=long_ago,
+            )
+        )
+    db.session.commit()
+
+
+def test_refunds_left_to_the_merchant_never_hide_one_bkash_can_be_asked_about(
+    app, brand, client, auth, payment, bkash_api, standin, monkeypatch
+):
+    nagad_refunds_left_to_the_merchant(brand, 100)  # the job's whole batch, were they in it
+    transaction = paid_transaction(client, payment, bkash_api)
+    pending = refund_sent_too_late(app, client, auth, transaction, standin, monkeypatch)
+    assert pending.get_json()["code"] == "REFUND_PENDING"
+
+    assert settle_wallets(now=utcnow() + timedelta(minutes=2)) == ["made"]
+    assert reloaded(payment).amount_refunded == Decimal("100.00")
+    waiting = db.select(db.func.count()).where(WalletRefund.state == "pending")
+    assert db.session.execute(waiting).scalar() == 100  # still the merchant's to settle
 
 
 def test_a_refund_whose_answer_is_cut_off_is_pending_never_refused(
