@@ -10,7 +10,9 @@ from flask import current_app
 
 from ..devices.notifications import notify_devices
 from ..mail.outbox import mail_configured, send_mail
-from .settings import recipients, telegram_token
+from .settings import recipients, sendable_recipients, telegram_token
+
+log = logging.getLogger(__name__)
 
 TELEGRAM_LIMIT = 4096  # characters in one sendMessage text
 TIMEOUT = (5, 10)  # connect, read
@@ -96,12 +98,26 @@ def send_app(settings, note):
 def send_email(settings, note):
     """One e-mail per recipient through the brand's SMTP outbox (gateway/mail), which retries on its
     own.
+
+    Every recipient is checked before any e-mail is queued, so that a failed attempt leaves no
+    copies behind to be sent again with the next one. A recipient the outbox refuses (saved before
+    the settings checked addresses as it does) is skipped and counted in the log, never named.
     """
-    addresses = recipients(settings)
-    if not addresses:
+    if not recipients(settings):
         raise ChannelError("No e-mail recipient is set.")
     if not mail_configured(note.brand_id):
         raise ChannelError("E-mail is not set up: add the SMTP server in Settings → E-mail.")
+    addresses, refused = sendable_recipients(settings)
+    if not addresses:
+        raise ChannelError(
+            "No e-mail recipient is a valid address: correct them on the Notifications page."
+        )
+    if refused:
+        log.warning(
+            "notification %s: %s e-mail recipient(s) skipped, not valid addresses",
+            note.id,
+            refused,
+        )
     body = "\n\n".join(part for part in (note.text, note.link) if part)
     for address in addresses:
         send_mail(note.brand_id, address, note.subject, body)

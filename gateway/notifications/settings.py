@@ -5,8 +5,9 @@ thresholds.
 import re
 
 from ..clock import utcnow
-from ..domain_errors import field_error
+from ..domain_errors import ValidationFailed, field_error
 from ..extensions import db, rows_by
+from ..mail.settings import normalise_address
 from ..sealing import InvalidTag, seal, unseal
 from .catalogue import CHANNELS, DEFAULT_CHANNELS, EVENTS, offered
 from .models.notification import NotificationSettings
@@ -14,7 +15,6 @@ from .models.notification import NotificationSettings
 TOKEN_PURPOSE = "telegram-bot-token"
 BOT_TOKEN = re.compile(r"^\d{3,20}:[A-Za-z0-9_-]{20,100}$")
 CHAT_ID = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,62})$")
-EMAIL = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+$")
 MINUTES = {"offline_minutes": (2, 24 * 60), "waiting_minutes": (5, 24 * 60)}
 MINUTES["unclaimed_minutes"] = (5, 7 * 24 * 60)
 
@@ -51,9 +51,30 @@ def chosen_channels(settings, event):
     return [channel for channel in CHANNELS if channel in picked and offered(event, channel)]
 
 
+def split_addresses(value):
+    """The addresses of a comma-, semicolon- or space-separated list, as written."""
+    return [a.strip() for a in re.split(r"[,;\s]+", value or "") if a.strip()]
+
+
 def recipients(settings):
-    """The e-mail addresses notifications go to."""
-    return [a.strip() for a in re.split(r"[,;\s]+", settings.email_to or "") if a.strip()]
+    """The e-mail addresses notifications go to, as stored."""
+    return split_addresses(settings.email_to)
+
+
+def sendable_recipients(settings):
+    """The stored recipients the mail outbox accepts, normalised, and how many it would refuse.
+
+    Recipients saved before they were checked as the mail outbox checks them may be refused
+    there; they are counted, never named, so that the caller can skip them without logging an
+    address.
+    """
+    good, refused = [], 0
+    for address in recipients(settings):
+        try:
+            good.append(normalise_address(address, field="email_to"))
+        except ValidationFailed:
+            refused += 1
+    return list(dict.fromkeys(good)), refused
 
 
 def seal_token(token):
@@ -89,11 +110,14 @@ def checked_minutes(name, value):
 
 
 def checked_emails(value):
-    """Comma-separated addresses, each checked; blank means no e-mail."""
-    addresses = [a.strip() for a in re.split(r"[,;\s]+", value or "") if a.strip()]
-    for address in addresses:
-        if not EMAIL.match(address) or len(address) > 254:
-            raise field_error("email_to", f"{address} is not an e-mail address.")
+    """Comma-separated addresses, each checked as the mail outbox checks them and stored in its
+    normal form; blank means no e-mail."""
+    addresses = []
+    for address in split_addresses(value):
+        try:
+            addresses.append(normalise_address(address, field="email_to"))
+        except ValidationFailed as error:
+            raise field_error("email_to", f"{address}: {error.message}") from error
     joined = ", ".join(dict.fromkeys(addresses))
     if len(joined) > 500:
         raise field_error("email_to", "Name fewer recipients (500 characters at most).")

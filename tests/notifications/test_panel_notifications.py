@@ -74,6 +74,7 @@ def test_the_grid_saves_the_channels_of_each_event_and_seals_the_token(as_admin,
         ("telegram_chat_id", "not a chat"),
         ("telegram_token", "123:short"),
         ("email_to", "owner@, nobody"),
+        ("email_to", "owner@shop.example, ops@shop.local"),  # refused by the mail outbox
     ],
 )
 def test_bad_settings_are_refused_naming_the_field(as_admin, brand, field, value):
@@ -83,6 +84,23 @@ def test_bad_settings_are_refused_naming_the_field(as_admin, brand, field, value
     assert f'id="{field}-error"' in html
     db.session.expire_all()
     assert db.session.execute(db.text("SELECT count(*) FROM notification_settings")).scalar() == 0
+
+
+def test_a_recipient_the_mail_outbox_refuses_is_named_and_nothing_is_saved(as_admin, brand):
+    form = {**FORM, "email_to": "owner@shop.example, ops@shop.local"}
+    response = post_form(as_admin, "/panel/notifications", form)
+    assert response.status_code == 422
+    html = response.get_data(as_text=True)
+    assert 'id="email_to-error"' in html and "ops@shop.local: Not a valid e-mail address" in html
+    db.session.expire_all()
+    assert settings_for(brand.id).email_to is None
+
+
+def test_recipients_are_stored_in_the_mail_outboxs_normal_form(as_admin, brand):
+    form = {**FORM, "email_to": "Owner@SHOP.Example; books@shop.example, Owner@shop.example"}
+    assert post_form(as_admin, "/panel/notifications", form).status_code == 302
+    db.session.expire_all()
+    assert settings_for(brand.id).email_to == "Owner@shop.example, books@shop.example"
 
 
 def test_the_test_button_queues_a_test_that_reaches_telegram(as_admin, brand, telegram):
