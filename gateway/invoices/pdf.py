@@ -4,6 +4,7 @@ Bengali.
 
 from flask_babel import gettext as _
 
+from ..payments.dashboard import brand_zone
 from ..pdfs import MUTED, RULE, new_document, text
 from ..states import INVOICE_DRAFT, INVOICE_OVERDUE, INVOICE_PAID, INVOICE_SENT
 from .lifecycle import invoice_url, paying_payment
@@ -49,10 +50,11 @@ def header(pdf, invoice, language):
         new_x="LMARGIN",
         new_y="NEXT",
     )
+    issued = invoice.created_at.astimezone(brand_zone(invoice.brand)).date()  # as the panel shows
     pdf.cell(
         width,
         5,
-        _("Issued: %(date)s", date=date_text(invoice.created_at.date(), language)),
+        _("Issued: %(date)s", date=date_text(issued, language)),
         align="R",
         new_x="LMARGIN",
         new_y="NEXT",

@@ -7,6 +7,7 @@ from markupsafe import escape
 from ..answer_commit import commit_work
 from ..domain_errors import ValidationFailed
 from ..mail.outbox import mail_configured, send_mail
+from ..mail.settings import sendable_address
 from ..sms.outbound import queue_sms
 from .lifecycle import invoice_url, mark_sent
 from .models.invoice import LANGUAGES
@@ -28,6 +29,13 @@ def checked_channels(invoice, channels):
         if not customer.email:
             raise ValidationFailed.field(
                 "channels", "The customer has no e-mail address.", "no_email"
+            )
+        if not sendable_address(customer.email):
+            raise ValidationFailed.field(
+                "channels",
+                "Mail cannot be sent to the customer's e-mail address: correct it on the "
+                "customer, or send by SMS.",
+                "unsendable_email",
             )
         if not mail_configured(invoice.brand_id):
             raise ValidationFailed.field(
@@ -59,7 +67,10 @@ def send_reminder(invoice):
     """The one reminder of an overdue invoice, by every channel the customer and brand allow."""
     channels = []
     if invoice.customer.email and mail_configured(invoice.brand_id):
-        channels.append("email")
+        if sendable_address(invoice.customer.email):
+            channels.append("email")
+        else:  # the address stays out of the log: it is the customer's
+            log.warning("invoice %s: its customer's e-mail address cannot take mail", invoice.id)
     if invoice.customer.phone:
         channels.append("sms")
     if not channels:

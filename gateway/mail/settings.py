@@ -44,6 +44,16 @@ def normalise_address(value, field="from_address"):
         raise ValidationFailed.field(field, f"Not a valid e-mail address: {error}") from error
 
 
+def sendable_address(value):
+    """Whether send_mail takes `value` as a recipient: an address normalise_address does not
+    refuse (the customers API accepts some it does, e.g. on a .test or .local domain)."""
+    try:
+        normalise_address(value, field="to")
+    except ValidationFailed:
+        return False
+    return True
+
+
 def checked_values(data):
     """The settings from a form, validated: host (a public server, where private ones are not
     allowed), port, security and from address."""

@@ -8,6 +8,7 @@ import pytest
 
 from gateway.extensions import db
 from gateway.invoices.models.invoice import Invoice
+from gateway.mail.models.mail import OutboundMail
 from tests.bad_input import BAD_EMAILS, BAD_PHONES, JSON, assert_refused, body_cases, raw_body, send
 from tests.invoices.conftest import an_invoice
 
@@ -288,6 +289,34 @@ def test_send_refuses_a_channel_it_cannot_use(client, auth, brand, channels, cod
     )
     assert_refused(response, 422, code, "channels")
     assert db.session.get(Invoice, invoice.id).status == "draft"
+
+
+@pytest.mark.parametrize("address", ["buyer@shop.test", "a@b.local", "shop@localhost"])
+def test_send_by_email_refuses_an_address_mail_cannot_take(
+    client, auth, brand, smtp_server, address
+):
+    smtp_server.configure(brand)
+    customer = client.post(
+        "/api/v1/customers", json={"name": "Odd", "email": address}, headers=auth
+    )
+    assert customer.status_code == 201, customer.json  # the customers API takes the address
+    customer_id = str(customer.json["data"]["id"])
+    created = client.post(
+        URL, json={"customer_id": customer_id, "items": GOOD["items"]}, headers=auth
+    )
+    assert created.status_code == 201, created.json
+
+    response = client.post(
+        f"{URL}/{created.json['data']['invoice_id']}/send",
+        json={"channels": ["email"]},
+        headers=auth,
+    )
+
+    assert_refused(response, 422, "VALIDATION_ERROR", "channels")
+    assert [error["code"] for error in response.json["errors"]] == ["unsendable_email"]
+    db.session.expire_all()
+    assert db.session.scalar(db.select(Invoice.status)) == "draft"
+    assert db.session.scalar(db.select(db.func.count()).select_from(OutboundMail)) == 0
 
 
 def test_a_sent_invoice_cannot_be_changed_and_a_void_one_cannot_be_sent(client, auth, brand):

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pytest
 import requests
+from freezegun import freeze_time
 from pypdf import PdfReader
 
 from gateway.domain_errors import InvalidState, ValidationFailed
@@ -240,6 +241,24 @@ def test_a_draft_s_pdf_carries_no_pay_link_and_says_it_is_not_sent(invoice, lang
         assert "DRAFT: not sent yet" in text
     mark_sent(invoice)
     assert f"/invoice/{invoice.token}" in pdf_text(render_invoice_pdf(invoice, language))
+
+
+@pytest.mark.parametrize(
+    "zone,written_at,issued",
+    [
+        ("Asia/Dhaka", "2025-01-01 20:00:00", "2025-01-02"),  # 02:00 the next day in Dhaka
+        ("Asia/Kathmandu", "2025-01-01 18:15:00", "2025-01-02"),  # UTC+5:45: 00:00 there
+        ("America/New_York", "2025-01-02 03:00:00", "2025-01-01"),  # 22:00 the evening before
+    ],
+)
+def test_the_pdf_is_issued_on_the_brands_local_day(brand, zone, written_at, issued):
+    brand.timezone = zone
+    db.session.commit()
+    with freeze_time(written_at):
+        invoice = an_invoice(brand)
+    db.session.expire_all()  # created_at as stored, read back
+    invoice = db.session.get(Invoice, invoice.id)
+    assert f"Issued: {issued}" in pdf_text(render_invoice_pdf(invoice, "en"))
 
 
 def test_the_pdf_in_bangla_has_bangla_words_and_digits(invoice):
