@@ -143,7 +143,8 @@ def device_dashboard(device):
         "payments": {
             "awaiting_sms": waiting,
             "completed_today": today["completed"],
-            "completed_today_amount": sum(today["volume"].values(), Decimal("0.00")),
+            # One currency's money: adding taka to dollars makes no figure anyone can use.
+            "completed_today_amount": today["revenue"],
         },
         "outbound_queued": db.session.execute(
             db.select(db.func.count())

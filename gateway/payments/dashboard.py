@@ -7,11 +7,24 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from flask import current_app
 
 from ..clock import utcnow
+from ..db_types import Money
 from ..extensions import db
 from ..money import CENT
 from .models.payment import PAID_STATUSES, PAYMENT_STATUSES, Payment, Transaction
 
 SERIES_DAYS = 30
+
+# What the merchant keeps of a paid payment, in its currency: its amount less what was refunded of
+# it. A refund may return the method fee too (brands.refund_fee), so `amount_refunded` can pass the
+# amount by the fee; the fee was never part of the amount, so only up to the amount comes off it.
+NET_PAID = db.type_coerce(
+    Payment.amount
+    - db.case(
+        (Payment.amount_refunded < Payment.amount, Payment.amount_refunded),
+        else_=Payment.amount,
+    ),
+    Money,
+)
 
 
 def dashboard_summary(brand, now=None, livemode=True):
@@ -22,7 +35,7 @@ def dashboard_summary(brand, now=None, livemode=True):
     counts = status_counts(brand, livemode=livemode)
     total = sum(counts.values())
     paid = sum(counts[status] for status in PAID_STATUSES)
-    completed, refunded = paid_volumes(brand, livemode)
+    completed, refunded, net = paid_volumes(brand, livemode)
     daily = daily_series(brand, zone, now, livemode)
     _, starts, end = local_days(zone, now)
     return {
@@ -32,9 +45,7 @@ def dashboard_summary(brand, now=None, livemode=True):
         "total_count": total,
         "completed_volume": completed,
         "refunded_volume": refunded,
-        "net_volume": {
-            currency: completed[currency] - refunded[currency] for currency in completed
-        },
+        "net_volume": net,
         "success_rate": rate(paid, total),
         "windows": {
             "today": status_window(brand, starts[-1], end, livemode),
@@ -93,10 +104,14 @@ def status_counts(brand, since=None, until=None, livemode=True):
 
 
 def paid_volumes(brand, livemode=True):
-    """Gross paid and refunded amounts per currency over every paid payment of one mode."""
+    """Gross paid, refunded (the money returned, fees included) and net (NET_PAID) amounts per
+    currency over every paid payment of one mode."""
     rows = db.session.execute(
         db.select(
-            Payment.currency, db.func.sum(Payment.amount), db.func.sum(Payment.amount_refunded)
+            Payment.currency,
+            db.func.sum(Payment.amount),
+            db.func.sum(Payment.amount_refunded),
+            db.func.sum(NET_PAID),
         )
         .where(
             Payment.brand_id == brand.id,
@@ -105,11 +120,12 @@ def paid_volumes(brand, livemode=True):
         )
         .group_by(Payment.currency)
     ).all()
-    completed, refunded = zeroed(brand), zeroed(brand)
-    for currency, amount, amount_refunded in rows:
+    completed, refunded, net = zeroed(brand), zeroed(brand), zeroed(brand)
+    for currency, amount, amount_refunded, kept in rows:
         completed[currency] = amount
         refunded[currency] = amount_refunded
-    return completed, refunded
+        net[currency] = kept
+    return completed, refunded, net
 
 
 def local_days(zone, now, days=SERIES_DAYS):

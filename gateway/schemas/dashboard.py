@@ -55,8 +55,14 @@ class DashboardSummarySchema(BaseSchema):
     completed_volume = per_currency(
         "Gross amount of completed, partially refunded and refunded payments."
     )
-    refunded_volume = per_currency("Amount refunded on those payments.")
-    net_volume = per_currency("completed_volume minus refunded_volume.")
+    refunded_volume = per_currency(
+        "Amount refunded on those payments, the method fees returned with them included."
+    )
+    net_volume = per_currency(
+        "What the merchant kept of those payments: each one's amount less what was refunded of "
+        "it. A refund that returned the method fee too is in refunded_volume in full, but takes "
+        "no more than the payment's amount off net_volume, which is never below zero."
+    )
     success_rate = fields.String(
         allow_none=True,
         metadata={

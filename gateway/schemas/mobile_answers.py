@@ -251,7 +251,11 @@ class DashboardPaymentsSchema(BaseSchema):
     )
     completed_today = fields.Integer(required=True)
     completed_today_amount = Amount(
-        required=True, metadata={"description": "Gross amount completed today, all currencies."}
+        required=True,
+        metadata={
+            "description": "Gross amount completed today in the brand's first currency: "
+            "today.revenue, in today.currency (each currency is in today.volume)."
+        },
     )
 
 

@@ -63,6 +63,39 @@ def test_summary_counts_volumes_and_success_rate(brand, history):
     assert summary["success_rate"] == Decimal("50.00")  # 6 paid of 12
 
 
+@pytest.fixture
+def refunded_with_fees(brand):
+    """Two ৳ payments with an ৳18.50 method fee, the brand refunding fees: 500.00 refunded whole
+    (518.50 returned), 1000.00 refunded 400.00; and 20.00 USD kept."""
+    brand.refund_fee = True
+    db.session.commit()
+    whole = completed_payment(brand=brand, amount=Decimal("500.00"), fee=Decimal("18.50"))
+    partly = completed_payment(brand=brand, amount=Decimal("1000.00"), fee=Decimal("18.50"))
+    completed_payment(brand=brand, amount=Decimal("20.00"), currency="USD")
+    create_refund(brand, whole.transaction.trx_id)
+    create_refund(brand, partly.transaction.trx_id, Decimal("400.00"))
+
+
+def test_net_volume_takes_off_refunds_but_not_a_refunded_fee(brand, refunded_with_fees):
+    summary = dashboard_summary(brand)
+
+    assert summary["completed_volume"] == {"BDT": Decimal("1500.00"), "USD": Decimal("20.00")}
+    assert summary["refunded_volume"] == {"BDT": Decimal("918.50"), "USD": Decimal("0.00")}
+    assert summary["net_volume"] == {"BDT": Decimal("600.00"), "USD": Decimal("20.00")}
+
+
+def test_summary_endpoint_never_shows_a_negative_net_volume(client, auth, brand):
+    brand.refund_fee = True
+    db.session.commit()
+    payment = completed_payment(brand=brand, amount=Decimal("500.00"), fee=Decimal("18.50"))
+    create_refund(brand, payment.transaction.trx_id)
+
+    data = client.get("/api/v1/dashboard/summary", headers=auth).get_json()["data"]
+
+    assert data["refunded_volume"]["BDT"] == "518.50"
+    assert data["net_volume"] == {"BDT": "0.00", "USD": "0.00"}
+
+
 def test_days_are_counted_in_dhaka_time(brand, history):
     summary = dashboard_summary(brand, now=datetime(2024, 5, 10, 20, tzinfo=timezone.utc))
     daily = summary["daily"]

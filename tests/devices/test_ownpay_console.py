@@ -182,6 +182,21 @@ def test_the_dashboard_shows_todays_money_and_payments_in_the_brands_time_zone(
     assert (today["completed"], today["volume"]) == (2, {"BDT": "100.00", "USD": "10.50"})
 
 
+@pytest.mark.parametrize("currencies, amount", [("BDT,USD", "100.00"), ("USD,BDT", "10.50")])
+def test_completed_today_amount_is_todays_revenue_in_the_brands_first_currency(
+    client, brand, shop_day, currencies, amount
+):
+    """Taka and dollars completed today are never added into one figure."""
+    brand.currencies = currencies
+    db.session.commit()
+    with freeze_time(NOW):
+        _, tokens, _ = paired_device(brand, device_id=app_device_id())
+        snapshot = unwrapped(client.get(f"{API}/dashboard", headers=bearer(tokens["access_token"])))
+
+    assert snapshot["payments"]["completed_today_amount"] == amount
+    assert snapshot["today"]["revenue"] == amount
+
+
 @pytest.mark.parametrize(
     "zone, date", [("America/New_York", "2024-05-10"), ("Mars/Olympus_Mons", "2024-05-11")]
 )
