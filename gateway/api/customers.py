@@ -24,8 +24,9 @@ blp = resource_blueprint(
 @blp.response(201, envelope(CustomerSchema))
 def create_customer(data):
     """Create a profile; an e-mail already on file is a 409."""
-    customer = customers.create_customer(caller_brand(), data, current_livemode())
-    return single(customers.with_totals([customer])[0])
+    brand = caller_brand()
+    customer = customers.create_customer(brand, data, current_livemode())
+    return single(customers.with_totals([customer], brand)[0])
 
 
 @blp.get("")
@@ -33,18 +34,18 @@ def create_customer(data):
 @blp.response(200, envelope(CustomerSchema, many=True))
 def list_customers(args):
     """The brand's customers, newest first, with what each has paid."""
-    rows, meta = paginate(
-        customers.list_customers_query(caller_brand(), args, current_livemode()), args
-    )
-    return listing(customers.with_totals(rows), meta)
+    brand = caller_brand()
+    rows, meta = paginate(customers.list_customers_query(brand, args, current_livemode()), args)
+    return listing(customers.with_totals(rows, brand), meta)
 
 
 @blp.get("/<ident>")
 @blp.response(200, envelope(CustomerSchema))
 def read_customer(ident):
     """Read a profile by id, e-mail address or telephone number."""
-    customer = customers.get_customer(caller_brand(), ident, current_livemode())
-    return single(customers.with_totals([customer])[0])
+    brand = caller_brand()
+    customer = customers.get_customer(brand, ident, current_livemode())
+    return single(customers.with_totals([customer], brand)[0])
 
 
 @blp.patch("/<ident>")
@@ -52,10 +53,11 @@ def read_customer(ident):
 @blp.response(200, envelope(CustomerSchema))
 def update_customer(data, ident):
     """Change a profile's name, e-mail or phone."""
+    brand = caller_brand()
     customer = customers.update_customer(
-        customers.get_customer(caller_brand(), ident, current_livemode()), data
+        customers.get_customer(brand, ident, current_livemode()), data
     )
-    return single(customers.with_totals([customer])[0])
+    return single(customers.with_totals([customer], brand)[0])
 
 
 @blp.delete("/<ident>")

@@ -36,13 +36,14 @@ def customer_by_id(customer_id):
 def customers():
     """Every customer of the brand with their payment count and paid total."""
     text = filter_text("q", 100)
+    brand = current_brand()
     rows, meta = paginate(
-        list_customers_query(current_brand(), {"q": text}, panel_livemode()),
+        list_customers_query(brand, {"q": text}, panel_livemode()),
         {"page": page_number(), "per_page": PER_PAGE},
     )
     return render_template(
         "panel/customers.html",
-        customers=with_totals(rows),
+        customers=with_totals(rows, brand),
         meta=meta,
         q=text,
         filters={"q": text} if text else {},
@@ -62,7 +63,7 @@ def customer_detail(customer_id):
     rows, meta = paginate(query, {"page": page_number(), "per_page": PER_PAGE})
     return render_template(
         "panel/customer.html",
-        customer=with_totals([customer])[0],
+        customer=with_totals([customer], current_brand())[0],
         payments=rows,
         meta=meta,
         filters={},

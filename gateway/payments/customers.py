@@ -10,6 +10,7 @@ from ..clock import utcnow
 from ..db_types import row_id
 from ..domain_errors import AlreadyExists, ValidationFailed, not_found
 from ..extensions import db
+from .dashboard import NET_PAID
 from .models.customer import Customer
 from .models.payment import PAID_STATUSES, Payment
 
@@ -161,13 +162,20 @@ def list_customers_query(brand, filters, livemode=True):
     return query.order_by(Customer.created_at.desc(), Customer.id.desc())
 
 
-def with_totals(customers):
-    """The customers, each given `payment_count` and `total_paid`, from one query for them all."""
+def with_totals(customers, brand):
+    """The brand's customers, each given `payment_count`, `total_paid_by_currency` (what their paid
+    payments came to net of refunds, per currency they paid in, the brand's currencies first in
+    its order) and `total_paid` (that figure in the brand's first currency), from one query."""
+    accepted = brand.currency_list
+    place = {code: place for place, code in enumerate(accepted)}
     totals = customer_totals([customer.id for customer in customers])
     for customer in customers:
-        count, paid = totals.get(customer.id, (0, None))
+        count, paid_in = totals.get(customer.id, (0, {}))
         customer.payment_count = count
-        customer.total_paid = Decimal(paid or 0).quantize(Decimal("0.01"))
+        customer.total_paid_by_currency = dict(
+            sorted(paid_in.items(), key=lambda item: (place.get(item[0], len(place)), item[0]))
+        )
+        customer.total_paid = paid_in.get(accepted[0], Decimal("0.00"))
     return customers
 
 
@@ -235,16 +243,26 @@ def delete_customer(customer):
 
 
 def customer_totals(customer_ids):
-    """Payment count and paid total per customer id, in one query."""
+    """Per customer id, from one query: (payment count, {currency: paid net of refunds} of each
+    currency paid in)."""
     if not customer_ids:
         return {}
+    paid = Payment.status.in_(PAID_STATUSES)
     rows = db.session.execute(
         db.select(
             Payment.customer_id,
-            db.func.count(Payment.id),
-            db.func.sum(db.case((Payment.status.in_(PAID_STATUSES), Payment.amount), else_=0)),
+            Payment.currency,
+            db.func.count(Payment.id).label("payments"),
+            db.func.count(db.case((paid, Payment.id))).label("paid"),
+            db.func.sum(db.case((paid, NET_PAID), else_=0)).label("net"),
         )
         .where(Payment.customer_id.in_(customer_ids))
-        .group_by(Payment.customer_id)
+        .group_by(Payment.customer_id, Payment.currency)
     ).all()
-    return {row[0]: (row[1], row[2]) for row in rows}
+    totals = {}
+    for row in rows:
+        count, paid_in = totals.get(row.customer_id, (0, {}))
+        if row.paid:
+            paid_in[row.currency] = row.net
+        totals[row.customer_id] = (count + row.payments, paid_in)
+    return totals

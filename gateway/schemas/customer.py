@@ -4,6 +4,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from .common import Amount, BaseSchema, ChangeSchema, Livemode, PageArgs, Phone, Timestamp
+from .dashboard import per_currency
 
 CONTACT_MESSAGE = "Give an e-mail address or a telephone number."
 CHANGE_MESSAGE = "Send at least one of name, email and phone."
@@ -42,7 +43,16 @@ class CustomerSchema(BaseSchema):
     phone = fields.String(allow_none=True)
     created_at = Timestamp()
     payment_count = fields.Integer()
-    total_paid = Amount()
+    total_paid = Amount(
+        metadata={
+            "description": "What the customer's paid payments came to, refunds taken off, in the "
+            "brand's first currency; every currency is in total_paid_by_currency."
+        }
+    )
+    total_paid_by_currency = per_currency(
+        "What the customer's paid payments (completed, partially_refunded, refunded) came to, "
+        "refunds taken off (a refunded method fee is not), in each currency they paid in."
+    )
     livemode = Livemode()
 
 

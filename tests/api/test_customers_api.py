@@ -9,6 +9,7 @@ import pytest
 from gateway.extensions import db
 from gateway.payments.models.customer import Customer
 from gateway.payments.models.payment import Payment
+from gateway.payments.refunds import create_refund
 from tests.bad_input import BAD_EMAILS, BAD_PHONES, JSON, assert_refused, body_cases, raw_body, send
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
 
@@ -21,6 +22,7 @@ PROFILE_FIELDS = [
     "created_at",
     "payment_count",
     "total_paid",
+    "total_paid_by_currency",
     "livemode",
 ]
 
@@ -48,6 +50,7 @@ def test_create_customer_returns_201_with_the_normalised_profile(client, auth):
     assert body["data"]["phone"] == "+8801712345678"
     assert body["data"]["payment_count"] == 0
     assert body["data"]["total_paid"] == "0.00"
+    assert body["data"]["total_paid_by_currency"] == {}
     assert db.session.get(Customer, body["data"]["id"]).name == "Rahim Uddin"
 
 
@@ -127,6 +130,31 @@ def test_read_customer_shows_payment_count_and_total_paid(client, auth, brand):
 
     assert data["payment_count"] == 3
     assert data["total_paid"] == "200.00"
+
+
+def test_total_paid_is_kept_per_currency_and_net_of_refunds(client, auth, brand):
+    customer = CustomerFactory(brand=brand)
+    completed_payment(brand=brand, customer=customer, amount=Decimal("1000.00"))
+    completed_payment(brand=brand, customer=customer, amount=Decimal("10.00"), currency="USD")
+    refunded = completed_payment(brand=brand, customer=customer, amount=Decimal("300.00"))
+    partly = completed_payment(brand=brand, customer=customer, amount=Decimal("200.00"))
+    create_refund(brand, refunded.transaction.trx_id)
+    create_refund(brand, partly.transaction.trx_id, Decimal("50.00"))
+
+    data = client.get(f"{URL}/{customer.id}", headers=auth).json["data"]
+
+    assert data["payment_count"] == 4
+    assert data["total_paid_by_currency"] == {"BDT": "1150.00", "USD": "10.00"}
+    assert data["total_paid"] == "1150.00"  # the brand's first currency, BDT
+
+
+def test_total_paid_is_the_first_currency_s_even_when_nothing_was_paid_in_it(client, auth, brand):
+    customer = CustomerFactory(brand=brand)
+    completed_payment(brand=brand, customer=customer, amount=Decimal("10.00"), currency="USD")
+
+    data = client.get(f"{URL}/{customer.id}", headers=auth).json["data"]
+
+    assert (data["total_paid"], data["total_paid_by_currency"]) == ("0.00", {"USD": "10.00"})
 
 
 @pytest.mark.parametrize(
@@ -509,11 +537,42 @@ def test_with_totals_reads_a_whole_page_in_one_query(brand, sql_statements):
         completed_payment(brand=brand, customer=customer, amount=Decimal("5.00"))
     db.session.expire_all()
     customers = [db.session.get(Customer, customer.id) for customer in customers]
+    db.session.refresh(brand)  # the caller has its brand: the request read it with its key
     sql_statements.clear()
 
-    with_totals(customers)
+    with_totals(customers, brand)
 
     assert len(sql_statements) == 1
     assert [(c.payment_count, c.total_paid) for c in customers] == [(1, Decimal("5.00"))] * 3 + [
         (0, Decimal("0.00"))
     ] * 2
+
+
+def test_with_totals_keeps_currencies_apart_and_a_refunded_fee_off_in_one_query(
+    brand, sql_statements
+):
+    """A refund that returned the method fee too (518.50 of a 500.00 payment) takes the payment
+    to 0.00, not below."""
+    from gateway.payments.customers import with_totals
+
+    brand.refund_fee = True
+    db.session.commit()
+    customer = CustomerFactory(brand=brand)
+    completed_payment(brand=brand, customer=customer, amount=Decimal("300.00"))
+    completed_payment(brand=brand, customer=customer, amount=Decimal("12.50"), currency="USD")
+    with_fee = completed_payment(
+        brand=brand, customer=customer, amount=Decimal("500.00"), fee=Decimal("18.50")
+    )
+    create_refund(brand, with_fee.transaction.trx_id)
+    PaymentFactory(brand=brand, customer=customer, currency="USD", amount=Decimal("99.00"))
+    db.session.expire_all()
+    customer = db.session.get(Customer, customer.id)
+    db.session.refresh(brand)  # the caller has its brand: the request read it with its key
+    sql_statements.clear()
+
+    [row] = with_totals([customer], brand)
+
+    assert len(sql_statements) == 1
+    assert row.payment_count == 4
+    assert row.total_paid_by_currency == {"BDT": Decimal("300.00"), "USD": Decimal("12.50")}
+    assert row.total_paid == Decimal("300.00")

@@ -8,6 +8,7 @@ from gateway.accounts.models.audit import AuditLog
 from gateway.extensions import db
 from gateway.payments.models.customer import Customer
 from gateway.payments.models.payment import Payment
+from gateway.payments.refunds import create_refund
 from tests.factories import CustomerFactory, PaymentFactory, completed_payment
 from tests.panel.conftest import audit_actions, post_form, reloaded
 
@@ -28,6 +29,31 @@ def test_the_list_shows_counts_and_paid_totals(as_staff, rahim, other_brand):
     CustomerFactory(brand=other_brand, name="Someone Else")
     html = as_staff.get("/panel/customers").get_data(as_text=True)
     assert "Rahim Uddin" in html and "৳ 1,250.00" in html and "Someone Else" not in html
+
+
+def test_paid_totals_show_each_currency_on_its_own_net_of_refunds(as_staff, brand, rahim):
+    completed_payment(brand=brand, customer=rahim, amount=Decimal("10.00"), currency="USD")
+    refunded = completed_payment(brand=brand, customer=rahim, amount=Decimal("400.00"))
+    create_refund(brand, refunded.transaction.trx_id)
+    CustomerFactory(brand=brand, name="Browser Only")
+
+    listing = as_staff.get("/panel/customers").get_data(as_text=True)
+    profile = as_staff.get(f"/panel/customers/{rahim.id}").get_data(as_text=True)
+
+    for html in (listing, profile):
+        assert '<span class="amount-line">৳ 1,250.00</span>' in html
+        assert '<span class="amount-line">$ 10.00</span>' in html
+        assert "1,260.00" not in html and "1,650.00" not in html
+    assert "৳ 0.00" in listing  # the customer who paid nothing, in the brand's first currency
+
+
+def test_a_profile_paid_only_in_another_currency_shows_only_that_currency(as_staff, brand):
+    customer = CustomerFactory(brand=brand, name="Dollar Buyer")
+    completed_payment(brand=brand, customer=customer, amount=Decimal("12.50"), currency="USD")
+
+    html = as_staff.get(f"/panel/customers/{customer.id}").get_data(as_text=True)
+
+    assert '<span class="amount-line">$ 12.50</span>' in html and "৳ 12.50" not in html
 
 
 @pytest.mark.parametrize(
