@@ -18,6 +18,8 @@ REFS = [
     "Order#55, size L; thanks!",
     "Balance Tk 9.00 ok",
     "TrxID FAKE999999",
+    "refund of loan, bonus or cashback",
+    "Reversal: interest, reward",
 ]
 
 
@@ -75,6 +77,20 @@ def test_a_multi_word_ref_changes_nothing_the_text_says(fmt, ref):
     assert (parsed.trx_id, parsed.counterparty) == ("ABC1234567", "01711000101")
     if fmt in ("bkash", "rocket"):  # they print their own fee after the Ref: that one counts
         assert parsed.fee == Decimal("0.00")
+
+
+@pytest.mark.parametrize(
+    "word, kind",
+    [("refund", "refund"), ("cashback", "cashback"), ("bonus", "reward"), ("loan", "loan")],
+)
+@pytest.mark.parametrize("fmt", ["bkash", "rocket", "upay"])
+def test_why_money_came_counts_in_the_providers_words_never_in_the_ref(fmt, word, kind):
+    sender, build = FORMATS[fmt]
+    typed = parse_sms(sender, build(word))
+    said = parse_sms(sender, build("Order 5").replace("01711000101", f"01711000101 as {word}", 1))
+    assert (typed.kind, typed.incoming) == ("receive", True)
+    assert (said.kind, said.incoming) == (kind, False)
+    assert (said.amount, said.trx_id) == (Decimal("1000.00"), "ABC1234567")
 
 
 CREDITS = [

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gateway.sms.parsing as sms
+from gateway.sms.balance_chain import CREDIT_KINDS, DEBIT_KINDS
 from gateway.sms.parsing import (
     ParsedSms,
     build_sms_text,
@@ -284,6 +285,137 @@ def test_a_ref_cannot_turn_a_payment_into_a_cashback_or_back():
     )
     parsed = parse_sms("bKash", text)
     assert (parsed.kind, parsed.incoming, parsed.amount) == ("receive", True, Decimal("10.00"))
+
+
+# Money in that no customer paid, worded amount first: the reason follows the amount, so the
+# earliest trigger alone reads an ordinary receive. Amount and TrxID stay, for the balance chain.
+AMOUNT_FIRST_NOT_A_PAYMENT = [
+    pytest.param(
+        "bKash",
+        "You have received Tk 50.00 as cashback. Balance Tk 550.00. TrxID BLU1H6X87P at "
+        "30/12/2024 13:22",
+        ("cashback", "50.00", None),
+        id="bkash-as-cashback",
+    ),
+    pytest.param(
+        "bKash",
+        "You have received Tk 50.00 cashback for Payment to Daraz. Balance Tk 550.00. TrxID "
+        "BLU1H6X87P at 30/12/2024 13:22",
+        ("cashback", "50.00", None),
+        id="bkash-cashback-for-a-payment",
+    ),
+    pytest.param(
+        "bKash",
+        "You have received Tk 50.00 bonus. Balance Tk 550.00. TrxID BLU1H6X87P at 30/12/2024 13:22",
+        ("reward", "50.00", None),
+        id="bkash-bonus",
+    ),
+    pytest.param(
+        "bKash",
+        "You have received Tk 50.00 as reward. Balance Tk 550.00. TrxID BLU1H6X87P at "
+        "30/12/2024 13:22",
+        ("reward", "50.00", None),
+        id="bkash-as-reward",
+    ),
+    pytest.param(
+        "bKash",
+        "You have received Tk 900.00 loan from City Bank. Balance Tk 950.00. TrxID "
+        "BLU1H6X87P at 30/12/2024 13:22",
+        ("loan", "900.00", None),
+        id="bkash-loan",
+    ),
+    pytest.param(
+        "bKash",
+        "You have received Tk 500.00 from 01711000101 as refund of unsuccessful Send Money. "
+        "Balance Tk 1,000.00. TrxID BLU1H6X87P at 30/12/2024 13:22",
+        ("refund", "500.00", "01711000101"),
+        id="bkash-failed-send-refund",
+    ),
+    pytest.param(
+        "bKash",
+        "You have received Tk 500.00 refund from Daraz. Balance Tk 1,000.00. TrxID "
+        "BLU1H6X87P at 30/12/2024 13:22",
+        ("refund", "500.00", None),
+        id="bkash-merchant-refund",
+    ),
+    pytest.param(
+        "upay",
+        "Tk. 500.00 has been received from 01540000301 as cashback. Balance Tk. 1000.00. "
+        "TrxID 01K7C8Z24V at 12/10/2025 19:15",
+        ("cashback", "500.00", "01540000301"),
+        id="upay-as-cashback",
+    ),
+]
+
+
+@pytest.mark.parametrize("sender, text, expected", AMOUNT_FIRST_NOT_A_PAYMENT)
+def test_cashback_reward_loan_or_refund_worded_amount_first_is_not_incoming(sender, text, expected):
+    parsed = parse_sms(sender, text)
+    kind, amount, counterparty = expected
+    assert (parsed.kind, parsed.incoming) == (kind, False)
+    assert (parsed.amount, parsed.counterparty) == (Decimal(amount), counterparty)
+    assert parsed.trx_id and parsed.balance  # still a credit the balance chain follows
+    assert parsed.kind in CREDIT_KINDS
+
+
+# Bank alerts that are no customer's transfer: a reversal, a refund or interest credited to the
+# account (money in, chained as a credit), and the account's own transfer out worded as the
+# beneficiary's credit (money out). Sender ids as phones show them.
+BANK_NOT_A_CUSTOMER_CREDIT = [
+    pytest.param(
+        "16216",
+        "Dear Sir, your A/C ***123 credited (Reversal) by Tk5,000.00 on 01-02-2025 02:55:44 PM "
+        "C/B Tk50,450.00.",
+        ("bank", "refund", "5000.00", "50450.00"),
+        id="dbbl-reversal",
+    ),
+    pytest.param(
+        "EBL",
+        "Your A/C XXXX1234 is credited with BDT 5,000.00 as refund. Available Balance "
+        "BDT 10,000.00",
+        ("bank", "refund", "5000.00", "10000.00"),
+        id="ebl-refund",
+    ),
+    pytest.param(
+        "16216",
+        "Dear Sir, your A/C ***123 credited (Interest) by Tk50.00 on 01-02-2025 C/B Tk50,450.00.",
+        ("bank", "interest", "50.00", "50450.00"),
+        id="dbbl-interest",
+    ),
+    pytest.param(
+        "BRAC BANK",
+        "Dear Customer, your fund transfer of BDT 5,000.00 from A/C#130320**2001 has been "
+        "credited to beneficiary A/C 1234 on 23-03-22. Your A/C balance is TK 1,000.00.",
+        ("bank", "bank_debit", "5000.00", "1000.00"),
+        id="brac-credited-to-beneficiary",
+    ),
+    pytest.param(
+        "16216",
+        "Dear Sir, Tk5,000.00 transferred from your A/C ***123 and credited to A/C ***456 on "
+        "01-02-2025 C/B Tk50,450.00.",
+        ("bank", "bank_debit", "5000.00", "50450.00"),
+        id="dbbl-transferred-from-your-account",
+    ),
+    pytest.param(
+        "16216",
+        "Tk5,000.00 has been credited to A/C:01711000101 from your A/C. Balance: Tk100.00 "
+        "TxnId:6022415176 Date:27-DEC-25 08:43:52 pm.",
+        ("rocket", "send", "5000.00", "100.00"),
+        id="rocket-credited-to-another-account",
+    ),
+]
+
+
+@pytest.mark.parametrize("sender, text, expected", BANK_NOT_A_CUSTOMER_CREDIT)
+def test_a_bank_reversal_refund_interest_or_own_transfer_out_is_not_incoming(
+    sender, text, expected
+):
+    parsed = parse_sms(sender, text)
+    provider, kind, amount, balance = expected
+    assert (parsed.provider, parsed.kind, parsed.incoming) == (provider, kind, False)
+    assert (parsed.amount, parsed.balance) == (Decimal(amount), Decimal(balance))
+    # Chained the way the money moved: credits before = balance - amount, debits + amount.
+    assert parsed.kind in (DEBIT_KINDS if kind in ("bank_debit", "send") else CREDIT_KINDS)
 
 
 # --- sender ids

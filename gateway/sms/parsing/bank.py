@@ -9,6 +9,7 @@ from .common import (
     CURRENCY,
     DATE,
     HOUR,
+    NOT_A_PAYMENT,
     NUMBER,
     PARTY,
     M,
@@ -33,6 +34,16 @@ BALANCE_REPLY = re.compile(
 )
 AS_ON = re.compile(rf"as\s+(?:on|of)\s+(?P<time>{DATE}(?:\s+{HOUR})?)", re.I)
 
+# The account's own transfer out, confirmed in a credit's words ('… from your A/C … and credited to
+# A/C ***456', '… has been credited to beneficiary A/C …'): money out, wherever it is said.
+OUTGOING = rule(
+    "bank_debit",
+    False,
+    r"from\s+(?:your|ur)\s+(?:a/c|account)(?![a-z])|credited\s+to\s+(?:the\s+)?beneficiary"
+    r"|(?:your|ur)\s+fund\s+transfer",
+)
+NOT_INCOMING = (OUTGOING, *NOT_A_PAYMENT)
+
 RULES = (
     rule("bank_credit", True, r"\bcredited\b|\bdeposited\b|received\s+from|\bcr\.?\s+(?:tk|bdt)"),
     rule(
@@ -55,7 +66,9 @@ def parse(t):
             printed_time=t.grab(time, "time"),
             recognised=True,
         )
-    parsed = apply_rules(PROVIDER, RULES, t, TIME, needs_trx=False)
+    # No free text is blanked: no bank is known to print the payer's own words, and a reason word
+    # in them could only leave a real credit unpaid (stored, matchable by hand), never pay one.
+    parsed = apply_rules(PROVIDER, RULES, t, TIME, needs_trx=False, overrides=NOT_INCOMING)
     if parsed and parsed.counterparty is None:
         # The 'from' clause names the payer; without one, the bracketed channel is all there is.
         party = t.grab(FROM.search(t.folded), "cp") or t.grab(CHANNEL.search(t.folded), "cp")

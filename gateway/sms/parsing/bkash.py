@@ -2,7 +2,7 @@
 
 import re
 
-from .common import HOUR, PARTY, SLASH_DATE, M, apply_rules, rule
+from .common import HOUR, PARTY, REF, SLASH_DATE, M, apply_rules, rule
 
 PROVIDER = "bkash"
 # How a forwarder may name the provider on its first line: a parser hint, never trust (see
@@ -67,7 +67,7 @@ RULES = (
 
 def parse(t):
     """A ParsedSms for a bKash transaction text, or None when it is not one."""
-    return apply_rules(PROVIDER, RULES, t, TIME)
+    return apply_rules(PROVIDER, RULES, t, TIME, free_text=REF)
 
 
 def build(amount, trx_id, counterparty, balance, when):

@@ -334,24 +334,64 @@ def rule(kind, incoming, trigger, amount=None, party=None):
 # Types that are notices when they carry no TrxID (a loan offer, a cashback announcement).
 NOTICE_KINDS = frozenset({"otp", "promotion", "notice", "loan", "cashback", "reward", "interest"})
 
+# Money in that is no customer's payment, however the provider words it. These win over a money-in
+# rule wherever they appear outside the sender's free text ('You have received Tk 50.00 as
+# cashback', '… credited (Reversal) by Tk…'): the earliest trigger cannot tell, the word often
+# follows the amount. Their kinds are credits to the balance chain (sms/balance_chain.py).
+NOT_A_PAYMENT = (
+    rule(
+        "refund",
+        False,
+        r"\brefund(?:s|ed)?\b|\brevers(?:al|ed)\b|\bunsuccessful\b|\breturned\b",
+    ),
+    rule("cashback", False, r"\bcash[\s-]*back\b"),
+    rule("reward", False, r"\b(?:reward|bonus|prize)(?:e?s)?\b"),
+    rule("loan", False, r"\bloans?\b"),
+    rule("interest", False, r"\binterest\b|\bprofit\b"),
+)
+# A wallet's free text, typed by whoever sent the money ('Ref rony.', 'Ref: …', 'Ref No: …',
+# 'Ref-…'): to the end of its line, since it may hold anything, even 'Fee Tk 5 cashback. Fee'. The
+# provider states why money came before it, in its own words. A glued label ('PLCRef:') counts.
+REF = re.compile(r"(?:(?<![a-z])ref|(?-i:Ref))(?:erence)?(?![a-z])[^\n]*", re.I)
 
-def pick_rule(rules, t):
+
+def pick_rule(rules, t, text=None):
     """The rule whose trigger appears earliest (the message's own header beats words in a Ref); ties
-    by order.
+    by order. `text` is the folded text to search, when not all of `t` may speak.
     """
     best = None
     for index, candidate in enumerate(rules):
-        match = candidate.trigger.search(t.folded)
+        match = candidate.trigger.search(t.folded if text is None else text)
         if match and (best is None or match.start() < best[1].start()):
             best = (candidate, match, index)
     return best[:2] if best else (None, None)
 
 
-def apply_rules(provider, rules, t, time_patterns=(), needs_trx=True):
-    """Parse `t` with a provider's rules; None when no rule matches (so another parser may try)."""
+def providers_words(t, free_text=None):
+    """The folded text with the sender's free text blanked out (same length), so only what the
+    provider printed is searched.
+    """
+    if free_text is None:
+        return t.folded
+    return free_text.sub(lambda found: " " * len(found.group()), t.folded)
+
+
+def apply_rules(
+    provider, rules, t, time_patterns=(), needs_trx=True, overrides=NOT_A_PAYMENT, free_text=None
+):
+    """Parse `t` with a provider's rules; None when no rule matches (so another parser may try).
+
+    A money-in rule gives way to the earliest of `overrides` found in the provider's words
+    (`free_text` blanked): the amount and counterparty stay as the money-in rule read them.
+    """
     chosen, match = pick_rule(rules, t)
     if chosen is None:
         return None
+    kind, incoming = chosen.kind, chosen.incoming
+    if incoming:
+        override, _ = pick_rule(overrides, t, providers_words(t, free_text))
+        if override is not None:
+            kind, incoming = override.kind, override.incoming
     amount = to_decimal(t.grab(match, "amount"))
     if amount is None and chosen.amount is not None:
         amount = to_decimal(t.grab(chosen.amount.search(t.folded), "amount"))
@@ -362,8 +402,8 @@ def apply_rules(provider, rules, t, time_patterns=(), needs_trx=True):
     party = tidy_party(t.grab(match, "cp")) or find_party(t, chosen.party)
     parsed = ParsedSms(
         provider=provider,
-        incoming=chosen.incoming,
-        kind=chosen.kind,
+        incoming=incoming,
+        kind=kind,
         amount=amount,
         trx_id=find_trx(t),
         counterparty=party,
@@ -375,7 +415,7 @@ def apply_rules(provider, rules, t, time_patterns=(), needs_trx=True):
     if needs_trx and parsed.trx_id is None:
         # A wallet transaction always prints its TrxID; without one it is a notice or a text we
         # misread.
-        if chosen.kind in NOTICE_KINDS:
-            return ParsedSms(provider=provider, kind=chosen.kind, recognised=True)
+        if kind in NOTICE_KINDS:
+            return ParsedSms(provider=provider, kind=kind, recognised=True)
         return replace(parsed, incoming=False, kind="unknown", recognised=False)
     return parsed

@@ -4,7 +4,7 @@ glued."""
 import re
 from dataclasses import replace
 
-from .common import CURRENCY, HOUR, NUMBER, PARTY, apply_rules, rule
+from .common import CURRENCY, HOUR, NUMBER, PARTY, REF, apply_rules, rule
 
 PROVIDER = "nagad"
 # How a forwarder may name the provider on its first line: a parser hint, never trust (see
@@ -70,7 +70,7 @@ def parse(t):
     """A ParsedSms for a Nagad transaction text, or None; a credit off Nagad's template comes back
     forged.
     """
-    parsed = apply_rules(PROVIDER, RULES, t, TIME)
+    parsed = apply_rules(PROVIDER, RULES, t, TIME, free_text=REF)
     if parsed and parsed.incoming and not _header_has_full_stop(t):
         return replace(parsed, incoming=False, kind="forged")
     return parsed

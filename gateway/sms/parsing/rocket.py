@@ -3,7 +3,7 @@
 
 import re
 
-from .common import DATE, HOUR, PARTY, M, apply_rules, rule
+from .common import DATE, HOUR, PARTY, REF, M, apply_rules, rule
 
 PROVIDER = "rocket"
 # How a forwarder may name the provider on its first line: a parser hint, never trust (see
@@ -27,6 +27,13 @@ RULES = (
     rule("cash_out", False, rf"cash[\s-]*out\s+to\s+{ACCOUNT}{PARTY}"),
     rule("cash_in_sent", False, rf"cash[\s-]*in\s+to\s+{ACCOUNT}{PARTY}"),
     rule("send", False, rf"{M}\s+(?:has\s+been\s+)?(?:sent|transferred)\s+to\s+{ACCOUNT}{PARTY}"),
+    # A transfer out worded as the other side's credit: 'Tk… has been credited to A/C:… from your
+    # A/C'. Only with 'from your A/C': a Dutch-Bangla credit alert must still reach the bank parser.
+    rule(
+        "send",
+        False,
+        rf"{M}\s+(?:has\s+been\s+)?credited\s+to\s+{ACCOUNT}{PARTY}\s+from\s+(?:your|ur)\s+a/c",
+    ),
     rule(
         "payment",
         False,
@@ -41,7 +48,7 @@ def parse(t):
     """A ParsedSms for a Rocket transaction text, or None (16216 also carries Dutch-Bangla Bank
     alerts).
     """
-    return apply_rules(PROVIDER, RULES, t, TIME)
+    return apply_rules(PROVIDER, RULES, t, TIME, free_text=REF)
 
 
 def build(amount, trx_id, counterparty, balance, when):
