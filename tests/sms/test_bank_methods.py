@@ -1,5 +1,7 @@
 """Bank methods: a listed bank's credit alert completes the one live bank claim of its amount, in
-either order; two claims of one amount are left to the merchant."""
+either order, when it is to one of the brand's bank methods (that bank's sender, that account as
+far as it is printed); two claims of one amount, or another bank's alert, are left to the
+merchant."""
 
 from decimal import Decimal
 
@@ -18,9 +20,22 @@ BRAC = (
 )
 
 
-def brac_alert(brand, amount):
-    """A BRAC Bank credit alert forwarded by the shop's phone."""
-    return forward_from(brand, BRAC.format(amount=amount), sender="BRAC BANK")
+# The shop forwards 16216 for Rocket, so its own Dutch-Bangla account's alerts arrive too.
+DUTCH_BANGLA = (
+    "Dear Sir, your A/C ***123 credited (ATM A/C to A/C Transfer Credit) by Tk{amount} on "
+    "01-02-2025 02:55:44 PM C/B Tk50,450.00. NexusPay https://bit.ly/nexuspay"
+)
+
+
+def brac_alert(brand, amount, account="130320**2001"):
+    """A BRAC Bank credit alert forwarded by the shop's phone (to the method's account)."""
+    text = BRAC.format(amount=amount).replace("130320**2001", account)
+    return forward_from(brand, text, sender="BRAC BANK")
+
+
+def dutch_bangla_alert(brand, amount):
+    """A credit alert of the shop's Dutch-Bangla account (not a method), from 16216."""
+    return forward_from(brand, DUTCH_BANGLA.format(amount=amount), sender="16216")
 
 
 @pytest.fixture
@@ -146,3 +161,116 @@ def test_a_bank_method_s_fee_is_charged_with_the_claim_and_the_alert_brings_the_
         early = brac_alert(brand, "1,020.00")
     assert reload(payment).status == "completed"
     assert reload(early).payment_id == payment.id
+
+
+@pytest.mark.parametrize("alert_first", [False, True], ids=["claim first", "alert first"])
+def test_another_bank_s_alert_does_not_pay_the_claim_and_is_left_for_hand_matching(
+    brand, bank, alert_first
+):
+    payment = PaymentFactory(brand=brand, amount=Decimal("50000.00"))
+    if alert_first:
+        sms = dutch_bangla_alert(brand, "50,000.00")
+    submit_bank_claim(payment, bank, "FT-77")
+    if not alert_first:
+        sms = dutch_bangla_alert(brand, "50,000.00")
+    assert (reload(sms).status, reload(sms).payment_id) == ("unmatched", None)
+    assert reload(payment).status == "processing"
+    # The merchant, who knows the money reached that account, may still match it by hand.
+    match_sms_by_hand(reload(sms), reload(payment))
+    assert reload(payment).status == "completed"
+
+
+@pytest.mark.parametrize("account", ["130320**2001", "XXXX2001", "1303**", "1303200002001"])
+def test_the_method_s_bank_alert_pays_though_another_bank_s_alert_of_the_amount_waits(
+    brand, bank, account
+):
+    payment = PaymentFactory(brand=brand, amount=Decimal("50000.00"))
+    other = dutch_bangla_alert(brand, "50,000.00")
+    sms = brac_alert(brand, "50,000.00", account=account)
+    submit_bank_claim(payment, bank, "FT-77")
+    assert reload(payment).status == "completed"
+    assert (reload(sms).payment_id, reload(other).payment_id) == (payment.id, None)
+
+
+@pytest.mark.parametrize("account", ["130320**2002", "XXXX9001", "***123", "1303200002011"])
+@pytest.mark.parametrize("alert_first", [False, True], ids=["claim first", "alert first"])
+def test_an_alert_to_another_account_of_the_method_s_bank_does_not_pay(
+    brand, bank, account, alert_first
+):
+    payment = PaymentFactory(brand=brand, amount=Decimal("900.00"))
+    if alert_first:
+        sms = brac_alert(brand, "900.00", account=account)
+    submit_bank_claim(payment, bank, "FT-9")
+    if not alert_first:
+        sms = brac_alert(brand, "900.00", account=account)
+    assert (reload(sms).status, reload(sms).payment_id) == ("unmatched", None)
+    assert reload(payment).status == "processing"
+
+
+@pytest.mark.parametrize("alert_first", [False, True], ids=["claim first", "alert first"])
+@pytest.mark.parametrize("sender", ["BRAC BANK", "16216"])
+def test_a_method_of_a_bank_we_do_not_know_is_never_paid_automatically(brand, sender, alert_first):
+    meghna = add_account_method(
+        brand,
+        "bank",
+        bank_name="Meghna Bank",
+        account_name="Shop Ltd",
+        account_number="1303200002001",
+    )
+    text = (BRAC if sender == "BRAC BANK" else DUTCH_BANGLA).format(amount="750.00")
+    payment = PaymentFactory(brand=brand, amount=Decimal("750.00"))
+    if alert_first:
+        sms = forward_from(brand, text, sender=sender)
+    submit_bank_claim(payment, meghna, "FT-5")
+    if not alert_first:
+        sms = forward_from(brand, text, sender=sender)
+    assert (reload(sms).status, reload(sms).payment_id) == ("unmatched", None)
+    assert reload(payment).status == "processing"
+
+
+def test_a_disabled_method_s_alerts_pay_nothing(brand, bank):
+    add_account_method(
+        brand,
+        "bank",
+        bank_name="Dutch-Bangla Bank",
+        account_name="Shop Ltd",
+        account_number="77123",
+    )
+    payment = PaymentFactory(brand=brand, amount=Decimal("600.00"))
+    submit_bank_claim(payment, bank, "FT-6")
+    update_method(bank, enabled=False)
+    sms = brac_alert(brand, "600.00")
+    assert (reload(sms).status, reload(payment).status) == ("unmatched", "processing")
+
+
+def test_every_listed_bank_is_a_known_bank_with_sender_ids():
+    from gateway.payments.methods import LISTED_BANKS
+    from gateway.sms.senders import BANK_SENDERS, OFFICIAL_SENDERS, bank_of_name
+
+    for name in LISTED_BANKS:
+        assert BANK_SENDERS[bank_of_name(name)], name
+    # One list: the bank senders are the official bank ids, in the same order.
+    assert OFFICIAL_SENDERS["bank"] == tuple(i for ids in BANK_SENDERS.values() for i in ids)
+
+
+@pytest.mark.parametrize(
+    "name, bank",
+    [
+        ("dutch bangla bank plc", "Dutch-Bangla Bank"),
+        ("DBBL", "Dutch-Bangla Bank"),
+        ("BRAC BANK LTD.", "BRAC Bank"),
+        ("The City Bank Ltd", "City Bank"),
+        ("Citybank", "City Bank"),
+        ("Islami Bank Bangladesh PLC", "Islami Bank"),
+        ("Social Islami Bank", "Social Islami Bank"),
+        ("EBL", "Eastern Bank"),
+        ("Bank  Asia", "Bank Asia"),
+        ("Meghna Bank", None),
+        ("Bank", None),
+        ("", None),
+    ],
+)
+def test_a_method_s_bank_name_is_read_whatever_its_spelling(name, bank):
+    from gateway.sms.senders import bank_of_name
+
+    assert bank_of_name(name) == bank
