@@ -106,15 +106,34 @@ def run_migrations_online():
     connectable = get_engine()
 
     with connectable.connect() as connection:
-        context.configure(
-            connection=connection,
-            target_metadata=get_metadata(),
-            render_item=render_item,
-            **conf_args,
-        )
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # Batch mode rebuilds a table (a copy, DROP TABLE of the original, a rename). With the
+            # app's foreign_keys=ON that DROP deletes the child rows (ON DELETE CASCADE) or is
+            # refused, half-way through. SQLite ignores the pragma inside a transaction: before it.
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
+        try:
+            context.configure(
+                connection=connection,
+                target_metadata=get_metadata(),
+                render_item=render_item,
+                **conf_args,
+            )
 
-        with context.begin_transaction():
-            context.run_migrations()
+            with context.begin_transaction():
+                context.run_migrations()
+                if sqlite:  # what the pragma would have refused, said rather than kept quiet
+                    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise RuntimeError(
+                            f"{len(broken)} rows refer to rows that are not there after the "
+                            f"migration, e.g. (table, rowid, parent table): {broken[:3]}"
+                        )
+        finally:
+            if sqlite:
+                connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                connection.commit()
 
 
 if context.is_offline_mode():
