@@ -1,5 +1,6 @@
 """The outbound SMS queue: list, queue a message, retry a failed one."""
 
+from ..livemode import current_livemode
 from ..schemas.common import envelope
 from ..schemas.outbound_sms import OutboundSmsCreateSchema, OutboundSmsListArgs, OutboundSmsSchema
 from ..sms import outbound as outbound_sms
@@ -19,8 +20,9 @@ blp = resource_blueprint(
 @blp.arguments(OutboundSmsListArgs, location="query")
 @blp.response(200, envelope(OutboundSmsSchema, many=True))
 def list_outbound_sms(args):
-    """The brand's outbound messages, newest first."""
-    return listing(*paginate(outbound_sms.list_outbound_sms_query(caller_brand(), args), args))
+    """The brand's outbound messages of the key's mode, newest first."""
+    query = outbound_sms.list_outbound_sms_query(caller_brand(), args, current_livemode())
+    return listing(*paginate(query, args))
 
 
 @blp.post("")
@@ -28,11 +30,11 @@ def list_outbound_sms(args):
 @blp.response(201, envelope(OutboundSmsSchema))
 def queue_outbound_sms(data):
     """Queue a message; it leaves through a paired device or the configured SMS provider."""
-    return single(outbound_sms.create_outbound_sms(caller_brand(), data))
+    return single(outbound_sms.create_outbound_sms(caller_brand(), data, current_livemode()))
 
 
 @blp.post("/<message_id>/retry")
 @blp.response(200, envelope(OutboundSmsSchema))
 def retry_outbound_sms(message_id):
     """Queue a failed message again (409 INVALID_STATE from any other status)."""
-    return single(outbound_sms.retry_outbound_sms(caller_brand(), message_id))
+    return single(outbound_sms.retry_outbound_sms(caller_brand(), message_id, current_livemode()))

@@ -100,4 +100,9 @@ def dispatch(invoice, channels, language, reminder=False):
                 attachments=[(pdf_filename(invoice), "application/pdf", pdf)],
             )
         if "sms" in channels:
-            queue_sms(invoice.brand, invoice.customer.phone, sms_text(invoice, link, reminder))
+            queue_sms(
+                invoice.brand,
+                invoice.customer.phone,
+                sms_text(invoice, link, reminder),
+                livemode=invoice.livemode,
+            )

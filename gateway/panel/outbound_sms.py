@@ -20,7 +20,7 @@ from ..sms.outbound import (
     retry_outbound_sms,
 )
 from . import bp
-from .access import OUTBOUND_SMS_SEND, VIEW, current_brand, requires
+from .access import OUTBOUND_SMS_SEND, VIEW, current_brand, panel_livemode, requires
 from .audit import record_audit
 from .forms import ActionForm
 from .forms_sms import OUTBOUND_STATUS_NAMES, OutboundSmsForm
@@ -28,12 +28,12 @@ from .payments import PER_PAGE, page_number
 
 
 def status_counts(brand):
-    """How many of the brand's messages show each status."""
+    """How many of the brand's messages of the mode shown show each status."""
     shown = OutboundSms.shown_status_sql().label("shown")
     return dict(
         db.session.execute(
             db.select(shown, db.func.count())
-            .where(OutboundSms.brand_id == brand.id)
+            .where(OutboundSms.brand_id == brand.id, OutboundSms.livemode == panel_livemode())
             .group_by(shown)
         ).all()
     )
@@ -44,7 +44,7 @@ def render_outbound(form=None, status=200):
     wanted = request.args.get("status")
     filters = {"status": wanted} if wanted in OUTBOUND_STATUS_NAMES else {}
     rows, meta = paginate(
-        list_outbound_sms_query(current_brand(), filters),
+        list_outbound_sms_query(current_brand(), filters, panel_livemode()),
         {"page": page_number(), "per_page": PER_PAGE},
     )
     return render_template(
@@ -81,7 +81,7 @@ def outbound_sms_queue():
             field.errors = list(field.errors) + list(messages)
         return render_outbound(form, 422)
     with unit_of_work():
-        message = create_outbound_sms(current_brand(), data)
+        message = create_outbound_sms(current_brand(), data, panel_livemode())
         record_audit(
             current_user,
             "outbound_sms.queue",
@@ -99,7 +99,7 @@ def outbound_sms_retry(message_id):
     if ActionForm().validate_on_submit():
         try:
             with unit_of_work():
-                message = retry_outbound_sms(current_brand(), message_id)
+                message = retry_outbound_sms(current_brand(), message_id, panel_livemode())
                 record_audit(
                     current_user,
                     "outbound_sms.retry",

@@ -3,7 +3,7 @@
 from marshmallow import fields, validate
 
 from ..sms.models.outbound_sms import OUTBOUND_SMS_STATUSES
-from .common import BaseSchema, PageArgs, Phone, Timestamp
+from .common import BaseSchema, Livemode, PageArgs, Phone, Timestamp
 
 
 class OutboundSmsSchema(BaseSchema):
@@ -17,6 +17,7 @@ class OutboundSmsSchema(BaseSchema):
     last_error = fields.String(allow_none=True)
     created_at = Timestamp()
     sent_at = Timestamp(allow_none=True)
+    livemode = Livemode()
 
 
 class OutboundSmsCreateSchema(BaseSchema):

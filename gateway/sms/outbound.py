@@ -47,11 +47,13 @@ def provider_url():
     return current_app.config.get("SMS_PROVIDER_URL")
 
 
-def queue_sms(brand, to_number, body, payment=None):
-    """Add a message to the brand's queue in the current transaction; it is woken after commit."""
+def queue_sms(brand, to_number, body, payment=None, livemode=True):
+    """Add a message to the brand's queue in the current transaction, in the mode of what asked for
+    it; it is woken after commit."""
     now = utcnow()
     message = OutboundSms(
         brand_id=brand.id,
+        livemode=bool(livemode),
         payment_id=payment.id if payment is not None else None,
         to_number=to_number,
         body=body,
@@ -86,7 +88,11 @@ def queue_receipt_sms(payment, transaction):
     if not brand.receipt_sms_enabled or not payment.customer_phone or not payment.livemode:
         return None
     return queue_sms(
-        brand, payment.customer_phone, receipt_text(payment, transaction), payment=payment
+        brand,
+        payment.customer_phone,
+        receipt_text(payment, transaction),
+        payment=payment,
+        livemode=payment.livemode,
     )
 
 
@@ -106,41 +112,47 @@ def receipt_text(payment, transaction):
     )
 
 
-def create_outbound_sms(brand, data):
-    """Queue a message the merchant asked for through the API."""
-    message = queue_sms(brand, data["to"], data["body"])
+def create_outbound_sms(brand, data, livemode=True):
+    """Queue a message the merchant asked for through the API or the panel, in the asker's mode; a
+    test text is sent like a live one (docs/test-mode.md: what you ask for is done)."""
+    message = queue_sms(brand, data["to"], data["body"], livemode=livemode)
     commit_work()  # with an Idempotency-Key, together with the stored answer
     return message
 
 
-def list_outbound_sms_query(brand, filters):
-    """The brand's outbound messages, newest first, narrowed by status."""
-    query = db.select(OutboundSms).where(OutboundSms.brand_id == brand.id)
+def list_outbound_sms_query(brand, filters, livemode=True):
+    """The brand's outbound messages of one mode, newest first, narrowed by status."""
+    query = db.select(OutboundSms).where(
+        OutboundSms.brand_id == brand.id, OutboundSms.livemode == bool(livemode)
+    )
     if filters.get("status"):
         query = query.where(OutboundSms.shown_status_sql() == filters["status"])
     return query.order_by(OutboundSms.created_at.desc(), OutboundSms.id.desc())
 
 
-def get_outbound_sms(brand, message_id):
-    """A message of this brand by id; NotFound for anything else, another brand's included."""
+def get_outbound_sms(brand, message_id, livemode=True):
+    """A message of this brand and mode by id; NotFound for anything else, another brand's or the
+    other mode's included. `livemode=None` takes either mode: the brand's phone, which sends both.
+    """
     message_id = row_id(message_id)
     message = None
     if message_id is not None:
-        message = db.session.execute(
-            db.select(OutboundSms).where(
-                OutboundSms.id == message_id, OutboundSms.brand_id == brand.id
-            )
-        ).scalar_one_or_none()
+        query = db.select(OutboundSms).where(
+            OutboundSms.id == message_id, OutboundSms.brand_id == brand.id
+        )
+        if livemode is not None:
+            query = query.where(OutboundSms.livemode == bool(livemode))
+        message = db.session.execute(query).scalar_one_or_none()
     if message is None:
         raise not_found("outbound_sms")
     return message
 
 
-def retry_outbound_sms(brand, message_id):
-    """Put a failed message back in the queue for one more attempt (InvalidState from any other
-    status).
+def retry_outbound_sms(brand, message_id, livemode=True):
+    """Put a failed message of this mode back in the queue for one more attempt (InvalidState from
+    any other status).
     """
-    message = get_outbound_sms(brand, message_id)
+    message = get_outbound_sms(brand, message_id, livemode)
     changed = write_status(
         OUTBOUND_SMS,
         (OutboundSms.id == message.id,),
@@ -161,8 +173,9 @@ def retry_outbound_sms(brand, message_id):
 
 
 def lease_outbound_sms(brand, device_ref, limit=10):
-    """Lease up to `limit` due messages to a companion device for 5 minutes; none when a provider
-    sends, and none to the simulator, which is no phone.
+    """Lease up to `limit` due messages of either mode to a companion device for 5 minutes (a test
+    text is one someone asked for, and is sent); none when a provider sends, and none to the
+    simulator, which is no phone.
     """
     if provider_url() or is_simulator(device_ref):
         return []
@@ -206,7 +219,7 @@ def report_outbound_sms(brand, message_id, status, error=None):
     """
     if status not in ("sent", "failed"):
         raise field_error("status", "Status must be `sent` or `failed`.")
-    message = get_outbound_sms(brand, message_id)
+    message = get_outbound_sms(brand, message_id, livemode=None)  # the phone sends both modes
     if status == "failed":
         error = error or "Reported as failed."
     else:

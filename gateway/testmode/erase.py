@@ -19,8 +19,8 @@ from ..webhooks.models.webhook import WebhookAttempt, WebhookDelivery
 def delete_test_data(brand_id):
     """Delete the brand's test payments with everything hanging off them (transactions, refunds,
     webhook deliveries and their attempts, link and plugin records), its test refunds, customers,
-    payment links, invoices, events, webhook endpoints (with every delivery to them), the simulated
-    texts and the test simulator's balance chains.
+    payment links, invoices, events, webhook endpoints (with every delivery to them), outbound
+    texts, the simulated texts and the test simulator's balance chains.
 
     In the caller's transaction, uncommitted (the panel commits it with its audit row); {what:
     rows deleted}. Every statement is narrowed to the brand and to livemode false, or to rows of
@@ -88,7 +88,15 @@ def delete_test_data(brand_id):
         ),
         ("sms_balance_chains", db.delete(BalanceChain).where(BalanceChain.id.in_(test_chains))),
         ("inbound_sms", db.delete(InboundSms).where(InboundSms.id.in_(texts))),
-        ("outbound_sms", db.delete(OutboundSms).where(OutboundSms.payment_id.in_(payments))),
+        (
+            "outbound_sms",
+            db.delete(OutboundSms).where(
+                db.or_(
+                    OutboundSms.payment_id.in_(payments),
+                    db.and_(OutboundSms.brand_id == brand_id, OutboundSms.livemode.is_(False)),
+                )
+            ),
+        ),
         (
             "compat_payments",
             db.delete(compat_payments).where(compat_payments.c.payment_id.in_(payments)),

@@ -7,7 +7,7 @@ import pytest
 from gateway.extensions import db
 from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.sms.outbound import queue_sms
-from tests.panel.conftest import audit_actions, post_form, reloaded
+from tests.panel.conftest import audit_actions, csrf_token, post_form, reloaded
 
 
 def message(brand, status="pending", to="+8801712345678", body="Your order shipped", **values):
@@ -98,3 +98,38 @@ def test_another_brands_message_cannot_be_retried(as_staff, other_brand):
     theirs = message(other_brand, "failed")
     assert post_form(as_staff, f"/panel/outbound-sms/{theirs.id}/retry").status_code == 404
     assert reloaded(theirs).status == "failed"
+
+
+def view_test_data(client):
+    """Turn on the panel's "Viewing test data" switch."""
+    answer = client.post(
+        "/panel/test-mode",
+        data={"view": "test", "back": "/panel/outbound-sms", "csrf_token": csrf_token(client)},
+    )
+    assert answer.status_code == 303
+
+
+def test_the_queue_shows_the_mode_the_panel_shows(as_staff, brand):
+    message(brand, "failed", body="Live receipt ORDER-1")
+    message(brand, "failed", body="Test text TEST-1", livemode=False)
+
+    live_page = as_staff.get("/panel/outbound-sms").get_data(as_text=True)
+    assert "Live receipt ORDER-1" in live_page and "Test text TEST-1" not in live_page
+    assert live_page.count(">Retry</button>") == 1
+    view_test_data(as_staff)
+    test_page = as_staff.get("/panel/outbound-sms").get_data(as_text=True)
+    assert "Test text TEST-1" in test_page and "Live receipt ORDER-1" not in test_page
+    assert test_page.count(">Retry</button>") == 1
+
+
+def test_viewing_test_data_queues_test_texts_and_cannot_retry_a_live_one(as_staff, brand):
+    live = message(brand, "failed", attempts=5, last_error="No SIM")
+    view_test_data(as_staff)
+
+    assert post_form(as_staff, f"/panel/outbound-sms/{live.id}/retry").status_code == 404
+    assert (reloaded(live).status, reloaded(live).attempts) == ("failed", 5)
+    post_form(as_staff, "/panel/outbound-sms", {"to": "01712345678", "body": "Test text"})
+    queued = db.session.execute(
+        db.select(OutboundSms).where(OutboundSms.body == "Test text")
+    ).scalar_one()
+    assert queued.livemode is False

@@ -143,3 +143,17 @@ def test_report_of_another_brands_message_is_not_found(client, brand, other_bran
     )
 
     assert (response.status_code, response.get_json()["code"]) == (404, "OUTBOUND_SMS_NOT_FOUND")
+
+
+def test_the_phone_sends_and_reports_a_test_text_like_a_live_one(client, brand):
+    # A test key's or a test invoice's text is one someone asked for: docs/test-mode.md sends it.
+    test = queue_sms(brand, "+8801700000009", "Test text", livemode=False)
+    db.session.commit()
+    headers = phone_headers(brand)
+
+    [leased] = client.get(QUEUE, headers=headers).get_json()["data"]["messages"]
+    assert leased["id"] == test.id
+    response = client.post(f"{QUEUE}/{test.id}/results", headers=headers, json={"status": "sent"})
+
+    assert response.status_code == 200, response.get_json()
+    assert (message(test.id).shown_status, message(test.id).livemode) == ("sent", False)

@@ -11,6 +11,7 @@ from rq.registry import ScheduledJobRegistry
 from werkzeug.wrappers import Response
 
 from gateway import jobs
+from gateway.accounts.api_keys import generate_key
 from gateway.accounts.models.brand import Brand
 from gateway.clock import utcnow
 from gateway.domain_errors import DomainError
@@ -54,8 +55,14 @@ def test_queue_list_and_shape_through_the_api(client, auth):
         "last_error",
         "created_at",
         "sent_at",
+        "livemode",
     ]
-    assert (data["to"], data["status"], data["attempts"]) == (PHONE, "queued", 0)
+    assert (data["to"], data["status"], data["attempts"], data["livemode"]) == (
+        PHONE,
+        "queued",
+        0,
+        True,
+    )
     listed = client.get("/api/v1/sms/outbound?status=queued", headers=auth).get_json()
     assert [item["id"] for item in listed["data"]] == [data["id"]]
     assert listed["meta"]["total"] == 1
@@ -280,3 +287,87 @@ def test_receipt_sms_is_queued_on_completion_when_the_brand_wants_it(brand):
         "queued",
     )
     assert payment.transaction.trx_id in receipt.body and "500.00 BDT" in receipt.body
+
+
+def gw_test_key(brand):
+    """Authorization header of a read+write test key (gw_test_…) of `brand`."""
+    _, secret = generate_key(brand, "ci", ["read", "write"], livemode=False)
+    return {"Authorization": f"Bearer {secret}"}
+
+
+def failed_text(brand, body, livemode):
+    sms = queue_sms(brand, PHONE, body, livemode=livemode)
+    sms.status, sms.attempts, sms.last_error = "failed", MAX_ATTEMPTS, "No SIM in slot 1"
+    db.session.commit()
+    return sms
+
+
+def test_a_test_key_lists_and_retries_only_test_texts(client, brand):
+    live = failed_text(brand, "Live receipt", livemode=True)
+    test = failed_text(brand, "Test text", livemode=False)
+    headers = gw_test_key(brand)
+
+    listed = client.get("/api/v1/sms/outbound", headers=headers).get_json()
+    assert [(m["id"], m["livemode"]) for m in listed["data"]] == [(test.id, False)]
+    assert listed["meta"]["total"] == 1
+
+    before = (live.status, live.attempts, live.next_attempt_at, live.last_error)
+    answer = client.post(f"/api/v1/sms/outbound/{live.id}/retry", headers=headers)
+    assert (answer.status_code, answer.get_json()["code"]) == (404, "OUTBOUND_SMS_NOT_FOUND")
+    live = reload(live)
+    assert (live.status, live.attempts, live.next_attempt_at, live.last_error) == before
+
+    answer = client.post(f"/api/v1/sms/outbound/{test.id}/retry", headers=headers)
+    assert answer.status_code == 200 and answer.get_json()["data"]["status"] == "queued"
+
+
+def test_a_live_key_never_sees_or_retries_a_text_a_test_key_queued(client, auth, brand):
+    headers = gw_test_key(brand)
+    queued = client.post(
+        "/api/v1/sms/outbound", json={"to": "01712345678", "body": "Hello"}, headers=headers
+    )
+    assert queued.status_code == 201 and queued.get_json()["data"]["livemode"] is False
+    text = db.session.get(OutboundSms, queued.get_json()["data"]["id"])
+    assert text.livemode is False
+    text.status = "failed"
+    db.session.commit()
+
+    assert client.get("/api/v1/sms/outbound", headers=auth).get_json()["data"] == []
+    answer = client.post(f"/api/v1/sms/outbound/{text.id}/retry", headers=auth)
+    assert (answer.status_code, answer.get_json()["code"]) == (404, "OUTBOUND_SMS_NOT_FOUND")
+    assert reload(text).status == "failed"
+    listed = client.get("/api/v1/sms/outbound", headers=headers).get_json()["data"]
+    assert [m["id"] for m in listed] == [text.id]
+
+
+def test_a_receipt_takes_its_payment_s_mode_and_a_test_payment_sends_none(brand):
+    brand.receipt_sms_enabled = True
+    db.session.commit()
+    completed_payment(brand=brand, customer_phone=PHONE, livemode=False)
+    assert db.session.execute(db.select(OutboundSms)).first() is None
+    live = completed_payment(brand=brand, customer_phone=PHONE)
+
+    [receipt] = db.session.execute(db.select(OutboundSms)).scalars().all()
+    assert (receipt.payment_id, receipt.livemode) == (live.id, True)
+
+
+def test_a_test_invoice_texted_to_its_customer_is_a_test_text(client, auth, brand):
+    headers = gw_test_key(brand)
+    body = {
+        "customer": {"name": "Karim", "phone": "+8801711111111"},
+        "items": [{"description": "Monthly plan", "quantity": "1", "unit_price": "400.00"}],
+    }
+    invoice = client.post("/api/v1/invoices", json=body, headers=headers).get_json()["data"]
+    sent = client.post(
+        f"/api/v1/invoices/{invoice['invoice_id']}/send",
+        json={"channels": ["sms"]},
+        headers=headers,
+    )
+    assert sent.status_code == 200, sent.get_json()
+
+    text = db.session.execute(db.select(OutboundSms)).scalar_one()
+    assert (text.to_number, text.livemode) == ("+8801711111111", False)
+    assert invoice["number"] in text.body
+    listed = client.get("/api/v1/sms/outbound", headers=headers).get_json()["data"]
+    assert [m["id"] for m in listed] == [text.id]
+    assert client.get("/api/v1/sms/outbound", headers=auth).get_json()["data"] == []

@@ -14,6 +14,7 @@ from gateway.payments.models.payment import Payment, Refund, Transaction
 from gateway.sms.matching import submit_claim
 from gateway.sms.models.balance_chain import BalanceChain
 from gateway.sms.models.inbound_sms import InboundSms
+from gateway.sms.models.outbound_sms import OutboundSms
 from gateway.webhooks.models.endpoint import WebhookEndpoint
 from gateway.webhooks.models.event import Event
 from gateway.webhooks.models.webhook import WebhookAttempt, WebhookDelivery
@@ -75,6 +76,10 @@ def one_of_everything(api, headers, callback_url="http://127.0.0.1:9/hooks"):
         headers=headers,
     )
     assert endpoint.status_code == 201, endpoint.json
+    text = api.post(
+        "/api/v1/sms/outbound", json={"to": "+8801712345678", "body": "Hello"}, headers=headers
+    )
+    assert text.status_code == 201, text.json
     return payment
 
 
@@ -122,6 +127,7 @@ def live_rows():
         "deliveries": ids(WebhookDelivery, WebhookDelivery.livemode.is_(True)),
         "events": ids(Event, Event.livemode.is_(True)),
         "endpoints": ids(WebhookEndpoint, WebhookEndpoint.livemode.is_(True)),
+        "outbound": ids(OutboundSms, OutboundSms.livemode.is_(True)),
     }
 
 
@@ -151,6 +157,7 @@ def test_deleting_test_data_takes_every_test_object_and_nothing_live(client, own
         (Event, Event.livemode),
         (WebhookEndpoint, WebhookEndpoint.livemode),
         (WebhookDelivery, WebhookDelivery.livemode),
+        (OutboundSms, OutboundSms.livemode),
     ):
         assert ids(model, livemode.is_(False)) == [], model.__name__
     assert ids(Transaction) == live_before["transactions"]

@@ -22,5 +22,8 @@ class OutboundSms(OutboxColumns, db.Model):
     body = db.Column(db.String(1000), nullable=False)
     # Who holds the lease: a device reference, or "provider" for the HTTP SMS provider.
     leased_by = db.Column(db.String(64))
+    # False for a text a test key, a test invoice or the panel viewing test data asked for: listed
+    # and retried in test mode only (docs/test-mode.md), though sent like any other.
+    livemode = db.Column(db.Boolean, nullable=False, default=True, server_default=db.true())
 
     PENDING_WORDS = ("queued", "leased")
