@@ -8,6 +8,7 @@ the README lists the table.
 
 import difflib
 import hashlib
+import math
 import os
 import re
 import runpy
@@ -15,6 +16,7 @@ from copy import copy
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 BASE_DIR = Path(__file__).resolve().parent
@@ -24,6 +26,16 @@ DEV_SECRET = "dev-secret-change-me"
 PROFILES = ("development", "testing", "production")
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 NEAR_MISS = 0.85
+# The longest duration a setting may give: datetimes and timedeltas built from a longer one overflow
+# (a PAYMENT_TTL of 10**23 seconds made every payment a 500), and no wait needs more.
+MAX_SECONDS = 10 * 365 * 24 * 3600
+SECONDS_BOUND = f"{MAX_SECONDS} seconds (10 years)"
+# The most a count (proxies, attempts in flight) may be, and a retry schedule may be stretched.
+MAX_COUNT = 1000
+MAX_SCALE = 100
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+# The rate limits' stores besides Redis (gateway/accounts/rate_limit_store.py, `limits`' memory).
+RATE_LIMIT_STORES = ("memory://", "gateway+db://")
 
 
 class SettingsError(RuntimeError):
@@ -62,29 +74,63 @@ def boolean(value):
     raise ValueError("must be true or false")
 
 
-def whole_number(minimum):
-    """A parser of whole numbers no smaller than `minimum`."""
+def whole_number(minimum, maximum=MAX_COUNT, bound=None):
+    """A parser of whole numbers from `minimum` to `maximum` (`bound`: how its error states the
+    maximum)."""
 
     def parse(value):
         if isinstance(value, bool) or not re.fullmatch(r"\s*-?\d+\s*", str(value)):
             raise ValueError("must be a whole number")
-        number = int(value)
+        try:
+            number = int(value)
+        except ValueError:  # more digits than int() reads: beyond any bound
+            number = -math.inf if "-" in str(value) else math.inf
         if number < minimum:
             raise ValueError(f"must be at least {minimum}")
+        if number > maximum:
+            raise ValueError(f"must be at most {bound or maximum}")
         return number
 
-    parse.__doc__ = f"A whole number ≥ {minimum}."
+    parse.__doc__ = f"A whole number from {minimum} to {bound or maximum}."
     return parse
 
 
-def seconds(value):
-    """A positive number of seconds (fractions allowed)."""
+def whole_seconds(minimum):
+    """A parser of whole seconds from `minimum` to MAX_SECONDS (ten years)."""
+    return whole_number(minimum, MAX_SECONDS, SECONDS_BOUND)
+
+
+def number_of(value, meaning):
+    """`value` as a float, an int too large for one as infinite (the caller's maximum refuses it,
+    as it does inf); a ValueError saying it must be `meaning` for anything else, nan included."""
     try:
         number = float(value)
+    except OverflowError:
+        return math.inf
     except (TypeError, ValueError):
-        raise ValueError("must be a number of seconds") from None
+        raise ValueError(f"must be {meaning}") from None
+    if math.isnan(number):
+        raise ValueError(f"must be {meaning}")
+    return number
+
+
+def seconds(value):
+    """A positive number of seconds (fractions allowed), at most MAX_SECONDS (ten years)."""
+    number = number_of(value, "a number of seconds")
     if not number > 0:
         raise ValueError("must be more than 0 seconds")
+    if number > MAX_SECONDS:  # inf too
+        raise ValueError(f"must be at most {SECONDS_BOUND}")
+    return number
+
+
+def scale(value):
+    """A positive factor of a retry schedule (fractions allowed), at most MAX_SCALE."""
+    number = number_of(value, "a number such as 1 or 0.02")
+    if not number > 0:
+        raise ValueError("must be more than 0")
+    if number > MAX_SCALE:
+        raise ValueError(f"must be at most {MAX_SCALE}")
     return number
 
 
@@ -108,6 +154,54 @@ def rate_limit(value):
     except ValueError:
         raise ValueError("must be a rate such as 10/minute or 100/second") from None
     return str(value)
+
+
+def redis_url_problem(url, schemes):
+    """Why `url` is no Redis URL of one of `schemes` that redis-py can use, or None."""
+    from redis.connection import parse_url
+
+    if not url.startswith(schemes):
+        return "its scheme"
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - urlsplit reads the port only when asked
+        parse_url(url)  # a query value redis-py refuses, e.g. ?socket_timeout=soon
+    except ValueError:
+        return "its port or query"
+    if parts.scheme == "unix":
+        return None if parts.path else "the socket's path"
+    database = parts.path.strip("/")
+    # redis-py would quietly use database 0 for /zero.
+    return None if database.isdigit() or not database else "its database number"
+
+
+def redis_url(value):
+    """A Redis URL: redis://host:port/db, rediss:// (TLS) or unix:///path/to.sock; None when
+    empty."""
+    url = optional_text(value)
+    problem = url and redis_url_problem(url, REDIS_SCHEMES)
+    if problem:
+        raise ValueError(
+            f"must be a Redis URL such as redis://127.0.0.1:6379/0, rediss://… or "
+            f"unix:///run/redis/redis.sock (check {problem})"
+        )
+    return url
+
+
+def rate_limit_storage(value):
+    """Where rate limits count: memory://, gateway+db:// (the database), or Redis by a redis:// or
+    rediss:// URL (the database its fallback); None when empty."""
+    uri = optional_text(value)
+    if uri is None or uri.startswith(RATE_LIMIT_STORES):
+        return uri
+    redis = uri.removeprefix("gateway+")  # the store's own name for a Redis with the fallback
+    problem = redis_url_problem(redis, ("redis://", "rediss://"))
+    if problem:
+        raise ValueError(
+            "must be memory://, gateway+db:// (the database) or a Redis URL such as "
+            f"redis://127.0.0.1:6379/0 or rediss://… (check {problem})"
+        )
+    return uri
 
 
 def secrets_list(value):
@@ -217,9 +311,10 @@ SETTINGS = {
         ),
         S(
             "REDIS_URL",
-            optional_text,
+            redis_url,
             None,
-            "e.g. `redis://127.0.0.1:6379/0`: RQ jobs and shared rate limits; unset: "
+            "e.g. `redis://127.0.0.1:6379/0`, `rediss://…` (TLS) or `unix:///…/redis.sock` "
+            "(then set `RATELIMIT_STORAGE_URI` too): RQ jobs and shared rate limits; unset: "
             "jobs run in-process",
             secret=True,
         ),
@@ -232,7 +327,7 @@ SETTINGS = {
         S("API_KEY_PREFIX", text, "gw_live_", "prefix of generated API keys"),
         S(
             "PAYMENT_TTL",
-            whole_number(1),
+            whole_seconds(1),
             30 * 60,
             "seconds a payment stays open before it expires",
         ),
@@ -275,13 +370,13 @@ SETTINGS = {
         ),
         S(
             "WEBHOOK_LEASE_SECONDS",
-            whole_number(1),
+            whole_seconds(1),
             60,
             "how long a worker's claim on a delivery lasts before another may take it over",
         ),
         S(
             "WEBHOOK_SECRET_OVERLAP",
-            whole_number(0),
+            whole_seconds(0),
             24 * 3600,
             "seconds a rotated-out webhook secret still signs (`X-Service-Signature-Previous`)",
         ),
@@ -295,10 +390,10 @@ SETTINGS = {
         ),
         S(
             "WEBHOOK_RETRY_SCALE",
-            seconds,
+            scale,
             1,
-            "multiplies the webhook retry schedule (1 min … 24 h); lower it only for "
-            "tests or staging (the fault suite uses 0.02)",
+            "multiplies the webhook retry schedule (1 min … 24 h), at most 100; lower it only "
+            "for tests or staging (the fault suite uses 0.02)",
         ),
         S(
             "WEBHOOK_SLOW_HOST_CONCURRENCY",
@@ -330,14 +425,14 @@ SETTINGS = {
         ),
         S(
             "NOTIFICATION_RETRY_SCALE",
-            seconds,
+            scale,
             1,
-            "multiplies the merchant notifications' retry schedule (1 min … 6 h); lower it "
-            "only for tests or staging",
+            "multiplies the merchant notifications' retry schedule (1 min … 6 h), at most 100; "
+            "lower it only for tests or staging",
         ),
         S(
             "SWEEP_INTERVAL",
-            whole_number(1),
+            whole_seconds(1),
             15,
             "seconds between outbox sweeps (due webhooks and SMS re-enqueued)",
         ),
@@ -368,10 +463,12 @@ SETTINGS = {
         ),
         S(
             "RATELIMIT_STORAGE_URI",
-            optional_text,
+            rate_limit_storage,
             None,
             "where limits count: unset is `REDIS_URL` with the database "
-            "as fallback, or the database alone; `memory://` makes each process count for itself",
+            "as fallback, or the database alone; a `redis://` or `rediss://` URL is that Redis "
+            "with the database as fallback, `gateway+db://` the database alone; `memory://` "
+            "makes each process count for itself",
             secret=True,
         ),
         S(
@@ -405,7 +502,7 @@ SETTINGS = {
         ),
         S(
             "DOCTOR_HEARTBEAT_MAX_AGE",
-            whole_number(1),
+            whole_seconds(1),
             1800,
             "`flask gateway doctor` reports a paired phone silent "
             "for longer than this many seconds",
@@ -561,6 +658,17 @@ def derived(values, profile):
     }
 
 
+def check_together(values):
+    """Refuse settings that each parse but cannot work together."""
+    if (values["REDIS_URL"] or "").startswith("unix://") and not values["RATELIMIT_STORAGE_URI"]:
+        # The rate limits' Redis store (with its database fallback) speaks redis:// and rediss://.
+        raise SettingsError(
+            "REDIS_URL is a unix:// socket, which the rate limits cannot count in: set "
+            "RATELIMIT_STORAGE_URI too (gateway+db:// for the database, or a redis:// URL of a "
+            "Redis over TCP)"
+        )
+
+
 def load_settings(overrides=None, environ=None, settings_file=None):
     """The whole configuration, and the near-miss environment names to warn about: (dict, [(given,
     meant)]).
@@ -570,6 +678,7 @@ def load_settings(overrides=None, environ=None, settings_file=None):
     file_values = read_settings_file(SETTINGS_FILE if settings_file is None else settings_file)
     profile = resolve("APP_ENV", overrides, environ, file_values, "development")
     values = {name: resolve(name, overrides, environ, file_values, profile) for name in SETTINGS}
+    check_together(values)
     config = {**FIXED, **PROFILE_FIXED.get(profile, {}), **values, **derived(values, profile)}
     # Flask's own names from the file, then the caller's overrides of anything, win over what was
     # derived.

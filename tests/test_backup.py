@@ -177,3 +177,32 @@ def test_backup_on_postgresql_prints_the_pg_dump_command_and_fails(tmp_path):
     assert "s3cret-pass" not in result.output
     assert "SECRET_KEY" in result.output and "pg_restore" in result.output
     assert not target.exists()
+
+
+def test_backup_to_an_empty_path_asks_for_one(sqlite_app, tmp_path):
+    result = invoke(sqlite_app, "backup", "")
+
+    assert result.exit_code == 2
+    assert "give the backup file's path" in result.output and "exists" not in result.output
+
+
+def test_backup_into_a_folder_it_cannot_write_is_refused_with_the_folder_named(sqlite_app):
+    # /proc takes no new file, whoever asks (root included, whom no mode bit stops).
+    result = invoke(sqlite_app, "backup", "/proc/backup.sqlite3")
+
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    assert "Error: " in result.output and "/proc" in result.output
+    assert not Path("/proc/backup.sqlite3").exists()
+
+
+def test_a_copy_that_fails_is_the_commands_refusal_and_leaves_no_partial_file(sqlite_app, tmp_path):
+    with sqlite_app.app_context():
+        db.engine.dispose()
+    (tmp_path / "live.sqlite3").write_bytes(b"not a SQLite database at all " * 200)
+    target = tmp_path / "backup.sqlite3"
+
+    result = invoke(sqlite_app, "backup", str(target))
+
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    assert f"The backup to {target} failed: file is not a database." in result.output
+    assert not target.exists() and not list(tmp_path.glob(".backup.sqlite3.partial-*"))

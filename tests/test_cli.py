@@ -9,6 +9,7 @@ from gateway.accounts.models.api_key import ApiKey
 from gateway.accounts.models.brand import Brand
 from gateway.accounts.models.user import User
 from gateway.extensions import db
+from tests.local_servers import free_port
 
 PAYMENTS = "/api/v1/payments"
 
@@ -276,3 +277,31 @@ def test_revoke_key_stops_the_key_and_an_unknown_label_fails(runner, client, boo
         result = invoke(runner, "revoke-key", label)
         assert result.exit_code != 0
         assert "No active key" in result.output
+
+
+def test_rotate_webhook_secret_refuses_an_overlap_beyond_ten_years(runner, bootstrapped):
+    brand = db.session.execute(db.select(Brand)).scalar_one()
+    secret = brand.webhook_secret
+
+    result = invoke(runner, "rotate-webhook-secret", "--overlap", "99999999999999")
+
+    assert result.exit_code == 2 and "0<=x<=315360000" in result.output
+    db.session.expire_all()
+    assert brand.webhook_secret == secret
+
+
+def test_simulate_sms_over_http_with_no_gateway_listening_says_so(
+    app, runner, bootstrapped, monkeypatch
+):
+    base = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setitem(app.config, "BASE_URL", base)
+
+    result = invoke(
+        runner,
+        *("simulate-sms", "--provider", "bkash", "--amount", "500.00", "--trx-id", "8N7A6B5C4D"),
+        *("--via", "http"),
+    )
+
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    assert f"No gateway answered at {base} (ConnectionError)" in result.output
+    assert "--via local" in result.output

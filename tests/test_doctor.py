@@ -191,6 +191,51 @@ def test_an_unreachable_database_is_a_problem_and_its_password_stays_hidden():
     assert "phone checking in: skipped: the database is unreachable" in result.output
 
 
+def not_a_database(path):
+    """A file where the SQLite database should be that is something else (or damaged)."""
+    path.parent.mkdir()
+    path.write_bytes(b"not a SQLite database " * 100)
+
+
+@OWN_DATABASE
+@pytest.mark.parametrize("deployed", [False, True])
+@pytest.mark.parametrize(
+    "spoil, advice",
+    [
+        (lambda path: None, "Create the folder {folder}, writable by {owner}, or set DATABASE_URL"),
+        (
+            not_a_database,
+            "{path} is not a SQLite database (damaged, or another file): restore it from a backup",
+        ),
+    ],
+    ids=["missing folder", "not a database"],
+)
+def test_an_unusable_sqlite_file_gets_sqlite_advice(tmp_path, monkeypatch, spoil, advice, deployed):
+    path = tmp_path / "instance" / "gateway.sqlite3"
+    spoil(path)
+    if deployed:
+        monkeypatch.setenv("GATEWAY_ENV", doctor.ENV_FILE)
+    app = create_app(
+        {
+            "APP_ENV": "testing",
+            "REDIS_URL": None,
+            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}",
+            "SQLALCHEMY_ENGINE_OPTIONS": {},
+        }
+    )
+
+    result = run_doctor(app)
+    with app.app_context():
+        db.engine.dispose()
+
+    owner = "the gateway's user (gateway)" if deployed else "the user running the gateway"
+    assert result.exit_code == 1
+    assert f"database reachable: The SQLite database {path} cannot be opened" in result.output
+    assert advice.format(folder=path.parent, path=path, owner=owner) in result.output
+    assert "postgresql" not in result.output
+    assert ("/etc/gateway/gateway.env" in result.output) is deployed
+
+
 def migrated_sqlite_app(path, revision):
     """An app on a SQLite file migrated up to `revision` only."""
     app = create_app(
@@ -243,6 +288,18 @@ def test_an_unreachable_redis_is_a_problem_degraded_to_the_sweep(app, production
     assert len(found) == 1 and "degraded: wake-ups wait for the sweep" in found[0]
     assert result.exit_code == 1 and "hunter22" not in result.output
     assert "workers and scheduler alive: skipped: Redis is unreachable" in result.output
+
+
+def test_an_unreachable_redis_on_a_unix_socket_is_named_by_its_path(
+    app, production, monkeypatch, tmp_path
+):
+    socket = tmp_path / "redis.sock"
+    monkeypatch.setitem(app.config, "REDIS_URL", f"unix://:hunter22@{socket}")
+
+    found = problems(doctor.check_redis())
+
+    assert found[0].startswith(f"Redis at {socket} is unreachable (ConnectionError)")
+    assert "hunter22" not in found[0]
 
 
 def test_production_without_redis_notes_that_jobs_run_in_process(production):

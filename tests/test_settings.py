@@ -15,6 +15,7 @@ from gateway.extensions import db
 from gateway.webhooks.callback_urls import checked_destination
 
 STRONG_SECRET = "k" * 48
+TEN_YEARS = 315360000
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
@@ -185,6 +186,31 @@ def test_a_near_miss_environment_variable_is_warned_about(
         ("BASE_URL", "pay.example.com", "BASE_URL must start with http"),
         ("DEFAULT_TIMEZONE", "Mars/Olympus", "DEFAULT_TIMEZONE must be an IANA time zone"),
         ("LOG_LEVEL", "LOUD", "LOG_LEVEL must be one of DEBUG"),
+        # Numbers that overflowed a timedelta later (every payment a 500), or reached a timeout
+        # as inf.
+        ("PAYMENT_TTL", "9" * 23, f"PAYMENT_TTL must be at most {TEN_YEARS} seconds (10 years)"),
+        ("PAYMENT_TTL", str(TEN_YEARS + 1), f"PAYMENT_TTL must be at most {TEN_YEARS} seconds"),
+        pytest.param(
+            "PAYMENT_TTL",
+            "9" * 5000,
+            f"PAYMENT_TTL must be at most {TEN_YEARS} seconds",
+            id="PAYMENT_TTL-5000-digits",
+        ),
+        ("WEBHOOK_SECRET_OVERLAP", "99999999999999", "WEBHOOK_SECRET_OVERLAP must be at most"),
+        (
+            "IDEMPOTENCY_LEASE_SECONDS",
+            "inf",
+            f"IDEMPOTENCY_LEASE_SECONDS must be at most {TEN_YEARS}",
+        ),
+        (
+            "SMS_PROVIDER_TIMEOUT",
+            "nan",
+            "SMS_PROVIDER_TIMEOUT must be a number of seconds, not 'nan'",
+        ),
+        ("WALLET_HTTP_TIMEOUT", "1e400", f"WALLET_HTTP_TIMEOUT must be at most {TEN_YEARS}"),
+        ("WEBHOOK_RETRY_SCALE", "inf", "WEBHOOK_RETRY_SCALE must be at most 100"),
+        ("NOTIFICATION_RETRY_SCALE", "1e300", "NOTIFICATION_RETRY_SCALE must be at most 100"),
+        ("TRUSTED_PROXIES", "1001", "TRUSTED_PROXIES must be at most 1000"),
     ],
 )
 def test_a_bad_value_in_the_environment_is_reported_at_start_naming_the_setting(
@@ -208,6 +234,85 @@ def test_a_bad_value_in_settings_py_is_reported_naming_the_file(
         ),
     ):
         build(settings_file("PAYMENT_TTL = 30.5"))
+
+
+def test_a_number_too_large_for_a_float_in_settings_py_is_refused_naming_the_setting(
+    clean_environment, settings_file, build
+):
+    with pytest.raises(
+        config.SettingsError,
+        match=re.escape(f"SMS_PROVIDER_TIMEOUT must be at most {TEN_YEARS} seconds (10 years)"),
+    ):
+        build(settings_file("SMS_PROVIDER_TIMEOUT = 10**400"))
+
+
+def api_answers(app):
+    """(status of a payment request with an unknown key, status of /healthz): what a malformed
+    store turned into two 500s."""
+    with app.app_context():
+        db.create_all()
+    client = app.test_client()
+    refused = client.post(
+        "/api/v1/payments",
+        json={"amount": "1.00", "currency": "BDT"},
+        headers={"Authorization": "Bearer gw_live_no-such-key"},
+    )
+    return refused.status_code, client.get("/healthz").status_code
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "127.0.0.1:6379",
+        "notaurl",
+        "http://127.0.0.1:6379/0",
+        "redis://127.0.0.1:port/0",
+        "redis://127.0.0.1:6379/zero",
+        "redis://127.0.0.1:6379/0?socket_timeout=soon",
+        "unix://",
+    ],
+)
+def test_a_malformed_redis_url_is_refused_at_start_naming_the_setting_not_its_value(
+    clean_environment, settings_file, build, url
+):
+    clean_environment.setenv("REDIS_URL", url)
+
+    with pytest.raises(config.SettingsError, match="REDIS_URL must be a Redis URL") as raised:
+        build(settings_file())
+
+    assert "(from the environment)" in str(raised.value)
+    assert repr(url) not in str(raised.value)  # a secret setting: its value is never repeated
+
+
+def test_the_rate_limit_store_accepts_exactly_the_stores_that_count(
+    clean_environment, settings_file, build
+):
+    from tests.services import REDIS_URL
+
+    for store in ("memory://", "gateway+db://", REDIS_URL, "gateway+" + REDIS_URL):
+        app = build(
+            settings_file(),
+            {"APP_ENV": "testing", "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": store},
+        )
+        assert api_answers(app) == (401, 200), store
+    for store in ("notaurl", "unix:///run/redis.sock", "redis+unix:///run/redis.sock", "db://"):
+        with pytest.raises(config.SettingsError, match="RATELIMIT_STORAGE_URI must be memory://"):
+            build(settings_file(), {"APP_ENV": "testing", "RATELIMIT_STORAGE_URI": store})
+
+
+def test_a_unix_socket_redis_url_needs_a_rate_limit_store_it_can_count_in(
+    clean_environment, settings_file, build, tmp_path
+):
+    socket = f"unix://{tmp_path / 'redis.sock'}"
+    clean_environment.setenv("REDIS_URL", socket)
+
+    with pytest.raises(config.SettingsError, match="set RATELIMIT_STORAGE_URI too"):
+        build(settings_file(), {"APP_ENV": "testing"})
+    clean_environment.setenv("RATELIMIT_STORAGE_URI", "gateway+db://")
+    app = build(settings_file(), {"APP_ENV": "testing", "RATELIMIT_ENABLED": True})
+
+    assert app.config["REDIS_URL"] == socket
+    assert api_answers(app) == (401, 200)
 
 
 def test_production_refuses_a_short_secret_key_fallback(clean_environment, settings_file, build):

@@ -5,6 +5,7 @@ pg_dump advice.
 import os
 import shlex
 import sqlite3
+from contextlib import closing, suppress
 from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
@@ -58,31 +59,47 @@ def backup_sqlite(source, target, force=False):
         raise BackupRefused("The backup must not be the live database itself.")
     if target.exists() and not force:
         raise BackupRefused(f"{target} exists: give another path, or --force to replace it.")
-    if not target.parent.is_dir():
-        raise BackupRefused(f"The folder {target.parent} does not exist.")
+    folder = target.parent
+    if not folder.is_dir():
+        raise BackupRefused(f"The folder {folder} does not exist: create it, or give another path.")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise BackupRefused(
+            f"The folder {folder} is not writable by this user: give a folder it may write in."
+        )
     # Written beside the target and renamed at the end: a failed or interrupted backup never leaves
     # half a file where an older good one was.
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
-    partial.unlink(missing_ok=True)
-    live = sqlite3.connect(source, timeout=10)
-    copy = sqlite3.connect(partial)
     try:
-        live.backup(copy)  # pages=-1: the whole database in one step, one snapshot
-        # One self-contained file: restoring it is copying it back, with no -wal beside it to
-        # forget.
-        copy.execute("PRAGMA journal_mode=DELETE")
-        integrity = copy.execute("PRAGMA integrity_check").fetchone()[0]
+        partial.unlink(missing_ok=True)
+        integrity = snapshot(source, partial)
+        if integrity != "ok":
+            raise BackupRefused(
+                f"The copy failed its integrity check ({integrity}); the live database may be "
+                "damaged."
+            )
+        os.replace(partial, target)
+    except (sqlite3.Error, OSError) as error:
+        discard(partial)
+        raise BackupRefused(f"The backup to {target} failed: {error}.") from error
     except BaseException:
-        copy.close()
-        partial.unlink(missing_ok=True)
+        discard(partial)
         raise
-    finally:
-        live.close()
-    copy.close()
-    if integrity != "ok":
-        partial.unlink(missing_ok=True)
-        raise BackupRefused(
-            f"The copy failed its integrity check ({integrity}); the live database may be damaged."
-        )
-    os.replace(partial, target)
     return integrity
+
+
+def snapshot(source, copy_path):
+    """Copy the database `source` into a new file `copy_path` in one read transaction; returns the
+    copy's integrity_check result."""
+    with closing(sqlite3.connect(source, timeout=10)) as live:
+        with closing(sqlite3.connect(copy_path)) as copy:
+            live.backup(copy)  # pages=-1: the whole database in one step, one snapshot
+            # One self-contained file: restoring it is copying it back, with no -wal beside it to
+            # forget.
+            copy.execute("PRAGMA journal_mode=DELETE")
+            return copy.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def discard(partial):
+    """Remove a half-made copy, never raising over the error that stopped the backup."""
+    with suppress(OSError):
+        partial.unlink(missing_ok=True)

@@ -5,6 +5,7 @@ and how to fix it.
 import logging
 import os
 import shlex
+import sqlite3
 from collections import namedtuple
 from datetime import timedelta
 from pathlib import Path
@@ -22,6 +23,7 @@ from ..extensions import db
 from ..payments.methods import PROVIDER_NAMES
 from ..states import OUTBOX_FAILED, OUTBOX_PENDING
 from ..webhooks.models.webhook import WebhookDelivery
+from .backup import sqlite_file
 
 # A problem makes doctor exit non-zero; a note is worth knowing but fine.
 Finding = namedtuple("Finding", "severity message fix")
@@ -243,6 +245,9 @@ def check_database():
         db.session.execute(text("SELECT 1"))
     except Exception as error:  # noqa: BLE001 - any failure to connect is the finding
         db.session.rollback()
+        path = sqlite_file(current_app.config["SQLALCHEMY_DATABASE_URI"])
+        if path is not None:
+            return [sqlite_unusable(path, error)]
         return [
             problem(
                 f"The database {safe_database_url()} is unreachable ({error.__class__.__name__}).",
@@ -251,6 +256,31 @@ def check_database():
             )
         ]
     return []
+
+
+def sqlite_unusable(path, error):
+    """The finding for a SQLite file the gateway cannot open: its folder, its permissions, or the
+    file itself."""
+    owner = f"the gateway's user ({SERVICE_USER})" if deployed() else "the user running the gateway"
+    folder = path.parent
+    if not folder.is_dir():
+        fix = f"Create the folder {folder}, writable by {owner}, or "
+    elif isinstance(getattr(error, "orig", None), sqlite3.DatabaseError) and not isinstance(
+        error.orig, sqlite3.OperationalError
+    ):
+        fix = (
+            f"{path} is not a SQLite database (damaged, or another file): restore it from a backup "
+            "(docs/deployment.md, section 9), or "
+        )
+    else:
+        fix = (
+            f"The file {path} and its folder {folder} must exist and be readable and writable by "
+            f"{owner} (SQLite writes its journal beside the file); or "
+        )
+    return problem(
+        f"The SQLite database {path} cannot be opened ({error.__class__.__name__}).",
+        fix + set_setting("DATABASE_URL to the right file") + ".",
+    )
 
 
 def check_migrations():
@@ -299,8 +329,10 @@ def redis_connection():
 
 
 def redis_address():
-    """host:port/db of REDIS_URL, without a password."""
+    """host:port/db of REDIS_URL, or its socket's path, without a password."""
     parts = urlsplit(current_app.config["REDIS_URL"])
+    if parts.scheme == "unix":
+        return parts.path
     return f"{parts.hostname}:{parts.port or 6379}{parts.path}"
 
 

@@ -5,6 +5,8 @@ import click
 from flask import current_app
 from werkzeug.utils import import_string
 
+from config import MAX_SECONDS, SECONDS_BOUND
+
 from ..jobs import PERIODIC, QUEUES
 from ..webhooks.deliveries import rotate_webhook_secret
 from .deployment import default_brand
@@ -54,10 +56,10 @@ def sweep():
 @click.command("rotate-webhook-secret")
 @click.option(
     "--overlap",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_SECONDS),  # WEBHOOK_SECRET_OVERLAP's bound
     default=None,
     help="Seconds the old secret still signs X-Service-Signature-Previous (default "
-    "WEBHOOK_SECRET_OVERLAP).",
+    f"WEBHOOK_SECRET_OVERLAP; at most {SECONDS_BOUND}).",
 )
 def rotate_webhook_secret_command(overlap):
     """Replace the brand's webhook signing secret; the new secret alone is printed on the last

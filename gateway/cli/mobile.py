@@ -3,7 +3,9 @@ terminal.
 """
 
 import click
+import requests
 import segno
+from flask import current_app
 
 from ..devices.pairing import CODE_TTL, create_pairing_code, pairing_qr_payload, server_url
 from ..money import InvalidAmount, parse_amount
@@ -74,7 +76,14 @@ def simulate_sms(provider, amount, trx_id, sender_number, balance, via):
         text = simulated_text(brand, provider, amount, trx_id, sender_number, balance)
     except (TypeError, ValueError) as error:
         raise click.ClickException(str(error)) from error
-    route, status, body = forward_as_device(simulator_device(brand), provider, text, via)
+    try:
+        route, status, body = forward_as_device(simulator_device(brand), provider, text, via)
+    except requests.RequestException as error:  # --via http, and no gateway answering at BASE_URL
+        raise click.ClickException(
+            f"No gateway answered at {current_app.config['BASE_URL']} "
+            f"({error.__class__.__name__}): start it (`make run`), set BASE_URL to where it runs, "
+            "or use --via local."
+        ) from None
     click.echo(f"SMS text:\n  {text}")
     click.echo(f"Sent through {route}: HTTP {status}")
     if status != 200 or not body or not body.get("success"):

@@ -22,6 +22,10 @@ def backup(path, force):
     """Copy the live SQLite database to PATH as one consistent snapshot (PostgreSQL: prints the
     pg_dump to use).
     """
+    if not path.strip():  # click.Path takes '' for the current folder
+        raise click.BadParameter(
+            "give the backup file's path, e.g. backup.sqlite3", param_hint="PATH"
+        )
     url = current_app.config["SQLALCHEMY_DATABASE_URI"]
     source = sqlite_file(url)
     if source is None:
