@@ -221,6 +221,19 @@ def test_a_sender_number_in_bangla_digits_is_refused_like_the_trx_id(client, pay
     assert (reloaded(payment).status, reloaded(payment).sender_number) == ("created", None)
 
 
+def post_reference(client, payment, method, reference):
+    """Post a manual or bank method's reference form as the pay page's own form would."""
+    return client.post(
+        f"/checkout/{payment.token}/manual",
+        data={
+            "csrf_token": csrf_token(client, payment),
+            "method_id": method.id,
+            "reference": reference,
+        },
+        content_type="multipart/form-data",
+    )
+
+
 @pytest.mark.parametrize("kind", ["manual", "bank"])
 def test_a_nul_in_the_reference_is_the_field_s_error_and_claims_nothing(
     client, payment, brand, kind
@@ -234,15 +247,7 @@ def test_a_nul_in_the_reference_is_the_field_s_error_and_claims_nothing(
         account_number="ACC-0042",
     )
 
-    response = client.post(
-        f"/checkout/{payment.token}/manual",
-        data={
-            "csrf_token": csrf_token(client, payment),
-            "method_id": method.id,
-            "reference": "DEP\x00123",
-        },
-        content_type="multipart/form-data",
-    )
+    response = post_reference(client, payment, method, "DEP\x00123")
 
     assert response.status_code == 422
     assert f'id="reference-error-{method.id}"' in response.get_data(as_text=True)
@@ -257,15 +262,7 @@ def test_the_refusal_of_a_nul_in_the_reference_speaks_bangla(app, payment, brand
     try:
         client = bangla.test_client()
         client.get(f"/checkout/{payment.token}?lang=bn")
-        page = client.post(
-            f"/checkout/{payment.token}/manual",
-            data={
-                "csrf_token": csrf_token(client, payment),
-                "method_id": method.id,
-                "reference": "DEP\x00123",
-            },
-            content_type="multipart/form-data",
-        ).get_data(as_text=True)
+        page = post_reference(client, payment, method, "DEP\x00123").get_data(as_text=True)
     finally:
         dispose(bangla)
     assert "NUL অক্ষর" in page and "Must not contain" not in page
