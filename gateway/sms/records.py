@@ -29,18 +29,26 @@ def enabled_templates(brand_id):
     )
 
 
+def wrapped_payload(plaintext):
+    """The JSON object a phone wrapped its text in, or None: plain text, or JSON that is no object
+    or cannot be read (too deeply nested for the parser included)."""
+    if not plaintext.lstrip().startswith("{"):
+        return None
+    try:
+        wrapped = json.loads(plaintext)
+    except (ValueError, RecursionError):
+        return None
+    return wrapped if isinstance(wrapped, dict) else None
+
+
 def message_text(plaintext):
     """The SMS body inside a decrypted payload: the text itself, or a JSON object's
     body/message/text.
     """
-    if plaintext.lstrip().startswith("{"):
-        try:
-            wrapped = json.loads(plaintext)
-        except ValueError:
-            return plaintext
-        for key in ("body", "message", "text"):
-            if isinstance(wrapped, dict) and isinstance(wrapped.get(key), str):
-                return wrapped[key]
+    wrapped = wrapped_payload(plaintext) or {}
+    for key in ("body", "message", "text"):
+        if isinstance(wrapped.get(key), str):
+            return wrapped[key]
     return plaintext
 
 
@@ -48,13 +56,7 @@ def message_receiver(plaintext):
     """The wallet number a text arrived on, when the phone wraps the text in JSON with `receiver`;
     else ''.
     """
-    if not plaintext.lstrip().startswith("{"):
-        return ""
-    try:
-        wrapped = json.loads(plaintext)
-    except ValueError:
-        return ""
-    return receiver_number(wrapped.get("receiver") if isinstance(wrapped, dict) else None)
+    return receiver_number((wrapped_payload(plaintext) or {}).get("receiver"))
 
 
 def receiver_number(receiver):

@@ -118,3 +118,20 @@ def test_a_heartbeats_last_sms_at_no_zone_can_print_is_refused_by_name(
     assert [e["field"] for e in response.get_json()["errors"]] == ["last_sms_at"]
     db.session.expire_all()
     assert db.session.get(Device, device.id).last_heartbeat_at is None
+
+
+def test_a_decrypted_text_of_json_too_deep_to_read_is_kept_as_plain_text(client, brand, phone):
+    """Such a text is no wrapping the gateway can read: it is kept as written, and never fails the
+    batch it came in (the phone would resend that batch for ever)."""
+    _, _, aes_key = phone
+    nested = '{"a":' + "[" * 5000 + "]" * 5000 + "}"
+    good = sms_message(aes_key, bkash_text("500.00", "8N7A6B5C4D"), local_id="good")
+    deep = sms_message(aes_key, nested, local_id="deep")
+
+    pairs, results = post_batch(client, phone, [good, deep])
+
+    assert pairs == [("good", "accepted"), ("deep", "accepted")]
+    kept = {row.public_id: row.body for row in stored()}
+    assert (
+        kept[results[1]["server_ref"]] == nested and "8N7A6B5C4D" in kept[results[0]["server_ref"]]
+    )
