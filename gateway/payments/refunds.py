@@ -1,6 +1,8 @@
 """Refunds: full or partial, never more than what remains of what was paid (the fee included where
 the brand refunds it), also under concurrent requests."""
 
+from decimal import Decimal
+
 from ..accounts.audit import asker, record_audit
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
@@ -175,8 +177,12 @@ def refundable(transaction):
 
 
 def refund_remaining(transaction):
-    """What is left to refund on a transaction: refundable() less what was refunded."""
-    return refundable(transaction) - transaction.amount_refunded
+    """What is left to refund on a transaction: refundable() less what was refunded, never below
+    zero, and nothing once it is refunded: turning brands.refund_fee on later raises the ceiling
+    but reopens no refunded transaction (add_refunded would refuse the row)."""
+    if transaction.status not in REFUNDABLE_STATUSES:
+        return Decimal("0.00")
+    return max(refundable(transaction) - transaction.amount_refunded, Decimal("0.00"))
 
 
 def add_refunded(model, row_id, amount, fee=0, **values):

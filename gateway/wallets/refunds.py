@@ -15,6 +15,7 @@ from ..money import format_amount
 from ..payments.methods import provider_name
 from ..payments.models.payment import Payment, Transaction
 from ..payments.refunds import (
+    REFUNDABLE_STATUSES,
     beyond_staff_limit,
     create_refund,
     exceeds_remaining,
@@ -120,11 +121,15 @@ def reserve_attempt(transaction, row, amount, reason, refunded_by, limit):
                 WalletRefund.payment_id == payment_id, WalletRefund.state == REFUND_PENDING
             )
         ).first()
-        refunded = connection.execute(
-            db.select(Transaction.amount_refunded).where(Transaction.id == transaction.id)
-        ).scalar_one()
+        refunded, status = connection.execute(
+            db.select(Transaction.amount_refunded, Transaction.status).where(
+                Transaction.id == transaction.id
+            )
+        ).one()
         done = None if limit is None else refunded_by_user(transaction.id, refunded_by, connection)
-        fits = refunded + amount <= refundable(transaction)
+        # As add_refunded will have it: a refunded transaction takes nothing more, whatever the
+        # ceiling (refund_fee turned on since).
+        fits = status in REFUNDABLE_STATUSES and refunded + amount <= refundable(transaction)
         if pending is None and fits and (done is None or done + amount <= limit):
             return connection.execute(
                 db.insert(WalletRefund).values(

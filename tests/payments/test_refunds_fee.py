@@ -49,6 +49,31 @@ def test_without_refund_fee_a_refund_returns_at_most_the_amount(client, auth, br
     assert refund_count() == 1
 
 
+def test_turning_refund_fee_on_reopens_no_refunded_payment(client, auth, brand, paid):
+    """Refunded in full without its fee, then the brand starts refunding fees: the payment stays
+    refunded, and says nothing remains rather than offer a fee it would then refuse."""
+    assert post_refund(client, auth, {"trx_id": paid.transaction.trx_id}).status_code == 201
+    refunding_fees(brand)
+
+    fee = post_refund(client, auth, {"trx_id": paid.transaction.trx_id, "amount": "18.50"})
+
+    assert fee.status_code == 422 and fee.get_json()["code"] == "REFUND_EXCEEDS_REMAINING"
+    assert "Only 0.00 BDT remains" in fee.get_json()["message"]
+    assert amounts_of(paid) == ("refunded", Decimal("1000.00"), "refunded", Decimal("1000.00"))
+    assert refund_count() == 1
+
+
+def test_turning_refund_fee_off_leaves_nothing_below_zero_to_refund(brand, paid):
+    refunding_fees(brand)
+    create_refund(brand, paid.transaction.trx_id, Decimal("1010.00"))  # the fee partly refunded
+    refunding_fees(brand, on=False)
+
+    with pytest.raises(RefundExceedsRemaining) as refused:
+        create_refund(brand, paid.transaction.trx_id, Decimal("0.01"))
+
+    assert "Only 0.00 BDT remains" in refused.value.message
+
+
 def test_with_refund_fee_a_full_refund_returns_what_the_customer_sent(client, auth, brand, paid):
     refunding_fees(brand)
 

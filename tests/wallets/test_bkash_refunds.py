@@ -20,6 +20,7 @@ from gateway.accounts.models.api_key import ApiKey
 from gateway.accounts.models.audit import AuditLog
 from gateway.clock import utcnow
 from gateway.extensions import db
+from gateway.payments.methods import update_method
 from gateway.payments.models.payment import Refund, Transaction
 from gateway.wallets.bkash import REFUND
 from gateway.wallets.models import WalletPayment, WalletRefund
@@ -226,6 +227,29 @@ def test_a_refund_bkash_answers_too_late_is_pending_then_recorded_once_by_the_jo
         db.select(db.func.count()).select_from(Event).where(Event.type == "refund.completed")
     ).scalar()
     assert events == 1
+
+
+def test_a_fee_refund_a_refunded_payment_would_not_record_is_never_sent_to_bkash(
+    client, auth, brand, payment, bkash_api, standin
+):
+    """Paid with a ৳10 fee and refunded in full without it; then the brand starts refunding fees.
+    The fee's refund is refused before bKash is called: bKash must never return money the
+    database will not record (the attempt would stay pending, blocking every later refund)."""
+    update_method(bkash_api, fee_fixed=Decimal("10.00"))
+    transaction = paid_transaction(client, payment, bkash_api)
+    whole = client.post(f"{API}/refunds", json={"trx_id": transaction.trx_id}, headers=auth)
+    assert whole.status_code == 201 and whole.get_json()["data"]["amount"] == "500.00"
+    brand.refund_fee = True
+    db.session.commit()
+
+    fee = client.post(
+        f"{API}/refunds", json={"trx_id": transaction.trx_id, "amount": "10.00"}, headers=auth
+    )
+
+    assert fee.status_code == 422 and fee.get_json()["code"] == "REFUND_EXCEEDS_REMAINING"
+    assert standin.calls(REFUND) == 1 and bkash_payment(standin, payment)["refunded"] == 500
+    states = db.session.execute(db.select(WalletRefund.state)).scalars().all()
+    assert states == ["made"]
 
 
 def nagad_refunds_left_to_the_merchant(brand, how_many):
