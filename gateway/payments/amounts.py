@@ -39,3 +39,16 @@ def fee_charged(payment, fee):
         "fee": fee,
         "amount_paid": None if payment.amount_bdt is None else payment.amount_bdt + fee,
     }
+
+
+def fee_received(payment, received):
+    """The {fee, amount_paid} to complete with when `received` taka (an SMS's amount) fell short of
+    the total the claim asked for: the fee is only what came beyond the amount, never more than the
+    claim's, so a refund with the fee (refunds.py refundable) returns no taka that never came. None
+    when the whole total came, or it cannot be told (no amount, no rate).
+    """
+    due, amount = payment.amount_paid, payment.amount_bdt
+    if None in (received, due, amount) or received >= due:
+        return None
+    arrived = max(received - amount, Decimal("0.00"))
+    return fee_charged(payment, min(payment.fee or Decimal("0.00"), arrived))

@@ -8,6 +8,7 @@ from ..devices.notifications import notify_devices
 from ..domain_errors import DomainError, invalid_state
 from ..extensions import db
 from ..notifications.events import notify_payments_in_review
+from ..payments.amounts import fee_received
 from ..payments.lifecycle import complete_payment, complete_payments
 from ..payments.models.payment import OPEN_STATUSES, PAID_STATUSES, Payment
 from ..payments.models.payment_method import PROVIDERS
@@ -108,6 +109,9 @@ def complete_with_sms(payment, sms, from_states=OPEN_STATUSES, claims=None):
         provider_trx_id=sms.provider_trx_id,
         sender_number=payment.sender_number or (sms.counterparty or "")[:20] or None,
         from_states=from_states,
+        # A short text the merchant accepted (review, hand match): the fee that did not come is
+        # not recorded as paid.
+        charged=fee_received(payment, sms.amount),
         claims=claims,
     )
     flag_rival_claims(payment)

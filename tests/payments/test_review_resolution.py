@@ -14,6 +14,7 @@ from gateway.errors import http_status
 from gateway.extensions import db
 from gateway.payments.lifecycle import expire_due_payments
 from gateway.payments.models.payment import Payment, Transaction
+from gateway.payments.refunds import create_refund
 from gateway.sms.hand_matching import match_sms_by_hand
 from gateway.sms.matching import submit_claim
 from gateway.sms.review import approve_review, reject_review
@@ -260,3 +261,32 @@ def test_cancelling_a_payment_held_for_review_releases_its_sms_to_be_matched_by_
     assert right.status == "completed" and (sms.status, sms.payment_id) == ("matched", right.id)
     assert reload(payment).status == "cancelled"
     assert [t.id for t in transactions()] == [transaction.id] and transaction.payment_id == right.id
+
+
+@pytest.mark.parametrize(
+    "sent, fee",
+    [("1000.00", "0.00"), ("1010.00", "10.00")],
+    ids=["the-amount-alone", "part-of-the-fee"],
+)
+def test_an_approved_short_text_records_only_the_fee_that_came(brand, phone, sent, fee):
+    """৳1,000 claimed with an ৳18.50 fee (৳1,018.50 asked), less sent, and the merchant approves:
+    the fee recorded is what came beyond the amount, so a refund with the fee (refund_fee) never
+    returns taka that never came."""
+    brand.refund_fee = True
+    db.session.commit()
+    payment = PaymentFactory(brand=brand, amount=Decimal("1000.00"))
+    submit_claim(payment, "bkash", TRX, fee=Decimal("18.50"))
+    forward(phone, bkash_text(sent, TRX))
+    assert reload(payment).review_reason.startswith("SMS amount")
+
+    approve_review(reload(payment))
+
+    paid = reload(payment)
+    assert (paid.status, paid.fee, paid.amount_paid, paid.transaction.fee) == (
+        "completed",
+        Decimal(fee),
+        Decimal("1000.00") + Decimal(fee),
+        Decimal(fee),
+    )
+    refund = create_refund(brand, paid.transaction.trx_id)
+    assert refund.amount == Decimal("1000.00") + Decimal(fee)
