@@ -4,6 +4,7 @@ import secrets
 import uuid
 from datetime import timedelta
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 import factory
 
@@ -137,6 +138,15 @@ def bkash_text(amount="500.00", trx_id="8N7A6B5C4D", counterparty="01712345678",
     return build_sms_text(
         "bkash", Decimal(amount), trx_id, counterparty, Decimal(balance), utcnow()
     )
+
+
+def shop_clock(ago=timedelta(0), zone="Asia/Dhaka"):
+    """The shop's wall-clock time `ago` before now, to the minute and naive, as wallet texts print
+    their times: a text printed less than a day before a payment was created may pay it
+    (sms/pays.py). Print it in the text's own format: `f"{shop_clock():%d-%m-%y}"`.
+    """
+    local = utcnow().astimezone(ZoneInfo(zone)) - ago
+    return local.replace(tzinfo=None, second=0, microsecond=0)
 
 
 from gateway.payments.models.payment_method import PaymentMethod  # noqa: E402 - appended with the factory below

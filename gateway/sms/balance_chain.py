@@ -11,11 +11,9 @@ heals the texts after it. A credit that does not follow, or prints no balance, i
 names, whatever phone carried the text, else the phone's own or the brand's shared wallets.
 """
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from zoneinfo import ZoneInfo
 
 from sqlalchemy.exc import IntegrityError
 
@@ -28,6 +26,7 @@ from ..states import SMS_REVIEW
 from .held_credits import hold_unverified_credit, release_verified_credit
 from .models.balance_chain import CHAIN_MODES, BalanceChain, BalanceLink
 from .models.inbound_sms import InboundSms
+from .printed_time import local_now, printed_datetime
 from .senders import is_official
 
 # Kinds that put money into the wallet, payable or not (a cashback still moves the balance).
@@ -63,13 +62,6 @@ DEBIT_KINDS = frozenset(
         "bank_debit",
     }
 )
-MONTHS = {m: i for i, m in enumerate("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split(), 1)}
-PRINTED = re.compile(
-    r"(?P<d>\d{1,2})[-/.](?P<m>\d{1,2}|[A-Za-z]{3})[-/.](?P<y>\d{2,4})"
-    r"(?:\s*(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2}))?\s*(?:(?P<ap>[AaPp])\.?[Mm]\b)?)?"
-)
-
-
 # Why a credit that printed no balance cannot pay by itself in strict mode (docs/sms-trust.md).
 NO_BALANCE = "no balance printed"
 
@@ -109,39 +101,6 @@ def movement(parsed, sms, brand_timezone):
     else:
         return None
     return Movement(before, parsed.balance, when, credit)
-
-
-def local_now(moment, brand_timezone):
-    """A UTC moment as the brand's naive wall-clock time, the scale texts print their times in."""
-    try:
-        zone = ZoneInfo(brand_timezone or "Asia/Dhaka")
-    except (KeyError, ValueError):
-        zone = ZoneInfo("Asia/Dhaka")
-    return moment.astimezone(zone).replace(tzinfo=None, microsecond=0)
-
-
-def printed_datetime(printed, received_at, brand_timezone):
-    """The printed time as a naive local datetime; the phone's arrival time when none can be
-    read."""
-    arrived = local_now(received_at, brand_timezone)
-    match = PRINTED.search(printed or "")
-    if not match:
-        return arrived
-    try:
-        month = match["m"]
-        month = MONTHS[month.upper()] if month.isalpha() else int(month)
-        year = int(match["y"]) + (2000 if len(match["y"]) == 2 else 0)
-        day = datetime(year, month, int(match["d"]))
-        if match["H"] is None:
-            # A date alone (bank alerts): its arrival time when it came that day, else the day's
-            # start.
-            return arrived if arrived.date() == day.date() else day
-        hour = int(match["H"])
-        if match["ap"]:
-            hour = hour % 12 + (12 if match["ap"].lower() == "p" else 0)
-        return day.replace(hour=hour, minute=int(match["M"]), second=int(match["S"] or 0))
-    except (KeyError, ValueError):
-        return arrived
 
 
 def wallet_key(brand, device_id, receiving_number=""):

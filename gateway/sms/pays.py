@@ -2,10 +2,12 @@
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 
 from ..money import format_amount
 from ..payments.models.payment_method import PROVIDERS
 from ..states import SMS_REVIEW
+from .printed_time import local_now, printed_day_and_time
 
 SMS_CURRENCY = "BDT"
 
@@ -20,6 +22,12 @@ AMOUNT_UNKNOWN = "amount_unknown"  # an unparsed text: nothing to compare
 AMOUNT_MISMATCH = "amount_mismatch"
 WRONG_PROVIDER = "wrong_provider"
 WRONG_SENDER = "wrong_sender"  # not the number the customer entered at checkout
+PRINTED_BEFORE = "printed_before"  # the money moved well before the payment existed
+
+# How long before its payment was created a text may print its money and still pay it: a customer
+# may send first and check out after, but not reuse a receipt from another day (an old text the
+# phone forwards late, when it is first paired, say).
+EARLIEST = timedelta(days=1)
 
 LATE = {
     CANCELLED: "Paid after the payment was cancelled",
@@ -89,6 +97,11 @@ def sms_pays_payment(sms, payment):
             sms.review_reason or "held for review",
         ),
         (
+            PRINTED_BEFORE,
+            printed_before(sms, payment),
+            f"SMS printed {sms.printed_time}, over a day before the payment was created",
+        ),
+        (
             AMOUNT_UNKNOWN,
             amount is None,
             f"SMS amount unknown differs from {format_amount(due or payment.amount)}",
@@ -118,6 +131,18 @@ def sms_pays_payment(sms, payment):
         ),
     )
     return Verdict(tuple(Problem(code, message) for code, stands, message in checks if stands))
+
+
+def printed_before(sms, payment):
+    """Whether the text prints its money more than EARLIEST before the payment was created, on the
+    brand's wall clock (a date alone counts as the end of that day); False when it prints no date.
+    """
+    read = printed_day_and_time(sms.printed_time)
+    if read is None or payment.created_at is None:
+        return False
+    day, moment = read
+    created = local_now(payment.created_at, payment.brand.timezone)
+    return (moment or day + timedelta(days=1)) < created - EARLIEST
 
 
 def same_mode(sms, payment):

@@ -14,11 +14,12 @@ from gateway.sms.chain_gaps import GRACE, open_gaps, tell_chain_gaps
 from tests.factories import forward, paired_device
 from tests.notifications.conftest import configure, notifications, send_due, sent_texts
 from tests.panel.conftest import sign_in
-from tests.sms.test_balance_chain import credit, send_money
+from tests.sms.test_balance_chain import HOUR, credit, send_money
 
 JUMP = (
     "bKash on Counter phone: balance jumped from 1,500.00 to 1,700.00: a text of 200.00 "
-    "(money in) may be missing (between the texts printed 20/03/2026 10:00 and 20/03/2026 10:20)"
+    f"(money in) may be missing (between the texts printed {HOUR:%d/%m/%Y %H}:00 and "
+    f"{HOUR:%d/%m/%Y %H}:20)"
 )
 
 

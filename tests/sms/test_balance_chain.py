@@ -24,28 +24,30 @@ from gateway.sms.models.balance_chain import BalanceChain, BalanceLink
 from gateway.sms.models.inbound_sms import InboundSms
 from gateway.sms.parsing import build_sms_text
 from gateway.sms.review import approve_review
-from tests.factories import PaymentFactory, forward, reload, sms_message
+from tests.factories import PaymentFactory, forward, reload, shop_clock, sms_message
 
-DAY = datetime(2026, 3, 20)
+# The start of the hour an hour ago on the shop's clock: texts printed in its first half hour pay
+# the payments the tests create now (sms/pays.py) and come before any starting balance they set.
+HOUR = shop_clock(timedelta(hours=1)).replace(minute=0)
 
 
 def credit(amount, trx_id, balance, minute, provider="bkash"):
-    """A real-format credit text printed at 10:<minute> on DAY."""
+    """A real-format credit text printed at <minute> past HOUR."""
     return build_sms_text(
         provider,
         Decimal(amount),
         trx_id,
         "01711000101",
         Decimal(balance),
-        DAY.replace(hour=10, minute=minute),
+        HOUR.replace(minute=minute),
     )
 
 
 def send_money(amount, fee, balance, trx_id, minute):
-    """A bKash 'Send Money' text (money out) printed at 10:<minute> on DAY."""
+    """A bKash 'Send Money' text (money out) printed at <minute> past HOUR."""
     return (
         f"Send Money Tk {amount} to 01644000104 successful. Ref Karim. Fee Tk {fee}. "
-        f"Balance Tk {balance}. TrxID {trx_id} at 20/03/2026 10:{minute:02d}"
+        f"Balance Tk {balance}. TrxID {trx_id} at {HOUR.replace(minute=minute):%d/%m/%Y %H:%M}"
     )
 
 

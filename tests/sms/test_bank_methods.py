@@ -3,6 +3,7 @@ either order, when it is to one of the brand's bank methods (that bank's sender,
 far as it is printed); two claims of one amount, or another bank's alert, are left to the
 merchant."""
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -11,11 +12,14 @@ from gateway.extensions import db
 from gateway.payments.methods import add_account_method, update_method
 from gateway.sms.bank_matching import submit_bank_claim
 from gateway.sms.hand_matching import match_sms_by_hand
-from tests.factories import PaymentFactory, forward_from, reload
+from tests.factories import PaymentFactory, forward_from, reload, shop_clock
 from tests.webhook_support import receiver  # noqa: F401 - fixture
 
+# Alerts printed today on the shop's clock (the Dutch-Bangla one an hour ago), so that they pay the
+# claims the tests make now (sms/pays.py).
 BRAC = (
-    "Tk {amount} has been deposited to your A/C#130320**2001 on 23-03-22. "
+    "Tk {amount} has been deposited to your A/C#130320**2001 on "
+    f"{shop_clock():%d-%m-%y}. "
     "Your A/C balance is TK 68,370.27. For Enquiry call: 16221"
 )
 
@@ -23,7 +27,8 @@ BRAC = (
 # The shop forwards 16216 for Rocket, so its own Dutch-Bangla account's alerts arrive too.
 DUTCH_BANGLA = (
     "Dear Sir, your A/C ***123 credited (ATM A/C to A/C Transfer Credit) by Tk{amount} on "
-    "01-02-2025 02:55:44 PM C/B Tk50,450.00. NexusPay https://bit.ly/nexuspay"
+    f"{shop_clock(timedelta(hours=1)):%d-%m-%Y %I:%M:%S %p} C/B Tk50,450.00. NexusPay "
+    "https://bit.ly/nexuspay"
 )
 
 

@@ -13,15 +13,16 @@ from gateway.sms.matching import submit_claim
 from gateway.sms.parsing import parse_sms
 from gateway.sms.review import approve_review, reject_review
 from tests.factories import PaymentFactory, forward, reload
+from tests.sms.test_balance_chain import HOUR
 
 # Pubali Bank's QR payment alert, verbatim from the real-format samples: it prints no balance.
 PUBALI_QR = (
     "BDT 450.00 RECEIVED FROM 01700****00 ,bKash USING QR PAYMENT ON 05-SEP-24 .TrxID:AAAAAAAAAA."
 )
-# A bKash credit written as bKash writes it, without its Balance clause.
+# A bKash credit written as bKash writes it, without its Balance clause (printed at 5 past HOUR).
 BKASH_NO_BALANCE = (
     "You have received Tk 300.00 from 01711000101. Fee Tk 0.00. TrxID NOBAL00001 at "
-    "20/03/2026 10:05"
+    f"{HOUR:%d/%m/%Y %H}:05"
 )
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sms_samples.jsonl"
 

@@ -14,7 +14,7 @@ from gateway.sms.matching import submit_claim
 from gateway.sms.models.balance_chain import BalanceChain, BalanceLink
 from gateway.sms.models.inbound_sms import InboundSms
 from tests.factories import PaymentFactory, paired_device, reload, sms_message
-from tests.sms.test_balance_chain import credit, race, send_money
+from tests.sms.test_balance_chain import HOUR, credit, race, send_money
 
 
 @pytest.fixture
@@ -220,7 +220,7 @@ def test_a_credit_two_apps_wrap_differently_counts_once_and_leaves_the_chain_who
     send(counter, credit("500.00", "AAAA01", "1500.00", 0))
     text = credit("200.00", "BBBB02", "1700.00", 5)
     # A forwarder that wraps the body (sender line, SIM and device lines), as a real one does.
-    wrapped = f"bKash\n{text}\nSIM2_\nSubId：2\n2026-03-20 10:05:29\nShop Redmi"
+    wrapped = f"bKash\n{text}\nSIM2_\nSubId：2\n{HOUR:%Y-%m-%d %H}:05:29\nShop Redmi"
 
     _, plain = send(counter, text)
     answer, copy = send(spare, wrapped)

@@ -177,6 +177,7 @@ def test_an_sms_a_rival_has_bound_cannot_be_settled_again(brand, phone):
                 "status",
                 "review_reason",
                 "livemode",
+                "printed_time",
             )
         }
     )
