@@ -8,6 +8,7 @@ that payment is cancelled, expires or is failed. Paid payments keep their slot f
 from decimal import Decimal
 
 import phonenumbers
+from flask import current_app
 
 from ..answer_commit import unit_of_work
 from ..clock import utcnow
@@ -59,9 +60,13 @@ def check_amount(link, text):
         raise ValidationFailed.field(
             "amount", f"The amount must be at least {format_amount(link.min_amount)}.", "too_small"
         )
-    if link.max_amount is not None and amount > link.max_amount:
+    # The link's own cap, else MAX_AMOUNT, which every way of making a payment applies.
+    high = link.max_amount
+    if high is None:
+        high = Decimal(current_app.config["MAX_AMOUNT"])
+    if amount > high:
         raise ValidationFailed.field(
-            "amount", f"The amount must be at most {format_amount(link.max_amount)}.", "too_large"
+            "amount", f"The amount must be at most {format_amount(high)}.", "too_large"
         )
     return amount
 

@@ -118,6 +118,23 @@ def test_a_customer_entered_amount_outside_its_bounds_is_refused_and_nothing_is_
     assert used_count(link) == 0
 
 
+@pytest.mark.parametrize("typed", ["1000000.01", "999999999999.99"])
+def test_an_open_ended_amount_above_max_amount_is_refused_and_nothing_is_written(
+    app, client, brand, typed
+):
+    """A link with no upper bound of its own still takes no more than MAX_AMOUNT (1,000,000.00
+    unless set), as every other way of making a payment."""
+    assert Decimal(typed) > Decimal(app.config["MAX_AMOUNT"])
+    link = make_link(brand, amount=None)
+
+    response = submit_link(client, link, amount=typed)
+
+    assert response.status_code == 422
+    assert "The amount is above what this link accepts." in response.get_data(as_text=True)
+    assert payments() == [] and link_rows() == []
+    assert used_count(link) == 0
+
+
 def test_required_custom_fields_that_are_missing_are_each_named_and_nothing_is_written(
     client, brand
 ):
