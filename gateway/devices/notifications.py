@@ -1,10 +1,12 @@
 """Notifications for the companion phones: written by the service, read and acknowledged by the
 app, each phone for itself."""
 
+from datetime import timedelta
+
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from ..answer_commit import commit_work
+from ..answer_commit import commit_work, unit_of_work
 from ..clock import utcnow
 from ..db_types import UTCDateTime
 from ..extensions import db
@@ -93,3 +95,31 @@ def acknowledge_notifications(device, ids):
     ).rowcount
     commit_work()
     return changed
+
+
+# Phone notifications are kept this long, read or not: a phone is not handed months-old alerts, and
+# the unread list and count walk what is kept.
+KEPT = timedelta(days=90)
+BATCH = 1000
+
+
+def prune_phone_notifications(now=None):
+    """The periodic job: forget up to BATCH phone notifications older than KEPT, with who read
+    them; how many."""
+    before = (now or utcnow()) - KEPT
+    with unit_of_work():
+        ids = (
+            db.session.execute(
+                db.select(Notification.id).where(Notification.created_at < before).limit(BATCH)
+            )
+            .scalars()
+            .all()
+        )
+        if ids:
+            db.session.execute(
+                db.delete(NotificationAcknowledgement).where(
+                    NotificationAcknowledgement.notification_id.in_(ids)
+                )
+            )
+            db.session.execute(db.delete(Notification).where(Notification.id.in_(ids)))
+    return len(ids)

@@ -36,6 +36,8 @@ PERIODIC = (
     # Phones gone silent and texts no payment claimed tell the merchant.
     ("notifications", "gateway.notifications.watch.sweep_notifications", "SWEEP_INTERVAL"),
     ("prune-notifications", "gateway.notifications.watch.prune_notifications", 3600),
+    # The phones' notifications, read or not, after 90 days.
+    ("prune-phone-notifications", "gateway.devices.notifications.prune_phone_notifications", 3600),
     # Sent invoices past their due date become overdue, each with one reminder.
     ("invoice-overdue", "gateway.invoices.overdue.sweep_overdue_invoices", 900),
     # Each brand's exchange rate feed re-rates the currencies it accepts (payments/rate_feed.py).

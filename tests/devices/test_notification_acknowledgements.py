@@ -183,3 +183,24 @@ def test_a_phone_paired_later_is_not_handed_the_brands_older_notices(client, bra
         seen_by_spare, seen_by_first = unread(client, spare)[0], unread(client, first)[0]
     assert "After it" in seen_by_spare and "Before the spare phone" not in seen_by_spare
     assert {"After it", "Before the spare phone"} <= set(seen_by_first)
+
+
+def test_phone_notifications_are_forgotten_after_90_days_read_or_not(client, brand):
+    from gateway.devices.models.notification import NotificationAcknowledgement
+    from gateway.devices.notifications import prune_phone_notifications
+
+    _, headers = phone(brand, "Counter")
+    read, unread_one = notice(brand, "Read"), notice(brand, "Unread")
+    acknowledge(client, headers, read)
+    written = db.session.execute(
+        db.select(db.func.count(Notification.id))
+    ).scalar()  # pairing's too
+    with freeze_time(utcnow() + timedelta(days=89)):
+        assert prune_phone_notifications() == 0
+    with freeze_time(utcnow() + timedelta(days=91)):
+        assert prune_phone_notifications() == written
+        later = notice(brand, "Later")
+
+    kept = db.session.execute(db.select(Notification.id)).scalars().all()
+    assert kept == [later] and read not in kept and unread_one not in kept
+    assert db.session.execute(db.select(NotificationAcknowledgement)).scalars().all() == []

@@ -298,6 +298,7 @@ def test_sweep_command_runs_each_periodic_job_once(runner, brand):
         "prune-rate-limits: 0",
         "notifications: 0",
         "prune-notifications: 0",
+        "prune-phone-notifications: 0",
         "invoice-overdue: 0",
         "rate-feeds: 0",
         "settle-wallets: 0",
