@@ -104,8 +104,7 @@ BATCH = 1000
 
 
 def prune_phone_notifications(now=None):
-    """The periodic job: forget up to BATCH phone notifications older than KEPT, with who read
-    them; how many."""
+    """The periodic job: forget up to BATCH phone notifications older than KEPT; how many."""
     before = (now or utcnow()) - KEPT
     with unit_of_work():
         ids = (
@@ -115,11 +114,6 @@ def prune_phone_notifications(now=None):
             .scalars()
             .all()
         )
-        if ids:
-            db.session.execute(
-                db.delete(NotificationAcknowledgement).where(
-                    NotificationAcknowledgement.notification_id.in_(ids)
-                )
-            )
+        if ids:  # who read them goes with them (ON DELETE CASCADE)
             db.session.execute(db.delete(Notification).where(Notification.id.in_(ids)))
     return len(ids)
