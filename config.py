@@ -100,38 +100,33 @@ def whole_seconds(minimum):
     return whole_number(minimum, MAX_SECONDS, SECONDS_BOUND)
 
 
-def number_of(value, meaning):
-    """`value` as a float, an int too large for one as infinite (the caller's maximum refuses it,
-    as it does inf); a ValueError saying it must be `meaning` for anything else, nan included."""
-    try:
-        number = float(value)
-    except OverflowError:
-        return math.inf
-    except (TypeError, ValueError):
-        raise ValueError(f"must be {meaning}") from None
-    if math.isnan(number):
-        raise ValueError(f"must be {meaning}")
-    return number
+def positive_number(meaning, unit, maximum, bound):
+    """A parser of positive numbers (fractions allowed) up to `maximum`: `meaning` names what is
+    wanted, `unit` follows "more than 0", `bound` states the maximum. inf, nan and a number too
+    large for a float are refused."""
+
+    def parse(value):
+        try:
+            number = float(value)
+        except OverflowError:  # an int too large for a float: past any maximum
+            number = math.inf
+        except (TypeError, ValueError):
+            raise ValueError(f"must be {meaning}") from None
+        if math.isnan(number):
+            raise ValueError(f"must be {meaning}")
+        if not number > 0:
+            raise ValueError(f"must be more than 0{unit}")
+        if number > maximum:  # inf too
+            raise ValueError(f"must be at most {bound}")
+        return number
+
+    parse.__doc__ = f"A positive number, at most {bound}."
+    return parse
 
 
-def seconds(value):
-    """A positive number of seconds (fractions allowed), at most MAX_SECONDS (ten years)."""
-    number = number_of(value, "a number of seconds")
-    if not number > 0:
-        raise ValueError("must be more than 0 seconds")
-    if number > MAX_SECONDS:  # inf too
-        raise ValueError(f"must be at most {SECONDS_BOUND}")
-    return number
-
-
-def scale(value):
-    """A positive factor of a retry schedule (fractions allowed), at most MAX_SCALE."""
-    number = number_of(value, "a number such as 1 or 0.02")
-    if not number > 0:
-        raise ValueError("must be more than 0")
-    if number > MAX_SCALE:
-        raise ValueError(f"must be at most {MAX_SCALE}")
-    return number
+# Seconds, e.g. a timeout; a factor stretching a retry schedule.
+seconds = positive_number("a number of seconds", " seconds", MAX_SECONDS, SECONDS_BOUND)
+scale = positive_number("a number such as 1 or 0.02", "", MAX_SCALE, MAX_SCALE)
 
 
 def amount(value):
