@@ -45,13 +45,12 @@ def normalise_address(value, field="from_address"):
 
 
 def sendable_address(value):
-    """Whether send_mail takes `value` as a recipient: an address normalise_address does not
-    refuse (the customers API accepts some it does, e.g. on a .test or .local domain)."""
+    """`value` in the normal form send_mail takes it as a recipient, or None when send_mail would
+    refuse it (the customers API accepts some it refuses, e.g. on a .test or .local domain)."""
     try:
-        normalise_address(value, field="to")
+        return normalise_address(value, field="to")
     except ValidationFailed:
-        return False
-    return True
+        return None
 
 
 def checked_values(data):

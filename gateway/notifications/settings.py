@@ -7,7 +7,7 @@ import re
 from ..clock import utcnow
 from ..domain_errors import ValidationFailed, field_error
 from ..extensions import db, rows_by
-from ..mail.settings import normalise_address
+from ..mail.settings import normalise_address, sendable_address
 from ..sealing import InvalidTag, seal, unseal
 from .catalogue import CHANNELS, DEFAULT_CHANNELS, EVENTS, offered
 from .models.notification import NotificationSettings
@@ -68,13 +68,9 @@ def sendable_recipients(settings):
     there; they are counted, never named, so that the caller can skip them without logging an
     address.
     """
-    good, refused = [], 0
-    for address in recipients(settings):
-        try:
-            good.append(normalise_address(address, field="email_to"))
-        except ValidationFailed:
-            refused += 1
-    return list(dict.fromkeys(good)), refused
+    stored = recipients(settings)
+    good = [address for address in map(sendable_address, stored) if address]
+    return list(dict.fromkeys(good)), len(stored) - len(good)
 
 
 def seal_token(token):
