@@ -30,14 +30,14 @@ def test_a_test_payment_completing_or_held_tells_the_merchant_nothing(brand, tel
     assert len(texts) == 2 and all("LIVE-" in text and "TEST-" not in text for text in texts)
 
 
-def test_a_test_payment_sends_no_receipt_sms(brand):
+def test_a_test_payment_sends_no_receipt_sms_and_a_live_one_s_is_live(brand):
     brand.receipt_sms_enabled = True
     db.session.commit()
     completed_payment(brand=brand, livemode=False, customer_phone=PHONE)
     assert db.session.execute(db.select(OutboundSms)).first() is None
     live = completed_payment(brand=brand, customer_phone=PHONE)
     [receipt] = db.session.execute(db.select(OutboundSms)).scalars().all()
-    assert receipt.payment_id == live.id
+    assert (receipt.payment_id, receipt.livemode) == (live.id, True)
 
 
 def test_failing_test_webhooks_tell_the_merchant_nothing(brand, telegram):

@@ -340,17 +340,6 @@ def test_a_live_key_never_sees_or_retries_a_text_a_test_key_queued(client, auth,
     assert [m["id"] for m in listed] == [text.id]
 
 
-def test_a_receipt_takes_its_payment_s_mode_and_a_test_payment_sends_none(brand):
-    brand.receipt_sms_enabled = True
-    db.session.commit()
-    completed_payment(brand=brand, customer_phone=PHONE, livemode=False)
-    assert db.session.execute(db.select(OutboundSms)).first() is None
-    live = completed_payment(brand=brand, customer_phone=PHONE)
-
-    [receipt] = db.session.execute(db.select(OutboundSms)).scalars().all()
-    assert (receipt.payment_id, receipt.livemode) == (live.id, True)
-
-
 def test_a_test_invoice_texted_to_its_customer_is_a_test_text(client, auth, brand):
     headers = gw_test_key(brand)
     body = {
